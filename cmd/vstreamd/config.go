@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// config is vstreamd's configuration. Flags, environment variables (VSTREAM_ + the key in
+// upper case with - as _) and a YAML file fill it; flags win over the environment, which wins
+// over the file.
+type config struct {
+	// MySQLDSN is user:pass@tcp(host:port)/db.
+	MySQLDSN string `yaml:"mysql-dsn"`
+	// Keyspace labels events; defaults to the DSN's database.
+	Keyspace string `yaml:"keyspace"`
+	Shard    string `yaml:"shard"`
+	// Listen is the gRPC address.
+	Listen string `yaml:"listen"`
+	// AuthToken, when set, is required from clients as a bearer token.
+	AuthToken string `yaml:"auth-token"`
+	LogLevel  string `yaml:"log-level"`
+	// Flavor forces mariadb or mysql; empty detects it.
+	Flavor string `yaml:"flavor"`
+}
+
+type flagDef struct {
+	name, usage string
+	field       func(*config) *string
+	def         string
+}
+
+var flagDefs = []flagDef{
+	{"mysql-dsn", "database to stream, as user:pass@tcp(host:port)/db", func(c *config) *string { return &c.MySQLDSN }, ""},
+	{"keyspace", "keyspace name on events (default: the DSN's database)", func(c *config) *string { return &c.Keyspace }, ""},
+	{"shard", "shard name on events", func(c *config) *string { return &c.Shard }, "0"},
+	{"listen", "gRPC listen address", func(c *config) *string { return &c.Listen }, "127.0.0.1:15991"},
+	{"auth-token", "bearer token clients must send (optional)", func(c *config) *string { return &c.AuthToken }, ""},
+	{"log-level", "debug, info, warn or error", func(c *config) *string { return &c.LogLevel }, "info"},
+	{"flavor", "mariadb or mysql (default: detect from the server)", func(c *config) *string { return &c.Flavor }, ""},
+}
+
+func envName(flagName string) string {
+	return "VSTREAM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// loadConfig reads args, the environment (through getenv) and the YAML file named by
+// --config or VSTREAM_CONFIG.
+func loadConfig(args []string, getenv func(string) string) (*config, error) {
+	fs := flag.NewFlagSet("vstreamd", flag.ContinueOnError)
+	fs.SetOutput(new(bytes.Buffer))
+	var cfgFile string
+	fs.StringVar(&cfgFile, "config", getenv("VSTREAM_CONFIG"), "YAML configuration file (env VSTREAM_CONFIG)")
+	vals := make(map[string]*string, len(flagDefs))
+	for _, d := range flagDefs {
+		vals[d.name] = fs.String(d.name, "", fmt.Sprintf("%s (env %s, default %q)", d.usage, envName(d.name), d.def))
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, usageError(fs)
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	cfg := &config{}
+	for _, d := range flagDefs {
+		*d.field(cfg) = d.def
+	}
+	if cfgFile != "" {
+		data, err := os.ReadFile(cfgFile)
+		if err != nil {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(cfg); err != nil {
+			return nil, fmt.Errorf("config file %s: %w", cfgFile, err)
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, d := range flagDefs {
+		if set[d.name] {
+			*d.field(cfg) = *vals[d.name]
+		} else if v := getenv(envName(d.name)); v != "" {
+			*d.field(cfg) = v
+		}
+	}
+	return cfg, cfg.validate()
+}
+
+type helpError struct{ usage string }
+
+func (h *helpError) Error() string { return h.usage }
+
+func usageError(fs *flag.FlagSet) error {
+	var b bytes.Buffer
+	fs.SetOutput(&b)
+	fmt.Fprintln(&b, "usage: vstreamd --mysql-dsn user:pass@tcp(host:port)/db [flags]")
+	fs.PrintDefaults()
+	return &helpError{b.String()}
+}
+
+func (c *config) validate() error {
+	if c.MySQLDSN == "" {
+		return errors.New("mysql-dsn is required: --mysql-dsn user:pass@tcp(host:port)/db")
+	}
+	if _, err := parseDSN(c.MySQLDSN); err != nil {
+		return err
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen %q: %w", c.Listen, err)
+	}
+	if _, err := c.level(); err != nil {
+		return err
+	}
+	switch c.Flavor {
+	case "", "mariadb", "mysql":
+	default:
+		return fmt.Errorf("flavor %q: want mariadb or mysql", c.Flavor)
+	}
+	return nil
+}
+
+func (c *config) level() (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return l, fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	return l, nil
+}
+
+// dsn is a parsed user:pass@tcp(host:port)/db.
+type dsn struct {
+	User, Password, Addr, Database string
+}
+
+var dsnRE = regexp.MustCompile(`^([^:@]*)(?::(.*))?@tcp\(([^)]*)\)/([^?]+)(\?.*)?$`)
+
+func parseDSN(s string) (dsn, error) {
+	m := dsnRE.FindStringSubmatch(s)
+	if m == nil {
+		return dsn{}, fmt.Errorf("mysql-dsn %q: want user:pass@tcp(host:port)/db", redact(s))
+	}
+	d := dsn{User: m[1], Password: m[2], Addr: m[3], Database: m[4]}
+	if d.User == "" {
+		return dsn{}, fmt.Errorf("mysql-dsn %q: user is empty", redact(s))
+	}
+	if _, _, err := net.SplitHostPort(d.Addr); err != nil {
+		return dsn{}, fmt.Errorf("mysql-dsn %q: address %q: want host:port", redact(s), d.Addr)
+	}
+	return d, nil
+}
+
+// redact hides the password of a DSN in messages.
+func redact(s string) string {
+	at := strings.LastIndex(s, "@")
+	colon := strings.Index(s, ":")
+	if at < 0 || colon < 0 || colon > at {
+		return s
+	}
+	return s[:colon+1] + "***" + s[at:]
+}

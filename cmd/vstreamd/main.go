@@ -1,0 +1,77 @@
+// Command vstreamd serves the change stream of one MySQL or MariaDB server over gRPC.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/vstream-cdc/vstream/server"
+	"github.com/vstream-cdc/vstream/vstreamer"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
+}
+
+func run(args []string, getenv func(string) string, stderr io.Writer) int {
+	cfg, err := loadConfig(args, getenv)
+	if err != nil {
+		var h *helpError
+		if errors.As(err, &h) {
+			fmt.Fprint(stderr, h.usage)
+			return 0
+		}
+		fmt.Fprintln(stderr, "vstreamd:", err)
+		return 2
+	}
+	level, _ := cfg.level()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	d, _ := parseDSN(cfg.MySQLDSN)
+	engine, err := vstreamer.NewEngine(vstreamer.Config{
+		Addr:     d.Addr,
+		User:     d.User,
+		Password: d.Password,
+		Database: d.Database,
+		Keyspace: cfg.Keyspace,
+		Shard:    cfg.Shard,
+		Flavor:   cfg.Flavor,
+		Logger:   log,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "vstreamd:", err)
+		return 2
+	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "vstreamd:", err)
+		return 1
+	}
+	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log})
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	go srv.WatchHealth(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.GRPC().Serve(lis) }()
+	ec := engine.Config()
+	log.Info("vstreamd serving", "listen", lis.Addr().String(), "mysql", d.Addr, "keyspace", ec.Keyspace, "shard", ec.Shard)
+	select {
+	case err := <-errc:
+		log.Error("serve", "err", err)
+		return 1
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	return 0
+}

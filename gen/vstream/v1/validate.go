@@ -1,0 +1,51 @@
+package vstreamv1
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Validate checks what can be checked of a request without the server's state, so that a
+// malformed request is refused with InvalidArgument before any work starts. The gRPC
+// validator interceptor calls it on every message received.
+func (r *StreamRequest) Validate() error {
+	switch k := r.GetKind().(type) {
+	case *StreamRequest_Start:
+		return k.Start.Validate()
+	case *StreamRequest_Ack:
+		return k.Ack.Validate()
+	}
+	return errors.New("request is empty: the first message must be a start, later ones acks")
+}
+
+// Validate checks a Start.
+func (s *Start) Validate() error {
+	if len(s.GetVgtid().GetShardGtids()) > 1 {
+		return fmt.Errorf("start.vgtid has %d shard_gtids; this server streams one source: give one", len(s.GetVgtid().GetShardGtids()))
+	}
+	if d := s.GetFlags().GetHeartbeatInterval(); d != nil {
+		if err := d.CheckValid(); err != nil {
+			return fmt.Errorf("start.flags.heartbeat_interval: %w", err)
+		}
+		if d.AsDuration() < 0 {
+			return errors.New("start.flags.heartbeat_interval is negative")
+		}
+	}
+	if s.GetFlags().GetMaxBatchBytes() < 0 {
+		return errors.New("start.flags.max_batch_bytes is negative")
+	}
+	for i, r := range s.GetFilter().GetRules() {
+		if r.GetMatch() == "" {
+			return fmt.Errorf("start.filter.rules[%d].match is empty: give a table name or /regex", i)
+		}
+	}
+	return nil
+}
+
+// Validate checks an Ack.
+func (a *Ack) Validate() error {
+	if len(a.GetVgtid().GetShardGtids()) == 0 {
+		return errors.New("ack.vgtid is empty: acknowledge a VGtid the server sent")
+	}
+	return nil
+}

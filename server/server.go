@@ -1,0 +1,159 @@
+// Package server exposes the change-stream engine over gRPC: the native bidirectional
+// vstream.v1 API, health and reflection, with authentication, logging, validation and panic
+// recovery as interceptors. It is the one place that maps engine errors to gRPC status codes.
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"log/slog"
+	"time"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/validator"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/vstreamer"
+)
+
+// Options configure the server.
+type Options struct {
+	// AuthToken, when set, must be presented by every call as "authorization: Bearer <token>"
+	// (health and reflection included).
+	AuthToken string
+	Logger    *slog.Logger
+	// HealthInterval is how often the database is probed for the health service (default 5s).
+	HealthInterval time.Duration
+	// ExtraServerOptions are appended to the gRPC server options.
+	ExtraServerOptions []grpc.ServerOption
+}
+
+// maxMessageBytes bounds one response: batches are far smaller, but a single row may be as
+// large as the server's max_allowed_packet.
+const maxMessageBytes = 1 << 30
+
+// Server is a gRPC server for one engine.
+type Server struct {
+	engine *vstreamer.Engine
+	opts   Options
+	log    *slog.Logger
+	grpc   *grpc.Server
+	health *health.Server
+}
+
+// New builds the gRPC server and registers every service on it.
+func New(engine *vstreamer.Engine, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.HealthInterval <= 0 {
+		opts.HealthInterval = 5 * time.Second
+	}
+	s := &Server{engine: engine, opts: opts, log: opts.Logger, health: health.NewServer()}
+
+	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		s.log.ErrorContext(ctx, "panic in handler", "panic", p)
+		return status.Errorf(codes.Internal, "internal error: %v", p)
+	})
+	authFn := s.authenticate
+	serverOpts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(
+			logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)),
+			auth.UnaryServerInterceptor(authFn),
+			validator.UnaryServerInterceptor(),
+			recovery.UnaryServerInterceptor(recover),
+		),
+		grpc.ChainStreamInterceptor(
+			logging.StreamServerInterceptor(logger, logging.WithLogOnEvents(logging.StartCall, logging.FinishCall)),
+			auth.StreamServerInterceptor(authFn),
+			validator.StreamServerInterceptor(),
+			recovery.StreamServerInterceptor(recover),
+		),
+		grpc.MaxSendMsgSize(maxMessageBytes),
+		grpc.MaxRecvMsgSize(16 << 20),
+		// Clients that ping every 10s must not be cut off.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+	}
+	serverOpts = append(serverOpts, opts.ExtraServerOptions...)
+	s.grpc = grpc.NewServer(serverOpts...)
+	vstreamv1.RegisterVStreamServiceServer(s.grpc, &vstreamService{srv: s})
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	s.health.SetServingStatus(vstreamv1.VStreamService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+	return s
+}
+
+// GRPC returns the underlying server, to serve it or register more services.
+func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
+	if s.opts.AuthToken == "" {
+		return ctx, nil
+	}
+	token, err := auth.AuthFromMD(ctx, "bearer")
+	if err != nil {
+		return nil, status.Error(codes.Unauthenticated, "missing token: send metadata \"authorization: Bearer <token>\"")
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(s.opts.AuthToken)) != 1 {
+		return nil, status.Error(codes.Unauthenticated, "invalid token")
+	}
+	return ctx, nil
+}
+
+// WatchHealth probes the database until ctx ends and reports the result through the health
+// service: streams can start only while the database answers.
+func (s *Server) WatchHealth(ctx context.Context) {
+	last := healthpb.HealthCheckResponse_UNKNOWN
+	t := time.NewTicker(s.opts.HealthInterval)
+	defer t.Stop()
+	for {
+		st := healthpb.HealthCheckResponse_SERVING
+		if err := s.engine.Ping(ctx); err != nil {
+			st = healthpb.HealthCheckResponse_NOT_SERVING
+			if st != last {
+				s.log.Warn("database unreachable", "err", err)
+			}
+		} else if st != last {
+			s.log.Info("database reachable")
+		}
+		if st != last {
+			s.health.SetServingStatus("", st)
+			s.health.SetServingStatus(vstreamv1.VStreamService_ServiceDesc.ServiceName, st)
+			last = st
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Shutdown marks the server not serving and stops it, waiting for open calls up to ctx.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.grpc.Stop()
+	}
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/vstreamer"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// codeOf lists, in order, which engine errors become which status codes.
+var codeOf = []struct {
+	err  error
+	code codes.Code
+}{
+	{position.ErrBadPosition, codes.InvalidArgument},
+	{filter.ErrInvalid, codes.InvalidArgument},
+	{vstreamer.ErrAhead, codes.InvalidArgument},
+	{vstreamer.ErrFlavor, codes.InvalidArgument},
+	{vstreamer.ErrPurged, codes.FailedPrecondition},
+	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
+	{vstreamer.ErrSchema, codes.FailedPrecondition},
+	{vstreamer.ErrNeedsCopy, codes.Unimplemented},
+	{vstreamer.ErrUnavailable, codes.Unavailable},
+}
+
+// toStatus maps an engine error to a gRPC status error.
+func toStatus(err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, err.Error())
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	for _, m := range codeOf {
+		if errors.Is(err, m.err) {
+			return status.Error(m.code, err.Error())
+		}
+	}
+	return status.Error(codes.Internal, err.Error())
+}

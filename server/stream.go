@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/vstreamer"
+)
+
+// Formats lists the output formats a stream may ask for.
+var Formats = []string{"vevent"}
+
+type vstreamService struct {
+	vstreamv1.UnimplementedVStreamServiceServer
+	srv *Server
+}
+
+func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) error {
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	first, err := stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return status.Error(codes.InvalidArgument, "stream closed before its start message")
+		}
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return status.Error(codes.InvalidArgument, "the first message must be a start; acks come after it")
+	}
+	req, err := v.request(start)
+	if err != nil {
+		return err
+	}
+	log := v.srv.log.With("position", req.Position)
+	log.Info("stream starting", "format", formatName(start.GetFormat()))
+
+	acks := &ackTracker{}
+	go v.readAcks(ctx, stream, acks, log)
+
+	resp := &vstreamv1.StreamResponse{}
+	send := func(events []*binlogdata.VEvent) error {
+		for i := len(events) - 1; i >= 0; i-- {
+			if events[i].GetType() == binlogdata.VEventType_VGTID {
+				acks.sent(events[i].GetVgtid())
+				break
+			}
+		}
+		resp.Events = events
+		err := stream.Send(resp)
+		resp.Events = nil
+		return err
+	}
+	err = v.srv.engine.Stream(ctx, req, send)
+	acked, lag := acks.state()
+	log.Info("stream ended", "err", err, "acked", acked, "ack_lag", lag)
+	return toStatus(err)
+}
+
+func formatName(f string) string {
+	if f == "" {
+		return "vevent"
+	}
+	return f
+}
+
+func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, error) {
+	req := vstreamer.Request{
+		Filter:        start.GetFilter(),
+		MaxBatchBytes: int(start.GetFlags().GetMaxBatchBytes()),
+	}
+	if d := start.GetFlags().GetHeartbeatInterval(); d != nil {
+		req.HeartbeatInterval = d.AsDuration()
+	}
+	format := formatName(start.GetFormat())
+	known := false
+	for _, f := range Formats {
+		known = known || f == format
+	}
+	if !known {
+		return req, status.Errorf(codes.InvalidArgument, "unknown format %q: valid formats are %s", start.GetFormat(), strings.Join(Formats, ", "))
+	}
+	sg := start.GetVgtid().GetShardGtids()
+	if len(sg) == 1 {
+		cfg := v.srv.engine.Config()
+		if ks := sg[0].GetKeyspace(); ks != "" && ks != cfg.Keyspace {
+			return req, status.Errorf(codes.InvalidArgument, "vgtid keyspace %q is not served here; this server streams keyspace %q", ks, cfg.Keyspace)
+		}
+		if sh := sg[0].GetShard(); sh != "" && sh != cfg.Shard {
+			return req, status.Errorf(codes.InvalidArgument, "vgtid shard %q is not served here; this server streams shard %q", sh, cfg.Shard)
+		}
+		if len(sg[0].GetTablePKs()) > 0 {
+			return req, status.Error(codes.Unimplemented, "vgtid carries table_p_ks (a table copy in progress); table copy is not available on this server yet")
+		}
+		req.Position = sg[0].GetGtid()
+	}
+	return req, nil
+}
+
+// readAcks records the client's acknowledgements until the stream ends. A client that closes
+// its sending side keeps receiving.
+func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamService_StreamServer, acks *ackTracker, log *slog.Logger) {
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return
+		}
+		ack := msg.GetAck()
+		if ack == nil {
+			log.Warn("ignoring a second start message on a running stream")
+			continue
+		}
+		lag := acks.acked(ack.GetVgtid())
+		log.Debug("client ack", "acked", gtidOf(ack.GetVgtid()), "ack_lag", lag)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func gtidOf(v *binlogdata.VGtid) string {
+	if len(v.GetShardGtids()) == 0 {
+		return ""
+	}
+	return v.GetShardGtids()[0].GetGtid()
+}
+
+// ackTracker remembers when recent positions were sent, so that an ack can be turned into the
+// client's lag: how long ago the position it acknowledges was sent.
+type ackTracker struct {
+	mu      sync.Mutex
+	ring    [256]sentPos
+	next    int
+	ackGTID string
+	ackLag  time.Duration
+}
+
+type sentPos struct {
+	gtid string
+	at   time.Time
+}
+
+func (a *ackTracker) sent(v *binlogdata.VGtid) {
+	a.mu.Lock()
+	a.ring[a.next%len(a.ring)] = sentPos{gtid: gtidOf(v), at: time.Now()}
+	a.next++
+	a.mu.Unlock()
+}
+
+func (a *ackTracker) acked(v *binlogdata.VGtid) time.Duration {
+	g := gtidOf(v)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ackGTID = g
+	for _, p := range a.ring {
+		if p.gtid == g {
+			a.ackLag = time.Since(p.at)
+			break
+		}
+	}
+	return a.ackLag
+}
+
+func (a *ackTracker) state() (string, time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ackGTID, a.ackLag
+}

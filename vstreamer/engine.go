@@ -1,0 +1,343 @@
+// Package vstreamer is the change-stream engine: it reads a MySQL or MariaDB binlog as a
+// replica and turns it into Vitess VEvents (BEGIN, FIELD, ROW, GTID, COMMIT, DDL, OTHER,
+// HEARTBEAT, VGTID), handed out in batches through a callback. It knows nothing of gRPC.
+package vstreamer
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// Sentinel errors the server maps to status codes. Errors returned by Stream wrap one of them
+// (or position.ErrBadPosition / filter.ErrInvalid) when the cause is known.
+var (
+	// ErrUnavailable: the database cannot be reached or the connection broke; retry later.
+	ErrUnavailable = errors.New("database unavailable")
+	// ErrPurged: the server no longer has the binlogs the position needs.
+	ErrPurged = errors.New("position purged")
+	// ErrAhead: the position holds transactions the server has not executed.
+	ErrAhead = errors.New("position ahead of the server")
+	// ErrFlavor: the position's flavor is not the server's.
+	ErrFlavor = errors.New("position flavor does not match the server")
+	// ErrNeedsCopy: the request asks for a table copy, which this engine cannot do yet.
+	ErrNeedsCopy = errors.New("table copy is not available")
+	// ErrServerConfig: the server's binlog settings cannot support a change stream.
+	ErrServerConfig = errors.New("server binlog configuration unsupported")
+	// ErrSchema: a binlog row cannot be matched to its table's columns.
+	ErrSchema = errors.New("schema mismatch")
+)
+
+// CurrentPosition is the position keyword for "start now".
+const CurrentPosition = "current"
+
+// Config says which server to stream from and how to label its events.
+type Config struct {
+	// Addr is host:port of the MySQL or MariaDB server.
+	Addr     string
+	User     string
+	Password string
+	// Database is the schema whose tables are streamed; it is also the default keyspace.
+	Database string
+	// Keyspace and Shard label every event; Keyspace defaults to Database, Shard to "0".
+	Keyspace string
+	Shard    string
+	// Flavor forces "mariadb" or "mysql"; empty detects it from the server's version.
+	Flavor string
+	// TLS, when set, is used for both the SQL and the replication connection.
+	TLS *tls.Config
+	// DialTimeout bounds connecting to the server (default 5s).
+	DialTimeout time.Duration
+	// ServerHeartbeat is the replication heartbeat period asked of the server (default 2s);
+	// a connection silent for three periods is treated as broken.
+	ServerHeartbeat time.Duration
+	// MaxBatchBytes bounds the approximate encoded size of one batch (default 256 KiB).
+	MaxBatchBytes int
+	Logger        *slog.Logger
+}
+
+// Validate fills defaults and reports the first bad field.
+func (c *Config) Validate() error {
+	if c.Addr == "" {
+		return errors.New("config: mysql address is empty")
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("config: mysql address %q: %w", c.Addr, err)
+	}
+	if c.User == "" {
+		return errors.New("config: mysql user is empty")
+	}
+	if c.Database == "" {
+		return errors.New("config: database is empty; name it in the DSN (user:pass@tcp(host:port)/db)")
+	}
+	switch strings.ToLower(c.Flavor) {
+	case "", "mariadb", "mysql":
+		c.Flavor = strings.ToLower(c.Flavor)
+	default:
+		return fmt.Errorf("config: flavor %q: want mariadb or mysql (or empty to detect)", c.Flavor)
+	}
+	if c.Keyspace == "" {
+		c.Keyspace = c.Database
+	}
+	if c.Shard == "" {
+		c.Shard = "0"
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = 5 * time.Second
+	}
+	if c.ServerHeartbeat <= 0 {
+		c.ServerHeartbeat = 2 * time.Second
+	}
+	if c.MaxBatchBytes <= 0 {
+		c.MaxBatchBytes = 256 << 10
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Engine starts streams against one server.
+type Engine struct {
+	cfg Config
+}
+
+// NewEngine validates cfg and returns an engine. It does not connect.
+func NewEngine(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Engine{cfg: cfg}, nil
+}
+
+// Config returns the engine's configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Request is what one stream asks for.
+type Request struct {
+	// Position is "current", a flavor-prefixed GTID position, or empty (a table copy).
+	Position string
+	// Filter selects tables; nil streams every table of the database.
+	Filter *binlogdata.Filter
+	// HeartbeatInterval sends a HEARTBEAT after this much idle time; zero disables.
+	HeartbeatInterval time.Duration
+	// MaxBatchBytes overrides the engine's batch size bound when positive.
+	MaxBatchBytes int
+}
+
+// SendFunc receives one batch. It must not keep the slice after it returns (the events
+// themselves may be kept). Returning an error ends the stream with that error.
+type SendFunc func(events []*binlogdata.VEvent) error
+
+// connect opens a SQL connection to the server.
+func (e *Engine) connect(ctx context.Context) (*client.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.DialTimeout)
+	defer cancel()
+	var opts []client.Option
+	if e.cfg.TLS != nil {
+		tlsCfg := e.cfg.TLS
+		opts = append(opts, func(c *client.Conn) error { c.SetTLSConfig(tlsCfg); return nil })
+	}
+	conn, err := client.ConnectWithContext(ctx, e.cfg.Addr, e.cfg.User, e.cfg.Password, "", e.cfg.DialTimeout, opts...)
+	if err != nil {
+		var me *mysql.MyError
+		if errors.As(err, &me) && (me.Code == mysql.ER_ACCESS_DENIED_ERROR || me.Code == mysql.ER_DBACCESS_DENIED_ERROR) {
+			return nil, fmt.Errorf("connect to %s: %w", e.cfg.Addr, err)
+		}
+		return nil, fmt.Errorf("%w: connect to %s: %v", ErrUnavailable, e.cfg.Addr, err)
+	}
+	if _, err := conn.Execute("SET time_zone = '+00:00'"); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%w: set time zone: %v", ErrUnavailable, err)
+	}
+	return conn, nil
+}
+
+// serverInfo is what a stream needs to know about the server before it starts.
+type serverInfo struct {
+	flavor  position.Flavor
+	current position.Position
+	// purged is the set of transactions no longer in the server's binlogs.
+	purged position.Position
+	// hostPort split for the replication connection.
+	host string
+	port uint16
+}
+
+func (e *Engine) inspect(conn *client.Conn) (*serverInfo, error) {
+	info := &serverInfo{}
+	host, portStr, _ := net.SplitHostPort(e.cfg.Addr)
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("mysql port %q: %w", portStr, err)
+	}
+	info.host, info.port = host, uint16(port)
+
+	flavor := e.cfg.Flavor
+	if flavor == "" {
+		v, err := queryString(conn, "SELECT VERSION()")
+		if err != nil {
+			return nil, err
+		}
+		flavor = "mysql"
+		if strings.Contains(strings.ToLower(v), "mariadb") {
+			flavor = "mariadb"
+		}
+	}
+	info.flavor, err = position.FlavorFromGoMySQL(flavor)
+	if err != nil {
+		return nil, err
+	}
+
+	r, err := conn.Execute("SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image")
+	if err != nil {
+		return nil, fmt.Errorf("%w: read binlog settings: %v", ErrUnavailable, err)
+	}
+	logBin, _ := r.GetInt(0, 0)
+	format, _ := r.GetString(0, 1)
+	image, _ := r.GetString(0, 2)
+	r.Close()
+	switch {
+	case logBin != 1:
+		return nil, fmt.Errorf("%w: binary logging is off; start the server with log_bin", ErrServerConfig)
+	case !strings.EqualFold(format, "ROW"):
+		return nil, fmt.Errorf("%w: binlog_format is %s; set binlog_format=ROW", ErrServerConfig, format)
+	case strings.EqualFold(image, "MINIMAL"):
+		return nil, fmt.Errorf("%w: binlog_row_image is MINIMAL; set binlog_row_image=FULL", ErrServerConfig)
+	}
+
+	if info.flavor == position.MariaDB {
+		cur, err := queryString(conn, "SELECT @@GLOBAL.gtid_binlog_pos")
+		if err != nil {
+			return nil, err
+		}
+		if info.current, err = position.ParseBody(info.flavor, cur); err != nil {
+			return nil, fmt.Errorf("server position %q: %w", cur, err)
+		}
+		if info.purged, err = mariadbPurged(conn); err != nil {
+			return nil, err
+		}
+	} else {
+		cur, err := queryString(conn, "SELECT @@GLOBAL.gtid_executed")
+		if err != nil {
+			return nil, err
+		}
+		if info.current, err = position.ParseBody(info.flavor, cur); err != nil {
+			return nil, fmt.Errorf("server position %q: %w", cur, err)
+		}
+		purged, err := queryString(conn, "SELECT @@GLOBAL.gtid_purged")
+		if err != nil {
+			return nil, err
+		}
+		if info.purged, err = position.ParseBody(info.flavor, purged); err != nil {
+			return nil, fmt.Errorf("server purged set %q: %w", purged, err)
+		}
+	}
+	return info, nil
+}
+
+// mariadbPurged reads the GTID list at the start of the oldest binlog: every transaction up
+// to it is gone from the server's binlogs.
+func mariadbPurged(conn *client.Conn) (position.Position, error) {
+	empty := position.Position{Flavor: position.MariaDB}
+	r, err := conn.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return empty, fmt.Errorf("%w: list binary logs: %v", ErrUnavailable, err)
+	}
+	if r.RowNumber() == 0 {
+		r.Close()
+		return empty, nil
+	}
+	first, _ := r.GetString(0, 0)
+	r.Close()
+	r, err = conn.Execute("SHOW BINLOG EVENTS IN '" + strings.ReplaceAll(first, "'", "''") + "' LIMIT 4")
+	if err != nil {
+		return empty, fmt.Errorf("%w: read %s: %v", ErrUnavailable, first, err)
+	}
+	defer r.Close()
+	for i := 0; i < r.RowNumber(); i++ {
+		typ, _ := r.GetStringByName(i, "Event_type")
+		if typ != "Gtid_list" {
+			continue
+		}
+		info, _ := r.GetStringByName(i, "Info")
+		body := strings.Trim(strings.TrimSpace(info), "[]")
+		p, err := position.ParseBody(position.MariaDB, body)
+		if err != nil {
+			return empty, fmt.Errorf("gtid list of %s %q: %w", first, info, err)
+		}
+		return p, nil
+	}
+	return empty, nil
+}
+
+func queryString(conn *client.Conn, q string) (string, error) {
+	r, err := conn.Execute(q)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrUnavailable, q, err)
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return "", nil
+	}
+	s, err := r.GetString(0, 0)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", q, err)
+	}
+	return s, nil
+}
+
+// resolve turns the requested position into the one to stream from and checks the server
+// still has everything after it.
+func resolve(req string, info *serverInfo) (start position.Position, current bool, err error) {
+	switch strings.TrimSpace(req) {
+	case "":
+		return start, false, fmt.Errorf("%w: an empty position starts with a table copy; give \"current\" or a GTID position", ErrNeedsCopy)
+	case CurrentPosition:
+		return info.current.Clone(), true, nil
+	}
+	start, err = position.Parse(req)
+	if err != nil {
+		return start, false, err
+	}
+	if start.Flavor != info.flavor {
+		return start, false, fmt.Errorf("%w: position is %s but the server is %s", ErrFlavor, start.Flavor, info.flavor)
+	}
+	if ahead := position.Ahead(start, info.current); ahead != "" {
+		return start, false, fmt.Errorf("%w: position %s has transactions the server has not executed (%s); the server is at %s",
+			ErrAhead, start, ahead, info.current)
+	}
+	if missing := position.Missing(start, info.purged); missing != "" {
+		return start, false, fmt.Errorf("%w: the server no longer has the binlogs for position %s: %s (errno 1236); start from \"current\" or a newer position",
+			ErrPurged, start, missing)
+	}
+	return start, false, nil
+}
+
+// randomServerID picks a replica server id unlikely to collide with real replicas or other
+// streams: the server drops an older connection that reuses an id.
+func randomServerID() uint32 {
+	return 1<<30 + rand.Uint32N(1<<30)
+}
+
+// Ping checks that the database answers.
+func (e *Engine) Ping(ctx context.Context) error {
+	conn, err := e.connect(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}

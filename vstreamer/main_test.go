@@ -1,0 +1,195 @@
+package vstreamer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testdb"
+)
+
+var db *testdb.Server
+
+func TestMain(m *testing.M) {
+	var err error
+	db, err = testdb.Start(testdb.Options{Database: "test"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start mariadb:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	db.Close()
+	os.Exit(code)
+}
+
+func newEngine(t testing.TB) *Engine {
+	t.Helper()
+	e, err := NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", Keyspace: "ks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func execSQL(t testing.TB, sqls ...string) {
+	t.Helper()
+	if err := db.Exec(sqls...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testStream is a running stream whose events are read by the test.
+type testStream struct {
+	t      testing.TB
+	events chan *binlogdata.VEvent
+	errc   chan error
+	cancel context.CancelFunc
+}
+
+func startStream(t testing.TB, e *Engine, req Request) *testStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ts := &testStream{t: t, events: make(chan *binlogdata.VEvent, 100000), errc: make(chan error, 1), cancel: cancel}
+	go func() {
+		ts.errc <- e.Stream(ctx, req, func(evs []*binlogdata.VEvent) error {
+			for _, ev := range evs {
+				ts.events <- ev
+			}
+			return nil
+		})
+	}()
+	t.Cleanup(ts.stop)
+	return ts
+}
+
+func (ts *testStream) stop() {
+	ts.cancel()
+	select {
+	case err := <-ts.errc:
+		if err != nil {
+			ts.t.Errorf("stream ended with %v", err)
+		}
+		ts.errc <- nil
+	case <-time.After(10 * time.Second):
+		ts.t.Error("stream did not stop")
+	}
+}
+
+// next returns the next event that is not a heartbeat (unless heartbeats are wanted).
+func (ts *testStream) next(heartbeats bool) *binlogdata.VEvent {
+	ts.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case ev := <-ts.events:
+			if ev.Type == binlogdata.VEventType_HEARTBEAT && !heartbeats {
+				continue
+			}
+			return ev
+		case err := <-ts.errc:
+			ts.errc <- err
+			ts.t.Fatalf("stream ended early: %v", err)
+		case <-timeout:
+			ts.t.Fatal("timed out waiting for an event")
+		}
+	}
+}
+
+// expect reads len(want) events and compares their short forms.
+func (ts *testStream) expect(want ...string) []*binlogdata.VEvent {
+	ts.t.Helper()
+	var got []string
+	var evs []*binlogdata.VEvent
+	for range want {
+		ev := ts.next(false)
+		evs = append(evs, ev)
+		got = append(got, short(ev))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		ts.t.Fatalf("events differ\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	return evs
+}
+
+// short renders an event as a line for comparison: volatile parts (positions, times) left out.
+func short(ev *binlogdata.VEvent) string {
+	switch ev.Type {
+	case binlogdata.VEventType_FIELD:
+		var parts []string
+		for _, f := range ev.FieldEvent.Fields {
+			parts = append(parts, f.Name+":"+f.Type.String())
+		}
+		return fmt.Sprintf("FIELD %s %s", ev.FieldEvent.TableName, strings.Join(parts, " "))
+	case binlogdata.VEventType_ROW:
+		var parts []string
+		for _, rc := range ev.RowEvent.RowChanges {
+			switch {
+			case rc.Before == nil:
+				parts = append(parts, "+"+rowString(rc.After))
+			case rc.After == nil:
+				parts = append(parts, "-"+rowString(rc.Before))
+			default:
+				parts = append(parts, rowString(rc.Before)+">"+rowString(rc.After))
+			}
+		}
+		return fmt.Sprintf("ROW %s %s", ev.RowEvent.TableName, strings.Join(parts, " "))
+	case binlogdata.VEventType_DDL:
+		return "DDL " + ev.Statement
+	case binlogdata.VEventType_OTHER:
+		if ev.Statement == "" {
+			return "OTHER"
+		}
+		return "OTHER " + ev.Statement
+	}
+	return ev.Type.String()
+}
+
+// rowString renders a row as [v1 v2 ...] with NULL for nulls and Go quoting for odd bytes.
+func rowString(r *query.Row) string {
+	vals := cells(r)
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		switch {
+		case v == nil:
+			parts[i] = "NULL"
+		default:
+			s := string(v)
+			if strings.ContainsAny(s, " []\x00") || !isPrintable(s) {
+				s = fmt.Sprintf("%q", s)
+			}
+			parts[i] = s
+		}
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func isPrintable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == 0xfffd {
+			return false
+		}
+	}
+	return true
+}
+
+// cells splits a query.Row into its values; nil is NULL.
+func cells(r *query.Row) [][]byte {
+	out := make([][]byte, len(r.Lengths))
+	off := int64(0)
+	for i, l := range r.Lengths {
+		if l < 0 {
+			continue
+		}
+		out[i] = r.Values[off : off+l]
+		if out[i] == nil {
+			out[i] = []byte{}
+		}
+		off += l
+	}
+	return out
+}

@@ -1,0 +1,452 @@
+// Package rowcodec turns binlog row values, as go-mysql decodes them, into the textual cell
+// encoding and query.Type that Vitess puts in FIELD and ROW events. Every MySQL and MariaDB
+// column type is handled here and nowhere else, so the binlog phase and the copy phase render
+// a value the same way.
+package rowcodec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/gen/query"
+)
+
+// BinaryCollation is the collation id of binary strings.
+const BinaryCollation = 63
+
+// Column is everything needed to describe and encode one column of a table.
+type Column struct {
+	Name string
+	// Type is the binlog column type after resolving ENUM/SET hidden behind MYSQL_TYPE_STRING.
+	Type byte
+	// Meta is the binlog column metadata (precision, fsp, lengths).
+	Meta     uint16
+	Unsigned bool
+	Nullable bool
+	// Collation is the collation id of character columns; BinaryCollation for binary ones.
+	Collation uint64
+	// Labels of ENUM or SET columns, in definition order.
+	Labels []string
+	// JSON marks MariaDB JSON columns, which the binlog carries as LONGTEXT.
+	JSON bool
+	// Length is the declared byte length of CHAR/BINARY columns, used to pad BINARY(n).
+	Length int
+	// Decimals is the fractional-second precision or decimal scale.
+	Decimals int
+	// PrimaryKey marks columns of the table's primary key.
+	PrimaryKey bool
+	// ColumnType is information_schema's COLUMN_TYPE when known, else a close rendering.
+	ColumnType string
+	// Flags are extra MySqlFlag bits known from the schema (AUTO_INCREMENT, UNIQUE_KEY...).
+	Flags uint32
+}
+
+// StringMeta splits the metadata of a MYSQL_TYPE_STRING column into its real type and byte
+// length, as the server packs them.
+func StringMeta(meta uint16) (realType byte, length int) {
+	if meta < 256 {
+		return mysql.MYSQL_TYPE_STRING, int(meta)
+	}
+	b0 := byte(meta >> 8)
+	b1 := byte(meta & 0xff)
+	if b0&0x30 != 0x30 {
+		return b0 | 0x30, int(uint16(b1) | uint16((b0&0x30)^0x30)<<4)
+	}
+	return b0, int(b1)
+}
+
+// QueryType is the Vitess type of the column.
+func (c *Column) QueryType() query.Type {
+	binary := c.Collation == BinaryCollation
+	switch c.Type {
+	case mysql.MYSQL_TYPE_TINY:
+		return pick(c.Unsigned, query.Type_UINT8, query.Type_INT8)
+	case mysql.MYSQL_TYPE_SHORT:
+		return pick(c.Unsigned, query.Type_UINT16, query.Type_INT16)
+	case mysql.MYSQL_TYPE_INT24:
+		return pick(c.Unsigned, query.Type_UINT24, query.Type_INT24)
+	case mysql.MYSQL_TYPE_LONG:
+		return pick(c.Unsigned, query.Type_UINT32, query.Type_INT32)
+	case mysql.MYSQL_TYPE_LONGLONG:
+		return pick(c.Unsigned, query.Type_UINT64, query.Type_INT64)
+	case mysql.MYSQL_TYPE_FLOAT:
+		return query.Type_FLOAT32
+	case mysql.MYSQL_TYPE_DOUBLE:
+		return query.Type_FLOAT64
+	case mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_DECIMAL:
+		return query.Type_DECIMAL
+	case mysql.MYSQL_TYPE_YEAR:
+		return query.Type_YEAR
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		return query.Type_DATE
+	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		return query.Type_TIME
+	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
+		return query.Type_DATETIME
+	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
+		return query.Type_TIMESTAMP
+	case mysql.MYSQL_TYPE_BIT:
+		return query.Type_BIT
+	case mysql.MYSQL_TYPE_JSON:
+		return query.Type_JSON
+	case mysql.MYSQL_TYPE_ENUM:
+		return query.Type_ENUM
+	case mysql.MYSQL_TYPE_SET:
+		return query.Type_SET
+	case mysql.MYSQL_TYPE_GEOMETRY:
+		return query.Type_GEOMETRY
+	case mysql.MYSQL_TYPE_VECTOR:
+		return query.Type_VECTOR
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+		return pick(binary, query.Type_VARBINARY, query.Type_VARCHAR)
+	case mysql.MYSQL_TYPE_STRING:
+		return pick(binary, query.Type_BINARY, query.Type_CHAR)
+	case mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB:
+		if c.JSON {
+			return query.Type_JSON
+		}
+		return pick(binary, query.Type_BLOB, query.Type_TEXT)
+	}
+	return query.Type_NULL_TYPE
+}
+
+func pick(cond bool, a, b query.Type) query.Type {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// Field renders the column as a query.Field of the given table.
+func (c *Column) Field(database, table string) *query.Field {
+	typ := c.QueryType()
+	flags := c.Flags
+	if !c.Nullable {
+		flags |= uint32(query.MySqlFlag_NOT_NULL_FLAG)
+	}
+	if c.PrimaryKey {
+		flags |= uint32(query.MySqlFlag_PRI_KEY_FLAG | query.MySqlFlag_PART_KEY_FLAG)
+	}
+	if c.Unsigned {
+		flags |= uint32(query.MySqlFlag_UNSIGNED_FLAG)
+	}
+	if typ&query.Type(query.Flag_ISINTEGRAL) != 0 || typ == query.Type_DECIMAL || typ == query.Type_FLOAT32 || typ == query.Type_FLOAT64 {
+		flags |= uint32(query.MySqlFlag_NUM_FLAG)
+	}
+	switch typ {
+	case query.Type_ENUM:
+		flags |= uint32(query.MySqlFlag_ENUM_FLAG)
+	case query.Type_SET:
+		flags |= uint32(query.MySqlFlag_SET_FLAG)
+	case query.Type_TIMESTAMP:
+		flags |= uint32(query.MySqlFlag_TIMESTAMP_FLAG)
+	case query.Type_BLOB, query.Type_TEXT, query.Type_JSON, query.Type_GEOMETRY:
+		flags |= uint32(query.MySqlFlag_BLOB_FLAG)
+	}
+	charset := uint32(c.Collation)
+	if charset == 0 || typ&query.Type(query.Flag_ISTEXT) == 0 && typ != query.Type_ENUM && typ != query.Type_SET {
+		charset = BinaryCollation
+	}
+	if charset == BinaryCollation {
+		flags |= uint32(query.MySqlFlag_BINARY_FLAG)
+	}
+	colType := c.ColumnType
+	if colType == "" {
+		colType = c.synthesizedColumnType()
+	}
+	return &query.Field{
+		Name:         c.Name,
+		Type:         typ,
+		Table:        table,
+		OrgTable:     table,
+		Database:     database,
+		OrgName:      c.Name,
+		ColumnLength: uint32(c.displayLength()),
+		Charset:      charset,
+		Decimals:     uint32(c.Decimals),
+		Flags:        flags,
+		ColumnType:   colType,
+	}
+}
+
+func (c *Column) displayLength() int {
+	switch c.Type {
+	case mysql.MYSQL_TYPE_TINY:
+		return 4
+	case mysql.MYSQL_TYPE_SHORT:
+		return 6
+	case mysql.MYSQL_TYPE_INT24:
+		return 9
+	case mysql.MYSQL_TYPE_LONG:
+		return 11
+	case mysql.MYSQL_TYPE_LONGLONG:
+		return 20
+	case mysql.MYSQL_TYPE_NEWDECIMAL:
+		return int(c.Meta>>8) + 2
+	case mysql.MYSQL_TYPE_STRING:
+		return c.Length
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+		return int(c.Meta)
+	case mysql.MYSQL_TYPE_BIT:
+		return c.bitWidth()
+	}
+	return 0
+}
+
+func (c *Column) bitWidth() int {
+	return int(c.Meta>>8)*8 + int(c.Meta&0xff)
+}
+
+// synthesizedColumnType renders a COLUMN_TYPE from binlog metadata alone, used when the
+// schema is not available for the position being streamed.
+func (c *Column) synthesizedColumnType() string {
+	unsigned := ""
+	if c.Unsigned {
+		unsigned = " unsigned"
+	}
+	switch c.Type {
+	case mysql.MYSQL_TYPE_TINY:
+		return "tinyint" + unsigned
+	case mysql.MYSQL_TYPE_SHORT:
+		return "smallint" + unsigned
+	case mysql.MYSQL_TYPE_INT24:
+		return "mediumint" + unsigned
+	case mysql.MYSQL_TYPE_LONG:
+		return "int" + unsigned
+	case mysql.MYSQL_TYPE_LONGLONG:
+		return "bigint" + unsigned
+	case mysql.MYSQL_TYPE_FLOAT:
+		return "float"
+	case mysql.MYSQL_TYPE_DOUBLE:
+		return "double"
+	case mysql.MYSQL_TYPE_NEWDECIMAL:
+		return fmt.Sprintf("decimal(%d,%d)", c.Meta>>8, c.Meta&0xff)
+	case mysql.MYSQL_TYPE_YEAR:
+		return "year"
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		return "date"
+	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		return withFsp("time", c.Decimals)
+	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
+		return withFsp("datetime", c.Decimals)
+	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
+		return withFsp("timestamp", c.Decimals)
+	case mysql.MYSQL_TYPE_BIT:
+		return fmt.Sprintf("bit(%d)", c.bitWidth())
+	case mysql.MYSQL_TYPE_JSON:
+		return "json"
+	case mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
+		kind := "enum"
+		if c.Type == mysql.MYSQL_TYPE_SET {
+			kind = "set"
+		}
+		quoted := make([]string, len(c.Labels))
+		for i, l := range c.Labels {
+			quoted[i] = "'" + strings.ReplaceAll(l, "'", "''") + "'"
+		}
+		return kind + "(" + strings.Join(quoted, ",") + ")"
+	case mysql.MYSQL_TYPE_GEOMETRY:
+		return "geometry"
+	case mysql.MYSQL_TYPE_VECTOR:
+		return "vector"
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+		if c.Collation == BinaryCollation {
+			return fmt.Sprintf("varbinary(%d)", c.Meta)
+		}
+		return "varchar"
+	case mysql.MYSQL_TYPE_STRING:
+		if c.Collation == BinaryCollation {
+			return fmt.Sprintf("binary(%d)", c.Length)
+		}
+		return "char"
+	case mysql.MYSQL_TYPE_BLOB:
+		if c.JSON {
+			return "longtext"
+		}
+		prefix := [...]string{"", "tiny", "", "medium", "long"}
+		base := "text"
+		if c.Collation == BinaryCollation {
+			base = "blob"
+		}
+		if int(c.Meta) < len(prefix) {
+			return prefix[c.Meta] + base
+		}
+		return base
+	}
+	return ""
+}
+
+func withFsp(base string, fsp int) string {
+	if fsp == 0 {
+		return base
+	}
+	return base + "(" + strconv.Itoa(fsp) + ")"
+}
+
+// Append appends the Vitess text encoding of v, a value go-mysql decoded for column c, to dst.
+// It reports null for SQL NULL. It does not allocate beyond growing dst.
+func (c *Column) Append(dst []byte, v any) (out []byte, null bool, err error) {
+	switch x := v.(type) {
+	case nil:
+		return dst, true, nil
+	case int8:
+		if c.Unsigned {
+			return strconv.AppendUint(dst, uint64(uint8(x)), 10), false, nil
+		}
+		return strconv.AppendInt(dst, int64(x), 10), false, nil
+	case int16:
+		if c.Unsigned {
+			return strconv.AppendUint(dst, uint64(uint16(x)), 10), false, nil
+		}
+		return strconv.AppendInt(dst, int64(x), 10), false, nil
+	case int32:
+		if c.Unsigned {
+			if c.Type == mysql.MYSQL_TYPE_INT24 {
+				return strconv.AppendUint(dst, uint64(uint32(x)&0xffffff), 10), false, nil
+			}
+			return strconv.AppendUint(dst, uint64(uint32(x)), 10), false, nil
+		}
+		return strconv.AppendInt(dst, int64(x), 10), false, nil
+	case int64:
+		return c.appendInt64(dst, x)
+	case uint8:
+		return strconv.AppendUint(dst, uint64(x), 10), false, nil
+	case uint16:
+		return strconv.AppendUint(dst, uint64(x), 10), false, nil
+	case uint32:
+		return strconv.AppendUint(dst, uint64(x), 10), false, nil
+	case uint64:
+		return strconv.AppendUint(dst, x, 10), false, nil
+	case int:
+		if c.Type == mysql.MYSQL_TYPE_YEAR {
+			return appendYear(dst, x), false, nil
+		}
+		return strconv.AppendInt(dst, int64(x), 10), false, nil
+	case float32:
+		return strconv.AppendFloat(dst, float64(x), 'E', -1, 32), false, nil
+	case float64:
+		return strconv.AppendFloat(dst, x, 'E', -1, 64), false, nil
+	case string:
+		return c.appendString(dst, x), false, nil
+	case []byte:
+		return c.appendBytes(dst, x), false, nil
+	}
+	return dst, false, fmt.Errorf("column %s: unsupported binlog value of type %T", c.Name, v)
+}
+
+func (c *Column) appendInt64(dst []byte, x int64) ([]byte, bool, error) {
+	switch c.Type {
+	case mysql.MYSQL_TYPE_BIT:
+		n := (c.bitWidth() + 7) / 8
+		var buf [8]byte
+		binary.BigEndian.PutUint64(buf[:], uint64(x))
+		return append(dst, buf[8-n:]...), false, nil
+	case mysql.MYSQL_TYPE_ENUM:
+		if x <= 0 || int(x) > len(c.Labels) {
+			if x == 0 {
+				return dst, false, nil
+			}
+			return strconv.AppendInt(dst, x, 10), false, nil
+		}
+		return append(dst, c.Labels[x-1]...), false, nil
+	case mysql.MYSQL_TYPE_SET:
+		bits := uint64(x)
+		first := true
+		for i, l := range c.Labels {
+			if bits&(1<<uint(i)) == 0 {
+				continue
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, l...)
+			first = false
+		}
+		if first && bits != 0 && len(c.Labels) == 0 {
+			return strconv.AppendUint(dst, bits, 10), false, nil
+		}
+		return dst, false, nil
+	}
+	if c.Unsigned {
+		return strconv.AppendUint(dst, uint64(x), 10), false, nil
+	}
+	return strconv.AppendInt(dst, x, 10), false, nil
+}
+
+func appendYear(dst []byte, y int) []byte {
+	if y == 0 {
+		return append(dst, "0000"...)
+	}
+	return strconv.AppendInt(dst, int64(y), 10)
+}
+
+func (c *Column) appendString(dst []byte, s string) []byte {
+	switch c.Type {
+	case mysql.MYSQL_TYPE_NEWDECIMAL:
+		return appendDecimal(dst, s)
+	case mysql.MYSQL_TYPE_TIME2, mysql.MYSQL_TYPE_TIME:
+		dst = append(dst, s...)
+		// go-mysql renders a zero TIME(n) without its fraction.
+		if c.Decimals > 0 && strings.IndexByte(s, '.') < 0 {
+			dst = append(dst, '.')
+			for i := 0; i < c.Decimals; i++ {
+				dst = append(dst, '0')
+			}
+		}
+		return dst
+	case mysql.MYSQL_TYPE_STRING:
+		dst = append(dst, s...)
+		return c.pad(dst, len(s))
+	}
+	return append(dst, s...)
+}
+
+func (c *Column) appendBytes(dst []byte, b []byte) []byte {
+	dst = append(dst, b...)
+	if c.Type == mysql.MYSQL_TYPE_STRING {
+		return c.pad(dst, len(b))
+	}
+	return dst
+}
+
+// pad right-pads BINARY(n) with zero bytes: the binlog drops them but SELECT returns them.
+func (c *Column) pad(dst []byte, n int) []byte {
+	if c.Collation != BinaryCollation || n >= c.Length {
+		return dst
+	}
+	for i := n; i < c.Length; i++ {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// appendDecimal trims the leading zeros go-mysql keeps in the integral part.
+func appendDecimal(dst []byte, s string) []byte {
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg = true
+		s = s[1:]
+	}
+	i := 0
+	for i < len(s)-1 && s[i] == '0' && s[i+1] != '.' {
+		i++
+	}
+	s = s[i:]
+	if neg && !isZeroDecimal(s) {
+		dst = append(dst, '-')
+	}
+	return append(dst, s...)
+}
+
+func isZeroDecimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '0' && s[i] != '.' {
+			return false
+		}
+	}
+	return true
+}

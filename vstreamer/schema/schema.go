@@ -1,0 +1,281 @@
+// Package schema reads table definitions from the server's information_schema and reconciles
+// them with what a binlog TABLE_MAP event says about the same table.
+//
+// The binlog is the authority on the columns of a row at its position: with
+// binlog_row_metadata=FULL it carries names, signedness, labels and collations, so a DDL run
+// after the event cannot change how the row decodes. The schema only adds what the binlog
+// lacks (COLUMN_TYPE text, AUTO_INCREMENT, MariaDB's JSON alias) and only when it still
+// describes the same columns; without FULL metadata it supplies the names, after a check that
+// the column types agree.
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
+)
+
+// ErrMismatch reports that the binlog's columns cannot be matched to the known schema.
+var ErrMismatch = errors.New("binlog row does not match the table's schema")
+
+// ColumnInfo is one row of information_schema.COLUMNS, with the extras the stream needs.
+type ColumnInfo struct {
+	Name        string
+	DataType    string
+	ColumnType  string
+	Nullable    bool
+	Key         string
+	Extra       string
+	CollationID uint64
+	JSON        bool
+}
+
+// Unsigned reports an UNSIGNED numeric column.
+func (c *ColumnInfo) Unsigned() bool { return strings.Contains(c.ColumnType, "unsigned") }
+
+// Querier runs SQL; *client.Conn satisfies it.
+type Querier interface {
+	Execute(command string, args ...any) (*mysql.Result, error)
+}
+
+var _ Querier = (*client.Conn)(nil)
+
+// Load reads the columns of db.table in ordinal order. A table that does not exist yields no
+// columns and no error.
+func Load(q Querier, db, table string) ([]ColumnInfo, error) {
+	r, err := q.Execute(`SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLUMN_KEY, c.EXTRA,
+		COALESCE(co.ID, 0)
+		FROM information_schema.COLUMNS c
+		LEFT JOIN information_schema.COLLATIONS co ON co.COLLATION_NAME = c.COLLATION_NAME
+		WHERE c.TABLE_SCHEMA = ? AND c.TABLE_NAME = ?
+		ORDER BY c.ORDINAL_POSITION`, db, table)
+	if err != nil {
+		return nil, fmt.Errorf("load columns of %s.%s: %w", db, table, err)
+	}
+	defer r.Close()
+	cols := make([]ColumnInfo, 0, r.RowNumber())
+	for i := 0; i < r.RowNumber(); i++ {
+		c := ColumnInfo{}
+		c.Name, _ = r.GetString(i, 0)
+		c.DataType, _ = r.GetString(i, 1)
+		c.ColumnType, _ = r.GetString(i, 2)
+		nullable, _ := r.GetString(i, 3)
+		c.Nullable = nullable == "YES"
+		c.Key, _ = r.GetString(i, 4)
+		c.Extra, _ = r.GetString(i, 5)
+		c.CollationID, _ = r.GetUint(i, 6)
+		cols = append(cols, c)
+	}
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	if err := markJSON(q, db, table, cols); err != nil {
+		return nil, err
+	}
+	return cols, nil
+}
+
+// markJSON finds MariaDB JSON columns: MariaDB stores JSON as LONGTEXT guarded by a
+// json_valid() check constraint named after the column.
+func markJSON(q Querier, db, table string, cols []ColumnInfo) error {
+	r, err := q.Execute(`SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS
+		WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?`, db, table)
+	if err != nil {
+		var me *mysql.MyError
+		// MySQL's CHECK_CONSTRAINTS has no TABLE_NAME; JSON is a real type there anyway.
+		if errors.As(err, &me) && me.Code == mysql.ER_BAD_FIELD_ERROR {
+			return nil
+		}
+		return fmt.Errorf("load check constraints of %s.%s: %w", db, table, err)
+	}
+	defer r.Close()
+	for i := 0; i < r.RowNumber(); i++ {
+		clause, _ := r.GetString(i, 0)
+		for j := range cols {
+			if cols[j].DataType == "longtext" && strings.EqualFold(clause, "json_valid(`"+strings.ReplaceAll(cols[j].Name, "`", "``")+"`)") {
+				cols[j].JSON = true
+			}
+		}
+	}
+	return nil
+}
+
+// Reconcile completes the binlog's column descriptions with the schema's. hasNames says the
+// binlog carried column names. It returns ErrMismatch (wrapped, with the reason) when the
+// names must come from the schema but the schema no longer fits the row.
+func Reconcile(cols []rowcodec.Column, hasNames bool, info []ColumnInfo) error {
+	if hasNames {
+		if !sameColumns(cols, info) {
+			// The table changed after this event: the binlog alone is right.
+			return nil
+		}
+		for i := range cols {
+			enrich(&cols[i], &info[i], false)
+		}
+		return nil
+	}
+	if len(info) < len(cols) {
+		return fmt.Errorf("%w: binlog has %d columns, schema has %d", ErrMismatch, len(cols), len(info))
+	}
+	for i := range cols {
+		if !compatible(cols[i].Type, info[i].DataType) {
+			return fmt.Errorf("%w: column %d is %s in the schema but binlog type %d", ErrMismatch, i+1, info[i].DataType, cols[i].Type)
+		}
+	}
+	for i := range cols {
+		cols[i].Name = info[i].Name
+		enrich(&cols[i], &info[i], true)
+	}
+	return nil
+}
+
+// NameByPosition names columns @1, @2, ... for BEST_EFFORT streams whose schema does not fit.
+func NameByPosition(cols []rowcodec.Column) {
+	for i := range cols {
+		cols[i].Name = fmt.Sprintf("@%d", i+1)
+	}
+}
+
+func sameColumns(cols []rowcodec.Column, info []ColumnInfo) bool {
+	if len(cols) != len(info) {
+		return false
+	}
+	for i := range cols {
+		if !strings.EqualFold(cols[i].Name, info[i].Name) || !compatible(cols[i].Type, info[i].DataType) {
+			return false
+		}
+	}
+	return true
+}
+
+func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
+	c.ColumnType = ci.ColumnType
+	c.JSON = ci.JSON
+	if fromSchema {
+		c.Unsigned = c.Unsigned || ci.Unsigned()
+		if ci.CollationID != 0 {
+			c.Collation = ci.CollationID
+		}
+		if c.Type == mysql.MYSQL_TYPE_ENUM || c.Type == mysql.MYSQL_TYPE_SET {
+			if len(c.Labels) == 0 {
+				c.Labels = parseLabels(ci.ColumnType)
+			}
+		}
+		c.PrimaryKey = c.PrimaryKey || ci.Key == "PRI"
+	}
+	c.Nullable = ci.Nullable
+	if strings.Contains(ci.Extra, "auto_increment") {
+		c.Flags |= uint32(query.MySqlFlag_AUTO_INCREMENT_FLAG)
+	}
+	switch ci.Key {
+	case "PRI":
+		c.PrimaryKey = true
+	case "UNI":
+		c.Flags |= uint32(query.MySqlFlag_UNIQUE_KEY_FLAG | query.MySqlFlag_PART_KEY_FLAG)
+	case "MUL":
+		c.Flags |= uint32(query.MySqlFlag_MULTIPLE_KEY_FLAG | query.MySqlFlag_PART_KEY_FLAG)
+	}
+	if strings.Contains(ci.ColumnType, "zerofill") {
+		c.Flags |= uint32(query.MySqlFlag_ZEROFILL_FLAG)
+	}
+}
+
+// parseLabels reads the labels of "enum('a','b''c')" or "set(...)".
+func parseLabels(columnType string) []string {
+	open := strings.IndexByte(columnType, '(')
+	if open < 0 {
+		return nil
+	}
+	s := columnType[open+1:]
+	var labels []string
+	for {
+		if len(s) == 0 || s[0] != '\'' {
+			return labels
+		}
+		s = s[1:]
+		var b strings.Builder
+		for len(s) > 0 {
+			if s[0] == '\'' {
+				if len(s) > 1 && s[1] == '\'' {
+					b.WriteByte('\'')
+					s = s[2:]
+					continue
+				}
+				s = s[1:]
+				break
+			}
+			if s[0] == '\\' && len(s) > 1 {
+				b.WriteByte(s[1])
+				s = s[2:]
+				continue
+			}
+			b.WriteByte(s[0])
+			s = s[1:]
+		}
+		labels = append(labels, b.String())
+		if len(s) == 0 || s[0] != ',' {
+			return labels
+		}
+		s = s[1:]
+	}
+}
+
+// compatible reports whether a binlog column type can hold a column of the schema's DATA_TYPE.
+func compatible(t byte, dataType string) bool {
+	switch t {
+	case mysql.MYSQL_TYPE_TINY:
+		return dataType == "tinyint"
+	case mysql.MYSQL_TYPE_SHORT:
+		return dataType == "smallint"
+	case mysql.MYSQL_TYPE_INT24:
+		return dataType == "mediumint"
+	case mysql.MYSQL_TYPE_LONG:
+		return dataType == "int"
+	case mysql.MYSQL_TYPE_LONGLONG:
+		return dataType == "bigint"
+	case mysql.MYSQL_TYPE_FLOAT:
+		return dataType == "float"
+	case mysql.MYSQL_TYPE_DOUBLE:
+		return dataType == "double"
+	case mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_DECIMAL:
+		return dataType == "decimal"
+	case mysql.MYSQL_TYPE_YEAR:
+		return dataType == "year"
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		return dataType == "date"
+	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		return dataType == "time"
+	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
+		return dataType == "datetime"
+	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
+		return dataType == "timestamp"
+	case mysql.MYSQL_TYPE_BIT:
+		return dataType == "bit"
+	case mysql.MYSQL_TYPE_JSON:
+		return dataType == "json"
+	case mysql.MYSQL_TYPE_ENUM:
+		return dataType == "enum"
+	case mysql.MYSQL_TYPE_SET:
+		return dataType == "set"
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+		return dataType == "varchar" || dataType == "varbinary"
+	case mysql.MYSQL_TYPE_STRING:
+		return dataType == "char" || dataType == "binary"
+	case mysql.MYSQL_TYPE_BLOB:
+		return strings.HasSuffix(dataType, "text") || strings.HasSuffix(dataType, "blob") || dataType == "json"
+	case mysql.MYSQL_TYPE_GEOMETRY:
+		switch dataType {
+		case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
+			return true
+		}
+	case mysql.MYSQL_TYPE_VECTOR:
+		return dataType == "vector"
+	}
+	return false
+}

@@ -1,0 +1,432 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// Stream runs one change stream until ctx ends, send fails, or the binlog breaks. It returns
+// nil only when ctx was cancelled or send returned io.EOF.
+func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
+	flt, err := filter.New(req.Filter)
+	if err != nil {
+		return err
+	}
+	conn, err := e.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	info, err := e.inspect(conn)
+	if err != nil {
+		return err
+	}
+	start, current, err := resolve(req.Position, info)
+	if err != nil {
+		return err
+	}
+	if err := checkTables(conn, e.cfg.Database, flt); err != nil {
+		return err
+	}
+
+	s := &stream{
+		eng:       e,
+		cfg:       &e.cfg,
+		log:       e.cfg.Logger.With("stream_start", start.String()),
+		conn:      conn,
+		filter:    flt,
+		send:      send,
+		pos:       start,
+		plans:     make(map[uint64]*tablePlan),
+		fieldsFor: make(map[string]*tablePlan),
+		heartbeat: req.HeartbeatInterval,
+		maxBatch:  e.cfg.MaxBatchBytes,
+	}
+	if req.MaxBatchBytes > 0 {
+		s.maxBatch = req.MaxBatchBytes
+	}
+	err = s.run(ctx, info, current)
+	if errors.Is(err, io.EOF) || ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// checkTables fails up front when a named rule's table does not exist; regex rules may pick
+// up tables created later.
+func checkTables(conn *client.Conn, db string, f *filter.Filter) error {
+	for _, r := range f.Rules() {
+		if r.IsRegex() || r.Exclude() {
+			continue
+		}
+		res, err := conn.Execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", db, r.Match)
+		if err != nil {
+			return fmt.Errorf("%w: check table %s: %v", ErrUnavailable, r.Match, err)
+		}
+		n := res.RowNumber()
+		res.Close()
+		if n == 0 {
+			return fmt.Errorf("%w: rule %d (match %q): table %s.%s does not exist", filter.ErrInvalid, r.Index+1, r.Match, db, r.Match)
+		}
+	}
+	return nil
+}
+
+// stream is the state of one stream. One goroutine (run) owns it.
+type stream struct {
+	eng    *Engine
+	cfg    *Config
+	log    *slog.Logger
+	conn   *client.Conn
+	filter *filter.Filter
+	send   SendFunc
+
+	pos      position.Position
+	eventGTI string // GTID of the transaction being read, e.g. "0-1-100"
+	inTxn    bool
+	// txnTimestamp is the header time of the transaction's first event.
+	now int64
+
+	plans map[uint64]*tablePlan
+	// fieldsFor is the plan whose FIELD event was last sent for a table name.
+	fieldsFor map[string]*tablePlan
+
+	batch     []*binlogdata.VEvent
+	batchSize int
+	maxBatch  int
+
+	heartbeat time.Duration
+	lastSend  time.Time
+}
+
+const eventQueue = 64
+
+func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error {
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID:                randomServerID(),
+		Flavor:                  info.flavor.GoMySQL(),
+		Host:                    info.host,
+		Port:                    info.port,
+		User:                    s.cfg.User,
+		Password:                s.cfg.Password,
+		TLSConfig:               s.cfg.TLS,
+		TimestampStringLocation: time.UTC,
+		HeartbeatPeriod:         s.cfg.ServerHeartbeat,
+		ReadTimeout:             3 * s.cfg.ServerHeartbeat,
+		// Retrying inside go-mysql replays half transactions; the client resumes instead.
+		DisableRetrySync: true,
+		EventCacheCount:  eventQueue,
+		Logger:           s.log.With("component", "binlog"),
+	})
+	defer syncer.Close()
+	streamer, err := syncer.StartSyncGTID(s.pos.Normalized().GTIDSet)
+	if err != nil {
+		return fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, s.pos, err)
+	}
+
+	events := make(chan *replication.BinlogEvent, eventQueue)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(events)
+		for {
+			ev, err := streamer.GetEvent(gctx)
+			if err != nil {
+				return err
+			}
+			select {
+			case events <- ev:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+	})
+	g.Go(func() error {
+		err := s.loop(gctx, events, current)
+		if err == nil {
+			err = context.Canceled
+		}
+		return err
+	})
+	err = g.Wait()
+	return s.classify(err)
+}
+
+// classify wraps binlog errors with the sentinel the server maps to a status code.
+func (s *stream) classify(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return err
+	}
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+		return fmt.Errorf("%w: at %s: %s (errno %d)", ErrPurged, s.pos, me.Message, me.Code)
+	}
+	for _, sentinel := range []error{ErrSchema, ErrUnavailable, filter.ErrInvalid} {
+		if errors.Is(err, sentinel) {
+			return err
+		}
+	}
+	if errors.Is(err, replication.ErrNeedSyncAgain) || errors.Is(err, replication.ErrSyncClosed) || isNetErr(err) {
+		return fmt.Errorf("%w: binlog connection lost at %s: %v", ErrUnavailable, s.pos, err)
+	}
+	return fmt.Errorf("stream at %s: %w", s.pos, err)
+}
+
+func isNetErr(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, mysql.ErrBadConn)
+}
+
+func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEvent, current bool) error {
+	s.lastSend = time.Now()
+	if current {
+		// Starting "now" gives the client a resume point at once.
+		s.now = time.Now().UnixNano()
+		s.add(s.gtidEvent(0), &binlogdata.VEvent{Type: binlogdata.VEventType_OTHER}, s.vgtidEvent())
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	var timer *time.Timer
+	var tick <-chan time.Time
+	if s.heartbeat > 0 {
+		timer = time.NewTimer(s.heartbeat)
+		defer timer.Stop()
+		tick = timer.C
+	}
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			if err := s.handle(ev); err != nil {
+				return err
+			}
+			if s.batchSize >= s.maxBatch || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
+				if err := s.flush(); err != nil {
+					return err
+				}
+			}
+		case <-tick:
+			if idle := time.Since(s.lastSend); idle >= s.heartbeat {
+				s.now = time.Now().UnixNano()
+				s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
+				if err := s.flush(); err != nil {
+					return err
+				}
+				timer.Reset(s.heartbeat)
+			} else {
+				timer.Reset(s.heartbeat - idle)
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// add appends events to the batch, stamping the fields every event carries.
+func (s *stream) add(evs ...*binlogdata.VEvent) {
+	for _, ev := range evs {
+		ev.CurrentTime = s.now
+		ev.Keyspace = s.cfg.Keyspace
+		ev.Shard = s.cfg.Shard
+		s.batch = append(s.batch, ev)
+		s.batchSize += 32
+	}
+}
+
+func (s *stream) flush() error {
+	if len(s.batch) == 0 {
+		return nil
+	}
+	err := s.send(s.batch)
+	clear(s.batch)
+	s.batch = s.batch[:0]
+	s.batchSize = 0
+	s.lastSend = time.Now()
+	return err
+}
+
+func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
+	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.pos.String(), EventGtid: s.eventGTI}
+}
+
+func (s *stream) vgtidEvent() *binlogdata.VEvent {
+	return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{
+		Keyspace: s.cfg.Keyspace,
+		Shard:    s.cfg.Shard,
+		Gtid:     s.pos.String(),
+	}}}}
+}
+
+// commit closes a transaction: the position moves only here.
+func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
+	if s.eventGTI != "" {
+		if err := s.pos.Update(s.eventGTI); err != nil {
+			return fmt.Errorf("advance position %s by %s: %w", s.pos, s.eventGTI, err)
+		}
+	}
+	terminal.Timestamp = int64(ts)
+	terminal.EventGtid = s.eventGTI
+	s.add(s.gtidEvent(ts), terminal, s.vgtidEvent())
+	s.inTxn = false
+	s.eventGTI = ""
+	return nil
+}
+
+func (s *stream) handle(ev *replication.BinlogEvent) error {
+	s.now = time.Now().UnixNano()
+	ts := ev.Header.Timestamp
+	switch e := ev.Event.(type) {
+	case *replication.MariadbGTIDEvent:
+		s.eventGTI = formatMariaDBGTID(e.GTID)
+		if !e.IsStandalone() {
+			s.begin(ts)
+		}
+	case *replication.GTIDEvent:
+		if len(e.SID) != 16 || isZero(e.SID) {
+			return fmt.Errorf("%w: anonymous GTID event; the server needs gtid_mode=ON", ErrServerConfig)
+		}
+		s.eventGTI = formatMySQLGTID(e.SID, e.GNO)
+	case *replication.QueryEvent:
+		return s.query(ts, e)
+	case *replication.XIDEvent:
+		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+	case *replication.TableMapEvent:
+		return s.tableMap(ts, e)
+	case *replication.RowsEvent:
+		return s.rows(ts, ev.Header.EventType, e)
+	case *replication.FormatDescriptionEvent:
+		// Table ids are reused after a server restart.
+		clear(s.plans)
+	}
+	return nil
+}
+
+func (s *stream) begin(ts uint32) {
+	if s.inTxn {
+		return
+	}
+	s.inTxn = true
+	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(ts), EventGtid: s.eventGTI})
+}
+
+func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
+	sql := string(e.Query)
+	kind, tables, parsed := classify(sql)
+	switch kind {
+	case stmtBegin:
+		s.begin(ts)
+		return nil
+	case stmtCommit, stmtRollback:
+		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+	case stmtSavepoint:
+		return nil
+	}
+	if s.inTxn {
+		// Statements inside a row-based transaction (temporary tables and the like) carry
+		// no row data; the transaction's rows and commit follow.
+		return nil
+	}
+	db := string(e.Schema)
+	typ := binlogdata.VEventType_OTHER
+	if kind == stmtDDL {
+		if s.ddlMatches(db, tables, parsed) {
+			typ = binlogdata.VEventType_DDL
+		}
+		s.forget(db, tables, parsed)
+	}
+	return s.commit(ts, &binlogdata.VEvent{Type: typ, Statement: sql})
+}
+
+// ddlMatches reports whether a DDL names a streamed table of the keyspace's database.
+func (s *stream) ddlMatches(defaultDB string, tables []tableName, parsed bool) bool {
+	if !parsed {
+		// A DDL we cannot read is sent as is, as Vitess does.
+		return defaultDB == s.cfg.Database
+	}
+	for _, t := range tables {
+		db := t.db
+		if db == "" {
+			db = defaultDB
+		}
+		if db == s.cfg.Database && s.filter.Table(t.name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// forget drops what is known about tables a DDL touched, so their schema is read again and
+// their next row is preceded by a FIELD event.
+func (s *stream) forget(defaultDB string, tables []tableName, parsed bool) {
+	if !parsed {
+		clear(s.plans)
+		clear(s.fieldsFor)
+		return
+	}
+	for _, t := range tables {
+		db := t.db
+		if db == "" {
+			db = defaultDB
+		}
+		if db != s.cfg.Database {
+			continue
+		}
+		delete(s.fieldsFor, t.name)
+		for id, p := range s.plans {
+			if p.name == t.name {
+				delete(s.plans, id)
+			}
+		}
+	}
+}
+
+func formatMariaDBGTID(g mysql.MariadbGTID) string {
+	var b [64]byte
+	out := strconv.AppendUint(b[:0], uint64(g.DomainID), 10)
+	out = append(out, '-')
+	out = strconv.AppendUint(out, uint64(g.ServerID), 10)
+	out = append(out, '-')
+	out = strconv.AppendUint(out, g.SequenceNumber, 10)
+	return string(out)
+}
+
+func formatMySQLGTID(sid []byte, gno int64) string {
+	const hex = "0123456789abcdef"
+	var b [64]byte
+	out := b[:0]
+	for i, c := range sid {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hex[c>>4], hex[c&0xf])
+	}
+	out = append(out, ':')
+	out = strconv.AppendInt(out, gno, 10)
+	return string(out)
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
