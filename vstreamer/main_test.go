@@ -100,17 +100,23 @@ func (ts *testStream) next(heartbeats bool) *binlogdata.VEvent {
 	}
 }
 
-// expect reads len(want) events and compares their short forms.
+// expect reads len(want) events and compares their short forms. A want that is a bare event
+// type ("ROW") matches any event of that type.
 func (ts *testStream) expect(want ...string) []*binlogdata.VEvent {
 	ts.t.Helper()
 	var got []string
 	var evs []*binlogdata.VEvent
-	for range want {
+	same := true
+	for _, w := range want {
 		ev := ts.next(false)
 		evs = append(evs, ev)
-		got = append(got, short(ev))
+		g := short(ev)
+		got = append(got, g)
+		if g != w && (strings.Contains(w, " ") || ev.Type.String() != w) {
+			same = false
+		}
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if !same {
 		ts.t.Fatalf("events differ\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 	return evs

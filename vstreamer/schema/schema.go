@@ -186,7 +186,7 @@ func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 	}
 }
 
-// parseLabels reads the labels of "enum('a','b''c')" or "set(...)".
+// parseLabels reads the labels of "enum('a','b”c')" or "set(...)".
 func parseLabels(columnType string) []string {
 	open := strings.IndexByte(columnType, '(')
 	if open < 0 {
