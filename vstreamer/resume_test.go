@@ -1,0 +1,180 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// TestResumeFromEveryVGTID records a stream, then restarts it from each VGTID it carried and
+// checks the restarted stream is exactly the rest of the recording.
+func TestResumeFromEveryVGTID(t *testing.T) {
+	execSQL(t, "CREATE TABLE rs (id INT PRIMARY KEY, v VARCHAR(10))")
+	e := newEngine(t)
+	filterRS := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "rs"}}}
+	ts := startStream(t, e, Request{Position: "current", Filter: filterRS})
+	first := ts.expect("GTID", "OTHER", "VGTID")
+	execSQL(t,
+		"INSERT INTO rs VALUES (1, 'a')",
+		"BEGIN", "INSERT INTO rs VALUES (2, 'b')", "UPDATE rs SET v = 'c' WHERE id = 1", "COMMIT",
+		"ALTER TABLE rs ADD COLUMN w INT",
+		"DELETE FROM rs WHERE id = 2",
+		"INSERT INTO rs VALUES (3, 'd', 4)",
+	)
+	rec := ts.expect(
+		"BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "ROW", "ROW", "GTID", "COMMIT", "VGTID",
+		"GTID", "DDL", "VGTID",
+		"BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "ROW", "GTID", "COMMIT", "VGTID",
+	)
+	rec = append([]*binlogdata.VEvent{first[2]}, rec...)
+	for i, ev := range rec {
+		if ev.Type != binlogdata.VEventType_VGTID {
+			continue
+		}
+		var rest []string
+		for _, r := range rec[i+1:] {
+			rest = append(rest, short(r))
+		}
+		if len(rest) == 0 {
+			continue
+		}
+		// A resumed stream sends FIELD before the first row of each table.
+		rest = withFieldBeforeFirstRow(rest, rec[:i+1])
+		pos := ev.Vgtid.ShardGtids[0].Gtid
+		t.Run(pos, func(t *testing.T) {
+			rs := startStream(t, e, Request{Position: pos, Filter: filterRS})
+			rs.expect(rest...)
+		})
+	}
+}
+
+// withFieldBeforeFirstRow adds, for a stream resumed mid-recording, the FIELD event the
+// recording sent earlier for a table whose rows follow.
+func withFieldBeforeFirstRow(rest []string, before []*binlogdata.VEvent) []string {
+	var lastField string
+	for _, ev := range before {
+		if ev.Type == binlogdata.VEventType_FIELD {
+			lastField = short(ev)
+		}
+		if ev.Type == binlogdata.VEventType_DDL {
+			lastField = ""
+		}
+	}
+	if lastField == "" {
+		return rest
+	}
+	for i, r := range rest {
+		if strings.HasPrefix(r, "FIELD ") {
+			return rest
+		}
+		if strings.HasPrefix(r, "ROW ") {
+			out := append([]string{}, rest[:i]...)
+			out = append(out, lastField)
+			return append(out, rest[i:]...)
+		}
+	}
+	return rest
+}
+
+func TestBadRequests(t *testing.T) {
+	e := newEngine(t)
+	cur, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	curPos, err := position.ParseBody(position.MariaDB, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := curPos.Clone()
+	if err := ahead.Update("0-1-999999"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		req     Request
+		want    error
+		message string
+	}{
+		{"no flavor", Request{Position: "0-1-5"}, position.ErrBadPosition, "flavor"},
+		{"garbage", Request{Position: "MariaDB/x-y"}, position.ErrBadPosition, "x-y"},
+		{"wrong flavor", Request{Position: "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}, ErrFlavor, "server is MariaDB"},
+		{"ahead", Request{Position: ahead.String()}, ErrAhead, "999999"},
+		{"unknown domain", Request{Position: "MariaDB/7-1-3"}, ErrAhead, "domain 7"},
+		{"empty position", Request{Position: ""}, ErrNeedsCopy, "table copy"},
+		{"bad regex", Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/a(("}}}}, filter.ErrInvalid, "rule 1"},
+		{"missing table", Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "nosuchtable"}}}}, filter.ErrInvalid, "nosuchtable does not exist"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := e.Stream(ctx, c.req, func([]*binlogdata.VEvent) error { return nil })
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if !strings.Contains(err.Error(), c.message) {
+				t.Errorf("message %q does not mention %q", err, c.message)
+			}
+		})
+	}
+}
+
+func TestPurgedPosition(t *testing.T) {
+	execSQL(t, "CREATE TABLE pg (id INT PRIMARY KEY)", "INSERT INTO pg VALUES (1)")
+	old, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, "INSERT INTO pg VALUES (2)", "FLUSH BINARY LOGS", "INSERT INTO pg VALUES (3)")
+	cur, _ := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	// A dump thread that is still closing holds its binlog open; purge until the old file is gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		execSQL(t, "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
+		conn, err := db.Conn("test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := conn.Execute("SHOW BINARY LOGS")
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.RowNumber() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("binlogs not purged: %d files remain", r.RowNumber())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e := newEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = e.Stream(ctx, Request{Position: "MariaDB/" + old}, func([]*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, ErrPurged) || !strings.Contains(err.Error(), "domain 0") {
+		t.Fatalf("err = %v, want ErrPurged naming domain 0", err)
+	}
+	// The current position is still served.
+	ts := startStream(t, e, Request{Position: "MariaDB/" + cur, Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pg"}}}})
+	execSQL(t, "INSERT INTO pg VALUES (4)")
+	ts.expect("BEGIN", "FIELD", "ROW pg +[4]", "GTID", "COMMIT", "VGTID")
+}
+
+func queryStringOn(t testing.TB, q string) (string, error) {
+	conn, err := db.Conn("test")
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	return queryString(conn, q)
+}
