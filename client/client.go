@@ -1,0 +1,424 @@
+// Package client is the Go client for vstreamd; streams with automatic resume.
+//
+// A Client holds one gRPC connection. Stream opens VStreamService.Stream, hands
+// every batch of events to a Handler and, when the stream breaks with a
+// retryable error, reconnects with backoff and resumes from the last resume
+// point it saw: the VGTID event that closes a transaction, a DDL or an OTHER
+// statement.
+//
+// Delivery guarantee: a transaction whose closing VGTID event was delivered is
+// never delivered again, and nothing is skipped. Batches are handed over as
+// they arrive, so a reconnect can interrupt a transaction after some of its
+// events were delivered. The client then delivers a synthetic event of type
+// ROLLBACK (with keyspace and shard set), meaning "discard the unfinished
+// transaction you were given", followed by the transaction again from its
+// BEGIN. The same applies to a GTID event whose DDL or OTHER statement had not
+// arrived yet.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+)
+
+// DefaultAckInterval is used when Options.AckInterval is zero.
+const DefaultAckInterval = time.Second
+
+// Options configure a Client. The zero value is usable.
+type Options struct {
+	// Token, when set, is sent with every stream as "authorization: Bearer <Token>".
+	// Without TLS in DialOptions it travels in clear text.
+	Token string
+
+	// DialOptions are passed to grpc.NewClient after an insecure
+	// transport-credentials default, so a grpc.WithTransportCredentials here
+	// replaces that default. A credentials bundle cannot be combined with it.
+	DialOptions []grpc.DialOption
+
+	// Backoff makes the reconnect delay policy for one Stream call; it is
+	// called once per Stream so that concurrent calls do not share state.
+	// Nil means exponential backoff with jitter from 100ms up to 10s. The
+	// policy is reset after every batch the handler accepts; a policy that
+	// returns backoff.Stop ends Stream with the last error.
+	Backoff func() backoff.BackOff
+
+	// MaxRetries bounds reconnects in a row that deliver nothing: after that
+	// many retries have failed, Stream returns the last error. Zero retries
+	// forever; a negative value never retries.
+	MaxRetries int
+
+	// Logger receives reconnect notices. Nil means slog.Default().
+	Logger *slog.Logger
+
+	// AckInterval is how often the last resume point, once the handler has
+	// processed it, is acknowledged to the server (only when it changed).
+	// Zero means DefaultAckInterval; negative disables acks.
+	AckInterval time.Duration
+}
+
+// Client streams change events from one vstreamd server.
+type Client struct {
+	conn *grpc.ClientConn
+	svc  vstreamv1.VStreamServiceClient
+	opts Options
+	log  *slog.Logger
+
+	last atomic.Pointer[binlogdata.VGtid]
+}
+
+// Dial creates a Client for target (any grpc.NewClient target, e.g.
+// "127.0.0.1:15991"). No connection is made until Stream.
+func Dial(target string, opts Options) (*Client, error) {
+	dopts := make([]grpc.DialOption, 0, len(opts.DialOptions)+1)
+	dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	dopts = append(dopts, opts.DialOptions...)
+	conn, err := grpc.NewClient(target, dopts...)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", target, err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if opts.AckInterval == 0 {
+		opts.AckInterval = DefaultAckInterval
+	}
+	return &Client{
+		conn: conn,
+		svc:  vstreamv1.NewVStreamServiceClient(conn),
+		opts: opts,
+		log:  log,
+	}, nil
+}
+
+// Close releases the connection. Running streams fail with Canceled.
+func (c *Client) Close() error {
+	return c.conn.Close()
+}
+
+// Request says what to stream.
+type Request struct {
+	// Position is where to start; nil means "current". See ParsePosition.
+	// It is sent as given; on reconnect it is replaced by the last resume point.
+	Position *binlogdata.VGtid
+	// Filter selects tables; nil streams every table. See ParseTables.
+	Filter *binlogdata.Filter
+	// HeartbeatInterval asks for a HEARTBEAT after this much idle time; zero means none.
+	HeartbeatInterval time.Duration
+	// Format is the server's output format; empty means native VEvents.
+	Format string
+	// MaxBatchBytes bounds the encoded size of one batch; zero means the server default.
+	MaxBatchBytes int64
+}
+
+// Handler gets each batch; returning an error stops the stream with that error (not retried).
+//
+// The events belong to the handler once passed. A batch that contains a
+// resume point counts as processed, and may be acknowledged to the server,
+// only after the handler returns nil for it. An event of type ROLLBACK means
+// the events since the last VGTID will come again (see the package comment).
+type Handler func(ctx context.Context, events []*binlogdata.VEvent) error
+
+// handlerError marks an error that came from the Handler, so that it is
+// returned as is instead of being classified for retry.
+type handlerError struct{ err error }
+
+func (e *handlerError) Error() string { return e.err.Error() }
+func (e *handlerError) Unwrap() error { return e.err }
+
+// errStreamEnded stands for a stream the server closed with an OK status;
+// a change stream has no natural end, so this is treated like a broken connection.
+var errStreamEnded = errors.New("server ended the stream")
+
+// Stream runs until ctx ends, the handler fails, or a permanent error.
+//
+// Retryable errors (see IsRetryable) lead to a reconnect from the last resume
+// point, subject to Options.MaxRetries and Options.Backoff. Stream returns
+// ctx.Err() when ctx ends, the handler's error unchanged when the handler
+// fails, and otherwise the stream error: a permanent gRPC status error as
+// received, or the last retryable one, wrapped, once retries are exhausted
+// (status.Code sees through the wrapping).
+//
+// Several Streams may run on one Client at once, but LastPosition then
+// reports whichever reached a resume point last.
+func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
+	if h == nil {
+		return errors.New("client.Stream: nil handler")
+	}
+	s := &stream{c: c, req: req, h: h}
+	if sg := req.Position.GetShardGtids(); len(sg) > 0 {
+		s.tr.keyspace, s.tr.shard = sg[0].GetKeyspace(), sg[0].GetShard()
+	}
+	bo := c.newBackoff()
+	failures := 0
+	for {
+		progressed, err := s.attempt(ctx)
+		if herr, ok := errors.AsType[*handlerError](err); ok {
+			return herr.err
+		}
+		if ctxDone(ctx) {
+			return ctx.Err()
+		}
+		if !IsRetryable(err) {
+			return err
+		}
+		if progressed {
+			bo.Reset()
+			failures = 0
+		}
+		failures++
+		if c.opts.MaxRetries < 0 || (c.opts.MaxRetries > 0 && failures > c.opts.MaxRetries) {
+			return fmt.Errorf("giving up after %d failed attempts in a row: %w", failures, err)
+		}
+		if err := s.rollback(ctx); err != nil {
+			return err
+		}
+		wait := bo.NextBackOff()
+		if wait == backoff.Stop {
+			return fmt.Errorf("backoff gave up after %d failed attempts in a row: %w", failures, err)
+		}
+		c.log.Warn("vstream stream broken, reconnecting",
+			"err", err, "delay", wait, "failures", failures, "position", gtidOf(s.startPosition()))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// ctxDone also reports a deadline that has passed but whose timer has not yet
+// fired: gRPC turns the server's reset of such a stream into DeadlineExceeded
+// slightly before ctx.Err() is set, and that must not count as a stream error.
+func ctxDone(ctx context.Context) bool {
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		<-ctx.Done()
+	}
+	return ctx.Err() != nil
+}
+
+func gtidOf(v *binlogdata.VGtid) string {
+	if sg := v.GetShardGtids(); len(sg) > 0 {
+		return sg[0].GetGtid()
+	}
+	return ""
+}
+
+// LastPosition returns the last resume VGtid (nil before the first).
+// It is a copy, safe to keep and to pass back as Request.Position.
+func (c *Client) LastPosition() *binlogdata.VGtid {
+	p := c.last.Load()
+	if p == nil {
+		return nil
+	}
+	return proto.CloneOf(p)
+}
+
+// stream is the state of one Stream call across its attempts.
+type stream struct {
+	c   *Client
+	req Request
+	h   Handler
+
+	// tr is only touched by the Stream goroutine.
+	tr tracker
+	// resume mirrors tr.resume for the ack goroutine.
+	resume atomic.Pointer[binlogdata.VGtid]
+}
+
+func (s *stream) startPosition() *binlogdata.VGtid {
+	if s.tr.resume != nil {
+		return s.tr.resume
+	}
+	if s.req.Position != nil {
+		return s.req.Position
+	}
+	return &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}}
+}
+
+func (s *stream) startRequest() *vstreamv1.StreamRequest {
+	flags := &vstreamv1.Flags{MaxBatchBytes: s.req.MaxBatchBytes}
+	if s.req.HeartbeatInterval > 0 {
+		flags.HeartbeatInterval = durationpb.New(s.req.HeartbeatInterval)
+	}
+	return &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+		Vgtid:  s.startPosition(),
+		Filter: s.req.Filter,
+		Flags:  flags,
+		Format: s.req.Format,
+	}}}
+}
+
+// attempt runs one gRPC stream until it fails. progressed reports whether the
+// handler accepted at least one batch, which is what resets the retry budget.
+func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if s.c.opts.Token != "" {
+		actx = metadata.AppendToOutgoingContext(actx, "authorization", "Bearer "+s.c.opts.Token)
+	}
+	st, err := s.c.svc.Stream(actx)
+	if err != nil {
+		return false, err
+	}
+	if err := st.Send(s.startRequest()); err != nil {
+		// Send reports only io.EOF for a stream that already failed; the
+		// status that explains it comes from Recv.
+		if errors.Is(err, io.EOF) {
+			_, err = st.Recv()
+		}
+		return false, streamErr(err)
+	}
+	// The server sees a new stream at a clean boundary, so nothing of an
+	// earlier attempt is still open.
+	s.tr.open = false
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// Runs before wg.Wait: ending the stream is what stops the ack goroutine.
+	defer cancel()
+	if d := s.c.opts.AckInterval; d > 0 {
+		acked := s.resume.Load()
+		wg.Go(func() { s.ackLoop(actx, st, d, acked) })
+	}
+
+	for {
+		resp, err := st.Recv()
+		if err != nil {
+			return progressed, streamErr(err)
+		}
+		events := resp.GetEvents()
+		if len(events) == 0 {
+			continue
+		}
+		next := s.tr.advance(events)
+		if err := s.h(ctx, events); err != nil {
+			return progressed, &handlerError{err}
+		}
+		progressed = true
+		if next.resume != s.tr.resume {
+			s.resume.Store(next.resume)
+			s.c.last.Store(next.resume)
+		}
+		s.tr = next
+	}
+}
+
+func streamErr(err error) error {
+	if errors.Is(err, io.EOF) {
+		return errStreamEnded
+	}
+	return err
+}
+
+// ackLoop is the only goroutine that sends on st after the Start message,
+// which keeps to gRPC's rule of one sender per stream while the Stream
+// goroutine is blocked in Recv or in the handler.
+func (s *stream) ackLoop(ctx context.Context, st grpc.BidiStreamingClient[vstreamv1.StreamRequest, vstreamv1.StreamResponse], every time.Duration, acked *binlogdata.VGtid) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pos := s.resume.Load()
+		if pos == nil || pos == acked {
+			continue
+		}
+		req := &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Ack{Ack: &vstreamv1.Ack{Vgtid: pos}}}
+		if err := st.Send(req); err != nil {
+			// Recv in the Stream goroutine reports why the stream ended.
+			s.c.log.Debug("vstream ack not sent", "err", err)
+			return
+		}
+		acked = pos
+	}
+}
+
+// rollback tells the handler to drop an unfinished transaction before it is
+// delivered again from its start.
+func (s *stream) rollback(ctx context.Context) error {
+	if !s.tr.pending {
+		return nil
+	}
+	ev := &binlogdata.VEvent{
+		Type:     binlogdata.VEventType_ROLLBACK,
+		Keyspace: s.tr.keyspace,
+		Shard:    s.tr.shard,
+	}
+	if err := s.h(ctx, []*binlogdata.VEvent{ev}); err != nil {
+		return err
+	}
+	s.tr.pending = false
+	s.tr.open = false
+	return nil
+}
+
+// tracker follows transaction boundaries. It is a value so that a batch can
+// be scanned before the handler sees it and committed only once it accepts it.
+type tracker struct {
+	// open: a BEGIN has not been closed by COMMIT or ROLLBACK yet.
+	open bool
+	// pending: events were delivered after the resume point, so a reconnect
+	// would deliver them again.
+	pending bool
+	// resume is the last VGtid seen outside a transaction, kept as received.
+	resume *binlogdata.VGtid
+	// keyspace and shard label the synthetic ROLLBACK.
+	keyspace, shard string
+}
+
+func (t tracker) advance(events []*binlogdata.VEvent) tracker {
+	for _, ev := range events {
+		if ev.GetKeyspace() != "" {
+			t.keyspace, t.shard = ev.GetKeyspace(), ev.GetShard()
+		}
+		switch ev.GetType() {
+		case binlogdata.VEventType_HEARTBEAT:
+			// Not part of the binlog; redelivering or losing one is harmless.
+		case binlogdata.VEventType_BEGIN:
+			t.open, t.pending = true, true
+		case binlogdata.VEventType_COMMIT, binlogdata.VEventType_ROLLBACK:
+			t.open, t.pending = false, true
+		case binlogdata.VEventType_VGTID:
+			// The server sends VGTID after COMMIT, DDL and OTHER. Any VGTID
+			// outside a transaction is an equally safe place to resume, and
+			// taking one also pins a "current" start to a real position.
+			sg := ev.GetVgtid().GetShardGtids()
+			if t.open || len(sg) == 0 {
+				t.pending = true
+				continue
+			}
+			// A copy, so that a handler changing its events cannot change
+			// what is sent back to the server.
+			t.resume = proto.CloneOf(ev.GetVgtid())
+			t.pending = false
+			if t.keyspace == "" {
+				t.keyspace, t.shard = sg[0].GetKeyspace(), sg[0].GetShard()
+			}
+		default:
+			t.pending = true
+		}
+	}
+	return t
+}

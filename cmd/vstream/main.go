@@ -1,0 +1,237 @@
+// Command vstream prints the change stream of a vstreamd server as JSON lines,
+// one VEvent per line.
+//
+// Usage:
+//
+//	vstream --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]
+//	        [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]
+//
+// VSTREAM_SERVER and VSTREAM_TOKEN are used when --server or --token are not given.
+// A VGTID line, or its "vgtid" value, can be passed back as --position to resume.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/vstream-cdc/vstream/client"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+)
+
+const defaultServer = "127.0.0.1:15991"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// config is the parsed command line.
+type config struct {
+	server    string
+	token     string
+	request   client.Request
+	maxEvents int
+	timeout   time.Duration
+}
+
+// usageError is a command line mistake: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// errReported means the flag package has already explained the mistake.
+var errReported = errors.New("usage error already reported")
+
+// parseArgs reads the command line; getenv supplies the environment fallbacks.
+// It returns flag.ErrHelp for -h, a *usageError for bad input, or errReported.
+func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("vstream", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: vstream --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]\n"+
+			"               [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]\n\n"+
+			"Prints every change event of a vstreamd server as one JSON object per line.\n\n")
+		fs.PrintDefaults()
+	}
+	server := fs.String("server", orDefault(getenv("VSTREAM_SERVER"), defaultServer), "vstreamd gRPC `address` (env VSTREAM_SERVER)")
+	token := fs.String("token", getenv("VSTREAM_TOKEN"), "bearer `token` (env VSTREAM_TOKEN)")
+	position := fs.String("position", "current",
+		"start `position`: current, MariaDB/<gtid set>, MySQL56/<gtid set>, or a VGTID event or its vgtid as JSON")
+	keyspace := fs.String("keyspace", "", "`keyspace` for a current or GTID position; empty lets the server choose")
+	tables := fs.String("tables", "", "comma-separated table `rules`: names or /regex")
+	filterJSON := fs.String("filter", "", "binlogdata.Filter as `JSON`, e.g. {\"rules\":[{\"match\":\"t1\",\"filter\":\"select id from t1\"}]}")
+	format := fs.String("format", "", "server output `format`; empty means native VEvents")
+	maxEvents := fs.Int("max-events", 0, "exit after printing `N` events; 0 means no limit")
+	timeout := fs.Duration("timeout", 0, "exit after this `duration`; 0 means no limit")
+	heartbeat := fs.Duration("heartbeat", 0, "ask for a HEARTBEAT after this idle `duration`; 0 means none")
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errReported
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	cfg := &config{server: *server, token: *token, maxEvents: *maxEvents, timeout: *timeout}
+	if cfg.server == "" {
+		return nil, usagef("--server is empty")
+	}
+	switch {
+	case *maxEvents < 0:
+		return nil, usagef("--max-events must not be negative")
+	case *timeout < 0:
+		return nil, usagef("--timeout must not be negative")
+	case *heartbeat < 0:
+		return nil, usagef("--heartbeat must not be negative")
+	}
+	pos, err := client.ParsePosition(*position, *keyspace, "")
+	if err != nil {
+		return nil, usagef("--position: %v", err)
+	}
+	filter, err := buildFilter(*tables, set["tables"], *filterJSON, set["filter"])
+	if err != nil {
+		return nil, err
+	}
+	cfg.request = client.Request{
+		Position:          pos,
+		Filter:            filter,
+		HeartbeatInterval: *heartbeat,
+		Format:            *format,
+	}
+	return cfg, nil
+}
+
+// buildFilter turns --tables or --filter into a Filter; nil streams every table.
+func buildFilter(tables string, tablesSet bool, filterJSON string, filterSet bool) (*binlogdata.Filter, error) {
+	if tablesSet && filterSet {
+		return nil, usagef("--tables and --filter cannot be used together")
+	}
+	if filterSet {
+		var f binlogdata.Filter
+		if err := protojson.Unmarshal([]byte(filterJSON), &f); err != nil {
+			return nil, usagef("--filter: %v", err)
+		}
+		if len(f.GetRules()) == 0 {
+			return nil, usagef("--filter: no rules")
+		}
+		for i, r := range f.GetRules() {
+			if r.GetMatch() == "" {
+				return nil, usagef("--filter: rule %d has no match", i)
+			}
+		}
+		return &f, nil
+	}
+	return client.ParseTables(tables), nil
+}
+
+func orDefault(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}
+
+// errEnough stops the stream once --max-events lines are out.
+var errEnough = errors.New("enough events")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, os.Getenv, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errReported):
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "vstream: %v\nRun vstream -h for usage.\n", err)
+		return 2
+	}
+
+	if cfg.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "vstream: %v\n", err)
+		return 1
+	}
+	defer c.Close()
+
+	out := bufio.NewWriter(stdout)
+	p := printer{out: out, max: cfg.maxEvents}
+	err = c.Stream(ctx, cfg.request, p.print)
+	switch {
+	case errors.Is(err, errEnough):
+		return 0
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		// --timeout or Ctrl-C: what was received has been printed.
+		return 0
+	default:
+		fmt.Fprintf(stderr, "vstream: %v\n", err)
+		return 1
+	}
+}
+
+// printer writes events as compact single-line JSON.
+type printer struct {
+	out     *bufio.Writer
+	max     int
+	printed int
+	buf     bytes.Buffer
+}
+
+func (p *printer) print(_ context.Context, events []*binlogdata.VEvent) error {
+	for _, ev := range events {
+		if p.max > 0 && p.printed >= p.max {
+			break
+		}
+		b, err := protojson.MarshalOptions{}.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("encode %s event: %w", ev.GetType(), err)
+		}
+		// protojson deliberately varies its spacing between runs; Compact
+		// makes the output stable for scripts that compare lines.
+		p.buf.Reset()
+		if err := json.Compact(&p.buf, b); err != nil {
+			return fmt.Errorf("encode %s event: %w", ev.GetType(), err)
+		}
+		p.buf.WriteByte('\n')
+		if _, err := p.out.Write(p.buf.Bytes()); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		p.printed++
+	}
+	if err := p.out.Flush(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	if p.max > 0 && p.printed >= p.max {
+		return errEnough
+	}
+	return nil
+}

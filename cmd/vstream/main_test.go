@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/vstream-cdc/vstream/client"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseArgs(t *testing.T) {
+	current := &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    *config
+		wantErr string // "" for success; "usage" for a reported flag error
+	}{
+		{
+			name: "defaults",
+			want: &config{server: defaultServer, request: client.Request{Position: current}},
+		},
+		{
+			name: "environment",
+			env:  map[string]string{"VSTREAM_SERVER": "db1:15991", "VSTREAM_TOKEN": "t0k"},
+			want: &config{server: "db1:15991", token: "t0k", request: client.Request{Position: current}},
+		},
+		{
+			name: "flags beat environment",
+			args: []string{"--server", "db2:1", "--token", "flag"},
+			env:  map[string]string{"VSTREAM_SERVER": "db1:15991", "VSTREAM_TOKEN": "t0k"},
+			want: &config{server: "db2:1", token: "flag", request: client.Request{Position: current}},
+		},
+		{
+			name: "everything",
+			args: []string{
+				"--position", "MariaDB/0-1-100", "--keyspace", "demo", "--tables", "t1,/^t2",
+				"--format", "vevent", "--max-events", "10", "--timeout", "5s", "--heartbeat", "1s",
+			},
+			want: &config{
+				server:    defaultServer,
+				maxEvents: 10,
+				timeout:   5 * time.Second,
+				request: client.Request{
+					Position: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "demo", Gtid: "MariaDB/0-1-100"}}},
+					Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{
+						{Match: "t1"}, {Match: "/^t2"},
+					}},
+					HeartbeatInterval: time.Second,
+					Format:            "vevent",
+				},
+			},
+		},
+		{
+			name: "filter json",
+			args: []string{"-filter", `{"rules":[{"match":"t1","filter":"select id from t1"}]}`},
+			want: &config{server: defaultServer, request: client.Request{
+				Position: current,
+				Filter:   &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t1", Filter: "select id from t1"}}},
+			}},
+		},
+		{
+			name: "vgtid json position",
+			args: []string{"--position", `{"type":"VGTID","vgtid":{"shardGtids":[{"keyspace":"demo","shard":"0","gtid":"MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}]}}`},
+			want: &config{server: defaultServer, request: client.Request{
+				Position: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "demo", Shard: "0", Gtid: "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}}},
+			}},
+		},
+		{name: "tables and filter", args: []string{"--tables", "t1", "--filter", `{"rules":[{"match":"t1"}]}`}, wantErr: "cannot be used together"},
+		{name: "bad filter json", args: []string{"--filter", `{"rules":`}, wantErr: "--filter"},
+		{name: "filter without rules", args: []string{"--filter", `{}`}, wantErr: "no rules"},
+		{name: "filter rule without match", args: []string{"--filter", `{"rules":[{"filter":"exclude"}]}`}, wantErr: "no match"},
+		{name: "bad position", args: []string{"--position", "0-1-100"}, wantErr: "--position"},
+		{name: "negative max events", args: []string{"--max-events", "-1"}, wantErr: "--max-events"},
+		{name: "negative timeout", args: []string{"--timeout", "-1s"}, wantErr: "--timeout"},
+		{name: "empty server", args: []string{"--server", ""}, wantErr: "--server"},
+		{name: "positional argument", args: []string{"extra"}, wantErr: "unexpected argument"},
+		{name: "unknown flag", args: []string{"--nope"}, wantErr: "usage"},
+		{name: "bad duration", args: []string{"--timeout", "soon"}, wantErr: "usage"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			got, err := parseArgs(tt.args, env(tt.env), &stderr)
+			switch {
+			case tt.wantErr == "usage":
+				if !errors.Is(err, errReported) || stderr.Len() == 0 {
+					t.Fatalf("parseArgs() = %v (stderr %q), want a reported usage error", err, stderr.String())
+				}
+				return
+			case tt.wantErr != "":
+				var ue *usageError
+				if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseArgs() = %v, want usage error containing %q", err, tt.wantErr)
+				}
+				return
+			case err != nil:
+				t.Fatalf("parseArgs(): %v", err)
+			}
+			if got.server != tt.want.server || got.token != tt.want.token || got.maxEvents != tt.want.maxEvents || got.timeout != tt.want.timeout {
+				t.Errorf("config = %+v, want %+v", got, tt.want)
+			}
+			g, w := got.request, tt.want.request
+			if !proto.Equal(g.Position, w.Position) || !proto.Equal(g.Filter, w.Filter) ||
+				g.HeartbeatInterval != w.HeartbeatInterval || g.Format != w.Format || g.MaxBatchBytes != w.MaxBatchBytes {
+				t.Errorf("request = %+v, want %+v", g, w)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &stdout, &stderr); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if !strings.Contains(stderr.String(), "--tables RULES") {
+		t.Errorf("usage text missing: %q", stderr.String())
+	}
+}
+
+func TestUsageExitCode(t *testing.T) {
+	for _, args := range [][]string{{"--nope"}, {"--tables", "a", "--filter", "{}"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
+			t.Errorf("run(%q) exit %d, want 2 (stderr %q)", args, code, stderr.String())
+		}
+	}
+}
+
+type serverStream = grpc.BidiStreamingServer[vstreamv1.StreamRequest, vstreamv1.StreamResponse]
+
+// fakeServer plays batches to every stream and then waits or fails.
+type fakeServer struct {
+	vstreamv1.UnimplementedVStreamServiceServer
+	batches [][]*binlogdata.VEvent
+	end     error
+
+	mu     sync.Mutex
+	starts []*vstreamv1.Start
+	auth   []string
+}
+
+func (s *fakeServer) Stream(st serverStream) error {
+	req, err := st.Recv()
+	if err != nil {
+		return err
+	}
+	md, _ := metadata.FromIncomingContext(st.Context())
+	s.mu.Lock()
+	s.starts = append(s.starts, req.GetStart())
+	s.auth = append(s.auth, md.Get("authorization")...)
+	s.mu.Unlock()
+	for _, b := range s.batches {
+		if err := st.Send(&vstreamv1.StreamResponse{Events: b}); err != nil {
+			return err
+		}
+	}
+	if s.end != nil {
+		return s.end
+	}
+	<-st.Context().Done()
+	return nil
+}
+
+func serve(t *testing.T, fs *fakeServer) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	vstreamv1.RegisterVStreamServiceServer(srv, fs)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(lis)
+	}()
+	t.Cleanup(func() {
+		srv.Stop()
+		<-done
+	})
+	return lis.Addr().String()
+}
+
+func transaction() [][]*binlogdata.VEvent {
+	e := func(typ binlogdata.VEventType) *binlogdata.VEvent {
+		return &binlogdata.VEvent{Type: typ, Timestamp: 1700000000, Keyspace: "demo", Shard: "0"}
+	}
+	field := e(binlogdata.VEventType_FIELD)
+	field.FieldEvent = &binlogdata.FieldEvent{TableName: "t1", Keyspace: "demo", Shard: "0", Fields: []*query.Field{{Name: "id", Type: query.Type_INT64}}}
+	row := e(binlogdata.VEventType_ROW)
+	row.RowEvent = &binlogdata.RowEvent{TableName: "t1", Keyspace: "demo", Shard: "0", RowChanges: []*binlogdata.RowChange{{
+		After: &query.Row{Lengths: []int64{1}, Values: []byte("7")},
+	}}}
+	gtid := e(binlogdata.VEventType_GTID)
+	gtid.Gtid = "MariaDB/0-1-5"
+	vgtid := &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Keyspace: "demo", Shard: "0", Vgtid: &binlogdata.VGtid{
+		ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "demo", Shard: "0", Gtid: "MariaDB/0-1-5"}},
+	}}
+	return [][]*binlogdata.VEvent{
+		{e(binlogdata.VEventType_BEGIN), field, row},
+		{gtid, e(binlogdata.VEventType_COMMIT), vgtid},
+		{{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: 1700000001}},
+	}
+}
+
+var wantLines = []string{
+	`{"type":"BEGIN","timestamp":"1700000000","keyspace":"demo","shard":"0"}`,
+	`{"type":"FIELD","timestamp":"1700000000","fieldEvent":{"tableName":"t1","fields":[{"name":"id","type":"INT64"}],"keyspace":"demo","shard":"0"},"keyspace":"demo","shard":"0"}`,
+	`{"type":"ROW","timestamp":"1700000000","rowEvent":{"tableName":"t1","rowChanges":[{"after":{"lengths":["1"],"values":"Nw=="}}],"keyspace":"demo","shard":"0"},"keyspace":"demo","shard":"0"}`,
+	`{"type":"GTID","timestamp":"1700000000","gtid":"MariaDB/0-1-5","keyspace":"demo","shard":"0"}`,
+	`{"type":"COMMIT","timestamp":"1700000000","keyspace":"demo","shard":"0"}`,
+	`{"type":"VGTID","vgtid":{"shardGtids":[{"keyspace":"demo","shard":"0","gtid":"MariaDB/0-1-5"}]},"keyspace":"demo","shard":"0"}`,
+	`{"type":"HEARTBEAT","timestamp":"1700000001"}`,
+}
+
+func TestRunMaxEvents(t *testing.T) {
+	fs := &fakeServer{batches: transaction()}
+	addr := serve(t, fs)
+	t.Setenv("VSTREAM_SERVER", addr)
+	t.Setenv("VSTREAM_TOKEN", "s3cret")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"--max-events", "5", "--tables", "t1", "--position", "MariaDB/0-1-4", "--keyspace", "demo"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	got := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if want := wantLines[:5]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stdout:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, l := range got {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("not JSON: %s", l)
+		}
+	}
+
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.starts) != 1 {
+		t.Fatalf("server saw %d starts, want 1", len(fs.starts))
+	}
+	s := fs.starts[0]
+	if g := s.GetVgtid().GetShardGtids(); len(g) != 1 || g[0].GetGtid() != "MariaDB/0-1-4" || g[0].GetKeyspace() != "demo" {
+		t.Errorf("start position = %v", s.GetVgtid())
+	}
+	if r := s.GetFilter().GetRules(); len(r) != 1 || r[0].GetMatch() != "t1" {
+		t.Errorf("start filter = %v", s.GetFilter())
+	}
+	if len(fs.auth) != 1 || fs.auth[0] != "Bearer s3cret" {
+		t.Errorf("authorization = %q", fs.auth)
+	}
+}
+
+// The printed VGTID line is a position the command accepts back.
+func TestRunResumeFromPrintedVGTID(t *testing.T) {
+	fs := &fakeServer{batches: transaction()}
+	addr := serve(t, fs)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"--server", addr, "--max-events", "1", "--position", wantLines[5]}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if g := fs.starts[0].GetVgtid().GetShardGtids(); len(g) != 1 || g[0].GetGtid() != "MariaDB/0-1-5" || g[0].GetShard() != "0" {
+		t.Errorf("start position = %v", fs.starts[0].GetVgtid())
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	addr := serve(t, &fakeServer{batches: transaction()})
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run(context.Background(), []string{"--server", addr, "--timeout", "300ms"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if got := strings.Count(stdout.String(), "\n"); got != len(wantLines) {
+		t.Errorf("printed %d lines, want %d:\n%s", got, len(wantLines), stdout.String())
+	}
+}
+
+func TestRunCancel(t *testing.T) {
+	addr := serve(t, &fakeServer{batches: transaction()})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"--server", addr}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}
+
+func TestRunPermanentError(t *testing.T) {
+	addr := serve(t, &fakeServer{end: status.Error(codes.InvalidArgument, "unknown table t9")})
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--server", addr, "--tables", "t9", "--timeout", "10s"}, &stdout, &stderr)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if !strings.Contains(stderr.String(), "unknown table t9") {
+		t.Errorf("stderr = %q", stderr.String())
+	}
+}

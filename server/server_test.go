@@ -1,0 +1,356 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/vstreamer"
+)
+
+var db *testdb.Server
+
+func TestMain(m *testing.M) {
+	var err error
+	db, err = testdb.Start(testdb.Options{Database: "test"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start mariadb:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	db.Close()
+	os.Exit(code)
+}
+
+// serve starts a server on a loopback port for the engine config and returns its address.
+func serve(t testing.TB, cfg vstreamer.Config, opts Options) string {
+	t.Helper()
+	e, err := vstreamer.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.HealthInterval = 100 * time.Millisecond
+	s := New(e, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	go s.WatchHealth(ctx)
+	go s.GRPC().Serve(lis)
+	t.Cleanup(func() {
+		cancel()
+		s.GRPC().Stop()
+	})
+	return lis.Addr().String()
+}
+
+func dbConfig() vstreamer.Config {
+	return vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test"}
+}
+
+func dial(t testing.TB, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+func startMsg(gtid string, f *binlogdata.Filter) *vstreamv1.StreamRequest {
+	return &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: gtid}}},
+		Filter: f,
+	}}}
+}
+
+// firstError opens a stream, sends msgs and returns the status of the first receive error.
+func firstError(t *testing.T, cc *grpc.ClientConn, ctx context.Context, msgs ...*vstreamv1.StreamRequest) *status.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		return status.Convert(err)
+	}
+	for _, m := range msgs {
+		if err := st.Send(m); err != nil {
+			break
+		}
+	}
+	for {
+		if _, err := st.Recv(); err != nil {
+			return status.Convert(err)
+		}
+	}
+}
+
+func TestErrorCodes(t *testing.T) {
+	addr := serve(t, dbConfig(), Options{})
+	cc := dial(t, addr)
+	execSQL(t, "CREATE TABLE IF NOT EXISTS codes (id INT PRIMARY KEY)")
+	cases := []struct {
+		name string
+		msgs []*vstreamv1.StreamRequest
+		code codes.Code
+		msg  string
+	}{
+		{"malformed position", []*vstreamv1.StreamRequest{startMsg("MariaDB/zz", nil)}, codes.InvalidArgument, "zz"},
+		{"position without flavor", []*vstreamv1.StreamRequest{startMsg("0-1-1", nil)}, codes.InvalidArgument, "prefix"},
+		{"position ahead", []*vstreamv1.StreamRequest{startMsg("MariaDB/0-1-99999999", nil)}, codes.InvalidArgument, "not executed"},
+		{"bad regex", []*vstreamv1.StreamRequest{startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/(("}}})}, codes.InvalidArgument, "regular expression"},
+		{"empty match", []*vstreamv1.StreamRequest{startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{}}})}, codes.InvalidArgument, "match is empty"},
+		{"unknown format", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{Format: "xml"}}}}, codes.InvalidArgument, "valid formats are vevent"},
+		{"ack first", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Ack{Ack: &vstreamv1.Ack{Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "x"}}}}}}}, codes.InvalidArgument, "first message must be a start"},
+		{"empty message", []*vstreamv1.StreamRequest{{}}, codes.InvalidArgument, "request is empty"},
+		{"negative heartbeat", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{Flags: &vstreamv1.Flags{HeartbeatInterval: durationpb.New(-time.Second)}}}}}, codes.InvalidArgument, "negative"},
+		{"wrong keyspace", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "other", Gtid: "current"}}}}}}}, codes.InvalidArgument, "not served here"},
+		{"empty position needs copy", []*vstreamv1.StreamRequest{startMsg("", nil)}, codes.Unimplemented, "table copy"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := firstError(t, cc, context.Background(), c.msgs...)
+			if st.Code() != c.code || !strings.Contains(st.Message(), c.msg) {
+				t.Fatalf("got %v %q, want %v containing %q", st.Code(), st.Message(), c.code, c.msg)
+			}
+		})
+	}
+}
+
+func TestDatabaseUnreachable(t *testing.T) {
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := lis.Addr().String()
+	lis.Close()
+	cfg := dbConfig()
+	cfg.Addr = dead
+	cfg.DialTimeout = time.Second
+	addr := serve(t, cfg, Options{})
+	cc := dial(t, addr)
+	st := firstError(t, cc, context.Background(), startMsg("current", nil))
+	if st.Code() != codes.Unavailable {
+		t.Fatalf("got %v %q, want Unavailable", st.Code(), st.Message())
+	}
+	// The server still answers health checks, and says the database is not serving.
+	hc := healthpb.NewHealthClient(cc)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status == healthpb.HealthCheckResponse_NOT_SERVING {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health = %v, want NOT_SERVING", resp.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	addr := serve(t, dbConfig(), Options{AuthToken: "s3cret"})
+	cc := dial(t, addr)
+	if st := firstError(t, cc, context.Background(), startMsg("current", nil)); st.Code() != codes.Unauthenticated {
+		t.Fatalf("no token: got %v, want Unauthenticated", st.Code())
+	}
+	bad := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer nope")
+	if st := firstError(t, cc, bad, startMsg("current", nil)); st.Code() != codes.Unauthenticated {
+		t.Fatalf("bad token: got %v, want Unauthenticated", st.Code())
+	}
+	good := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer s3cret")
+	ctx, cancel := context.WithTimeout(good, 10*time.Second)
+	defer cancel()
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(startMsg("current", nil)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := st.Recv()
+	if err != nil {
+		t.Fatalf("good token: %v", err)
+	}
+	if got := resp.Events[len(resp.Events)-1].GetType(); got != binlogdata.VEventType_VGTID {
+		t.Fatalf("first batch ends with %v, want VGTID", got)
+	}
+}
+
+func execSQL(t testing.TB, sqls ...string) {
+	t.Helper()
+	if err := db.Exec(sqls...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recvAll collects responses from a stream in the background.
+type recvAll struct {
+	mu      sync.Mutex
+	batches [][]*binlogdata.VEvent
+	err     error
+}
+
+func (r *recvAll) run(st vstreamv1.VStreamService_StreamClient) {
+	for {
+		resp, err := st.Recv()
+		r.mu.Lock()
+		if err != nil {
+			r.err = err
+			r.mu.Unlock()
+			return
+		}
+		r.batches = append(r.batches, resp.Events)
+		r.mu.Unlock()
+	}
+}
+
+func (r *recvAll) count(typ binlogdata.VEventType) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, b := range r.batches {
+		for _, ev := range b {
+			if ev.Type == typ {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestHeartbeatWhenIdle(t *testing.T) {
+	addr := serve(t, dbConfig(), Options{})
+	cc := dial(t, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+		Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}},
+		Flags: &vstreamv1.Flags{HeartbeatInterval: durationpb.New(200 * time.Millisecond)},
+	}}})
+	r := &recvAll{}
+	go r.run(st)
+	waitFor(t, "two heartbeats", func() bool { return r.count(binlogdata.VEventType_HEARTBEAT) >= 2 })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.batches {
+		for _, ev := range b {
+			if ev.Type == binlogdata.VEventType_HEARTBEAT && (ev.Keyspace != "test" || ev.Shard != "0" || ev.CurrentTime == 0 || ev.Timestamp == 0) {
+				t.Errorf("heartbeat lacks keyspace, shard or times: %v", ev)
+			}
+		}
+	}
+}
+
+// TestLargeTransactionInBoundedBatches checks a transaction bigger than the batch bound is
+// sent as it is read, in several responses, each near the bound.
+func TestLargeTransactionInBoundedBatches(t *testing.T) {
+	execSQL(t, "CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(200))")
+	addr := serve(t, dbConfig(), Options{})
+	cc := dial(t, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxBatch = 64 << 10
+	st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}},
+		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "big"}}},
+		Flags:  &vstreamv1.Flags{MaxBatchBytes: maxBatch},
+	}}})
+	r := &recvAll{}
+	go r.run(st)
+	waitFor(t, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
+	execSQL(t, "BEGIN")
+	for i := 0; i < 40; i++ {
+		execSQL(t, fmt.Sprintf("INSERT INTO big SELECT seq + %d, REPEAT('x', 200) FROM seq_1_to_500", i*500))
+	}
+	execSQL(t, "COMMIT")
+	waitFor(t, "commit", func() bool { return r.count(binlogdata.VEventType_COMMIT) >= 1 })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rows, txnBatches := 0, 0
+	for _, b := range r.batches {
+		size := 0
+		for _, ev := range b {
+			if ev.Type == binlogdata.VEventType_ROW {
+				rows += len(ev.RowEvent.RowChanges)
+				size += len(ev.RowEvent.RowChanges) * 210
+			}
+		}
+		if size > 0 {
+			txnBatches++
+		}
+		if size > 2*maxBatch {
+			t.Errorf("a batch carries about %d bytes of rows, bound is %d", size, maxBatch)
+		}
+	}
+	if rows != 20000 {
+		t.Errorf("got %d rows, want 20000", rows)
+	}
+	if txnBatches < 20 {
+		t.Errorf("transaction went out in %d batches, want it split by size", txnBatches)
+	}
+}
+
+// TestStalledClientDoesNotSlowOthers keeps one stream unread while another stream on the
+// same server receives every change.
+func TestStalledClientDoesNotSlowOthers(t *testing.T) {
+	execSQL(t, "CREATE TABLE stall (id INT PRIMARY KEY, pad MEDIUMTEXT)")
+	addr := serve(t, dbConfig(), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stalled, err := vstreamv1.NewVStreamServiceClient(dial(t, addr)).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled.Send(startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stall"}}}))
+	live, err := vstreamv1.NewVStreamServiceClient(dial(t, addr)).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Send(startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stall"}}}))
+	r := &recvAll{}
+	go r.run(live)
+	waitFor(t, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
+	// Far more than gRPC's flow-control windows hold, so the stalled stream blocks.
+	for i := 0; i < 200; i++ {
+		execSQL(t, fmt.Sprintf("INSERT INTO stall VALUES (%d, REPEAT('y', 100000))", i))
+	}
+	waitFor(t, "every commit on the live stream", func() bool { return r.count(binlogdata.VEventType_COMMIT) >= 200 })
+}
