@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -132,6 +133,7 @@ func rawDecode(b *testing.B) time.Duration {
 		TimestampStringLocation: time.UTC,
 		DisableRetrySync:        true,
 		EventCacheCount:         64,
+		Logger:                  slog.New(slog.DiscardHandler),
 	})
 	defer syncer.Close()
 	start := time.Now()

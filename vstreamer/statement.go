@@ -292,11 +292,13 @@ func (l *lexer) table() (tableName, bool) {
 
 func (l *lexer) onTable() ([]tableName, bool) {
 	for !l.done() {
-		if l.keyword() == "ON" {
+		switch l.keyword() {
+		case "ON":
 			t, ok := l.table()
 			return []tableName{t}, ok
+		case "":
+			l.skip()
 		}
-		l.skip()
 	}
 	return nil, false
 }
