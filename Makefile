@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all generate check-generate build vet test test-race bench run
+.PHONY: all deps generate check-generate build vet test test-race bench run
 
 all: build
 
@@ -17,6 +17,9 @@ check-generate: generate
 		exit 1; \
 	fi
 
+deps:
+	./scripts/install-deps.sh
+
 build:
 	$(GO) build -o bin/ ./cmd/...
 
@@ -25,17 +28,17 @@ vet:
 
 # vet runs in the recipe rather than as a prerequisite so that 'make -j'
 # cannot vet while generate is rewriting gen/.
-test: check-generate
+test: deps check-generate
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 
 # Kept out of 'test' because the race detector roughly doubles its run time.
-test-race:
+test-race: deps
 	$(GO) test -race -count=1 -timeout 30m ./...
 
-bench:
+bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
 
-run: build
+run: deps build
 	$(GO) build -o bin/ ./internal/cmd/demodb
 	./scripts/run-demo.sh

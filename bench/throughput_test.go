@@ -200,4 +200,3 @@ func throughServer(b *testing.B) (time.Duration, int) {
 	}
 	return time.Since(start), events
 }
-

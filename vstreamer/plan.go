@@ -26,6 +26,8 @@ type tablePlan struct {
 	types []byte
 	meta  []uint16
 	names []string
+	// arenaHint is the size of the last rows event's values, to size the next one's buffer.
+	arenaHint int
 }
 
 func (p *tablePlan) fits(tm *replication.TableMapEvent) bool {
@@ -125,7 +127,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	}
 	qrows := make([]query.Row, n*images)
 	lengths := make([]int64, n*images*len(p.cols))
-	var arena []byte
+	arena := make([]byte, 0, p.arenaHint+p.arenaHint/4)
 	size := 0
 	for i := 0; i < n; i++ {
 		for img := 0; img < images; img++ {
@@ -163,6 +165,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 		}
 		ptrs[i] = &changes[i]
 	}
+	p.arenaHint = len(arena)
 	s.begin(ts)
 	s.add(&binlogdata.VEvent{
 		Type:      binlogdata.VEventType_ROW,

@@ -98,7 +98,7 @@ type stream struct {
 	pos      position.Position
 	eventGTI string // GTID of the transaction being read, e.g. "0-1-100"
 	inTxn    bool
-	// txnTimestamp is the header time of the transaction's first event.
+	// now is the wall clock (ns) stamped as current_time on the events being produced.
 	now int64
 
 	plans map[uint64]*tablePlan

@@ -22,11 +22,15 @@ func TestLoadConfig(t *testing.T) {
 		err  string
 	}{
 		{"flags", []string{"--mysql-dsn", "root:pw@tcp(127.0.0.1:3306)/app"}, nil,
-			func(c *config) bool { return c.MySQLDSN == "root:pw@tcp(127.0.0.1:3306)/app" && c.Listen == "127.0.0.1:15991" && c.Shard == "0" }, ""},
+			func(c *config) bool {
+				return c.MySQLDSN == "root:pw@tcp(127.0.0.1:3306)/app" && c.Listen == "127.0.0.1:15991" && c.Shard == "0"
+			}, ""},
 		{"env fallback", nil, map[string]string{"VSTREAM_MYSQL_DSN": "u@tcp(h:1)/d", "VSTREAM_AUTH_TOKEN": "tok"},
 			func(c *config) bool { return c.MySQLDSN == "u@tcp(h:1)/d" && c.AuthToken == "tok" }, ""},
 		{"file, env over file, flag over env", []string{"--config", file, "--listen", "127.0.0.1:9"}, map[string]string{"VSTREAM_SHARD": "s2", "VSTREAM_LISTEN": "127.0.0.1:8"},
-			func(c *config) bool { return c.MySQLDSN == "u:p@tcp(h:1)/fromfile" && c.Shard == "s2" && c.Listen == "127.0.0.1:9" }, ""},
+			func(c *config) bool {
+				return c.MySQLDSN == "u:p@tcp(h:1)/fromfile" && c.Shard == "s2" && c.Listen == "127.0.0.1:9"
+			}, ""},
 		{"unknown key in file", []string{"--config", bad}, nil, nil, "mysql-dns"},
 		{"missing dsn", nil, nil, nil, "mysql-dsn is required"},
 		{"bad dsn", []string{"--mysql-dsn", "nonsense"}, nil, nil, "want user:pass@tcp(host:port)/db"},
