@@ -1,0 +1,84 @@
+package schema
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
+)
+
+func TestParseLabels(t *testing.T) {
+	cases := map[string][]string{
+		"enum('a','b')":          {"a", "b"},
+		"set('x','it''s','')":    {"x", "it's", ""},
+		"enum('with,comma','z')": {"with,comma", "z"},
+		"int(11)":                nil,
+	}
+	for in, want := range cases {
+		if got := parseLabels(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("parseLabels(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func cols(names ...string) []rowcodec.Column {
+	out := make([]rowcodec.Column, len(names))
+	for i, n := range names {
+		out[i] = rowcodec.Column{Name: n, Type: mysql.MYSQL_TYPE_LONG}
+	}
+	return out
+}
+
+func TestReconcile(t *testing.T) {
+	info := []ColumnInfo{
+		{Name: "id", DataType: "int", ColumnType: "int(10) unsigned", Key: "PRI", Extra: "auto_increment"},
+		{Name: "qty", DataType: "int", ColumnType: "int(11)", Nullable: true},
+	}
+	t.Run("binlog names and same schema: enriched", func(t *testing.T) {
+		c := cols("id", "qty")
+		if err := Reconcile(c, true, info); err != nil {
+			t.Fatal(err)
+		}
+		if c[0].ColumnType != "int(10) unsigned" || !c[0].PrimaryKey || !c[1].Nullable {
+			t.Errorf("not enriched: %+v", c)
+		}
+	})
+	t.Run("binlog names and a schema changed since: binlog wins", func(t *testing.T) {
+		c := cols("qty", "id")
+		if err := Reconcile(c, true, info); err != nil {
+			t.Fatal(err)
+		}
+		if c[0].Name != "qty" || c[0].ColumnType != "" {
+			t.Errorf("schema of another shape was applied: %+v", c)
+		}
+	})
+	t.Run("no binlog names: names from a fitting schema", func(t *testing.T) {
+		c := cols("", "")
+		if err := Reconcile(c, false, info); err != nil {
+			t.Fatal(err)
+		}
+		if c[0].Name != "id" || c[1].Name != "qty" || !c[0].Unsigned {
+			t.Errorf("names or signedness not taken from schema: %+v", c)
+		}
+	})
+	t.Run("no binlog names: schema with fewer columns", func(t *testing.T) {
+		c := cols("", "", "")
+		if err := Reconcile(c, false, info); !errors.Is(err, ErrMismatch) {
+			t.Fatalf("err = %v, want ErrMismatch", err)
+		}
+	})
+	t.Run("no binlog names: incompatible types", func(t *testing.T) {
+		c := cols("", "")
+		c[1].Type = mysql.MYSQL_TYPE_VARCHAR
+		if err := Reconcile(c, false, info); !errors.Is(err, ErrMismatch) {
+			t.Fatalf("err = %v, want ErrMismatch", err)
+		}
+		NameByPosition(c)
+		if c[0].Name != "@1" || c[1].Name != "@2" {
+			t.Errorf("NameByPosition = %q %q", c[0].Name, c[1].Name)
+		}
+	})
+}
