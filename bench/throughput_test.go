@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +39,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Both paths run with the garbage-collector setting vstreamd uses by default
+	// (cmd/vstreamd: GOGC 400 unless GOGC is set).
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	code := m.Run()
 	if db != nil {
 		db.Close()
