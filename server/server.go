@@ -7,12 +7,14 @@ import (
 	"context"
 	"crypto/subtle"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/validator"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -35,6 +37,8 @@ type Options struct {
 	HealthInterval time.Duration
 	// ExtraServerOptions are appended to the gRPC server options.
 	ExtraServerOptions []grpc.ServerOption
+	// Registerer receives the server's Prometheus metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
 }
 
 // maxMessageBytes bounds one response: batches are far smaller, but a single row may be as
@@ -48,6 +52,9 @@ type Server struct {
 	log    *slog.Logger
 	grpc   *grpc.Server
 	health *health.Server
+	stats  *metrics
+	// streamIDs numbers streams for logs and metrics.
+	streamIDs atomic.Uint64
 }
 
 // New builds the gRPC server and registers every service on it.
@@ -58,7 +65,11 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 	if opts.HealthInterval <= 0 {
 		opts.HealthInterval = 5 * time.Second
 	}
-	s := &Server{engine: engine, opts: opts, log: opts.Logger, health: health.NewServer()}
+	reg := opts.Registerer
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	s := &Server{engine: engine, opts: opts, log: opts.Logger, health: health.NewServer(), stats: newMetrics(reg)}
 
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		s.log.Log(ctx, slog.Level(lvl), msg, fields...)

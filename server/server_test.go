@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -353,4 +354,49 @@ func TestStalledClientDoesNotSlowOthers(t *testing.T) {
 		execSQL(t, fmt.Sprintf("INSERT INTO stall VALUES (%d, REPEAT('y', 100000))", i))
 	}
 	waitFor(t, "every commit on the live stream", func() bool { return r.count(binlogdata.VEventType_COMMIT) >= 200 })
+}
+
+// TestAckLagMetric checks an ack from the client shows up as that stream's lag in the
+// Prometheus metrics, and the stream's series goes away when it ends.
+func TestAckLagMetric(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	addr := serve(t, dbConfig(), Options{Registerer: reg})
+	cc := dial(t, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Send(startMsg("current", nil))
+	resp, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vgtid := resp.Events[len(resp.Events)-1].GetVgtid()
+	time.Sleep(50 * time.Millisecond)
+	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Ack{Ack: &vstreamv1.Ack{Vgtid: vgtid}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "ack lag gauge", func() bool {
+		return gaugeValue(t, reg, "vstream_client_ack_lag_seconds") >= 0.05 && gaugeValue(t, reg, "vstream_streams_open") == 1
+	})
+	cancel()
+	waitFor(t, "stream gone from metrics", func() bool {
+		return gaugeValue(t, reg, "vstream_client_ack_lag_seconds") == -1 && gaugeValue(t, reg, "vstream_streams_open") == 0
+	})
+}
+
+// gaugeValue returns the first sample of a gauge family, or -1 when it has none.
+func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
 }

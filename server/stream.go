@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -43,11 +44,19 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if err != nil {
 		return err
 	}
-	log := v.srv.log.With("position", req.Position)
+	id := v.srv.streamIDs.Add(1)
+	log := v.srv.log.With("stream", id, "position", req.Position)
 	log.Info("stream starting", "format", formatName(start.GetFormat()))
+	stats := v.srv.stats
+	stats.open.Inc()
+	lag := stats.ackLag.WithLabelValues(streamLabel(id))
+	defer func() {
+		stats.open.Dec()
+		stats.ackLag.DeleteLabelValues(streamLabel(id))
+	}()
 
 	acks := &ackTracker{}
-	go v.readAcks(ctx, stream, acks, log)
+	go v.readAcks(ctx, stream, acks, log, lag)
 
 	resp := &vstreamv1.StreamResponse{}
 	send := func(events []*binlogdata.VEvent) error {
@@ -60,11 +69,13 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		resp.Events = events
 		err := stream.Send(resp)
 		resp.Events = nil
+		stats.batches.Inc()
+		stats.events.Add(float64(len(events)))
 		return err
 	}
 	err = v.srv.engine.Stream(ctx, req, send)
-	acked, lag := acks.state()
-	log.Info("stream ended", "err", err, "acked", acked, "ack_lag", lag)
+	acked, ackLag := acks.state()
+	log.Info("stream ended", "err", err, "acked", acked, "ack_lag", ackLag)
 	return toStatus(err)
 }
 
@@ -110,7 +121,7 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 
 // readAcks records the client's acknowledgements until the stream ends. A client that closes
 // its sending side keeps receiving.
-func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamService_StreamServer, acks *ackTracker, log *slog.Logger) {
+func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamService_StreamServer, acks *ackTracker, log *slog.Logger, lagGauge prometheus.Gauge) {
 	for {
 		msg, err := stream.Recv()
 		if err != nil {
@@ -122,6 +133,7 @@ func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamS
 			continue
 		}
 		lag := acks.acked(ack.GetVgtid())
+		lagGauge.Set(lag.Seconds())
 		log.Debug("client ack", "acked", gtidOf(ack.GetVgtid()), "ack_lag", lag)
 		if ctx.Err() != nil {
 			return

@@ -30,6 +30,8 @@ type config struct {
 	LogLevel  string `yaml:"log-level"`
 	// Flavor forces mariadb or mysql; empty detects it.
 	Flavor string `yaml:"flavor"`
+	// MetricsListen, when set, serves Prometheus metrics at /metrics on this HTTP address.
+	MetricsListen string `yaml:"metrics-listen"`
 }
 
 type flagDef struct {
@@ -46,6 +48,7 @@ var flagDefs = []flagDef{
 	{"auth-token", "bearer token clients must send (optional)", func(c *config) *string { return &c.AuthToken }, ""},
 	{"log-level", "debug, info, warn or error", func(c *config) *string { return &c.LogLevel }, "info"},
 	{"flavor", "mariadb or mysql (default: detect from the server)", func(c *config) *string { return &c.Flavor }, ""},
+	{"metrics-listen", "HTTP address for Prometheus metrics at /metrics (default: off)", func(c *config) *string { return &c.MetricsListen }, ""},
 }
 
 func envName(flagName string) string {
@@ -120,6 +123,11 @@ func (c *config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("listen %q: %w", c.Listen, err)
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			return fmt.Errorf("metrics-listen %q: %w", c.MetricsListen, err)
+		}
 	}
 	if _, err := c.level(); err != nil {
 		return err

@@ -8,11 +8,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/vstream-cdc/vstream/server"
 	"github.com/vstream-cdc/vstream/vstreamer"
@@ -63,7 +68,22 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 1
 	}
-	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg})
+	if cfg.MetricsListen != "" {
+		mlis, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			fmt.Fprintln(stderr, "vstreamd: metrics:", err)
+			return 1
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go hs.Serve(mlis)
+		defer hs.Close()
+		log.Info("metrics serving", "listen", mlis.Addr().String())
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
