@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -399,4 +400,71 @@ func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return -1
+}
+
+// TestStalledClientMemoryBounded writes far more than any buffer holds while a client reads
+// nothing: the server blocks that stream instead of queueing its events. What it may hold is
+// a batch, the binlog events queued between decoder and stream loop (80 at most, here 1 MiB
+// each) and gRPC's flow-control windows.
+func TestStalledClientMemoryBounded(t *testing.T) {
+	execSQL(t, "CREATE TABLE stallmem (id INT PRIMARY KEY, pad LONGBLOB)")
+	addr := serve(t, dbConfig(), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stalled, err := vstreamv1.NewVStreamServiceClient(dial(t, addr)).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled.Send(startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stallmem"}}}))
+	// A second stream reads and drops everything, to know when the binlog has been written.
+	live, err := vstreamv1.NewVStreamServiceClient(dial(t, addr)).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Send(startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stallmem"}}}))
+	commits := make(chan int, 1)
+	go func() {
+		n := 0
+		for {
+			resp, err := live.Recv()
+			if err != nil {
+				return
+			}
+			for _, ev := range resp.Events {
+				if ev.Type == binlogdata.VEventType_COMMIT {
+					n++
+				}
+			}
+			select {
+			case <-commits:
+			default:
+			}
+			commits <- n
+		}
+	}()
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse
+	}
+	before := heap()
+	const rows, rowBytes = 300, 1 << 20
+	for i := 0; i < rows; i++ {
+		execSQL(t, fmt.Sprintf("INSERT INTO stallmem VALUES (%d, REPEAT(CHAR(65 + %d %% 26), %d))", i, i, rowBytes))
+	}
+	deadline := time.After(60 * time.Second)
+	for n := 0; n < rows; {
+		select {
+		case n = <-commits:
+		case <-deadline:
+			t.Fatalf("live stream got %d of %d commits", n, rows)
+		}
+	}
+	after := heap()
+	growth := int64(after) - int64(before)
+	t.Logf("heap in use grew by %d MiB while %d MiB went past a stalled stream", growth>>20, rows*rowBytes>>20)
+	if growth > 128<<20 {
+		t.Errorf("heap grew by %d MiB: the stalled stream is being buffered", growth>>20)
+	}
 }

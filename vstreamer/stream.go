@@ -113,7 +113,13 @@ type stream struct {
 	lastSend  time.Time
 }
 
-const eventQueue = 64
+// Queue lengths between the binlog connection, its decoder and the stream loop. They bound
+// what a stalled client makes the server hold (a few dozen binlog events per stream) while
+// letting decoding run ahead of encoding.
+const (
+	decodedQueue = 64
+	loopQueue    = 16
+)
 
 func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error {
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
@@ -129,7 +135,7 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 		ReadTimeout:             3 * s.cfg.ServerHeartbeat,
 		// Retrying inside go-mysql replays half transactions; the client resumes instead.
 		DisableRetrySync: true,
-		EventCacheCount:  eventQueue,
+		EventCacheCount:  decodedQueue,
 		Logger:           s.log.With("component", "binlog"),
 	})
 	defer syncer.Close()
@@ -138,7 +144,7 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 		return fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, s.pos, err)
 	}
 
-	events := make(chan *replication.BinlogEvent, eventQueue)
+	events := make(chan *replication.BinlogEvent, loopQueue)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(events)
