@@ -16,15 +16,7 @@ import (
 var db *testdb.Server
 
 func TestMain(m *testing.M) {
-	var err error
-	db, err = testdb.Start(testdb.Options{Database: "test"})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start mariadb:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	db.Close()
-	os.Exit(code)
+	os.Exit(testdb.RunTests(m, testdb.Options{Database: "test"}, &db))
 }
 
 func newEngine(t testing.TB) *Engine {
