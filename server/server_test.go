@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -459,4 +460,30 @@ func TestStalledClientMemoryBounded(t *testing.T) {
 	if growth > 128<<20 {
 		t.Errorf("heap grew by %d MiB: the stalled stream is being buffered", growth>>20)
 	}
+}
+
+// TestReflection lists services the way grpcurl does.
+func TestReflection(t *testing.T) {
+	cc := dial(t, serve(t, dbConfig(), Options{}))
+	st, err := reflectionpb.NewServerReflectionClient(cc).ServerReflectionInfo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range resp.GetListServicesResponse().GetService() {
+		names = append(names, s.GetName())
+	}
+	for _, want := range []string{"vstream.v1.VStreamService", "grpc.health.v1.Health"} {
+		if !strings.Contains(strings.Join(names, ","), want) {
+			t.Errorf("reflection lists %v, missing %s", names, want)
+		}
+	}
+	st.CloseSend()
 }

@@ -75,8 +75,31 @@ func TestStreamEvents(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			execSQL(t, c.sql...)
 			ts.t = t
-			ts.expect(c.want...)
+			for _, ev := range ts.expect(c.want...) {
+				checkStamps(t, ev)
+			}
 		})
 	}
 	ts.t = t
+}
+
+// checkStamps checks the fields every event carries: keyspace, shard, current_time, and for
+// events read from the binlog its time and the transaction's GTID.
+func checkStamps(t *testing.T, ev *binlogdata.VEvent) {
+	t.Helper()
+	if ev.Keyspace != "ks" || ev.Shard != "0" || ev.CurrentTime == 0 {
+		t.Errorf("%v lacks keyspace, shard or current_time: %v", ev.Type, ev)
+	}
+	if ev.Type == binlogdata.VEventType_VGTID {
+		if g := ev.Vgtid.GetShardGtids(); len(g) != 1 || g[0].Keyspace != "ks" || g[0].Shard != "0" || g[0].Gtid == "" {
+			t.Errorf("VGTID is not a one-shard position: %v", ev.Vgtid)
+		}
+		return
+	}
+	if ev.Timestamp == 0 || ev.EventGtid == "" {
+		t.Errorf("%v lacks the binlog timestamp or event_gtid: %v", ev.Type, ev)
+	}
+	if ev.Type == binlogdata.VEventType_ROW && (ev.RowEvent.Keyspace != "ks" || ev.RowEvent.Shard != "0") {
+		t.Errorf("ROW lacks keyspace or shard: %v", ev.RowEvent)
+	}
 }

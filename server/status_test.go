@@ -1,0 +1,48 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/vstreamer"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+func TestToStatus(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("stream at X: %w", err) }
+	cases := []struct {
+		err  error
+		code codes.Code
+	}{
+		{nil, codes.OK},
+		{io.EOF, codes.OK},
+		{wrap(position.ErrBadPosition), codes.InvalidArgument},
+		{wrap(filter.ErrInvalid), codes.InvalidArgument},
+		{wrap(vstreamer.ErrAhead), codes.InvalidArgument},
+		{wrap(vstreamer.ErrFlavor), codes.InvalidArgument},
+		{wrap(vstreamer.ErrPurged), codes.FailedPrecondition},
+		{wrap(vstreamer.ErrServerConfig), codes.FailedPrecondition},
+		{wrap(vstreamer.ErrSchema), codes.FailedPrecondition},
+		{wrap(vstreamer.ErrNeedsCopy), codes.Unimplemented},
+		{wrap(vstreamer.ErrUnavailable), codes.Unavailable},
+		{wrap(context.Canceled), codes.Canceled},
+		{status.Error(codes.PermissionDenied, "x"), codes.PermissionDenied},
+		{errors.New("boom"), codes.Internal},
+	}
+	for _, c := range cases {
+		st := status.Convert(toStatus(c.err))
+		if st.Code() != c.code {
+			t.Errorf("toStatus(%v) = %v, want %v", c.err, st.Code(), c.code)
+		}
+		if c.err != nil && c.code != codes.OK && st.Message() != c.err.Error() && status.Code(c.err) == codes.Unknown {
+			t.Errorf("toStatus(%v) lost the message: %q", c.err, st.Message())
+		}
+	}
+}
