@@ -27,10 +27,18 @@ type Rule struct {
 	Filter  string
 	re      *regexp.Regexp
 	exclude bool
+	// stmt is the parsed select of a named rule; nil streams every column and row.
+	stmt *selectStmt
+	// keyrange limits rows to those whose primary key hashes into it.
+	keyrange *KeyRange
 }
 
 // Exclude reports a rule that keeps its tables out of the stream.
 func (r *Rule) Exclude() bool { return r.exclude }
+
+// NeedsColumns reports a rule whose meaning depends on the table's columns (a select or a
+// keyrange), so it can only be checked against a table definition.
+func (r *Rule) NeedsColumns() bool { return r.stmt != nil || r.keyrange != nil }
 
 // IsRegex reports a "/regex" rule.
 func (r *Rule) IsRegex() bool { return r.re != nil }
@@ -96,10 +104,43 @@ func compile(i int, r *binlogdata.Rule) (Rule, error) {
 	case rule.Filter == "":
 	case strings.EqualFold(rule.Filter, ExcludeFilter):
 		rule.exclude = true
+	case isKeyRange(rule.Filter):
+		kr, err := ParseKeyRange(rule.Filter)
+		if err != nil {
+			return rule, fmt.Errorf("%w: %s: %v", ErrInvalid, where, err)
+		}
+		if !kr.Full() {
+			rule.keyrange = &kr
+		}
 	default:
-		return rule, fmt.Errorf("%w: %s: filter %q is not supported; use \"\" (all rows) or %q", ErrInvalid, where, rule.Filter, ExcludeFilter)
+		if rule.re != nil {
+			return rule, fmt.Errorf("%w: %s: a /regex rule takes \"\", a keyrange (-80, 80-, 40-80) or %q as filter, not %q",
+				ErrInvalid, where, ExcludeFilter, rule.Filter)
+		}
+		st, err := parseSelect(rule.Filter)
+		if err != nil {
+			return rule, fmt.Errorf("%w: %s: filter %q: %v", ErrInvalid, where, rule.Filter, err)
+		}
+		if st.table != rule.Match {
+			return rule, fmt.Errorf("%w: %s: filter selects from %q; it must select from the rule's table %q", ErrInvalid, where, st.table, rule.Match)
+		}
+		rule.stmt = st
 	}
 	return rule, nil
+}
+
+// isKeyRange reports filter text in shard notation rather than a select.
+func isKeyRange(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // BestEffort reports FieldEventMode BEST_EFFORT: rows that do not fit the known schema are

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
@@ -22,6 +23,8 @@ type tablePlan struct {
 	selected bool
 	cols     []rowcodec.Column
 	fields   []*query.Field
+	// filter is the rule's plan for the table: projection and conditions.
+	filter *filter.TablePlan
 	// signature of the TABLE_MAP the plan was built from, to notice a reused table id.
 	types []byte
 	meta  []uint16
@@ -98,11 +101,28 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 		schema.NameByPosition(cols)
 	}
 	p.cols = cols
-	p.fields = make([]*query.Field, len(cols))
-	for i := range cols {
-		p.fields[i] = cols[i].Field(s.cfg.Database, p.name)
+	fields, pk := tableFields(s.cfg.Database, p.name, cols)
+	tp, err := s.filter.Plan(p.name, fields, pk)
+	if err != nil {
+		// The rule fitted the table when the stream started; a DDL since has changed it.
+		return nil, fmt.Errorf("%w: %v", ErrSchema, err)
 	}
+	p.filter = tp
+	p.fields = tp.Fields()
 	return p, nil
+}
+
+// tableFields renders columns as FIELD columns and lists the primary key's.
+func tableFields(db, table string, cols []rowcodec.Column) ([]*query.Field, []int) {
+	fields := make([]*query.Field, len(cols))
+	var pk []int
+	for i := range cols {
+		fields[i] = cols[i].Field(db, table)
+		if cols[i].PrimaryKey {
+			pk = append(pk, i)
+		}
+	}
+	return fields, pk
 }
 
 func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEvent) error {
@@ -113,59 +133,76 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	if int(e.ColumnCount) != len(p.cols) {
 		return fmt.Errorf("%w: table %s: rows event has %d columns, table map %d", ErrSchema, p.name, e.ColumnCount, len(p.cols))
 	}
-	update := e.Type() == replication.EnumRowsEventTypeUpdate
-	insert := e.Type() == replication.EnumRowsEventTypeInsert
-	n := len(e.Rows)
-	if update {
-		n /= 2
-	}
-	changes := make([]binlogdata.RowChange, n)
-	ptrs := make([]*binlogdata.RowChange, n)
 	images := 1
-	if update {
+	if e.Type() == replication.EnumRowsEventTypeUpdate {
 		images = 2
 	}
-	qrows := make([]query.Row, n*images)
-	lengths := make([]int64, n*images*len(p.cols))
+	// Delete rows are before images; insert rows after images; updates alternate.
+	firstIsBefore := e.Type() != replication.EnumRowsEventTypeInsert
+	n := len(e.Rows) / images
+	width := len(p.fields)
+	changes := make([]binlogdata.RowChange, n)
+	kept := 0
+	qrows := make([]query.Row, 0, n*images)
+	lengths := make([]int64, 0, n*images*width)
 	arena := make([]byte, 0, p.arenaHint+p.arenaHint/4)
 	size := 0
 	for i := 0; i < n; i++ {
-		for img := 0; img < images; img++ {
-			row := e.Rows[i*images+img]
-			qr := &qrows[i*images+img]
-			lens := lengths[(i*images+img)*len(p.cols) : (i*images+img+1)*len(p.cols)]
-			start := len(arena)
-			for c := range p.cols {
-				if c >= len(row) {
-					lens[c] = -1
-					continue
-				}
-				before := len(arena)
-				var null bool
+		var imgs [2]*query.Row
+		if p.filter.Passthrough() {
+			for img := 0; img < images; img++ {
+				start, lstart := len(arena), len(lengths)
 				var err error
-				arena, null, err = p.cols[c].Append(arena, row[c])
-				if err != nil {
-					return fmt.Errorf("table %s: %w", p.name, err)
+				if arena, lengths, err = p.encode(arena, lengths, e.Rows[i*images+img]); err != nil {
+					return err
 				}
-				if null {
-					lens[c] = -1
-				} else {
-					lens[c] = int64(len(arena) - before)
-				}
+				qrows = append(qrows, query.Row{Lengths: lengths[lstart:len(lengths):len(lengths)], Values: arena[start:len(arena):len(arena)]})
+				imgs[img] = &qrows[len(qrows)-1]
 			}
-			qr.Lengths = lens
-			qr.Values = arena[start:len(arena):len(arena)]
-			size += len(arena) - start + 2*len(lens)
-			switch {
-			case update && img == 0, !update && !insert:
-				changes[i].Before = qr
-			default:
-				changes[i].After = qr
+		} else {
+			pass := false
+			for img := 0; img < images; img++ {
+				sc := &s.scratch[img]
+				sc.values, sc.lengths = sc.values[:0], sc.lengths[:0]
+				var err error
+				if sc.values, sc.lengths, err = p.encode(sc.values, sc.lengths, e.Rows[i*images+img]); err != nil {
+					return err
+				}
+				sc.cells = cellsOf(sc.cells, sc.values, sc.lengths)
+				pass = pass || p.filter.Match(sc.cells)
+			}
+			if !pass {
+				continue
+			}
+			for img := 0; img < images; img++ {
+				start, lstart := len(arena), len(lengths)
+				arena, lengths = p.filter.AppendRow(arena, lengths, s.scratch[img].cells)
+				qrows = append(qrows, query.Row{Lengths: lengths[lstart:len(lengths):len(lengths)], Values: arena[start:len(arena):len(arena)]})
+				imgs[img] = &qrows[len(qrows)-1]
 			}
 		}
+		rc := &changes[kept]
+		kept++
+		switch {
+		case images == 2:
+			rc.Before, rc.After = imgs[0], imgs[1]
+		case firstIsBefore:
+			rc.Before = imgs[0]
+		default:
+			rc.After = imgs[0]
+		}
+		size += 2 * width * images
+	}
+	if kept == 0 {
+		return nil
+	}
+	changes = changes[:kept]
+	size += len(arena)
+	p.arenaHint = len(arena)
+	ptrs := make([]*binlogdata.RowChange, len(changes))
+	for i := range changes {
 		ptrs[i] = &changes[i]
 	}
-	p.arenaHint = len(arena)
 	s.begin(ts)
 	s.add(&binlogdata.VEvent{
 		Type:      binlogdata.VEventType_ROW,
@@ -181,4 +218,55 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	})
 	s.batchSize += size
 	return nil
+}
+
+// encode appends the Vitess encoding of every column of a binlog row.
+func (p *tablePlan) encode(values []byte, lengths []int64, row []any) ([]byte, []int64, error) {
+	for c := range p.cols {
+		if c >= len(row) {
+			lengths = append(lengths, -1)
+			continue
+		}
+		before := len(values)
+		var null bool
+		var err error
+		values, null, err = p.cols[c].Append(values, row[c])
+		if err != nil {
+			return values, lengths, fmt.Errorf("table %s: %w", p.name, err)
+		}
+		if null {
+			lengths = append(lengths, -1)
+		} else {
+			lengths = append(lengths, int64(len(values)-before))
+		}
+	}
+	return values, lengths, nil
+}
+
+// emptyCell is a non-NULL empty value: cells use nil for NULL.
+var emptyCell = []byte{}
+
+// cellsOf splits encoded values into cells (nil for NULL), reusing dst.
+func cellsOf(dst [][]byte, values []byte, lengths []int64) [][]byte {
+	dst = dst[:0]
+	off := int64(0)
+	for _, l := range lengths {
+		switch {
+		case l < 0:
+			dst = append(dst, nil)
+		case l == 0:
+			dst = append(dst, emptyCell)
+		default:
+			dst = append(dst, values[off:off+l:off+l])
+			off += l
+		}
+	}
+	return dst
+}
+
+// rowScratch holds one row image while the filter judges it.
+type rowScratch struct {
+	values  []byte
+	lengths []int64
+	cells   [][]byte
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
 // Stream runs one change stream until ctx ends, send fails, or the binlog breaks. It returns
@@ -66,8 +67,8 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	return err
 }
 
-// checkTables fails up front when a named rule's table does not exist; regex rules may pick
-// up tables created later.
+// checkTables fails up front when a named rule's table does not exist, or a rule's select or
+// keyrange does not fit a table it selects now; regex rules may pick up tables created later.
 func checkTables(conn *client.Conn, db string, f *filter.Filter) error {
 	for _, r := range f.Rules() {
 		if r.IsRegex() || r.Exclude() {
@@ -81,6 +82,37 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter) error {
 		res.Close()
 		if n == 0 {
 			return fmt.Errorf("%w: rule %d (match %q): table %s.%s does not exist", filter.ErrInvalid, r.Index+1, r.Match, db, r.Match)
+		}
+	}
+	needs := false
+	for _, r := range f.Rules() {
+		needs = needs || r.NeedsColumns()
+	}
+	if !needs {
+		return nil
+	}
+	res, err := conn.Execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE'", db)
+	if err != nil {
+		return fmt.Errorf("%w: list tables: %v", ErrUnavailable, err)
+	}
+	var tables []string
+	for i := 0; i < res.RowNumber(); i++ {
+		t, _ := res.GetString(i, 0)
+		tables = append(tables, t)
+	}
+	res.Close()
+	for _, t := range tables {
+		r := f.Table(t)
+		if r == nil || !r.NeedsColumns() {
+			continue
+		}
+		info, err := schema.Load(conn, db, t)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		fields, pk := tableFields(db, t, schema.Columns(info))
+		if _, err := f.Plan(t, fields, pk); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -111,6 +143,9 @@ type stream struct {
 
 	heartbeat time.Duration
 	lastSend  time.Time
+
+	// scratch holds the before and after image of a row being filtered.
+	scratch [2]rowScratch
 }
 
 // Queue lengths between the binlog connection, its decoder and the stream loop. They bound

@@ -279,3 +279,73 @@ func compatible(t byte, dataType string) bool {
 	}
 	return false
 }
+
+// Columns describes a table from the schema alone, as the binlog would, for checking filter
+// rules before the stream starts.
+func Columns(info []ColumnInfo) []rowcodec.Column {
+	cols := make([]rowcodec.Column, len(info))
+	for i := range info {
+		ci := &info[i]
+		c := &cols[i]
+		c.Name = ci.Name
+		c.Type = binlogType(ci.DataType)
+		c.Collation = ci.CollationID
+		if c.Collation == 0 {
+			c.Collation = rowcodec.BinaryCollation
+		}
+		if c.Type == mysql.MYSQL_TYPE_ENUM || c.Type == mysql.MYSQL_TYPE_SET {
+			c.Labels = parseLabels(ci.ColumnType)
+		}
+		enrich(c, ci, true)
+	}
+	return cols
+}
+
+func binlogType(dataType string) byte {
+	switch dataType {
+	case "tinyint":
+		return mysql.MYSQL_TYPE_TINY
+	case "smallint":
+		return mysql.MYSQL_TYPE_SHORT
+	case "mediumint":
+		return mysql.MYSQL_TYPE_INT24
+	case "int":
+		return mysql.MYSQL_TYPE_LONG
+	case "bigint":
+		return mysql.MYSQL_TYPE_LONGLONG
+	case "float":
+		return mysql.MYSQL_TYPE_FLOAT
+	case "double":
+		return mysql.MYSQL_TYPE_DOUBLE
+	case "decimal":
+		return mysql.MYSQL_TYPE_NEWDECIMAL
+	case "year":
+		return mysql.MYSQL_TYPE_YEAR
+	case "date":
+		return mysql.MYSQL_TYPE_DATE
+	case "time":
+		return mysql.MYSQL_TYPE_TIME2
+	case "datetime":
+		return mysql.MYSQL_TYPE_DATETIME2
+	case "timestamp":
+		return mysql.MYSQL_TYPE_TIMESTAMP2
+	case "bit":
+		return mysql.MYSQL_TYPE_BIT
+	case "json":
+		return mysql.MYSQL_TYPE_JSON
+	case "enum":
+		return mysql.MYSQL_TYPE_ENUM
+	case "set":
+		return mysql.MYSQL_TYPE_SET
+	case "char", "binary":
+		return mysql.MYSQL_TYPE_STRING
+	case "varchar", "varbinary":
+		return mysql.MYSQL_TYPE_VARCHAR
+	case "vector":
+		return mysql.MYSQL_TYPE_VECTOR
+	}
+	if strings.HasSuffix(dataType, "text") || strings.HasSuffix(dataType, "blob") {
+		return mysql.MYSQL_TYPE_BLOB
+	}
+	return mysql.MYSQL_TYPE_GEOMETRY
+}

@@ -1,0 +1,553 @@
+package filter
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/vstream-cdc/vstream/gen/query"
+)
+
+// TablePlan is what a rule makes of one table with known columns: the fields streamed, the
+// conditions a row image must meet, and how to project a row.
+type TablePlan struct {
+	Table string
+	// Rule is the rule that selected the table.
+	Rule   *Rule
+	fields []*query.Field
+	// out describes each output column.
+	out   []outColumn
+	preds []predicate
+	// passthrough: every column in table order, no conditions.
+	passthrough bool
+	vindex      hashVindex
+}
+
+type outColumn struct {
+	src     int  // source column; -1 for keyspace_id()
+	latin1  bool // convert(col using utf8mb4) of a latin1 column
+	kidFrom int  // keyspace_id(): the integer primary-key column
+	kidUns  bool // keyspace_id(): that column is unsigned
+}
+
+type predicate struct {
+	op     condOp
+	col    int
+	kind   valueKind
+	ci     bool
+	never  bool // compares with NULL: never true
+	vals   [][]byte
+	floats []float64
+	keys   []int64
+	bits   []uint64
+	kr     KeyRange
+	krCol  int
+	krUns  bool
+}
+
+// Fields are the FIELD event's columns, in select order.
+func (p *TablePlan) Fields() []*query.Field { return p.fields }
+
+// Passthrough reports that rows stream exactly as the binlog has them.
+func (p *TablePlan) Passthrough() bool { return p.passthrough }
+
+// Plan builds the plan of a table from its full column list (in table order) and the indexes
+// of its primary-key columns. It returns nil, nil when no rule streams the table.
+func (f *Filter) Plan(table string, fields []*query.Field, pk []int) (*TablePlan, error) {
+	r := f.Table(table)
+	if r == nil {
+		return nil, nil
+	}
+	p, err := r.plan(table, fields, pk)
+	if err != nil {
+		return nil, fmt.Errorf("%w: rule %d (match %q) on table %s: %v", ErrInvalid, r.Index+1, r.Match, table, err)
+	}
+	return p, nil
+}
+
+func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, error) {
+	p := &TablePlan{Table: table, Rule: r}
+	colIndex := func(name string) (int, error) {
+		for i, f := range fields {
+			if strings.EqualFold(f.Name, name) {
+				return i, nil
+			}
+		}
+		return -1, fmt.Errorf("column %q does not exist in %s", name, table)
+	}
+	intPK := func() (int, error) {
+		if len(pk) != 1 || fields[pk[0]].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
+			return -1, fmt.Errorf("keyspace ids need a primary key of one integer column (the hash vindex); %s has none", table)
+		}
+		return pk[0], nil
+	}
+	needVindex := false
+	if r.keyrange != nil {
+		col, err := intPK()
+		if err != nil {
+			return nil, err
+		}
+		needVindex = true
+		p.preds = append(p.preds, predicate{op: opInKeyrange, kr: *r.keyrange, krCol: col, krUns: fields[col].Type&query.Type(query.Flag_ISUNSIGNED) != 0})
+	}
+	st := r.stmt
+	if st == nil || st.star {
+		for i := range fields {
+			p.out = append(p.out, outColumn{src: i})
+		}
+		p.fields = fields
+	} else {
+		for _, it := range st.items {
+			switch it.kind {
+			case itemKeyspaceID:
+				col, err := intPK()
+				if err != nil {
+					return nil, err
+				}
+				needVindex = true
+				name := "keyspace_id"
+				if it.alias != "" {
+					name = it.alias
+				}
+				p.out = append(p.out, outColumn{src: -1, kidFrom: col, kidUns: fields[col].Type&query.Type(query.Flag_ISUNSIGNED) != 0})
+				p.fields = append(p.fields, &query.Field{Name: name, Type: query.Type_VARBINARY, Table: table, OrgTable: table, Charset: 63, ColumnLength: 8, Flags: uint32(query.MySqlFlag_BINARY_FLAG)})
+			case itemColumn:
+				i, err := colIndex(it.column)
+				if err != nil {
+					return nil, err
+				}
+				p.out = append(p.out, outColumn{src: i})
+				p.fields = append(p.fields, fields[i])
+			case itemConvert:
+				i, err := colIndex(it.column)
+				if err != nil {
+					return nil, err
+				}
+				oc, fld, err := convertColumn(fields[i], it)
+				if err != nil {
+					return nil, err
+				}
+				oc.src = i
+				p.out = append(p.out, oc)
+				p.fields = append(p.fields, fld)
+			}
+		}
+	}
+	if st != nil {
+		for _, c := range st.conds {
+			pred, err := buildPredicate(c, fields, colIndex, intPK)
+			if err != nil {
+				return nil, err
+			}
+			if pred.op == opInKeyrange {
+				needVindex = true
+			}
+			p.preds = append(p.preds, pred)
+		}
+	}
+	if needVindex {
+		p.vindex = newHashVindex()
+	}
+	p.passthrough = len(p.preds) == 0 && len(p.out) == len(fields)
+	for i, o := range p.out {
+		if o.src != i || o.latin1 {
+			p.passthrough = false
+		}
+	}
+	return p, nil
+}
+
+// latin1ToUTF8 maps MySQL's latin1 (Windows-1252) bytes to runes.
+var latin1ToUTF8 = func() (t [256]rune) {
+	for i := range t {
+		t[i] = charmap.Windows1252.DecodeByte(byte(i))
+	}
+	return t
+}()
+
+func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, error) {
+	if f.Type&query.Type(query.Flag_ISTEXT) == 0 && f.Type != query.Type_ENUM && f.Type != query.Type_SET {
+		return outColumn{}, nil, fmt.Errorf("convert(%s using %s): %s is not a character column", it.column, it.charset, it.column)
+	}
+	from := charsetOf(f.Charset)
+	out := proto.Clone(f).(*query.Field)
+	if it.alias != "" {
+		out.Name = it.alias
+	}
+	var oc outColumn
+	switch it.charset {
+	case "utf8mb4", "utf8", "utf8mb3":
+		switch from {
+		case "utf8mb4", "utf8mb3":
+		case "latin1":
+			oc.latin1 = true
+		default:
+			return outColumn{}, nil, fmt.Errorf("convert(%s using %s): conversion from collation %d is not supported", it.column, it.charset, f.Charset)
+		}
+		out.Charset = 45
+		if it.charset != "utf8mb4" {
+			out.Charset = 33
+		}
+	case "binary":
+		out.Charset = 63
+	default:
+		if it.charset != from {
+			return outColumn{}, nil, fmt.Errorf("convert(%s using %s): only utf8mb4, utf8 and binary targets are supported", it.column, it.charset)
+		}
+	}
+	return oc, out, nil
+}
+
+// charsetOf names the character set of common collation ids.
+func charsetOf(collation uint32) string {
+	switch {
+	case collation == 63:
+		return "binary"
+	case collation == 5 || collation == 8 || collation == 15 || collation == 31 || collation == 47 || collation == 48 || collation == 49 || collation == 94:
+		return "latin1"
+	case collation == 33 || collation == 76 || collation == 83 || collation >= 192 && collation <= 215 || collation == 223:
+		return "utf8mb3"
+	case collation == 45 || collation == 46 || collation >= 224 && collation <= 247 || collation >= 255 && collation <= 323:
+		return "utf8mb4"
+	case collation == 11 || collation == 65:
+		return "ascii"
+	}
+	return ""
+}
+
+// caseInsensitive reports _ci collations; binary and _bin ones compare bytes.
+func caseInsensitive(collation uint32) bool {
+	switch collation {
+	case 63, 46, 83, 47, 65, 84, 58, 77, 309:
+		return false
+	}
+	return true
+}
+
+func kindOf(f *query.Field) (valueKind, error) {
+	t := f.Type
+	switch {
+	case t == query.Type_FLOAT32 || t == query.Type_FLOAT64:
+		return kindFloat, nil
+	case t&query.Type(query.Flag_ISINTEGRAL) != 0 || t == query.Type_DECIMAL:
+		return kindDecimal, nil
+	case t == query.Type_DATE || t == query.Type_DATETIME || t == query.Type_TIMESTAMP:
+		return kindDateTime, nil
+	case t == query.Type_TIME:
+		return kindTime, nil
+	case t == query.Type_BIT:
+		return kindBit, nil
+	case t == query.Type_ENUM || t == query.Type_SET:
+		return kindString, nil
+	case t&query.Type(query.Flag_ISTEXT) != 0:
+		if f.Charset == 63 {
+			return kindBytes, nil
+		}
+		return kindString, nil
+	case t == query.Type_BINARY || t == query.Type_VARBINARY || t == query.Type_BLOB:
+		return kindBytes, nil
+	}
+	return 0, fmt.Errorf("column %s of type %s cannot be compared in a filter", f.Name, t)
+}
+
+func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, error), intPK func() (int, error)) (predicate, error) {
+	pred := predicate{op: c.op}
+	if c.op == opInKeyrange {
+		kr, err := ParseKeyRange(c.keyrange)
+		if err != nil {
+			return pred, err
+		}
+		pred.kr = kr
+		if c.vindex != "" && c.vindex != "hash" {
+			return pred, fmt.Errorf("in_keyrange: vindex %q is not supported; use 'hash'", c.vindex)
+		}
+		switch len(c.krColumns) {
+		case 0:
+			col, err := intPK()
+			if err != nil {
+				return pred, err
+			}
+			pred.krCol = col
+		case 1:
+			col, err := colIndex(c.krColumns[0])
+			if err != nil {
+				return pred, err
+			}
+			if fields[col].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
+				return pred, fmt.Errorf("in_keyrange: the hash vindex needs an integer column; %s is %s", fields[col].Name, fields[col].Type)
+			}
+			pred.krCol = col
+		default:
+			return pred, fmt.Errorf("in_keyrange: the hash vindex takes one column, got %d", len(c.krColumns))
+		}
+		pred.krUns = fields[pred.krCol].Type&query.Type(query.Flag_ISUNSIGNED) != 0
+		return pred, nil
+	}
+	col, err := colIndex(c.column)
+	if err != nil {
+		return pred, err
+	}
+	pred.col = col
+	if c.op == opIsNull || c.op == opIsNotNull {
+		return pred, nil
+	}
+	f := fields[col]
+	kind, err := kindOf(f)
+	if err != nil {
+		return pred, err
+	}
+	pred.kind = kind
+	pred.ci = kind == kindString && caseInsensitive(f.Charset)
+	for _, lit := range c.values {
+		if lit.null {
+			pred.never = true
+			// Keep positions aligned for BETWEEN; the predicate is never true anyway.
+			pred.vals = append(pred.vals, nil)
+			continue
+		}
+		if err := pred.addLiteral(f, lit); err != nil {
+			return pred, err
+		}
+	}
+	return pred, nil
+}
+
+func (p *predicate) addLiteral(f *query.Field, lit literal) error {
+	bad := func(want string) error {
+		return fmt.Errorf("column %s is %s: %s is not %s", f.Name, f.Type, lit.source, want)
+	}
+	text := lit.text
+	switch p.kind {
+	case kindDecimal:
+		if !isDecimal(text) {
+			v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+			if err != nil {
+				return bad("a number")
+			}
+			text = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		p.vals = append(p.vals, []byte(strings.TrimSpace(text)))
+	case kindFloat:
+		v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil {
+			return bad("a number")
+		}
+		p.floats = append(p.floats, v)
+	case kindDateTime:
+		k, ok := parseDateTime([]byte(text))
+		if !ok {
+			return bad("a date or datetime ('YYYY-MM-DD[ hh:mm:ss[.ffffff]]', UTC for TIMESTAMP)")
+		}
+		p.keys = append(p.keys, k)
+	case kindTime:
+		k, ok := parseTime([]byte(text))
+		if !ok {
+			return bad("a time ('[-]hh:mm:ss[.ffffff]')")
+		}
+		p.keys = append(p.keys, k)
+	case kindBit:
+		v, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return bad("an unsigned integer")
+		}
+		p.bits = append(p.bits, v)
+	default:
+		p.vals = append(p.vals, []byte(text))
+	}
+	return nil
+}
+
+// cmp compares cell with the predicate's i-th literal.
+func (p *predicate) cmp(cell []byte, i int) (int, bool) {
+	switch p.kind {
+	case kindDecimal:
+		return cmpDecimal(cell, p.vals[i]), true
+	case kindFloat:
+		v, ok := parseFloat(cell)
+		if !ok {
+			return 0, false
+		}
+		switch w := p.floats[i]; {
+		case v < w:
+			return -1, true
+		case v > w:
+			return 1, true
+		}
+		return 0, true
+	case kindDateTime, kindTime:
+		var k int64
+		var ok bool
+		if p.kind == kindTime {
+			k, ok = parseTime(cell)
+		} else {
+			k, ok = parseDateTime(cell)
+		}
+		if !ok {
+			return 0, false
+		}
+		switch w := p.keys[i]; {
+		case k < w:
+			return -1, true
+		case k > w:
+			return 1, true
+		}
+		return 0, true
+	case kindBit:
+		v, w := bitValue(cell), p.bits[i]
+		switch {
+		case v < w:
+			return -1, true
+		case v > w:
+			return 1, true
+		}
+		return 0, true
+	case kindString:
+		return cmpString(cell, p.vals[i], p.ci), true
+	}
+	return bytesCompare(cell, p.vals[i]), true
+}
+
+func bytesCompare(a, b []byte) int {
+	return strings.Compare(bytesString(a), bytesString(b))
+}
+
+func (p *predicate) literals() int {
+	switch p.kind {
+	case kindFloat:
+		return len(p.floats)
+	case kindDateTime, kindTime:
+		return len(p.keys)
+	case kindBit:
+		return len(p.bits)
+	}
+	return len(p.vals)
+}
+
+func (p *predicate) eval(cells [][]byte, v hashVindex) bool {
+	if p.op == opInKeyrange {
+		cell := cells[p.krCol]
+		if cell == nil {
+			return false
+		}
+		var kid [8]byte
+		if !keyspaceID(&kid, cell, p.krUns, v) {
+			return false
+		}
+		return p.kr.Contains(kid[:])
+	}
+	cell := cells[p.col]
+	switch p.op {
+	case opIsNull:
+		return cell == nil
+	case opIsNotNull:
+		return cell != nil
+	}
+	if cell == nil || p.never {
+		return false
+	}
+	switch p.op {
+	case opIn, opNotIn:
+		found := false
+		for i := 0; i < p.literals(); i++ {
+			if c, ok := p.cmp(cell, i); ok && c == 0 {
+				found = true
+				break
+			}
+		}
+		return found == (p.op == opIn)
+	case opBetween, opNotBetween:
+		lo, ok1 := p.cmp(cell, 0)
+		hi, ok2 := p.cmp(cell, 1)
+		if !ok1 || !ok2 {
+			return false
+		}
+		return (lo >= 0 && hi <= 0) == (p.op == opBetween)
+	}
+	c, ok := p.cmp(cell, 0)
+	if !ok {
+		return false
+	}
+	switch p.op {
+	case opEq:
+		return c == 0
+	case opNe:
+		return c != 0
+	case opLt:
+		return c < 0
+	case opLe:
+		return c <= 0
+	case opGt:
+		return c > 0
+	case opGe:
+		return c >= 0
+	}
+	return false
+}
+
+// keyspaceID computes the hash-vindex keyspace id of an integer cell.
+func keyspaceID(dst *[8]byte, cell []byte, unsigned bool, v hashVindex) bool {
+	s := bytesString(cell)
+	var u uint64
+	if unsigned {
+		x, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return false
+		}
+		u = x
+	} else {
+		x, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return false
+		}
+		u = uint64(x)
+	}
+	v.keyspaceID(dst, u)
+	return true
+}
+
+// Match reports whether a row image, as cells in table order (nil for NULL), meets every
+// condition. It does not allocate.
+func (p *TablePlan) Match(cells [][]byte) bool {
+	for i := range p.preds {
+		if !p.preds[i].eval(cells, p.vindex) {
+			return false
+		}
+	}
+	return true
+}
+
+// AppendRow appends the projected row to values and lengths. It allocates only to grow them.
+func (p *TablePlan) AppendRow(values []byte, lengths []int64, cells [][]byte) ([]byte, []int64) {
+	for _, o := range p.out {
+		if o.src < 0 {
+			cell := cells[o.kidFrom]
+			var kid [8]byte
+			if cell == nil || !keyspaceID(&kid, cell, o.kidUns, p.vindex) {
+				lengths = append(lengths, -1)
+				continue
+			}
+			values = append(values, kid[:]...)
+			lengths = append(lengths, 8)
+			continue
+		}
+		cell := cells[o.src]
+		if cell == nil {
+			lengths = append(lengths, -1)
+			continue
+		}
+		start := len(values)
+		if o.latin1 {
+			for _, b := range cell {
+				values = utf8.AppendRune(values, latin1ToUTF8[b])
+			}
+		} else {
+			values = append(values, cell...)
+		}
+		lengths = append(lengths, int64(len(values)-start))
+	}
+	return values, lengths
+}

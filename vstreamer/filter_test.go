@@ -1,0 +1,174 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+)
+
+func rules(rs ...*binlogdata.Rule) *binlogdata.Filter { return &binlogdata.Filter{Rules: rs} }
+
+func TestFilterStreaming(t *testing.T) {
+	execSQL(t,
+		"CREATE TABLE fp (id INT PRIMARY KEY, name VARCHAR(20), qty INT, status ENUM('new','paid','gone'), created DATETIME)",
+		"CREATE TABLE fx_keep (id INT PRIMARY KEY)",
+		"CREATE TABLE fx_secret (id INT PRIMARY KEY)",
+	)
+	e := newEngine(t)
+	ts := startStream(t, e, Request{Position: "current", Filter: rules(
+		&binlogdata.Rule{Match: "fp", Filter: "select qty, id, name from fp where qty > 5 and status in ('NEW', 'paid') and created >= '2024-01-01'"},
+		&binlogdata.Rule{Match: "fx_secret", Filter: "exclude"},
+		&binlogdata.Rule{Match: "/^fx_"},
+	)})
+	ts.expect("GTID", "OTHER", "VGTID")
+	cases := []struct {
+		name string
+		sql  []string
+		want []string
+	}{{
+		name: "projection in select order, WHERE keeps matching rows only",
+		sql: []string{"INSERT INTO fp VALUES (1, 'a', 10, 'new', '2024-05-01'), (2, 'b', 3, 'new', '2024-05-01'), " +
+			"(3, 'c', 10, 'gone', '2024-05-01'), (4, NULL, 7, 'paid', '2024-01-01 00:00:00'), (5, 'e', 9, 'new', '2023-12-31 23:59:59')"},
+		want: []string{"BEGIN", "FIELD fp qty:INT32 id:INT32 name:VARCHAR", "ROW fp +[10 1 a] +[7 4 NULL]", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name: "update moving a row out of the WHERE sends both images",
+		sql:  []string{"UPDATE fp SET qty = 1 WHERE id = 1"},
+		want: []string{"BEGIN", "ROW fp [10 1 a]>[1 1 a]", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name: "update moving a row into the WHERE sends both images",
+		sql:  []string{"UPDATE fp SET qty = 6 WHERE id = 2"},
+		want: []string{"BEGIN", "ROW fp [3 2 b]>[6 2 b]", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name: "update outside the WHERE before and after sends nothing",
+		sql:  []string{"UPDATE fp SET name = 'cc' WHERE id = 3"},
+		want: []string{"BEGIN", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name: "delete of a matching row",
+		sql:  []string{"DELETE FROM fp WHERE id = 4"},
+		want: []string{"BEGIN", "ROW fp -[7 4 NULL]", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name: "a DDL that moves columns keeps the projection by name",
+		sql:  []string{"ALTER TABLE fp ADD COLUMN extra INT FIRST, MODIFY name VARCHAR(20) AFTER extra", "INSERT INTO fp (id, name, qty, status, created, extra) VALUES (6, 'f', 50, 'paid', '2025-01-01', 99)"},
+		want: []string{
+			"GTID", "DDL ALTER TABLE fp ADD COLUMN extra INT FIRST, MODIFY name VARCHAR(20) AFTER extra", "VGTID",
+			"BEGIN", "FIELD fp qty:INT32 id:INT32 name:VARCHAR", "ROW fp +[50 6 f]", "GTID", "COMMIT", "VGTID",
+		},
+	}, {
+		name: "exclude wins over a later regex rule",
+		sql:  []string{"INSERT INTO fx_secret VALUES (1)", "INSERT INTO fx_keep VALUES (1)"},
+		want: []string{"BEGIN", "GTID", "COMMIT", "VGTID", "BEGIN", "FIELD fx_keep id:INT32", "ROW fx_keep +[1]", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name: "a regex rule picks up a table created in the stream",
+		sql:  []string{"CREATE TABLE fx_new (id INT PRIMARY KEY, v VARCHAR(5))", "INSERT INTO fx_new VALUES (1, 'x')"},
+		want: []string{
+			"GTID", "DDL CREATE TABLE fx_new (id INT PRIMARY KEY, v VARCHAR(5))", "VGTID",
+			"BEGIN", "FIELD fx_new id:INT32 v:VARCHAR", "ROW fx_new +[1 x]", "GTID", "COMMIT", "VGTID",
+		},
+	}, {
+		name: "DDL on an excluded table is OTHER",
+		sql:  []string{"ALTER TABLE fx_secret ADD COLUMN c INT"},
+		want: []string{"GTID", "OTHER ALTER TABLE fx_secret ADD COLUMN c INT", "VGTID"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			execSQL(t, c.sql...)
+			ts.t = t
+			ts.expect(c.want...)
+		})
+	}
+	ts.t = t
+}
+
+func TestFilterKeyspaceID(t *testing.T) {
+	execSQL(t, "CREATE TABLE fk (id BIGINT UNSIGNED PRIMARY KEY, v INT)")
+	e := newEngine(t)
+	// Known hash-vindex keyspace ids: 1 -> 166b40b44aba4bd6, 2 -> 06e7ea22ce92708f, 4 -> d2fd8867d50d2dfe.
+	ts := startStream(t, e, Request{Position: "current", Filter: rules(
+		&binlogdata.Rule{Match: "fk", Filter: "select id, keyspace_id() as ksid from fk where in_keyrange('-80')"},
+	)})
+	ts.expect("GTID", "OTHER", "VGTID")
+	execSQL(t, "INSERT INTO fk VALUES (1, 0), (2, 0), (4, 0)")
+	evs := ts.expect("BEGIN", "FIELD fk id:UINT64 ksid:VARBINARY", "ROW", "GTID", "COMMIT", "VGTID")
+	var got []string
+	for _, rc := range evs[2].RowEvent.RowChanges {
+		c := cells(rc.After)
+		got = append(got, string(c[0])+"="+hexOf(c[1]))
+	}
+	if strings.Join(got, " ") != "1=166b40b44aba4bd6 2=06e7ea22ce92708f" {
+		t.Errorf("rows in -80 = %v", got)
+	}
+}
+
+func hexOf(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}
+
+func TestFilterRejectedUpFront(t *testing.T) {
+	execSQL(t, "CREATE TABLE fr (id INT PRIMARY KEY, name VARCHAR(10), ts DATETIME)", "CREATE TABLE fr_nopk (v INT)")
+	e := newEngine(t)
+	cases := []struct {
+		rule *binlogdata.Rule
+		msg  string
+	}{
+		{&binlogdata.Rule{Match: "fr", Filter: "select nope from fr"}, `column "nope" does not exist`},
+		{&binlogdata.Rule{Match: "fr", Filter: "select id from fr where missing = 1"}, `column "missing" does not exist`},
+		{&binlogdata.Rule{Match: "fr", Filter: "select id from fr where id = 'abc'"}, "is not a number"},
+		{&binlogdata.Rule{Match: "fr", Filter: "select id from fr where ts > 'yesterday'"}, "is not a date"},
+		{&binlogdata.Rule{Match: "fr", Filter: "select upper(name) from fr"}, "unsupported function upper()"},
+		{&binlogdata.Rule{Match: "/^fr_nopk$", Filter: "-80"}, "primary key of one integer column"},
+		{&binlogdata.Rule{Match: "fr", Filter: "select id, keyspace_id() from fr where in_keyrange(name, 'hash', '-80')"}, "needs an integer column"},
+	}
+	for _, c := range cases {
+		t.Run(c.msg, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := e.Stream(ctx, Request{Position: "current", Filter: rules(c.rule)}, func([]*binlogdata.VEvent) error { return nil })
+			if !errors.Is(err, filter.ErrInvalid) || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "rule 1") {
+				t.Fatalf("err = %v, want ErrInvalid naming rule 1 and %q", err, c.msg)
+			}
+		})
+	}
+}
+
+// TestBestEffortColumnDroppedBehindTheStream streams rows logged without column names after
+// a column was dropped without a binlog entry: the schema no longer fits the rows.
+func TestBestEffortColumnDroppedBehindTheStream(t *testing.T) {
+	execSQL(t, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+	t.Cleanup(func() { execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'") })
+	execSQL(t, "CREATE TABLE be (id INT PRIMARY KEY, a INT, b VARCHAR(5))")
+	start, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fresh connection picks up the global metadata setting.
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"INSERT INTO be VALUES (1, 2, 'x')", "SET sql_log_bin = 0", "ALTER TABLE be DROP COLUMN b"} {
+		if _, err := conn.Execute(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	e := newEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = e.Stream(ctx, Request{Position: "MariaDB/" + start, Filter: rules(&binlogdata.Rule{Match: "be"})}, func([]*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, ErrSchema) {
+		t.Fatalf("ERR_ON_MISMATCH: err = %v, want ErrSchema", err)
+	}
+	ts := startStream(t, e, Request{Position: "MariaDB/" + start, Filter: &binlogdata.Filter{
+		Rules: []*binlogdata.Rule{{Match: "be"}}, FieldEventMode: binlogdata.Filter_BEST_EFFORT}})
+	ts.expect("BEGIN", "FIELD be @1:INT32 @2:INT32 @3:VARCHAR", "ROW be +[1 2 x]", "GTID", "COMMIT", "VGTID")
+}
