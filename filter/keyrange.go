@@ -53,6 +53,9 @@ func (kr KeyRange) Full() bool { return len(kr.Start) == 0 && len(kr.End) == 0 }
 // 8 bytes encrypted with DES under an all-zero key.
 type hashVindex struct {
 	block cipher.Block
+	// buf holds the plaintext and the keyspace id: buffers passed through the cipher
+	// interface would escape to the heap on every row.
+	buf *[16]byte
 }
 
 func newHashVindex() hashVindex {
@@ -60,12 +63,12 @@ func newHashVindex() hashVindex {
 	if err != nil {
 		panic(err) // an 8-byte key is always valid
 	}
-	return hashVindex{block: b}
+	return hashVindex{block: b, buf: new([16]byte)}
 }
 
-// keyspaceID writes the keyspace id of v into dst (8 bytes).
-func (h hashVindex) keyspaceID(dst *[8]byte, v uint64) {
-	var src [8]byte
-	binary.BigEndian.PutUint64(src[:], v)
-	h.block.Encrypt(dst[:], src[:])
+// keyspaceID returns the keyspace id of v. The result is valid until the next call.
+func (h hashVindex) keyspaceID(v uint64) []byte {
+	binary.BigEndian.PutUint64(h.buf[:8], v)
+	h.block.Encrypt(h.buf[8:], h.buf[:8])
+	return h.buf[8:]
 }

@@ -326,6 +326,9 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 			}
 		}
 	}
+	if t := p.peek(); t.kind == tkPunct && !p.isKeyword("from") {
+		return nil, p.errorf("unsupported expression in the select list; use plain column names, convert(col using charset) or keyspace_id()")
+	}
 	if err := p.expectKeyword("from"); err != nil {
 		return nil, err
 	}

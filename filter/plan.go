@@ -13,7 +13,8 @@ import (
 )
 
 // TablePlan is what a rule makes of one table with known columns: the fields streamed, the
-// conditions a row image must meet, and how to project a row.
+// conditions a row image must meet, and how to project a row. A plan is used by one goroutine
+// at a time (it keeps a scratch buffer for keyspace ids).
 type TablePlan struct {
 	Table string
 	// Rule is the rule that selected the table.
@@ -433,11 +434,8 @@ func (p *predicate) eval(cells [][]byte, v hashVindex) bool {
 		if cell == nil {
 			return false
 		}
-		var kid [8]byte
-		if !keyspaceID(&kid, cell, p.krUns, v) {
-			return false
-		}
-		return p.kr.Contains(kid[:])
+		kid, ok := keyspaceID(cell, p.krUns, v)
+		return ok && p.kr.Contains(kid)
 	}
 	cell := cells[p.col]
 	switch p.op {
@@ -489,24 +487,23 @@ func (p *predicate) eval(cells [][]byte, v hashVindex) bool {
 }
 
 // keyspaceID computes the hash-vindex keyspace id of an integer cell.
-func keyspaceID(dst *[8]byte, cell []byte, unsigned bool, v hashVindex) bool {
+func keyspaceID(cell []byte, unsigned bool, v hashVindex) ([]byte, bool) {
 	s := bytesString(cell)
 	var u uint64
 	if unsigned {
 		x, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return false
+			return nil, false
 		}
 		u = x
 	} else {
 		x, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return false
+			return nil, false
 		}
 		u = uint64(x)
 	}
-	v.keyspaceID(dst, u)
-	return true
+	return v.keyspaceID(u), true
 }
 
 // Match reports whether a row image, as cells in table order (nil for NULL), meets every
@@ -525,12 +522,16 @@ func (p *TablePlan) AppendRow(values []byte, lengths []int64, cells [][]byte) ([
 	for _, o := range p.out {
 		if o.src < 0 {
 			cell := cells[o.kidFrom]
-			var kid [8]byte
-			if cell == nil || !keyspaceID(&kid, cell, o.kidUns, p.vindex) {
+			if cell == nil {
 				lengths = append(lengths, -1)
 				continue
 			}
-			values = append(values, kid[:]...)
+			kid, ok := keyspaceID(cell, o.kidUns, p.vindex)
+			if !ok {
+				lengths = append(lengths, -1)
+				continue
+			}
+			values = append(values, kid...)
 			lengths = append(lengths, 8)
 			continue
 		}

@@ -1,0 +1,311 @@
+package filter
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+)
+
+// testFields is a 10-column table covering every comparison kind.
+func testFields() []*query.Field {
+	f := func(name string, t query.Type, charset uint32) *query.Field {
+		return &query.Field{Name: name, Type: t, Charset: charset}
+	}
+	return []*query.Field{
+		f("id", query.Type_INT64, 63),
+		f("u", query.Type_UINT64, 63),
+		f("price", query.Type_DECIMAL, 63),
+		f("ratio", query.Type_FLOAT64, 63),
+		f("name", query.Type_VARCHAR, 45),
+		f("code", query.Type_VARCHAR, 46),
+		f("raw", query.Type_VARBINARY, 63),
+		f("born", query.Type_DATETIME, 63),
+		f("dur", query.Type_TIME, 63),
+		f("status", query.Type_ENUM, 45),
+	}
+}
+
+// row builds cells in testFields order; "NULL" is SQL NULL.
+func row(vals ...string) [][]byte {
+	out := make([][]byte, len(vals))
+	for i, v := range vals {
+		if v != "NULL" {
+			out[i] = []byte(v)
+		}
+	}
+	return out
+}
+
+var sampleRow = row("-7", "18446744073709551615", "12.50", "2.5E-01", "Ünïcode ", "AbC", "\x00\x01", "2024-02-29 10:00:00.5", "-01:30:00", "paid")
+
+func plan(t testing.TB, filterText string) *TablePlan {
+	t.Helper()
+	f, err := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: filterText}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Plan("t", testFields(), []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestWhere(t *testing.T) {
+	cases := []struct {
+		where string
+		want  bool
+	}{
+		{"id = -7", true},
+		{"id = '-7'", true},
+		{"id < -6.5", true},
+		{"id > -7", false},
+		{"id != -7", false},
+		{"id <> 3", true},
+		{"u = 18446744073709551615", true},
+		{"u > 18446744073709551614", true},
+		{"u < 1e20", true},
+		{"price = 12.5", true},
+		{"price = 12.500", true},
+		{"price > 12.49", true},
+		{"price between 12 and 13", true},
+		{"price not between 12 and 13", false},
+		{"ratio = 0.25", true},
+		{"ratio < 0.3", true},
+		{"name = 'ünïcode'", true},
+		{"name = 'unicode'", false},
+		{"name > 'a'", true},
+		{"code = 'abc'", false},
+		{"code = 'AbC'", true},
+		{"code = 'AbC   '", true},
+		{"raw = 'x'", false},
+		{"born = '2024-02-29 10:00:00.5'", true},
+		{"born > '2024-02-29'", true},
+		{"born < '2024-03-01'", true},
+		{"born between '2024-01-01' and '2024-12-31 23:59:59'", true},
+		{"dur < '00:00:00'", true},
+		{"dur = '-1:30:00.000000'", true},
+		{"status in ('new', 'PAID')", true},
+		{"status not in ('new', 'paid')", false},
+		{"status = 'gone'", false},
+		{"id is not null", true},
+		{"id is null", false},
+		{"id = null", false},
+		{"id != null", false},
+		{"id in (1, 2, -7) and u > 0 and status = 'paid'", true},
+		{"id in (1, 2, -7) and u > 0 and status = 'new'", false},
+		{"in_keyrange('-')", true},
+	}
+	for _, c := range cases {
+		t.Run(c.where, func(t *testing.T) {
+			p := plan(t, "select * from t where "+c.where)
+			if got := p.Match(sampleRow); got != c.want {
+				t.Errorf("Match = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestNullNeverMatches(t *testing.T) {
+	nulls := row("1", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL")
+	for _, where := range []string{"u = 1", "u != 1", "price < 5", "ratio > 0", "name = ''", "name != 'x'", "born < '9999-01-01'",
+		"status in ('a')", "status not in ('a')", "u between 0 and 5", "u not between 0 and 5"} {
+		if plan(t, "select * from t where "+where).Match(nulls) {
+			t.Errorf("%s matched a NULL", where)
+		}
+	}
+	if !plan(t, "select * from t where u is null").Match(nulls) {
+		t.Error("IS NULL did not match a NULL")
+	}
+}
+
+func TestProjection(t *testing.T) {
+	p := plan(t, "select status, id, convert(name using utf8mb4) as n, keyspace_id() from t")
+	var names []string
+	for _, f := range p.Fields() {
+		names = append(names, f.Name+":"+f.Type.String())
+	}
+	if got := strings.Join(names, " "); got != "status:ENUM id:INT64 n:VARCHAR keyspace_id:VARBINARY" {
+		t.Errorf("fields = %s", got)
+	}
+	values, lengths := p.AppendRow(nil, nil, row("1", "2", "3", "4", "nm", "c", "r", "2024-01-01", "00:00:00", "new"))
+	if string(values) != "new1nm\x16\x6b\x40\xb4\x4a\xba\x4b\xd6" || len(lengths) != 4 || lengths[3] != 8 {
+		t.Errorf("row = %q %v", values, lengths)
+	}
+	if p.Passthrough() {
+		t.Error("a projection is not passthrough")
+	}
+	if !plan(t, "").Passthrough() || !plan(t, "select * from t").Passthrough() {
+		t.Error("select * without WHERE must be passthrough")
+	}
+}
+
+func TestConvertLatin1(t *testing.T) {
+	f, _ := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: "select convert(l using utf8mb4) from t"}}})
+	p, err := f.Plan("t", []*query.Field{{Name: "l", Type: query.Type_VARCHAR, Charset: 8}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, _ := p.AppendRow(nil, nil, [][]byte{{'c', 0xe9, 0x80}})
+	if string(values) != "cé€" {
+		t.Errorf("latin1 -> utf8mb4 = %q", values)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	cases := []struct {
+		filter, msg string
+	}{
+		{"select nope from t", `column "nope" does not exist`},
+		{"select id from t where nope = 1", `column "nope" does not exist`},
+		{"select id from t where id = 'x'", "'x' is not a number"},
+		{"select id from t where ratio = 'x'", "is not a number"},
+		{"select id from t where born = 'soon'", "is not a date"},
+		{"select id from t where dur = '25'", "is not a time"},
+		{"select convert(id using utf8mb4) from t", "not a character column"},
+		{"select convert(name using koi8r) from t", "only utf8mb4"},
+		{"select id from t where in_keyrange(name, 'hash', '-80')", "needs an integer column"},
+		{"select id from t where in_keyrange(id, 'xxhash', '-80')", `vindex "xxhash" is not supported`},
+		{"select id from t where in_keyrange('zz-')", "not hex"},
+	}
+	for _, c := range cases {
+		f, err := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: c.filter}}})
+		if err == nil {
+			_, err = f.Plan("t", testFields(), []int{0})
+		}
+		if err == nil || !strings.Contains(err.Error(), c.msg) || !strings.Contains(err.Error(), "rule 1") {
+			t.Errorf("%s: err = %v, want rule 1 and %q", c.filter, err, c.msg)
+		}
+	}
+	f, _ := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: "select keyspace_id() from t"}}})
+	if _, err := f.Plan("t", testFields(), []int{0, 1}); err == nil || !strings.Contains(err.Error(), "one integer column") {
+		t.Errorf("keyspace_id() on a composite key: err = %v", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		filter, msg string
+	}{
+		{"select", "use plain column names"},
+		{"select id t", "expected FROM"},
+		{"select id from t where", "expected a column name"},
+		{"select id from t where id = 1 or id = 2", "OR is not supported"},
+		{"select id from t where not id = 1", "NOT before a condition"},
+		{"select id from t where (id = 1)", "parentheses"},
+		{"select id from t where id = other", "expected a literal"},
+		{"select id from t where id like 'a%'", "expected an operator"},
+		{"select id from t where lower(id) = 1", "unsupported function lower()"},
+		{"select id + 1 from t", "unsupported expression in the select list"},
+		{"select t.id from t", "qualified names"},
+		{"select id from db.t", "qualified table names"},
+		{"select id from t where name = 'open", "unterminated string"},
+		{"select id from t limit 1", "unexpected text"},
+		{"select id from t where id in ()", "expected a literal"},
+		{"select id from t where id between 1", "expected AND"},
+		{"update t set id = 1", "expected SELECT"},
+	}
+	for _, c := range cases {
+		_, err := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: c.filter}}})
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: err = %v, want %q", c.filter, err, c.msg)
+		}
+	}
+}
+
+func TestKeyRange(t *testing.T) {
+	cases := []struct {
+		kr  string
+		id  string
+		in  bool
+		err bool
+	}{
+		{"-80", "\x7f\xff", true, false},
+		{"-80", "\x80", false, false},
+		{"80-", "\x80\x00", true, false},
+		{"40-80", "\x40", true, false},
+		{"40-80", "\x3f\xff", false, false},
+		{"", "\xff", true, false},
+		{"0", "\x00", true, false},
+		{"x-", "", false, true},
+		{"80-40", "", false, true},
+		{"80", "", false, true},
+	}
+	for _, c := range cases {
+		kr, err := ParseKeyRange(c.kr)
+		if (err != nil) != c.err {
+			t.Errorf("ParseKeyRange(%q) err = %v", c.kr, err)
+			continue
+		}
+		if err == nil && kr.Contains([]byte(c.id)) != c.in {
+			t.Errorf("%q contains %x = %v, want %v", c.kr, c.id, !c.in, c.in)
+		}
+	}
+}
+
+func TestHashVindex(t *testing.T) {
+	v := newHashVindex()
+	for in, want := range map[uint64]string{1: "166b40b44aba4bd6", 2: "06e7ea22ce92708f", 3: "4eb190c9a2fa169c", 4: "d2fd8867d50d2dfe"} {
+		got := ""
+		for _, b := range v.keyspaceID(in) {
+			got += string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15])
+		}
+		if got != want {
+			t.Errorf("hash(%d) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// BenchmarkWhere evaluates a 3-condition WHERE over a 10-column row.
+func BenchmarkWhere(b *testing.B) {
+	p := plan(b, "select * from t where price > 10 and name = 'ünïcode' and born between '2024-01-01' and '2024-12-31'")
+	if !p.Match(sampleRow) {
+		b.Fatal("the sample row must match")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if !p.Match(sampleRow) {
+			b.Fatal("no match")
+		}
+	}
+}
+
+func TestWhereDoesNotAllocate(t *testing.T) {
+	p := plan(t, "select * from t where price > 10 and name = 'ünïcode' and born between '2024-01-01' and '2024-12-31' and ratio < 1 and id in (1, -7) and in_keyrange('-')")
+	if n := testing.AllocsPerRun(100, func() { p.Match(sampleRow) }); n != 0 {
+		t.Errorf("Match allocates %.1f times per row", n)
+	}
+	out := make([]byte, 0, 256)
+	lens := make([]int64, 0, 16)
+	q := plan(t, "select status, id, keyspace_id() from t where id < 0")
+	if n := testing.AllocsPerRun(100, func() { q.AppendRow(out[:0], lens[:0], sampleRow) }); n != 0 {
+		t.Errorf("AppendRow allocates %.1f times per row", n)
+	}
+}
+
+func FuzzFilter(f *testing.F) {
+	for _, s := range []string{
+		"select * from t where id = 1",
+		"select id, keyspace_id() from t where in_keyrange(id, 'hash', '-80') and name in ('a', 'b')",
+		"select convert(name using utf8mb4) as n from t where born between '2024-01-01' and '2025-01-01' and dur is not null",
+		"-80", "exclude", "select id from t where price >= -1.5e3 and code <> 'x''y'",
+	} {
+		f.Add(s, "12.5", "2024-01-01 00:00:00", "abc")
+	}
+	f.Fuzz(func(t *testing.T, filterText, num, date, str string) {
+		flt, err := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: filterText}}})
+		if err != nil {
+			return
+		}
+		p, err := flt.Plan("t", testFields(), []int{0})
+		if err != nil || p == nil {
+			return
+		}
+		r := row(num, num, num, num, str, str, str, date, date, str)
+		p.Match(r)
+		p.AppendRow(nil, nil, r)
+	})
+}
