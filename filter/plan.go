@@ -53,6 +53,18 @@ type predicate struct {
 // Fields are the FIELD event's columns, in select order.
 func (p *TablePlan) Fields() []*query.Field { return p.fields }
 
+// SplitsImages reports a plan with a keyrange condition. As in Vitess, only the images that
+// pass are sent then, so an update that moves a row out of the range arrives as a delete and
+// one that moves it in as an insert: each range's stream keeps exactly its own rows.
+func (p *TablePlan) SplitsImages() bool {
+	for i := range p.preds {
+		if p.preds[i].op == opInKeyrange {
+			return true
+		}
+	}
+	return false
+}
+
 // Passthrough reports that rows stream exactly as the binlog has them.
 func (p *TablePlan) Passthrough() bool { return p.passthrough }
 

@@ -70,6 +70,13 @@ func TestFilterStreaming(t *testing.T) {
 			"BEGIN", "FIELD fx_new id:INT32 v:VARCHAR", "ROW fx_new +[1 x]", "GTID", "COMMIT", "VGTID",
 		},
 	}, {
+		name: "RENAME to a streamed name is DDL, from an unstreamed one",
+		sql:  []string{"CREATE TABLE zz_plain (id INT PRIMARY KEY)", "RENAME TABLE zz_plain TO fx_renamed"},
+		want: []string{
+			"GTID", "OTHER CREATE TABLE zz_plain (id INT PRIMARY KEY)", "VGTID",
+			"GTID", "DDL RENAME TABLE zz_plain TO fx_renamed", "VGTID",
+		},
+	}, {
 		name: "DDL on an excluded table is OTHER",
 		sql:  []string{"ALTER TABLE fx_secret ADD COLUMN c INT"},
 		want: []string{"GTID", "OTHER ALTER TABLE fx_secret ADD COLUMN c INT", "VGTID"},
@@ -171,4 +178,19 @@ func TestBestEffortColumnDroppedBehindTheStream(t *testing.T) {
 	ts := startStream(t, e, Request{Position: "MariaDB/" + start, Filter: &binlogdata.Filter{
 		Rules: []*binlogdata.Rule{{Match: "be"}}, FieldEventMode: binlogdata.Filter_BEST_EFFORT}})
 	ts.expect("BEGIN", "FIELD be @1:INT32 @2:INT32 @3:VARCHAR", "ROW be +[1 2 x]", "GTID", "COMMIT", "VGTID")
+}
+
+// TestKeyrangeSplitsUpdates: with a keyrange rule an update that moves a row across ranges
+// is a delete on the stream it leaves and an insert on the one it enters.
+func TestKeyrangeSplitsUpdates(t *testing.T) {
+	execSQL(t, "CREATE TABLE ks_split (id BIGINT PRIMARY KEY, v INT)", "INSERT INTO ks_split VALUES (1, 0)")
+	e := newEngine(t)
+	// id 1 hashes below 80, id 4 above.
+	low := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ks_split$", Filter: "-80"})})
+	high := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ks_split$", Filter: "80-"})})
+	low.expect("GTID", "OTHER", "VGTID")
+	high.expect("GTID", "OTHER", "VGTID")
+	execSQL(t, "UPDATE ks_split SET id = 4 WHERE id = 1", "UPDATE ks_split SET v = 1 WHERE id = 4")
+	low.expect("BEGIN", "FIELD ks_split id:INT64 v:INT32", "ROW ks_split -[1 0]", "GTID", "COMMIT", "VGTID", "BEGIN", "GTID", "COMMIT", "VGTID")
+	high.expect("BEGIN", "FIELD ks_split id:INT64 v:INT32", "ROW ks_split +[4 0]", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW ks_split [4 0]>[4 1]", "GTID", "COMMIT", "VGTID")
 }

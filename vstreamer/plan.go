@@ -141,6 +141,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	firstIsBefore := e.Type() != replication.EnumRowsEventTypeInsert
 	n := len(e.Rows) / images
 	width := len(p.fields)
+	split := p.filter.SplitsImages()
 	changes := make([]binlogdata.RowChange, n)
 	kept := 0
 	qrows := make([]query.Row, 0, n*images)
@@ -160,7 +161,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 				imgs[img] = &qrows[len(qrows)-1]
 			}
 		} else {
-			pass := false
+			var pass [2]bool
 			for img := 0; img < images; img++ {
 				sc := &s.scratch[img]
 				sc.values, sc.lengths = sc.values[:0], sc.lengths[:0]
@@ -169,12 +170,15 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 					return err
 				}
 				sc.cells = cellsOf(sc.cells, sc.values, sc.lengths)
-				pass = pass || p.filter.Match(sc.cells)
+				pass[img] = p.filter.Match(sc.cells)
 			}
-			if !pass {
+			if !pass[0] && !pass[1] {
 				continue
 			}
 			for img := 0; img < images; img++ {
+				if split && !pass[img] {
+					continue
+				}
 				start, lstart := len(arena), len(lengths)
 				arena, lengths = p.filter.AppendRow(arena, lengths, s.scratch[img].cells)
 				qrows = append(qrows, query.Row{Lengths: lengths[lstart:len(lengths):len(lengths)], Values: arena[start:len(arena):len(arena)]})
@@ -185,6 +189,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 		kept++
 		switch {
 		case images == 2:
+			// With a keyrange one of them may be missing: the row left or entered the range.
 			rc.Before, rc.After = imgs[0], imgs[1]
 		case firstIsBefore:
 			rc.Before = imgs[0]
