@@ -48,6 +48,8 @@ type predicate struct {
 	kr     KeyRange
 	krCol  int
 	krUns  bool
+	// sql holds the literals as SQL text, for pushing the condition down into a SELECT.
+	sql []string
 }
 
 // Fields are the FIELD event's columns, in select order.
@@ -316,6 +318,7 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 	pred.kind = kind
 	pred.ci = kind == kindString && caseInsensitive(f.Charset)
 	for _, lit := range c.values {
+		pred.sql = append(pred.sql, lit.sql())
 		if lit.null {
 			pred.never = true
 			// Keep positions aligned for BETWEEN; the predicate is never true anyway.

@@ -118,7 +118,7 @@ func TestErrorCodes(t *testing.T) {
 		{"empty message", []*vstreamv1.StreamRequest{{}}, codes.InvalidArgument, "request is empty"},
 		{"negative heartbeat", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{Flags: &vstreamv1.Flags{HeartbeatInterval: durationpb.New(-time.Second)}}}}}, codes.InvalidArgument, "negative"},
 		{"wrong keyspace", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "other", Gtid: "current"}}}}}}}, codes.InvalidArgument, "not served here"},
-		{"empty position needs copy", []*vstreamv1.StreamRequest{startMsg("", nil)}, codes.Unimplemented, "table copy"},
+		{"copy of nothing", []*vstreamv1.StreamRequest{startMsg("", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^no_such_prefix_"}}})}, codes.InvalidArgument, "nothing to copy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

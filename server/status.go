@@ -25,7 +25,7 @@ var codeOf = []struct {
 	{vstreamer.ErrPurged, codes.FailedPrecondition},
 	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
-	{vstreamer.ErrNeedsCopy, codes.Unimplemented},
+	{vstreamer.ErrNoKey, codes.FailedPrecondition},
 	{vstreamer.ErrUnavailable, codes.Unavailable},
 }
 

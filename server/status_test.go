@@ -30,7 +30,7 @@ func TestToStatus(t *testing.T) {
 		{wrap(vstreamer.ErrPurged), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrServerConfig), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrSchema), codes.FailedPrecondition},
-		{wrap(vstreamer.ErrNeedsCopy), codes.Unimplemented},
+		{wrap(vstreamer.ErrNoKey), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrUnavailable), codes.Unavailable},
 		{wrap(context.Canceled), codes.Canceled},
 		{status.Error(codes.PermissionDenied, "x"), codes.PermissionDenied},

@@ -87,9 +87,13 @@ func formatName(f string) string {
 }
 
 func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, error) {
+	flags := start.GetFlags()
 	req := vstreamer.Request{
-		Filter:        start.GetFilter(),
-		MaxBatchBytes: int(start.GetFlags().GetMaxBatchBytes()),
+		Filter:               start.GetFilter(),
+		MaxBatchBytes:        int(flags.GetMaxBatchBytes()),
+		TablesToCopy:         flags.GetTablesToCopy(),
+		CopyTablesWithoutKey: flags.GetCopyTablesWithoutKey(),
+		CopyChunkRows:        int(flags.GetCopyChunkRows()),
 	}
 	if d := start.GetFlags().GetHeartbeatInterval(); d != nil {
 		req.HeartbeatInterval = d.AsDuration()
@@ -111,10 +115,8 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 		if sh := sg[0].GetShard(); sh != "" && sh != cfg.Shard {
 			return req, status.Errorf(codes.InvalidArgument, "vgtid shard %q is not served here; this server streams shard %q", sh, cfg.Shard)
 		}
-		if len(sg[0].GetTablePKs()) > 0 {
-			return req, status.Error(codes.Unimplemented, "vgtid carries table_p_ks (a table copy in progress); table copy is not available on this server yet")
-		}
 		req.Position = sg[0].GetGtid()
+		req.TableLastPKs = sg[0].GetTablePKs()
 	}
 	return req, nil
 }

@@ -33,8 +33,6 @@ var (
 	ErrAhead = errors.New("position ahead of the server")
 	// ErrFlavor: the position's flavor is not the server's.
 	ErrFlavor = errors.New("position flavor does not match the server")
-	// ErrNeedsCopy: the request asks for a table copy, which this engine cannot do yet.
-	ErrNeedsCopy = errors.New("table copy is not available")
 	// ErrServerConfig: the server's binlog settings cannot support a change stream.
 	ErrServerConfig = errors.New("server binlog configuration unsupported")
 	// ErrSchema: a binlog row cannot be matched to its table's columns.
@@ -128,7 +126,8 @@ func (e *Engine) Config() Config { return e.cfg }
 
 // Request is what one stream asks for.
 type Request struct {
-	// Position is "current", a flavor-prefixed GTID position, or empty (a table copy).
+	// Position is "current", a flavor-prefixed GTID position, or empty: copy the tables the
+	// filter selects, then stream from where the copy ended.
 	Position string
 	// Filter selects tables; nil streams every table of the database.
 	Filter *binlogdata.Filter
@@ -136,6 +135,15 @@ type Request struct {
 	HeartbeatInterval time.Duration
 	// MaxBatchBytes overrides the engine's batch size bound when positive.
 	MaxBatchBytes int
+	// TableLastPKs is the copy state of a VGtid the client saved during a table copy.
+	TableLastPKs []*binlogdata.TableLastPK
+	// TablesToCopy restricts the copy; with a position and no TableLastPKs it copies these
+	// tables while the others stream on.
+	TablesToCopy []string
+	// CopyTablesWithoutKey copies tables without a usable key in one consistent read.
+	CopyTablesWithoutKey bool
+	// CopyChunkRows is the number of rows per copy chunk; zero means DefaultCopyChunkRows.
+	CopyChunkRows int
 }
 
 // SendFunc receives one batch. It must not keep the slice after it returns (the events
@@ -207,8 +215,8 @@ func (e *Engine) inspect(conn *client.Conn) (*serverInfo, error) {
 		return nil, fmt.Errorf("%w: read binlog settings: %v", ErrUnavailable, err)
 	}
 	logBin, _ := r.GetInt(0, 0)
-	format, _ := r.GetString(0, 1)
-	image, _ := r.GetString(0, 2)
+	format := resultString(r, 0, 1)
+	image := resultString(r, 0, 2)
 	r.Close()
 	switch {
 	case logBin != 1:
@@ -261,7 +269,7 @@ func mariadbPurged(conn *client.Conn) (position.Position, error) {
 		r.Close()
 		return empty, nil
 	}
-	first, _ := r.GetString(0, 0)
+	first := resultString(r, 0, 0)
 	r.Close()
 	r, err = conn.Execute("SHOW BINLOG EVENTS IN '" + strings.ReplaceAll(first, "'", "''") + "' LIMIT 4")
 	if err != nil {
@@ -269,11 +277,11 @@ func mariadbPurged(conn *client.Conn) (position.Position, error) {
 	}
 	defer r.Close()
 	for i := 0; i < r.RowNumber(); i++ {
-		typ, _ := r.GetStringByName(i, "Event_type")
+		typ := resultStringByName(r, i, "Event_type")
 		if typ != "Gtid_list" {
 			continue
 		}
-		info, _ := r.GetStringByName(i, "Info")
+		info := resultStringByName(r, i, "Info")
 		body := strings.Trim(strings.TrimSpace(info), "[]")
 		p, err := position.ParseBody(position.MariaDB, body)
 		if err != nil {
@@ -297,15 +305,25 @@ func queryString(conn *client.Conn, q string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", q, err)
 	}
-	return s, nil
+	return strings.Clone(s), nil
+}
+
+// resultString reads a cell as a string the caller may keep: go-mysql's strings alias the
+// result's buffer, which goes back to a pool when the result is closed.
+func resultString(r *mysql.Result, row, col int) string {
+	s, _ := r.GetString(row, col)
+	return strings.Clone(s)
+}
+
+func resultStringByName(r *mysql.Result, row int, name string) string {
+	s, _ := r.GetStringByName(row, name)
+	return strings.Clone(s)
 }
 
 // resolve turns the requested position into the one to stream from and checks the server
 // still has everything after it.
 func resolve(req string, info *serverInfo) (start position.Position, current bool, err error) {
 	switch strings.TrimSpace(req) {
-	case "":
-		return start, false, fmt.Errorf("%w: an empty position starts with a table copy; give \"current\" or a GTID position", ErrNeedsCopy)
 	case CurrentPosition:
 		return info.current.Clone(), true, nil
 	}

@@ -41,6 +41,7 @@ type testStream struct {
 	events chan *binlogdata.VEvent
 	errc   chan error
 	cancel context.CancelFunc
+	seen   []string // short forms of the last events read, for failure messages
 }
 
 func startStream(t testing.TB, e *Engine, req Request) *testStream {
@@ -82,12 +83,16 @@ func (ts *testStream) next(heartbeats bool) *binlogdata.VEvent {
 			if ev.Type == binlogdata.VEventType_HEARTBEAT && !heartbeats {
 				continue
 			}
+			ts.seen = append(ts.seen, short(ev))
+			if len(ts.seen) > 20 {
+				ts.seen = ts.seen[1:]
+			}
 			return ev
 		case err := <-ts.errc:
 			ts.errc <- err
 			ts.t.Fatalf("stream ended early: %v", err)
 		case <-timeout:
-			ts.t.Fatal("timed out waiting for an event")
+			ts.t.Fatalf("timed out waiting for an event; last events:\n  %s", strings.Join(ts.seen, "\n  "))
 		}
 	}
 }

@@ -31,6 +31,9 @@ type tablePlan struct {
 	names []string
 	// arenaHint is the size of the last rows event's values, to size the next one's buffer.
 	arenaHint int
+	// copyKey holds the binlog column indexes of copyKeyFor's key, while that table is copied.
+	copyKey    []int
+	copyKeyFor *copyTable
 }
 
 func (p *tablePlan) fits(tm *replication.TableMapEvent) bool {
@@ -48,6 +51,9 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 		s.plans[tm.TableID] = p
 	}
 	if !p.selected {
+		return nil
+	}
+	if ct := s.copy.state(p.name); ct != nil && ct.status == copyPending {
 		return nil
 	}
 	if prev := s.fieldsFor[p.name]; prev == p || prev != nil && sameFields(prev.fields, p.fields) {
@@ -133,6 +139,11 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	if int(e.ColumnCount) != len(p.cols) {
 		return fmt.Errorf("%w: table %s: rows event has %d columns, table map %d", ErrSchema, p.name, e.ColumnCount, len(p.cols))
 	}
+	ct := s.copy.state(p.name)
+	if ct != nil && ct.status == copyPending {
+		// The table's rows will come from its copy, with these changes in them.
+		return nil
+	}
 	images := 1
 	if e.Type() == replication.EnumRowsEventTypeUpdate {
 		images = 2
@@ -150,7 +161,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	size := 0
 	for i := 0; i < n; i++ {
 		var imgs [2]*query.Row
-		if p.filter.Passthrough() {
+		if p.filter.Passthrough() && ct == nil {
 			for img := 0; img < images; img++ {
 				start, lstart := len(arena), len(lengths)
 				var err error
@@ -161,7 +172,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 				imgs[img] = &qrows[len(qrows)-1]
 			}
 		} else {
-			var pass [2]bool
+			var pass, held [2]bool
 			for img := 0; img < images; img++ {
 				sc := &s.scratch[img]
 				sc.values, sc.lengths = sc.values[:0], sc.lengths[:0]
@@ -171,12 +182,29 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 				}
 				sc.cells = cellsOf(sc.cells, sc.values, sc.lengths)
 				pass[img] = p.filter.Match(sc.cells)
+				held[img] = true
+				if ct != nil {
+					if held[img], err = ct.inCopiedRange(p, sc.cells); err != nil {
+						return err
+					}
+				}
+			}
+			if images == 1 && !held[0] || images == 2 && !held[0] && !held[1] {
+				continue
+			}
+			// An image of a row the client does not hold is left out: an update that moves
+			// a row into the copied range arrives as an insert, one that moves it out as a
+			// delete, and each is then judged by the filter alone.
+			partial := images == 2 && held[0] != held[1]
+			if partial {
+				pass[0] = pass[0] && held[0]
+				pass[1] = pass[1] && held[1]
 			}
 			if !pass[0] && !pass[1] {
 				continue
 			}
 			for img := 0; img < images; img++ {
-				if split && !pass[img] {
+				if (split || partial) && !pass[img] {
 					continue
 				}
 				start, lstart := len(arena), len(lengths)

@@ -109,7 +109,7 @@ func TestBadRequests(t *testing.T) {
 		{"wrong flavor", Request{Position: "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}, ErrFlavor, "server is MariaDB"},
 		{"ahead", Request{Position: ahead.String()}, ErrAhead, "999999"},
 		{"unknown domain", Request{Position: "MariaDB/7-1-3"}, ErrAhead, "domain 7"},
-		{"empty position", Request{Position: ""}, ErrNeedsCopy, "table copy"},
+		{"copy of nothing", Request{Position: "", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^no_such_prefix_"}}}}, filter.ErrInvalid, "nothing to copy"},
 		{"bad regex", Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/a(("}}}}, filter.ErrInvalid, "rule 1"},
 		{"missing table", Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "nosuchtable"}}}}, filter.ErrInvalid, "nosuchtable does not exist"},
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -36,9 +37,25 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if err != nil {
 		return err
 	}
-	start, current, err := resolve(req.Position, info)
+	creq := copyRequest{
+		emptyPosition: strings.TrimSpace(req.Position) == "",
+		lastPKs:       req.TableLastPKs,
+		tablesToCopy:  req.TablesToCopy,
+		withoutKey:    req.CopyTablesWithoutKey,
+		chunkRows:     req.CopyChunkRows,
+	}
+	pos := req.Position
+	if creq.emptyPosition {
+		// A fresh copy may start anywhere before its first snapshot: no change is forwarded
+		// for a table before its rows are copied.
+		pos = CurrentPosition
+	}
+	start, current, err := resolve(pos, info)
 	if err != nil {
 		return err
+	}
+	if creq.wanted() {
+		current = false
 	}
 	if err := checkTables(conn, e.cfg.Database, flt); err != nil {
 		return err
@@ -59,6 +76,13 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	}
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
+	}
+	s.copyPlans = make(map[string]*tablePlan)
+	if creq.wanted() {
+		if s.copy, err = s.newCopier(creq); err != nil {
+			return err
+		}
+		defer s.copy.close()
 	}
 	err = s.run(ctx, info, current)
 	if errors.Is(err, io.EOF) || ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -97,7 +121,7 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter) error {
 	}
 	var tables []string
 	for i := 0; i < res.RowNumber(); i++ {
-		t, _ := res.GetString(i, 0)
+		t := resultString(res, i, 0)
 		tables = append(tables, t)
 	}
 	res.Close()
@@ -146,6 +170,11 @@ type stream struct {
 
 	// scratch holds the before and after image of a row being filtered.
 	scratch [2]rowScratch
+
+	// copy is the table copy in progress, if any.
+	copy      *copier
+	copyPlans map[string]*tablePlan
+	timer     *time.Timer
 }
 
 // Queue lengths between the binlog connection, its decoder and the stream loop. They bound
@@ -236,49 +265,72 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 	s.lastSend = time.Now()
 	if current {
 		// Starting "now" gives the client a resume point at once.
-		s.now = time.Now().UnixNano()
+		s.now = nowNanos()
 		s.add(s.gtidEvent(0), &binlogdata.VEvent{Type: binlogdata.VEventType_OTHER}, s.vgtidEvent())
 		if err := s.flush(); err != nil {
 			return err
 		}
 	}
-	var timer *time.Timer
-	var tick <-chan time.Time
 	if s.heartbeat > 0 {
-		timer = time.NewTimer(s.heartbeat)
-		defer timer.Stop()
-		tick = timer.C
+		s.timer = time.NewTimer(s.heartbeat)
+		defer s.timer.Stop()
 	}
 	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				return nil
-			}
-			if err := s.handle(ev); err != nil {
+		if s.copy.active() {
+			if err := s.copyStep(ctx, events); err != nil {
 				return err
 			}
-			if s.batchSize >= s.maxBatch || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
-				if err := s.flush(); err != nil {
-					return err
-				}
+			continue
+		}
+		ev, err := s.nextEvent(ctx, events)
+		if err != nil {
+			return err
+		}
+		if ev == nil {
+			continue
+		}
+		if err := s.handle(ev); err != nil {
+			return err
+		}
+		if s.batchSize >= s.maxBatch || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
+			if err := s.flush(); err != nil {
+				return err
 			}
-		case <-tick:
-			if idle := time.Since(s.lastSend); idle >= s.heartbeat {
-				s.now = time.Now().UnixNano()
-				s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
-				if err := s.flush(); err != nil {
-					return err
-				}
-				timer.Reset(s.heartbeat)
-			} else {
-				timer.Reset(s.heartbeat - idle)
-			}
-		case <-ctx.Done():
-			return ctx.Err()
 		}
 	}
 }
+
+// nextEvent waits for the next binlog event. It sends a HEARTBEAT when the stream has been
+// idle for the requested interval, and then returns a nil event.
+func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.BinlogEvent) (*replication.BinlogEvent, error) {
+	var tick <-chan time.Time
+	if s.timer != nil {
+		tick = s.timer.C
+	}
+	select {
+	case ev, ok := <-events:
+		if !ok {
+			return nil, context.Canceled
+		}
+		return ev, nil
+	case <-tick:
+		if idle := time.Since(s.lastSend); idle >= s.heartbeat {
+			s.now = nowNanos()
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
+			if err := s.flush(); err != nil {
+				return nil, err
+			}
+			s.timer.Reset(s.heartbeat)
+		} else {
+			s.timer.Reset(s.heartbeat - idle)
+		}
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func nowNanos() int64 { return time.Now().UnixNano() }
 
 // add appends events to the batch, stamping the fields every event carries.
 func (s *stream) add(evs ...*binlogdata.VEvent) {
@@ -312,6 +364,7 @@ func (s *stream) vgtidEvent() *binlogdata.VEvent {
 		Keyspace: s.cfg.Keyspace,
 		Shard:    s.cfg.Shard,
 		Gtid:     s.pos.String(),
+		TablePKs: s.copy.tablePKs(),
 	}}}}
 }
 

@@ -1018,11 +1018,15 @@ func (x *Journal) GetSourceWorkflows() []string {
 	return nil
 }
 
-// TableLastPK is the primary key of the last row copied of a table.
+// TableLastPK is the copy state of a table: the key of the last row copied, none when the
+// copy of the table has not started, or completed.
 type TableLastPK struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TableName     string                 `protobuf:"bytes,1,opt,name=table_name,json=tableName,proto3" json:"table_name,omitempty"`
-	Lastpk        *query.QueryResult     `protobuf:"bytes,3,opt,name=lastpk,proto3" json:"lastpk,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	TableName string                 `protobuf:"bytes,1,opt,name=table_name,json=tableName,proto3" json:"table_name,omitempty"`
+	Lastpk    *query.QueryResult     `protobuf:"bytes,3,opt,name=lastpk,proto3" json:"lastpk,omitempty"`
+	// vstream: the table has been copied completely. A VGtid keeps completed tables while the
+	// copy runs so that a resumed stream does not copy them again.
+	Completed     bool `protobuf:"varint,100,opt,name=completed,proto3" json:"completed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1069,6 +1073,13 @@ func (x *TableLastPK) GetLastpk() *query.QueryResult {
 		return x.Lastpk
 	}
 	return nil
+}
+
+func (x *TableLastPK) GetCompleted() bool {
+	if x != nil {
+		return x.Completed
+	}
+	return false
 }
 
 // LastPKEvent reports copy progress of one table.
@@ -1776,11 +1787,12 @@ const file_binlogdata_proto_rawDesc = "" +
 	"\vshard_gtids\x18\x05 \x03(\v2\x15.binlogdata.ShardGtidR\n" +
 	"shardGtids\x12=\n" +
 	"\fparticipants\x18\x06 \x03(\v2\x19.binlogdata.KeyspaceShardR\fparticipants\x12)\n" +
-	"\x10source_workflows\x18\a \x03(\tR\x0fsourceWorkflows\"^\n" +
+	"\x10source_workflows\x18\a \x03(\tR\x0fsourceWorkflows\"|\n" +
 	"\vTableLastPK\x12\x1d\n" +
 	"\n" +
 	"table_name\x18\x01 \x01(\tR\ttableName\x12*\n" +
-	"\x06lastpk\x18\x03 \x01(\v2\x12.query.QueryResultR\x06lastpkJ\x04\b\x02\x10\x03\"i\n" +
+	"\x06lastpk\x18\x03 \x01(\v2\x12.query.QueryResultR\x06lastpk\x12\x1c\n" +
+	"\tcompleted\x18d \x01(\bR\tcompletedJ\x04\b\x02\x10\x03\"i\n" +
 	"\vLastPKEvent\x12<\n" +
 	"\x0etable_last_p_k\x18\x01 \x01(\v2\x17.binlogdata.TableLastPKR\vtableLastPK\x12\x1c\n" +
 	"\tcompleted\x18\x02 \x01(\bR\tcompleted\"\xa9\x05\n" +

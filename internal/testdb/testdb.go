@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 const (
@@ -471,8 +472,8 @@ func (s *Server) bootstrap() error {
 		return fmt.Errorf("testdb: bootstrap: list accounts: %w", err)
 	}
 	for i := range r.RowNumber() {
-		u, _ := r.GetString(i, 0)
-		h, _ := r.GetString(i, 1)
+		u := resultString(r, i, 0)
+		h := resultString(r, i, 1)
 		stmts = append(stmts, fmt.Sprintf("DROP USER IF EXISTS %s@%s", quoteString(u), quoteString(h)))
 	}
 	for _, q := range stmts {
@@ -598,4 +599,11 @@ func abbrev(q string) string {
 		q = q[:200] + "..."
 	}
 	return strconv.Quote(q)
+}
+
+// resultString reads a cell as a string the caller may keep: go-mysql's strings alias the
+// result's buffer, which goes back to a pool when the result is closed.
+func resultString(r *mysql.Result, row, col int) string {
+	s, _ := r.GetString(row, col)
+	return strings.Clone(s)
 }

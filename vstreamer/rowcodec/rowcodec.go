@@ -29,6 +29,8 @@ type Column struct {
 	Nullable bool
 	// Collation is the collation id of character columns; BinaryCollation for binary ones.
 	Collation uint64
+	// Charset names the character set of character columns when the schema is known.
+	Charset string
 	// Labels of ENUM or SET columns, in definition order.
 	Labels []string
 	// JSON marks MariaDB JSON columns, which the binlog carries as LONGTEXT.
@@ -449,4 +451,53 @@ func isZeroDecimal(s string) bool {
 		}
 	}
 	return true
+}
+
+// AppendText appends the Vitess encoding of a value as the server's text protocol returns it
+// (the copy phase), so that a row reads the same whether it was copied or streamed. FLOAT
+// columns must be selected as CAST(col AS DOUBLE): the server rounds FLOAT text to six digits.
+func (c *Column) AppendText(dst, text []byte) ([]byte, error) {
+	switch c.Type {
+	case mysql.MYSQL_TYPE_FLOAT:
+		f, err := strconv.ParseFloat(string(text), 64)
+		if err != nil {
+			return dst, fmt.Errorf("column %s: float %q: %w", c.Name, text, err)
+		}
+		return strconv.AppendFloat(dst, float64(float32(f)), 'E', -1, 32), nil
+	case mysql.MYSQL_TYPE_DOUBLE:
+		f, err := strconv.ParseFloat(string(text), 64)
+		if err != nil {
+			return dst, fmt.Errorf("column %s: double %q: %w", c.Name, text, err)
+		}
+		return strconv.AppendFloat(dst, f, 'E', -1, 64), nil
+	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		return c.appendString(dst, string(text)), nil
+	}
+	return append(dst, text...), nil
+}
+
+// AppendCopied appends the Vitess encoding of a value read with the text protocol, as
+// go-mysql parses it (numbers parsed, everything else bytes). null reports SQL NULL.
+func (c *Column) AppendCopied(dst []byte, fv *mysql.FieldValue) (out []byte, null bool, err error) {
+	switch fv.Type {
+	case mysql.FieldValueTypeNull:
+		return dst, true, nil
+	case mysql.FieldValueTypeUnsigned:
+		if c.Type == mysql.MYSQL_TYPE_YEAR {
+			return appendYear(dst, int(fv.AsUint64())), false, nil
+		}
+		return strconv.AppendUint(dst, fv.AsUint64(), 10), false, nil
+	case mysql.FieldValueTypeSigned:
+		if c.Type == mysql.MYSQL_TYPE_YEAR {
+			return appendYear(dst, int(fv.AsInt64())), false, nil
+		}
+		return strconv.AppendInt(dst, fv.AsInt64(), 10), false, nil
+	case mysql.FieldValueTypeFloat:
+		if c.Type == mysql.MYSQL_TYPE_FLOAT {
+			return strconv.AppendFloat(dst, float64(float32(fv.AsFloat64())), 'E', -1, 32), false, nil
+		}
+		return strconv.AppendFloat(dst, fv.AsFloat64(), 'E', -1, 64), false, nil
+	}
+	out, err = c.AppendText(dst, fv.AsString())
+	return out, false, err
 }

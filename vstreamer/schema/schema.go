@@ -33,7 +33,9 @@ type ColumnInfo struct {
 	Key         string
 	Extra       string
 	CollationID uint64
-	JSON        bool
+	// Charset is the character set of character columns ("" for others).
+	Charset string
+	JSON    bool
 }
 
 // Unsigned reports an UNSIGNED numeric column.
@@ -50,7 +52,7 @@ var _ Querier = (*client.Conn)(nil)
 // columns and no error.
 func Load(q Querier, db, table string) ([]ColumnInfo, error) {
 	r, err := q.Execute(`SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLUMN_KEY, c.EXTRA,
-		COALESCE(co.ID, 0)
+		COALESCE(co.ID, 0), COALESCE(c.CHARACTER_SET_NAME, '')
 		FROM information_schema.COLUMNS c
 		LEFT JOIN information_schema.COLLATIONS co ON co.COLLATION_NAME = c.COLLATION_NAME
 		WHERE c.TABLE_SCHEMA = ? AND c.TABLE_NAME = ?
@@ -62,14 +64,15 @@ func Load(q Querier, db, table string) ([]ColumnInfo, error) {
 	cols := make([]ColumnInfo, 0, r.RowNumber())
 	for i := 0; i < r.RowNumber(); i++ {
 		c := ColumnInfo{}
-		c.Name, _ = r.GetString(i, 0)
-		c.DataType, _ = r.GetString(i, 1)
-		c.ColumnType, _ = r.GetString(i, 2)
-		nullable, _ := r.GetString(i, 3)
+		c.Name = resultString(r, i, 0)
+		c.DataType = resultString(r, i, 1)
+		c.ColumnType = resultString(r, i, 2)
+		nullable := resultString(r, i, 3)
 		c.Nullable = nullable == "YES"
-		c.Key, _ = r.GetString(i, 4)
-		c.Extra, _ = r.GetString(i, 5)
+		c.Key = resultString(r, i, 4)
+		c.Extra = resultString(r, i, 5)
 		c.CollationID, _ = r.GetUint(i, 6)
+		c.Charset = resultString(r, i, 7)
 		cols = append(cols, c)
 	}
 	if len(cols) == 0 {
@@ -96,7 +99,7 @@ func markJSON(q Querier, db, table string, cols []ColumnInfo) error {
 	}
 	defer r.Close()
 	for i := 0; i < r.RowNumber(); i++ {
-		clause, _ := r.GetString(i, 0)
+		clause := resultString(r, i, 0)
 		for j := range cols {
 			if cols[j].DataType == "longtext" && strings.EqualFold(clause, "json_valid(`"+strings.ReplaceAll(cols[j].Name, "`", "``")+"`)") {
 				cols[j].JSON = true
@@ -156,6 +159,7 @@ func sameColumns(cols []rowcodec.Column, info []ColumnInfo) bool {
 
 func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 	c.ColumnType = ci.ColumnType
+	c.Charset = ci.Charset
 	c.JSON = ci.JSON
 	if fromSchema {
 		c.Unsigned = c.Unsigned || ci.Unsigned()
@@ -348,4 +352,11 @@ func binlogType(dataType string) byte {
 		return mysql.MYSQL_TYPE_BLOB
 	}
 	return mysql.MYSQL_TYPE_GEOMETRY
+}
+
+// resultString reads a cell as a string the caller may keep: go-mysql's strings alias the
+// result's buffer, which goes back to a pool when the result is closed.
+func resultString(r *mysql.Result, row, col int) string {
+	s, _ := r.GetString(row, col)
+	return strings.Clone(s)
 }

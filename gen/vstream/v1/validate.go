@@ -34,6 +34,16 @@ func (s *Start) Validate() error {
 	if s.GetFlags().GetMaxBatchBytes() < 0 {
 		return errors.New("start.flags.max_batch_bytes is negative")
 	}
+	if s.GetFlags().GetCopyChunkRows() < 0 {
+		return errors.New("start.flags.copy_chunk_rows is negative")
+	}
+	for i, lp := range s.GetVgtid().GetShardGtids()[0:min(1, len(s.GetVgtid().GetShardGtids()))] {
+		for j, t := range lp.GetTablePKs() {
+			if t.GetTableName() == "" {
+				return fmt.Errorf("start.vgtid.shard_gtids[%d].table_p_ks[%d].table_name is empty", i, j)
+			}
+		}
+	}
 	for i, r := range s.GetFilter().GetRules() {
 		if r.GetMatch() == "" {
 			return fmt.Errorf("start.filter.rules[%d].match is empty: give a table name or /regex", i)

@@ -114,8 +114,10 @@ func (*StreamRequest_Ack) isStreamRequest_Kind() {}
 // Start opens the stream.
 type Start struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Where to start. One ShardGtid whose gtid is "current" (now), or a flavor-prefixed
-	// position ("MariaDB/0-1-100", "MySQL56/<uuid>:1-5"), or a VGtid the server sent earlier.
+	// Where to start. One ShardGtid whose gtid is "current" (now), a flavor-prefixed position
+	// ("MariaDB/0-1-100", "MySQL56/<uuid>:1-5"), or a VGtid the server sent earlier (with
+	// table_p_ks while a table copy is in progress). An empty gtid starts with a copy of every
+	// table the filter selects, then streams the binlog from where the copy ended.
 	Vgtid *binlogdata.VGtid `protobuf:"bytes,1,opt,name=vgtid,proto3" json:"vgtid,omitempty"`
 	// Which tables to stream; empty streams every table of the keyspace.
 	Filter *binlogdata.Filter `protobuf:"bytes,2,opt,name=filter,proto3" json:"filter,omitempty"`
@@ -191,6 +193,14 @@ type Flags struct {
 	HeartbeatInterval *durationpb.Duration `protobuf:"bytes,1,opt,name=heartbeat_interval,json=heartbeatInterval,proto3" json:"heartbeat_interval,omitempty"`
 	// Upper bound on the encoded size of one response; zero means the server default.
 	MaxBatchBytes int64 `protobuf:"varint,2,opt,name=max_batch_bytes,json=maxBatchBytes,proto3" json:"max_batch_bytes,omitempty"`
+	// Restricts the table copy to these tables. With a position and no table_p_ks it adds
+	// these tables to a running stream: they are copied while the others stream on.
+	TablesToCopy []string `protobuf:"bytes,3,rep,name=tables_to_copy,json=tablesToCopy,proto3" json:"tables_to_copy,omitempty"`
+	// Copy tables that have neither a primary key nor a unique NOT NULL key in one consistent
+	// read instead of failing the request.
+	CopyTablesWithoutKey bool `protobuf:"varint,4,opt,name=copy_tables_without_key,json=copyTablesWithoutKey,proto3" json:"copy_tables_without_key,omitempty"`
+	// Rows per copy chunk (each chunk is read from its own snapshot); zero means the default.
+	CopyChunkRows int64 `protobuf:"varint,5,opt,name=copy_chunk_rows,json=copyChunkRows,proto3" json:"copy_chunk_rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -235,6 +245,27 @@ func (x *Flags) GetHeartbeatInterval() *durationpb.Duration {
 func (x *Flags) GetMaxBatchBytes() int64 {
 	if x != nil {
 		return x.MaxBatchBytes
+	}
+	return 0
+}
+
+func (x *Flags) GetTablesToCopy() []string {
+	if x != nil {
+		return x.TablesToCopy
+	}
+	return nil
+}
+
+func (x *Flags) GetCopyTablesWithoutKey() bool {
+	if x != nil {
+		return x.CopyTablesWithoutKey
+	}
+	return false
+}
+
+func (x *Flags) GetCopyChunkRows() int64 {
+	if x != nil {
+		return x.CopyChunkRows
 	}
 	return 0
 }
@@ -343,10 +374,13 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\x12*\n" +
 	"\x06filter\x18\x02 \x01(\v2\x12.binlogdata.FilterR\x06filter\x12'\n" +
 	"\x05flags\x18\x03 \x01(\v2\x11.vstream.v1.FlagsR\x05flags\x12\x16\n" +
-	"\x06format\x18\x04 \x01(\tR\x06format\"y\n" +
+	"\x06format\x18\x04 \x01(\tR\x06format\"\xfe\x01\n" +
 	"\x05Flags\x12H\n" +
 	"\x12heartbeat_interval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\x12&\n" +
-	"\x0fmax_batch_bytes\x18\x02 \x01(\x03R\rmaxBatchBytes\".\n" +
+	"\x0fmax_batch_bytes\x18\x02 \x01(\x03R\rmaxBatchBytes\x12$\n" +
+	"\x0etables_to_copy\x18\x03 \x03(\tR\ftablesToCopy\x125\n" +
+	"\x17copy_tables_without_key\x18\x04 \x01(\bR\x14copyTablesWithoutKey\x12&\n" +
+	"\x0fcopy_chunk_rows\x18\x05 \x01(\x03R\rcopyChunkRows\".\n" +
 	"\x03Ack\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"<\n" +
 	"\x0eStreamResponse\x12*\n" +

@@ -1,0 +1,159 @@
+package filter
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/vstream-cdc/vstream/gen/query"
+)
+
+// sql renders a literal as SQL text.
+func (l literal) sql() string {
+	switch {
+	case l.null:
+		return "NULL"
+	case !l.str:
+		return l.text
+	}
+	return QuoteString(l.text)
+}
+
+// QuoteString renders s as a quoted SQL string literal. It escapes with backslashes, so the
+// session must not run with NO_BACKSLASH_ESCAPES.
+func QuoteString(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case 0:
+			b.WriteString(`\0`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case 0x1a:
+			b.WriteString(`\Z`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// QuoteIdent renders a backquoted identifier.
+func QuoteIdent(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+// WhereSQL renders the plan's conditions that the server can evaluate as an SQL boolean
+// expression over the table's columns, or "" when there are none. Keyrange conditions need
+// the hash vindex and stay with Match, which callers apply to every row as well.
+func (p *TablePlan) WhereSQL(fields []*query.Field) string {
+	var parts []string
+	for i := range p.preds {
+		pr := &p.preds[i]
+		if pr.op == opInKeyrange {
+			continue
+		}
+		col := QuoteIdent(fields[pr.col].Name)
+		switch pr.op {
+		case opIsNull, opIsNotNull:
+			parts = append(parts, col+" "+opNames[pr.op])
+		case opIn, opNotIn:
+			parts = append(parts, col+" "+opNames[pr.op]+" ("+strings.Join(pr.sql, ", ")+")")
+		case opBetween, opNotBetween:
+			parts = append(parts, col+" "+opNames[pr.op]+" "+pr.sql[0]+" AND "+pr.sql[1])
+		default:
+			parts = append(parts, col+" "+opNames[pr.op]+" "+pr.sql[0])
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(parts, ") AND (") + ")"
+}
+
+// UsedColumns lists, in table order, the columns the plan reads: those it projects, those
+// its conditions test, and the key of keyspace ids.
+func (p *TablePlan) UsedColumns() []int {
+	used := map[int]bool{}
+	for _, o := range p.out {
+		if o.src >= 0 {
+			used[o.src] = true
+		} else {
+			used[o.kidFrom] = true
+		}
+	}
+	for i := range p.preds {
+		if p.preds[i].op == opInKeyrange {
+			used[p.preds[i].krCol] = true
+		} else {
+			used[p.preds[i].col] = true
+		}
+	}
+	out := make([]int, 0, len(used))
+	for i := range used {
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Compare orders two non-NULL cells of a column the way the server orders them (by number,
+// date or collation), as far as the filter models collations.
+func Compare(f *query.Field, a, b []byte) int {
+	kind, err := kindOf(f)
+	if err != nil {
+		return bytesCompare(a, b)
+	}
+	pr := predicate{kind: kind, ci: kind == kindString && caseInsensitive(f.Charset)}
+	switch kind {
+	case kindDecimal:
+		return cmpDecimal(a, b)
+	case kindFloat:
+		x, _ := parseFloat(a)
+		y, _ := parseFloat(b)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case kindDateTime:
+		x, _ := parseDateTime(a)
+		y, _ := parseDateTime(b)
+		return cmpInt(x, y)
+	case kindTime:
+		x, _ := parseTime(a)
+		y, _ := parseTime(b)
+		return cmpInt(x, y)
+	case kindBit:
+		x, y := bitValue(a), bitValue(b)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case kindString:
+		return cmpString(a, b, pr.ci)
+	}
+	return bytesCompare(a, b)
+}
+
+func cmpInt(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,725 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
+	"github.com/vstream-cdc/vstream/vstreamer/schema"
+)
+
+// ErrNoKey: a table to copy has neither a primary key nor a unique NOT NULL key.
+var ErrNoKey = errors.New("table has no key to copy by")
+
+// DefaultCopyChunkRows is how many rows one copy chunk reads from one snapshot.
+const DefaultCopyChunkRows = 10000
+
+type copyStatus int
+
+const (
+	copyPending copyStatus = iota
+	copyRunning
+	copyDone
+)
+
+// copyTable is the copy state of one table.
+//
+// The copy keeps one invariant: the client holds exactly the rows with a key up to lastpk,
+// as of the stream position. Each chunk opens a snapshot, moves the binlog stream to the
+// snapshot's position forwarding only changes to rows the client holds, then reads the next
+// rows after lastpk from the snapshot. So no row arrives twice and no change arrives for a
+// row the client has not received.
+type copyTable struct {
+	name   string
+	status copyStatus
+	// key names the columns the copy orders by; empty copies the table in one read.
+	key   []string
+	index string
+	// keyFields describe the key columns, for LASTPK and for ordering binlog rows.
+	keyFields []*query.Field
+	// lastpk is the key of the last row copied; nil before the first.
+	lastpk [][]byte
+	cols   []rowcodec.Column
+	fields []*query.Field
+	plan   *filter.TablePlan
+	// fieldsSent tells whether this copy's FIELD event went out.
+	fieldsSent bool
+}
+
+// copier is the table copy of one stream, tables in name order.
+type copier struct {
+	tables    []*copyTable
+	byName    map[string]*copyTable
+	chunkRows int
+	conn      *client.Conn
+	lock      *client.Conn
+	// finished is set once the final COPY_COMPLETED went out.
+	finished bool
+}
+
+func (c *copier) active() bool { return c != nil && !c.finished }
+
+func (c *copier) next() *copyTable {
+	for _, t := range c.tables {
+		if t.status != copyDone {
+			return t
+		}
+	}
+	return nil
+}
+
+func (c *copier) close() {
+	if c == nil {
+		return
+	}
+	if c.conn != nil {
+		c.conn.Close()
+	}
+	if c.lock != nil {
+		c.lock.Close()
+	}
+}
+
+// state returns the copy state of a table, or nil when the table is not being copied (or
+// its copy is done): its changes stream as usual.
+func (c *copier) state(table string) *copyTable {
+	if !c.active() {
+		return nil
+	}
+	t := c.byName[table]
+	if t == nil || t.status == copyDone {
+		return nil
+	}
+	return t
+}
+
+// tablePKs renders the copy state for a VGtid.
+func (c *copier) tablePKs() []*binlogdata.TableLastPK {
+	if !c.active() {
+		return nil
+	}
+	out := make([]*binlogdata.TableLastPK, 0, len(c.tables))
+	for _, t := range c.tables {
+		e := &binlogdata.TableLastPK{TableName: t.name, Completed: t.status == copyDone}
+		if t.status != copyDone && t.lastpk != nil {
+			e.Lastpk = t.lastPKResult()
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (t *copyTable) lastPKResult() *query.QueryResult {
+	if t.lastpk == nil {
+		return nil
+	}
+	row := &query.Row{Lengths: make([]int64, len(t.lastpk))}
+	for i, v := range t.lastpk {
+		row.Lengths[i] = int64(len(v))
+		row.Values = append(row.Values, v...)
+	}
+	return &query.QueryResult{Fields: t.keyFields, Rows: []*query.Row{row}}
+}
+
+// copyRequest is what a request says about copying.
+type copyRequest struct {
+	emptyPosition bool
+	lastPKs       []*binlogdata.TableLastPK
+	tablesToCopy  []string
+	withoutKey    bool
+	chunkRows     int
+}
+
+func (r copyRequest) wanted() bool {
+	return r.emptyPosition || len(r.lastPKs) > 0 || len(r.tablesToCopy) > 0
+}
+
+// newCopier works out which tables to copy and from where, and checks each can be copied.
+func (s *stream) newCopier(req copyRequest) (*copier, error) {
+	db := s.cfg.Database
+	all, err := baseTables(s.conn, db)
+	if err != nil {
+		return nil, err
+	}
+	exists := map[string]bool{}
+	var selected []string
+	for _, t := range all {
+		exists[t] = true
+		if s.filter.Table(t) != nil {
+			selected = append(selected, t)
+		}
+	}
+	for _, t := range req.tablesToCopy {
+		if !exists[t] {
+			return nil, fmt.Errorf("%w: tables_to_copy names %s, which is not a table of %s", filter.ErrInvalid, t, db)
+		}
+		if s.filter.Table(t) == nil {
+			return nil, fmt.Errorf("%w: tables_to_copy names %s, which the filter does not stream", filter.ErrInvalid, t)
+		}
+	}
+	set := selected
+	if !req.emptyPosition && len(req.lastPKs) > 0 {
+		set = nil
+		for _, lp := range req.lastPKs {
+			set = append(set, lp.GetTableName())
+		}
+	}
+	if len(req.tablesToCopy) > 0 {
+		set = slices.DeleteFunc(slices.Clone(set), func(t string) bool { return !slices.Contains(req.tablesToCopy, t) })
+	}
+	slices.Sort(set)
+	set = slices.Compact(set)
+	c := &copier{byName: map[string]*copyTable{}, chunkRows: req.chunkRows}
+	if c.chunkRows <= 0 {
+		c.chunkRows = DefaultCopyChunkRows
+	}
+	for _, name := range set {
+		if !exists[name] {
+			return nil, fmt.Errorf("%w: table_p_ks names %s, which is not a table of %s", filter.ErrInvalid, name, db)
+		}
+		t := &copyTable{name: name}
+		if err := s.describeCopy(t, req.withoutKey); err != nil {
+			return nil, err
+		}
+		c.tables = append(c.tables, t)
+		c.byName[name] = t
+	}
+	for _, lp := range req.lastPKs {
+		t := c.byName[lp.GetTableName()]
+		if t == nil {
+			continue
+		}
+		if err := t.resume(lp); err != nil {
+			return nil, err
+		}
+	}
+	if req.emptyPosition && len(c.tables) == 0 {
+		return nil, fmt.Errorf("%w: nothing to copy: the filter selects no table of %s; give a position to stream from", filter.ErrInvalid, db)
+	}
+	if c.next() == nil {
+		// Every table is copied already: a VGtid saved after the copy's last chunk.
+		c.finished = true
+	}
+	return c, nil
+}
+
+func baseTables(conn *client.Conn, db string) ([]string, error) {
+	res, err := conn.Execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME", db)
+	if err != nil {
+		return nil, fmt.Errorf("%w: list tables: %v", ErrUnavailable, err)
+	}
+	defer res.Close()
+	out := make([]string, 0, res.RowNumber())
+	for i := 0; i < res.RowNumber(); i++ {
+		t := resultString(res, i, 0)
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// describeCopy reads the table's columns and the key to copy it by.
+func (s *stream) describeCopy(t *copyTable, withoutKey bool) error {
+	info, err := schema.Load(s.conn, s.cfg.Database, t.name)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	t.cols = schema.Columns(info)
+	var pk []int
+	t.fields, pk = tableFields(s.cfg.Database, t.name, t.cols)
+	if t.plan, err = s.filter.Plan(t.name, t.fields, pk); err != nil {
+		return err
+	}
+	t.index, t.key, err = copyKey(s.conn, s.cfg.Database, t.name)
+	if err != nil {
+		return err
+	}
+	if len(t.key) == 0 && !withoutKey {
+		return fmt.Errorf("%w: %s.%s has neither a primary key nor a unique key on NOT NULL columns; add one, or set copy_tables_without_key to copy it in one consistent read",
+			ErrNoKey, s.cfg.Database, t.name)
+	}
+	for _, k := range t.key {
+		i := slices.IndexFunc(t.fields, func(f *query.Field) bool { return strings.EqualFold(f.Name, k) })
+		if i < 0 {
+			return fmt.Errorf("%w: key column %s of %s not found", ErrSchema, k, t.name)
+		}
+		t.keyFields = append(t.keyFields, t.fields[i])
+	}
+	return nil
+}
+
+// copyKey picks the index to copy by: the primary key, else a unique index whose columns are
+// all NOT NULL (and not prefixes). It returns no columns when there is none.
+func copyKey(conn *client.Conn, db, table string) (index string, cols []string, err error) {
+	res, err := conn.Execute(`SELECT INDEX_NAME, COLUMN_NAME, NULLABLE, SUB_PART FROM information_schema.STATISTICS
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0
+		ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, db, table)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: read indexes of %s: %v", ErrUnavailable, table, err)
+	}
+	defer res.Close()
+	type idx struct {
+		cols []string
+		ok   bool
+	}
+	var order []string
+	indexes := map[string]*idx{}
+	for i := 0; i < res.RowNumber(); i++ {
+		name := resultString(res, i, 0)
+		col := resultString(res, i, 1)
+		nullable := resultString(res, i, 2)
+		subPart, _ := res.GetValue(i, 3)
+		x := indexes[name]
+		if x == nil {
+			x = &idx{ok: true}
+			indexes[name] = x
+			order = append(order, name)
+		}
+		x.cols = append(x.cols, col)
+		if nullable == "YES" || subPart != nil {
+			x.ok = false
+		}
+	}
+	for _, name := range order {
+		if indexes[name].ok {
+			return name, indexes[name].cols, nil
+		}
+	}
+	return "", nil, nil
+}
+
+// resume applies a table's entry of a VGtid the client sent back.
+func (t *copyTable) resume(lp *binlogdata.TableLastPK) error {
+	if lp.GetCompleted() {
+		t.status = copyDone
+		return nil
+	}
+	qr := lp.GetLastpk()
+	if len(qr.GetRows()) == 0 {
+		return nil
+	}
+	if len(qr.GetRows()) != 1 || len(qr.GetFields()) != len(t.key) {
+		return fmt.Errorf("%w: table_p_ks for %s: want one row over the key (%s)", filter.ErrInvalid, t.name, strings.Join(t.key, ", "))
+	}
+	for i, f := range qr.GetFields() {
+		if !strings.EqualFold(f.GetName(), t.key[i]) {
+			return fmt.Errorf("%w: table_p_ks for %s is over column %s, but the table is copied by (%s)", filter.ErrInvalid, t.name, f.GetName(), strings.Join(t.key, ", "))
+		}
+	}
+	row := qr.GetRows()[0]
+	if len(row.GetLengths()) != len(t.key) {
+		return fmt.Errorf("%w: table_p_ks for %s: the row has %d values, the key %d columns", filter.ErrInvalid, t.name, len(row.GetLengths()), len(t.key))
+	}
+	off := int64(0)
+	for _, l := range row.GetLengths() {
+		if l < 0 || off+l > int64(len(row.GetValues())) {
+			return fmt.Errorf("%w: table_p_ks for %s: malformed row", filter.ErrInvalid, t.name)
+		}
+		t.lastpk = append(t.lastpk, slices.Clone(row.GetValues()[off:off+l]))
+		off += l
+	}
+	t.status = copyRunning
+	return nil
+}
+
+// copyStep copies one chunk of the first table not yet copied.
+func (s *stream) copyStep(ctx context.Context, events <-chan *replication.BinlogEvent) error {
+	c := s.copy
+	t := c.next()
+	if t == nil {
+		c.finished = true
+		return nil
+	}
+	if c.conn == nil {
+		conn, err := s.eng.connect(ctx)
+		if err != nil {
+			return err
+		}
+		// The copy quotes with backslashes and reads at repeatable read.
+		for _, q := range []string{"SET SESSION sql_mode = ''", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"} {
+			if _, err := conn.Execute(q); err != nil {
+				conn.Close()
+				return fmt.Errorf("%w: prepare copy connection: %s: %v", ErrUnavailable, q, err)
+			}
+		}
+		c.conn = conn
+	}
+	snap, err := s.openSnapshot(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer c.conn.Execute("ROLLBACK")
+	// Bring the stream to the snapshot: the chunk continues exactly where the binlog is.
+	for !s.pos.Contains(snap) {
+		ev, err := s.nextEvent(ctx, events)
+		if err != nil {
+			return err
+		}
+		if ev == nil {
+			continue
+		}
+		if err := s.handle(ev); err != nil {
+			return err
+		}
+		if s.batchSize >= s.maxBatch {
+			if err := s.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if s.inTxn || !snap.Contains(s.pos) {
+		return fmt.Errorf("copy of %s: the stream at %s passed the snapshot at %s", t.name, s.pos, snap)
+	}
+	return s.copyChunk(t)
+}
+
+// openSnapshot starts a consistent-snapshot transaction on the copy connection and returns
+// its binlog position.
+func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (position.Position, error) {
+	c := s.copy
+	exec := func(conn *client.Conn, q string, args ...any) (*mysql.Result, error) {
+		r, err := conn.Execute(q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("%w: copy of %s: %s: %v", ErrUnavailable, t.name, q, err)
+		}
+		return r, nil
+	}
+	if s.pos.Flavor == position.MariaDB {
+		if _, err := exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+			return position.Position{}, err
+		}
+		r, err := exec(c.conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")
+		if err != nil {
+			return position.Position{}, err
+		}
+		var file, off string
+		for i := 0; i < r.RowNumber(); i++ {
+			name := resultString(r, i, 0)
+			val := resultString(r, i, 1)
+			switch strings.ToLower(name) {
+			case "binlog_snapshot_file":
+				file = val
+			case "binlog_snapshot_position":
+				off = val
+			}
+		}
+		r, err = exec(c.conn, "SELECT BINLOG_GTID_POS(?, ?)", file, off)
+		if err != nil {
+			return position.Position{}, err
+		}
+		body := resultString(r, 0, 0)
+		p, err := position.ParseBody(position.MariaDB, body)
+		if err != nil {
+			return p, fmt.Errorf("copy of %s: snapshot position %q: %w", t.name, body, err)
+		}
+		return p, nil
+	}
+	// MySQL has no snapshot position: hold writes to the table while the snapshot starts.
+	if c.lock == nil {
+		conn, err := s.eng.connect(ctx)
+		if err != nil {
+			return position.Position{}, err
+		}
+		c.lock = conn
+	}
+	if _, err := exec(c.lock, "SET SESSION lock_wait_timeout = 30"); err != nil {
+		return position.Position{}, err
+	}
+	if _, err := exec(c.lock, "LOCK TABLES "+filter.QuoteIdent(s.cfg.Database)+"."+filter.QuoteIdent(t.name)+" READ"); err != nil {
+		return position.Position{}, err
+	}
+	defer c.lock.Execute("UNLOCK TABLES")
+	body, err := queryString(c.lock, "SELECT @@GLOBAL.gtid_executed")
+	if err != nil {
+		return position.Position{}, err
+	}
+	if _, err := exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+		return position.Position{}, err
+	}
+	p, err := position.ParseBody(position.MySQL56, body)
+	if err != nil {
+		return p, fmt.Errorf("copy of %s: snapshot position %q: %w", t.name, body, err)
+	}
+	return p, nil
+}
+
+// chunkSQL is the SELECT of the next chunk: the columns the rule reads and the key, the rule's
+// conditions, rows after lastpk, in key order.
+func (s *stream) chunkSQL(t *copyTable, limit int) (sql string, cols []int) {
+	need := map[int]bool{}
+	for _, i := range t.plan.UsedColumns() {
+		need[i] = true
+	}
+	for _, kf := range t.keyFields {
+		need[slices.Index(t.fields, kf)] = true
+	}
+	var sel []string
+	for i, f := range t.fields {
+		if !need[i] {
+			continue
+		}
+		cols = append(cols, i)
+		name := filter.QuoteIdent(f.Name)
+		if t.cols[i].Type == mysql.MYSQL_TYPE_FLOAT {
+			// FLOAT text is rounded to six digits; DOUBLE text is exact.
+			name = "CAST(" + name + " AS DOUBLE)"
+		}
+		sel = append(sel, name)
+	}
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	b.WriteString(strings.Join(sel, ", "))
+	b.WriteString(" FROM ")
+	b.WriteString(filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t.name))
+	if t.index != "" {
+		b.WriteString(" FORCE INDEX (" + filter.QuoteIdent(t.index) + ")")
+	}
+	var where []string
+	if w := t.plan.WhereSQL(t.fields); w != "" {
+		where = append(where, w)
+	}
+	if t.lastpk != nil {
+		where = append(where, t.afterLastPK())
+	}
+	if len(where) > 0 {
+		b.WriteString(" WHERE " + strings.Join(where, " AND "))
+	}
+	if len(t.key) > 0 {
+		keys := make([]string, len(t.key))
+		for i, k := range t.key {
+			keys[i] = filter.QuoteIdent(k)
+		}
+		b.WriteString(" ORDER BY " + strings.Join(keys, ", "))
+		fmt.Fprintf(&b, " LIMIT %d", limit)
+	}
+	return b.String(), cols
+}
+
+// afterLastPK is "key > lastpk" for a composite key: (a > 1) OR (a = 1 AND b > 2).
+func (t *copyTable) afterLastPK() string {
+	var ors []string
+	for i := range t.key {
+		var ands []string
+		for j := 0; j < i; j++ {
+			ands = append(ands, filter.QuoteIdent(t.key[j])+" = "+t.literal(j))
+		}
+		ands = append(ands, filter.QuoteIdent(t.key[i])+" > "+t.literal(i))
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+	}
+	return "(" + strings.Join(ors, " OR ") + ")"
+}
+
+// literal renders the i-th lastpk value for SQL: numbers as they are, everything else as a
+// hex string in the column's character set, so that any bytes survive and comparisons use
+// the column's collation.
+func (t *copyTable) literal(i int) string {
+	v := t.lastpk[i]
+	f := t.keyFields[i]
+	if f.Type&query.Type(query.Flag_ISINTEGRAL) != 0 || f.Type == query.Type_DECIMAL {
+		return string(v)
+	}
+	hex := fmt.Sprintf("X'%x'", v)
+	col := t.cols[slices.Index(t.fields, f)]
+	if f.Type&query.Type(query.Flag_ISTEXT) != 0 && col.Collation != rowcodec.BinaryCollation {
+		if cs := charsetName(t, f); cs != "" {
+			return "_" + cs + " " + hex
+		}
+	}
+	if f.Type == query.Type_DATE || f.Type == query.Type_DATETIME || f.Type == query.Type_TIMESTAMP || f.Type == query.Type_TIME {
+		return filter.QuoteString(string(v))
+	}
+	return hex
+}
+
+// charsetName is the character set of a key column, from the schema.
+func charsetName(t *copyTable, f *query.Field) string {
+	for i := range t.fields {
+		if t.fields[i] == f {
+			return t.cols[i].Charset
+		}
+	}
+	return ""
+}
+
+// copyChunk reads the next chunk of t from the open snapshot and sends it.
+func (s *stream) copyChunk(t *copyTable) error {
+	c := s.copy
+	limit := c.chunkRows
+	sql, cols := s.chunkSQL(t, limit)
+	s.now = nowNanos()
+	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN})
+	s.inTxn = true
+	if prev := s.fieldsFor[t.name]; !t.fieldsSent || prev != nil && prev != s.copyFieldsPlan(t) {
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, FieldEvent: &binlogdata.FieldEvent{
+			TableName: t.name, Fields: t.plan.Fields(), Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard, EnumSetStringValues: true,
+		}})
+		t.fieldsSent = true
+		s.fieldsFor[t.name] = s.copyFieldsPlan(t)
+	}
+	keyIdx := make([]int, len(t.keyFields))
+	for i, kf := range t.keyFields {
+		keyIdx[i] = slices.Index(t.fields, kf)
+	}
+	width := len(t.fields)
+	cells := make([][]byte, width)
+	var (
+		rowEv   *binlogdata.RowEvent
+		scratch []byte
+		lens    []int64
+		n       int
+		last    [][]byte
+		sendErr error
+	)
+	offs := make([]int, 0, len(cols))
+	var result mysql.Result
+	err := c.conn.ExecuteSelectStreaming(sql, &result, func(row []mysql.FieldValue) error {
+		scratch, lens = scratch[:0], lens[:0]
+		for i := range cells {
+			cells[i] = nil
+		}
+		offs = offs[:0]
+		for j, ci := range cols {
+			offs = append(offs, len(scratch))
+			var null bool
+			var err error
+			scratch, null, err = t.cols[ci].AppendCopied(scratch, &row[j])
+			if err != nil {
+				return err
+			}
+			if null {
+				lens = append(lens, -1)
+			} else {
+				lens = append(lens, int64(len(scratch)-offs[j]))
+			}
+		}
+		for j, ci := range cols {
+			if lens[j] >= 0 {
+				cells[ci] = scratch[offs[j] : offs[j]+int(lens[j]) : offs[j]+int(lens[j])]
+				if lens[j] == 0 {
+					cells[ci] = emptyCell
+				}
+			}
+		}
+		n++
+		last = last[:0]
+		for _, ki := range keyIdx {
+			last = append(last, cells[ki])
+		}
+		if !t.plan.Match(cells) {
+			t.setLastPK(last)
+			return nil
+		}
+		values, lengths := t.plan.AppendRow(nil, make([]int64, 0, len(t.plan.Fields())), cells)
+		if rowEv == nil {
+			rowEv = &binlogdata.RowEvent{TableName: t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: rowEv})
+		}
+		rowEv.RowChanges = append(rowEv.RowChanges, &binlogdata.RowChange{After: &query.Row{Lengths: lengths, Values: values}})
+		s.batchSize += len(values) + 2*len(lengths)
+		t.setLastPK(last)
+		if s.batchSize >= s.maxBatch {
+			// The next row starts a new ROW event in the next batch.
+			rowEv = nil
+			if err := s.flush(); err != nil {
+				sendErr = err
+				return err
+			}
+		}
+		return nil
+	}, nil)
+	if sendErr != nil {
+		return sendErr
+	}
+	if err != nil {
+		return fmt.Errorf("%w: copy of %s: %v", ErrUnavailable, t.name, err)
+	}
+	t.status = copyRunning
+	done := len(t.key) == 0 || n < limit
+	if done {
+		t.status = copyDone
+	}
+	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK, LastPKEvent: &binlogdata.LastPKEvent{
+		TableLastPK: &binlogdata.TableLastPK{TableName: t.name, Lastpk: t.lastPKResult()},
+		Completed:   done,
+	}})
+	if done {
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, LastPKEvent: &binlogdata.LastPKEvent{
+			TableLastPK: &binlogdata.TableLastPK{TableName: t.name}, Completed: true,
+		}})
+		if c.next() == nil {
+			final := &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED}
+			s.add(final)
+			final.Keyspace, final.Shard = "", ""
+		}
+	}
+	if c.next() == nil {
+		// From here on positions carry no copy state: resuming from them just streams.
+		c.finished = true
+	}
+	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+	s.add(s.vgtidEvent())
+	s.inTxn = false
+	return s.flush()
+}
+
+func (t *copyTable) setLastPK(key [][]byte) {
+	if len(t.key) == 0 {
+		return
+	}
+	if len(t.lastpk) != len(key) {
+		t.lastpk = make([][]byte, len(key))
+	}
+	for i, k := range key {
+		t.lastpk[i] = append(t.lastpk[i][:0], k...)
+	}
+}
+
+// copyFieldsPlan stands for "the FIELD event the copy sent" in the per-table record of the
+// last FIELD, so that binlog rows after it re-send FIELD only when theirs differs.
+func (s *stream) copyFieldsPlan(t *copyTable) *tablePlan {
+	if p, ok := s.copyPlans[t.name]; ok {
+		return p
+	}
+	p := &tablePlan{name: t.name, selected: true, fields: t.plan.Fields()}
+	s.copyPlans[t.name] = p
+	return p
+}
+
+// inCopiedRange reports whether a binlog row image (cells in binlog column order) is a row
+// the client already holds: its key is at most lastpk.
+func (t *copyTable) inCopiedRange(p *tablePlan, cells [][]byte) (bool, error) {
+	if t.status != copyRunning || t.lastpk == nil {
+		return false, nil
+	}
+	if p.copyKeyFor != t {
+		p.copyKey = p.copyKey[:0]
+		for _, k := range t.key {
+			i := slices.IndexFunc(p.cols, func(c rowcodec.Column) bool { return strings.EqualFold(c.Name, k) })
+			if i < 0 {
+				return false, fmt.Errorf("%w: key column %s of %s is gone from the binlog while the table is copied", ErrSchema, k, t.name)
+			}
+			p.copyKey = append(p.copyKey, i)
+		}
+		p.copyKeyFor = t
+	}
+	for i, ci := range p.copyKey {
+		cell := cells[ci]
+		if cell == nil {
+			return false, nil
+		}
+		if c := filter.Compare(t.keyFields[i], cell, t.lastpk[i]); c != 0 {
+			return c < 0, nil
+		}
+	}
+	return true, nil
+}
