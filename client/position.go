@@ -11,7 +11,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 )
 
-const positionForms = `"current", "MariaDB/<domain>-<server>-<seq>[,...]", "MySQL56/<uuid>:<from>-<to>[,...]", ` +
+const positionForms = `"current", "copy" (copy the tables, then stream), "MariaDB/<domain>-<server>-<seq>[,...]", "MySQL56/<uuid>:<from>-<to>[,...]", ` +
 	`a VGtid as JSON ({"shardGtids":[...]}) or a VGTID event as JSON ({"type":"VGTID","vgtid":{...}})`
 
 // ParsePosition turns a user-supplied start position into a VGtid.
@@ -34,6 +34,9 @@ func ParsePosition(s, keyspace, shard string) (*binlogdata.VGtid, error) {
 		return parseJSONPosition(s)
 	case strings.EqualFold(s, "current"):
 		return single(keyspace, shard, "current"), nil
+	case strings.EqualFold(s, "copy"):
+		// An empty position: copy the selected tables, then stream from where the copy ended.
+		return single(keyspace, shard, ""), nil
 	}
 	for _, flavor := range []string{"MariaDB/", "MySQL56/"} {
 		if gtids, ok := strings.CutPrefix(s, flavor); ok {

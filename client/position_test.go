@@ -116,3 +116,13 @@ func TestParseTables(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePositionCopy(t *testing.T) {
+	v, err := client.ParsePosition("copy", "ks", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := v.GetShardGtids(); len(g) != 1 || g[0].GetGtid() != "" || g[0].GetKeyspace() != "ks" {
+		t.Errorf("copy = %v, want one ShardGtid with an empty gtid", v)
+	}
+}

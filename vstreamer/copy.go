@@ -1,11 +1,14 @@
 package vstreamer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -23,7 +26,7 @@ import (
 var ErrNoKey = errors.New("table has no key to copy by")
 
 // DefaultCopyChunkRows is how many rows one copy chunk reads from one snapshot.
-const DefaultCopyChunkRows = 10000
+const DefaultCopyChunkRows = 50000
 
 type copyStatus int
 
@@ -360,7 +363,7 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 	}
 	defer c.conn.Execute("ROLLBACK")
 	// Bring the stream to the snapshot: the chunk continues exactly where the binlog is.
-	for !s.pos.Contains(snap) {
+	for !s.reached(snap) {
 		ev, err := s.nextEvent(ctx, events)
 		if err != nil {
 			return err
@@ -377,15 +380,51 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 			}
 		}
 	}
-	if s.inTxn || !snap.Contains(s.pos) {
-		return fmt.Errorf("copy of %s: the stream at %s passed the snapshot at %s", t.name, s.pos, snap)
-	}
 	return s.copyChunk(t)
 }
 
+// snapshot is where a consistent snapshot sits in the binlog: a GTID position (MySQL) or a
+// binlog file and offset (MariaDB, which reports those for a snapshot; turning them into
+// GTIDs with BINLOG_GTID_POS would read the binlog file from its start at every chunk).
+type snapshot struct {
+	gtid position.Position
+	file string
+	pos  uint32
+}
+
+// reached reports whether the stream is at the snapshot, between transactions.
+func (s *stream) reached(snap snapshot) bool {
+	if s.inTxn {
+		return false
+	}
+	if snap.file == "" {
+		return s.pos.Contains(snap.gtid)
+	}
+	if s.binlogFile == "" {
+		return false
+	}
+	if c := compareBinlogFiles(s.binlogFile, snap.file); c != 0 {
+		return c > 0
+	}
+	return s.binlogPos >= snap.pos
+}
+
+// compareBinlogFiles orders binlog file names by their sequence number.
+func compareBinlogFiles(a, b string) int {
+	ia, ib := strings.LastIndexByte(a, '.'), strings.LastIndexByte(b, '.')
+	if ia >= 0 && ib >= 0 && a[:ia] == b[:ib] {
+		na, errA := strconv.ParseUint(a[ia+1:], 10, 64)
+		nb, errB := strconv.ParseUint(b[ib+1:], 10, 64)
+		if errA == nil && errB == nil {
+			return cmp.Compare(na, nb)
+		}
+	}
+	return strings.Compare(a, b)
+}
+
 // openSnapshot starts a consistent-snapshot transaction on the copy connection and returns
-// its binlog position.
-func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (position.Position, error) {
+// its place in the binlog.
+func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (snapshot, error) {
 	c := s.copy
 	exec := func(conn *client.Conn, q string, args ...any) (*mysql.Result, error) {
 		r, err := conn.Execute(q, args...)
@@ -396,11 +435,11 @@ func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (position.Posit
 	}
 	if s.pos.Flavor == position.MariaDB {
 		if _, err := exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
-			return position.Position{}, err
+			return snapshot{}, err
 		}
 		r, err := exec(c.conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")
 		if err != nil {
-			return position.Position{}, err
+			return snapshot{}, err
 		}
 		var file, off string
 		for i := 0; i < r.RowNumber(); i++ {
@@ -413,44 +452,39 @@ func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (position.Posit
 				off = val
 			}
 		}
-		r, err = exec(c.conn, "SELECT BINLOG_GTID_POS(?, ?)", file, off)
-		if err != nil {
-			return position.Position{}, err
+		p, err := strconv.ParseUint(off, 10, 32)
+		if file == "" || err != nil {
+			return snapshot{}, fmt.Errorf("copy of %s: the server reports no binlog snapshot position (%q %q); is log_bin on?", t.name, file, off)
 		}
-		body := resultString(r, 0, 0)
-		p, err := position.ParseBody(position.MariaDB, body)
-		if err != nil {
-			return p, fmt.Errorf("copy of %s: snapshot position %q: %w", t.name, body, err)
-		}
-		return p, nil
+		return snapshot{file: file, pos: uint32(p)}, nil
 	}
 	// MySQL has no snapshot position: hold writes to the table while the snapshot starts.
 	if c.lock == nil {
 		conn, err := s.eng.connect(ctx)
 		if err != nil {
-			return position.Position{}, err
+			return snapshot{}, err
 		}
 		c.lock = conn
 	}
 	if _, err := exec(c.lock, "SET SESSION lock_wait_timeout = 30"); err != nil {
-		return position.Position{}, err
+		return snapshot{}, err
 	}
 	if _, err := exec(c.lock, "LOCK TABLES "+filter.QuoteIdent(s.cfg.Database)+"."+filter.QuoteIdent(t.name)+" READ"); err != nil {
-		return position.Position{}, err
+		return snapshot{}, err
 	}
 	defer c.lock.Execute("UNLOCK TABLES")
 	body, err := queryString(c.lock, "SELECT @@GLOBAL.gtid_executed")
 	if err != nil {
-		return position.Position{}, err
+		return snapshot{}, err
 	}
 	if _, err := exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
-		return position.Position{}, err
+		return snapshot{}, err
 	}
 	p, err := position.ParseBody(position.MySQL56, body)
 	if err != nil {
-		return p, fmt.Errorf("copy of %s: snapshot position %q: %w", t.name, body, err)
+		return snapshot{}, fmt.Errorf("copy of %s: snapshot position %q: %w", t.name, body, err)
 	}
-	return p, nil
+	return snapshot{gtid: p}, nil
 }
 
 // chunkSQL is the SELECT of the next chunk: the columns the rule reads and the key, the rule's
@@ -581,6 +615,13 @@ func (s *stream) copyChunk(t *copyTable) error {
 		sendErr error
 	)
 	offs := make([]int, 0, len(cols))
+	const slab = 256
+	var (
+		arena     []byte
+		lensArena []int64
+		changes   []binlogdata.RowChange
+		qrows     []query.Row
+	)
 	var result mysql.Result
 	err := c.conn.ExecuteSelectStreaming(sql, &result, func(row []mysql.FieldValue) error {
 		scratch, lens = scratch[:0], lens[:0]
@@ -617,19 +658,43 @@ func (s *stream) copyChunk(t *copyTable) error {
 		}
 		if !t.plan.Match(cells) {
 			t.setLastPK(last)
+			// A long run of filtered-out rows sends nothing: keep heartbeats flowing.
+			if n%1024 == 0 && s.heartbeat > 0 && time.Since(s.lastSend) >= s.heartbeat {
+				s.now = nowNanos()
+				s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
+				if err := s.flush(); err != nil {
+					sendErr = err
+					return err
+				}
+			}
 			return nil
 		}
-		values, lengths := t.plan.AppendRow(nil, make([]int64, 0, len(t.plan.Fields())), cells)
+		start, lstart := len(arena), len(lensArena)
+		arena, lensArena = t.plan.AppendRow(arena, lensArena, cells)
+		if len(changes) == 0 {
+			// Rows and their changes come from slabs: one allocation per many rows.
+			changes = make([]binlogdata.RowChange, slab)
+			qrows = make([]query.Row, slab)
+		}
+		qr := &qrows[0]
+		qr.Lengths = lensArena[lstart:len(lensArena):len(lensArena)]
+		qr.Values = arena[start:len(arena):len(arena)]
+		rc := &changes[0]
+		rc.After = qr
+		changes, qrows = changes[1:], qrows[1:]
 		if rowEv == nil {
 			rowEv = &binlogdata.RowEvent{TableName: t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: rowEv})
 		}
-		rowEv.RowChanges = append(rowEv.RowChanges, &binlogdata.RowChange{After: &query.Row{Lengths: lengths, Values: values}})
-		s.batchSize += len(values) + 2*len(lengths)
+		rowEv.RowChanges = append(rowEv.RowChanges, rc)
+		s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
 		t.setLastPK(last)
 		if s.batchSize >= s.maxBatch {
-			// The next row starts a new ROW event in the next batch.
+			// The next row starts a new ROW event in the next batch, with new buffers: the
+			// events sent may still be held by the receiver.
 			rowEv = nil
+			arena = make([]byte, 0, cap(arena))
+			lensArena = make([]int64, 0, cap(lensArena))
 			if err := s.flush(); err != nil {
 				sendErr = err
 				return err

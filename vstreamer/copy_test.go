@@ -447,3 +447,25 @@ func TestCopyWithFilter(t *testing.T) {
 	// The copy's FIELD still describes the rows: no second one.
 	ts.expect("BEGIN", "ROW cf [20 3]>[40 3]", "GTID", "COMMIT", "VGTID")
 }
+
+// TestCopyHeartbeats: a copy whose rows are all filtered out sends nothing for a long time,
+// but heartbeats still arrive while it reads.
+func TestCopyHeartbeats(t *testing.T) {
+	execSQL(t, "CREATE TABLE chb (id INT PRIMARY KEY, v INT)", "INSERT INTO chb SELECT seq, 0 FROM seq_1_to_300000")
+	e := newEngine(t)
+	ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "chb", Filter: "select id from chb where v = 1"}),
+		HeartbeatInterval: time.Millisecond, CopyChunkRows: 1000000})
+	beats := 0
+	for {
+		ev := ts.next(true)
+		if ev.Type == binlogdata.VEventType_HEARTBEAT {
+			beats++
+		}
+		if ev.Type == binlogdata.VEventType_LASTPK {
+			break
+		}
+	}
+	if beats == 0 {
+		t.Error("no heartbeat while the copy read 300000 filtered-out rows")
+	}
+}

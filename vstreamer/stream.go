@@ -171,6 +171,11 @@ type stream struct {
 	// scratch holds the before and after image of a row being filtered.
 	scratch [2]rowScratch
 
+	// binlogFile and binlogPos are where the stream is in the server's binlog files: the
+	// end of the last event read.
+	binlogFile string
+	binlogPos  uint32
+
 	// copy is the table copy in progress, if any.
 	copy      *copier
 	copyPlans map[string]*tablePlan
@@ -386,7 +391,12 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 func (s *stream) handle(ev *replication.BinlogEvent) error {
 	s.now = time.Now().UnixNano()
 	ts := ev.Header.Timestamp
+	if ev.Header.LogPos != 0 {
+		s.binlogPos = ev.Header.LogPos
+	}
 	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		s.binlogFile, s.binlogPos = string(e.NextLogName), uint32(e.Position)
 	case *replication.MariadbGTIDEvent:
 		s.eventGTI = formatMariaDBGTID(e.GTID)
 		if !e.IsStandalone() {

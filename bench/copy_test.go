@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server"
+	"github.com/vstream-cdc/vstream/vstreamer"
+)
+
+const copyRows = 1000000
+
+var copyOnce sync.Once
+
+func setupCopy(b *testing.B) {
+	setup(b)
+	copyOnce.Do(func() {
+		setupErr = db.Exec(`CREATE TABLE copysrc (
+			id BIGINT PRIMARY KEY, customer VARCHAR(64), amount DECIMAL(12,2), qty INT, price DOUBLE,
+			status ENUM('new','paid','shipped'), created DATETIME(3), updated TIMESTAMP(3) NULL,
+			note VARCHAR(255), flags BIT(8))`)
+		for i := 0; i < copyRows && setupErr == nil; i += 100000 {
+			setupErr = db.Exec(fmt.Sprintf(`INSERT INTO copysrc SELECT seq, CONCAT('customer-', seq), seq * 1.25, seq %% 17, seq / 3.0,
+				ELT(1 + seq %% 3, 'new', 'paid', 'shipped'), '2024-01-02 03:04:05.678', '2024-01-02 03:04:05.678',
+				'a note of modest length for each order', seq %% 256 FROM seq_%d_to_%d`, i+1, i+100000))
+		}
+	})
+	if setupErr != nil {
+		b.Fatal(setupErr)
+	}
+}
+
+// BenchmarkCopy copies a 1,000,000-row table through vstreamd to a gRPC client on loopback,
+// beside mariadb-dump --quick of the same table to /dev/null, and prints the ratio.
+func BenchmarkCopy(b *testing.B) {
+	setupCopy(b)
+	var dumpRate, copyRate float64
+	b.Run("mariadb-dump", func(b *testing.B) {
+		var elapsed time.Duration
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			cmd := exec.Command("mariadb-dump", "--quick", "--skip-lock-tables", "--single-transaction",
+				"-h", db.Host(), "-P", strconv.Itoa(db.Port()), "-u", db.User(), "-p"+db.Password(), "bench", "copysrc")
+			if out, err := cmd.CombinedOutput(); err != nil && len(out) > 0 && cmd.ProcessState.ExitCode() != 0 {
+				b.Fatalf("mariadb-dump: %v", err)
+			}
+			elapsed += time.Since(start)
+		}
+		dumpRate = float64(copyRows*b.N) / elapsed.Seconds()
+		b.ReportMetric(dumpRate, "rows/s")
+	})
+	b.Run("vstreamd-copy", func(b *testing.B) {
+		var elapsed time.Duration
+		var bytes int64
+		for i := 0; i < b.N; i++ {
+			d, n := copyThroughServer(b)
+			elapsed += d
+			bytes += n
+		}
+		copyRate = float64(copyRows*b.N) / elapsed.Seconds()
+		b.ReportMetric(copyRate, "rows/s")
+		b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
+	})
+	if dumpRate > 0 && copyRate > 0 {
+		fmt.Printf("copy: mariadb-dump --quick %.0f rows/s, vstreamd copy to gRPC client %.0f rows/s, ratio %.2f\n",
+			dumpRate, copyRate, copyRate/dumpRate)
+	}
+}
+
+// copyThroughServer copies the table and returns the time and the bytes of row values received.
+func copyThroughServer(b *testing.B) (time.Duration, int64) {
+	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := server.New(e, server.Options{})
+	go srv.GRPC().Serve(lis)
+	defer srv.GRPC().Stop()
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: ""}}},
+		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "copysrc"}}},
+	}}}); err != nil {
+		b.Fatal(err)
+	}
+	rows := 0
+	var bytes int64
+	for {
+		resp, err := st.Recv()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ev := range resp.Events {
+			switch ev.Type {
+			case binlogdata.VEventType_ROW:
+				rows += len(ev.RowEvent.RowChanges)
+				for _, rc := range ev.RowEvent.RowChanges {
+					bytes += int64(len(rc.After.Values))
+				}
+			case binlogdata.VEventType_COPY_COMPLETED:
+				if ev.Keyspace == "" {
+					if rows != copyRows {
+						b.Fatalf("copied %d rows, want %d", rows, copyRows)
+					}
+					return time.Since(start), bytes
+				}
+			}
+		}
+	}
+}
