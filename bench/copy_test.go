@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testdb"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server"
 	"github.com/vstream-cdc/vstream/vstreamer"
@@ -21,23 +22,33 @@ import (
 
 const copyRows = 1000000
 
-var copyOnce sync.Once
+var (
+	copyOnce sync.Once
+	// copyDB is a server of its own, so that the copy's table and load do not touch the
+	// binlog benchmark's server.
+	copyDB       *testdb.Server
+	copySetupErr error
+)
 
 func setupCopy(b *testing.B) {
-	setup(b)
 	copyOnce.Do(func() {
-		setupErr = db.Exec(`CREATE TABLE copysrc (
+		copyDB, copySetupErr = testdb.Start(testdb.Options{Database: "bench"})
+		if copySetupErr != nil {
+			return
+		}
+		setupErr := copyDB.Exec(`CREATE TABLE copysrc (
 			id BIGINT PRIMARY KEY, customer VARCHAR(64), amount DECIMAL(12,2), qty INT, price DOUBLE,
 			status ENUM('new','paid','shipped'), created DATETIME(3), updated TIMESTAMP(3) NULL,
 			note VARCHAR(255), flags BIT(8))`)
 		for i := 0; i < copyRows && setupErr == nil; i += 100000 {
-			setupErr = db.Exec(fmt.Sprintf(`INSERT INTO copysrc SELECT seq, CONCAT('customer-', seq), seq * 1.25, seq %% 17, seq / 3.0,
+			setupErr = copyDB.Exec(fmt.Sprintf(`INSERT INTO copysrc SELECT seq, CONCAT('customer-', seq), seq * 1.25, seq %% 17, seq / 3.0,
 				ELT(1 + seq %% 3, 'new', 'paid', 'shipped'), '2024-01-02 03:04:05.678', '2024-01-02 03:04:05.678',
 				'a note of modest length for each order', seq %% 256 FROM seq_%d_to_%d`, i+1, i+100000))
 		}
+		copySetupErr = setupErr
 	})
-	if setupErr != nil {
-		b.Fatal(setupErr)
+	if copySetupErr != nil {
+		b.Fatal(copySetupErr)
 	}
 }
 
@@ -51,7 +62,7 @@ func BenchmarkCopy(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			start := time.Now()
 			cmd := exec.Command("mariadb-dump", "--quick", "--skip-lock-tables", "--single-transaction",
-				"-h", db.Host(), "-P", strconv.Itoa(db.Port()), "-u", db.User(), "-p"+db.Password(), "bench", "copysrc")
+				"-h", copyDB.Host(), "-P", strconv.Itoa(copyDB.Port()), "-u", copyDB.User(), "-p"+copyDB.Password(), "bench", "copysrc")
 			if out, err := cmd.CombinedOutput(); err != nil && len(out) > 0 && cmd.ProcessState.ExitCode() != 0 {
 				b.Fatalf("mariadb-dump: %v", err)
 			}
@@ -80,7 +91,7 @@ func BenchmarkCopy(b *testing.B) {
 
 // copyThroughServer copies the table and returns the time and the bytes of row values received.
 func copyThroughServer(b *testing.B) (time.Duration, int64) {
-	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "bench"})
+	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: copyDB.Addr(), User: copyDB.User(), Password: copyDB.Password(), Database: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

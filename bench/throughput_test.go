@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 	if db != nil {
 		db.Close()
 	}
+	if copyDB != nil {
+		copyDB.Close()
+	}
 	os.Exit(code)
 }
 
