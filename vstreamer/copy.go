@@ -623,54 +623,8 @@ func (s *stream) copyChunk(t *copyTable) error {
 		qrows     []query.Row
 	)
 	var result mysql.Result
-	err := c.conn.ExecuteSelectStreaming(sql, &result, func(row []mysql.FieldValue) error {
-		scratch, lens = scratch[:0], lens[:0]
-		for i := range cells {
-			cells[i] = nil
-		}
-		offs = offs[:0]
-		for j, ci := range cols {
-			offs = append(offs, len(scratch))
-			var null bool
-			var err error
-			scratch, null, err = t.cols[ci].AppendCopied(scratch, &row[j])
-			if err != nil {
-				return err
-			}
-			if null {
-				lens = append(lens, -1)
-			} else {
-				lens = append(lens, int64(len(scratch)-offs[j]))
-			}
-		}
-		for j, ci := range cols {
-			if lens[j] >= 0 {
-				cells[ci] = scratch[offs[j] : offs[j]+int(lens[j]) : offs[j]+int(lens[j])]
-				if lens[j] == 0 {
-					cells[ci] = emptyCell
-				}
-			}
-		}
-		n++
-		last = last[:0]
-		for _, ki := range keyIdx {
-			last = append(last, cells[ki])
-		}
-		if !t.plan.Match(cells) {
-			t.setLastPK(last)
-			// A long run of filtered-out rows sends nothing: keep heartbeats flowing.
-			if n%1024 == 0 && s.heartbeat > 0 && time.Since(s.lastSend) >= s.heartbeat {
-				s.now = nowNanos()
-				s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
-				if err := s.flush(); err != nil {
-					sendErr = err
-					return err
-				}
-			}
-			return nil
-		}
-		start, lstart := len(arena), len(lensArena)
-		arena, lensArena = t.plan.AppendRow(arena, lensArena, cells)
+	// emit adds one copied row, already encoded at the end of the arenas, to the batch.
+	emit := func(start, lstart int) error {
 		if len(changes) == 0 {
 			// Rows and their changes come from slabs: one allocation per many rows.
 			changes = make([]binlogdata.RowChange, slab)
@@ -701,6 +655,83 @@ func (s *stream) copyChunk(t *copyTable) error {
 			}
 		}
 		return nil
+	}
+	// A table streamed whole is encoded straight into the batch's buffers.
+	direct := t.plan.Passthrough() && len(cols) == width
+	err := c.conn.ExecuteSelectStreaming(sql, &result, func(row []mysql.FieldValue) error {
+		n++
+		if direct {
+			start, lstart := len(arena), len(lensArena)
+			for j := range cols {
+				before := len(arena)
+				var null bool
+				var err error
+				if arena, null, err = t.cols[j].AppendCopied(arena, &row[j]); err != nil {
+					return err
+				}
+				if null {
+					lensArena = append(lensArena, -1)
+				} else {
+					lensArena = append(lensArena, int64(len(arena)-before))
+				}
+			}
+			last = last[:0]
+			for _, ki := range keyIdx {
+				off := start
+				for _, l := range lensArena[lstart : lstart+ki] {
+					off += int(max(l, 0))
+				}
+				last = append(last, arena[off:off+int(max(lensArena[lstart+ki], 0))])
+			}
+			return emit(start, lstart)
+		}
+		scratch, lens = scratch[:0], lens[:0]
+		for i := range cells {
+			cells[i] = nil
+		}
+		offs = offs[:0]
+		for j, ci := range cols {
+			offs = append(offs, len(scratch))
+			var null bool
+			var err error
+			scratch, null, err = t.cols[ci].AppendCopied(scratch, &row[j])
+			if err != nil {
+				return err
+			}
+			if null {
+				lens = append(lens, -1)
+			} else {
+				lens = append(lens, int64(len(scratch)-offs[j]))
+			}
+		}
+		for j, ci := range cols {
+			if lens[j] >= 0 {
+				cells[ci] = scratch[offs[j] : offs[j]+int(lens[j]) : offs[j]+int(lens[j])]
+				if lens[j] == 0 {
+					cells[ci] = emptyCell
+				}
+			}
+		}
+		last = last[:0]
+		for _, ki := range keyIdx {
+			last = append(last, cells[ki])
+		}
+		if !t.plan.Match(cells) {
+			t.setLastPK(last)
+			// A long run of filtered-out rows sends nothing: keep heartbeats flowing.
+			if n%1024 == 0 && s.heartbeat > 0 && time.Since(s.lastSend) >= s.heartbeat {
+				s.now = nowNanos()
+				s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
+				if err := s.flush(); err != nil {
+					sendErr = err
+					return err
+				}
+			}
+			return nil
+		}
+		start, lstart := len(arena), len(lensArena)
+		arena, lensArena = t.plan.AppendRow(arena, lensArena, cells)
+		return emit(start, lstart)
 	}, nil)
 	if sendErr != nil {
 		return sendErr
