@@ -23,7 +23,9 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/vstream-cdc/vstream/gen/queryservice"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/gen/vtgateservice"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -101,6 +103,8 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 	serverOpts = append(serverOpts, opts.ExtraServerOptions...)
 	s.grpc = grpc.NewServer(serverOpts...)
 	vstreamv1.RegisterVStreamServiceServer(s.grpc, &vstreamService{srv: s})
+	vtgateservice.RegisterVitessServer(s.grpc, &vtgateService{srv: s})
+	queryservice.RegisterQueryServer(s.grpc, &queryService{srv: s})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)

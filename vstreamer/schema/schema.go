@@ -36,6 +36,12 @@ type ColumnInfo struct {
 	// Charset is the character set of character columns ("" for others).
 	Charset string
 	JSON    bool
+	// OctetLength, Precision, Scale and DatetimePrecision are the sizes information_schema
+	// reports; they stand in for the binlog's column metadata when there is no binlog event.
+	OctetLength       int64
+	Precision         int64
+	Scale             int64
+	DatetimePrecision int64
 }
 
 // Unsigned reports an UNSIGNED numeric column.
@@ -52,7 +58,9 @@ var _ Querier = (*client.Conn)(nil)
 // columns and no error.
 func Load(q Querier, db, table string) ([]ColumnInfo, error) {
 	r, err := q.Execute(`SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLUMN_KEY, c.EXTRA,
-		COALESCE(co.ID, 0), COALESCE(c.CHARACTER_SET_NAME, '')
+		COALESCE(co.ID, 0), COALESCE(c.CHARACTER_SET_NAME, ''),
+		COALESCE(c.CHARACTER_OCTET_LENGTH, 0), COALESCE(c.NUMERIC_PRECISION, 0), COALESCE(c.NUMERIC_SCALE, 0),
+		COALESCE(c.DATETIME_PRECISION, 0)
 		FROM information_schema.COLUMNS c
 		LEFT JOIN information_schema.COLLATIONS co ON co.COLLATION_NAME = c.COLLATION_NAME
 		WHERE c.TABLE_SCHEMA = ? AND c.TABLE_NAME = ?
@@ -73,6 +81,10 @@ func Load(q Querier, db, table string) ([]ColumnInfo, error) {
 		c.Extra = resultString(r, i, 5)
 		c.CollationID, _ = r.GetUint(i, 6)
 		c.Charset = resultString(r, i, 7)
+		c.OctetLength, _ = r.GetInt(i, 8)
+		c.Precision, _ = r.GetInt(i, 9)
+		c.Scale, _ = r.GetInt(i, 10)
+		c.DatetimePrecision, _ = r.GetInt(i, 11)
 		cols = append(cols, c)
 	}
 	if len(cols) == 0 {
@@ -300,9 +312,46 @@ func Columns(info []ColumnInfo) []rowcodec.Column {
 		if c.Type == mysql.MYSQL_TYPE_ENUM || c.Type == mysql.MYSQL_TYPE_SET {
 			c.Labels = parseLabels(ci.ColumnType)
 		}
+		setMeta(c, ci)
 		enrich(c, ci, true)
 	}
 	return cols
+}
+
+// setMeta fills in what a TABLE_MAP event would say of the column's size, so that a table
+// described from the schema (the copy phase) reads the same as one described by the binlog.
+func setMeta(c *rowcodec.Column, ci *ColumnInfo) {
+	switch c.Type {
+	case mysql.MYSQL_TYPE_VARCHAR:
+		c.Meta = uint16(ci.OctetLength)
+	case mysql.MYSQL_TYPE_STRING:
+		c.Length = int(ci.OctetLength)
+	case mysql.MYSQL_TYPE_NEWDECIMAL:
+		c.Meta = uint16(ci.Precision)<<8 | uint16(ci.Scale)
+		c.Decimals = int(ci.Scale)
+	case mysql.MYSQL_TYPE_BIT:
+		bits := uint16(ci.Precision)
+		c.Meta = bits/8<<8 | bits%8
+	case mysql.MYSQL_TYPE_TIME2, mysql.MYSQL_TYPE_DATETIME2, mysql.MYSQL_TYPE_TIMESTAMP2:
+		c.Meta = uint16(ci.DatetimePrecision)
+		c.Decimals = int(ci.DatetimePrecision)
+	case mysql.MYSQL_TYPE_FLOAT, mysql.MYSQL_TYPE_DOUBLE:
+		c.Decimals = 31
+	case mysql.MYSQL_TYPE_YEAR:
+		// The binlog's signedness map counts YEAR as unsigned.
+		c.Unsigned = true
+	case mysql.MYSQL_TYPE_BLOB:
+		switch {
+		case strings.HasPrefix(ci.DataType, "tiny"):
+			c.Meta = 1
+		case strings.HasPrefix(ci.DataType, "medium"):
+			c.Meta = 3
+		case strings.HasPrefix(ci.DataType, "long"):
+			c.Meta = 4
+		default:
+			c.Meta = 2
+		}
+	}
 }
 
 func binlogType(dataType string) byte {

@@ -1,0 +1,234 @@
+package server
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/queryservice"
+	"github.com/vstream-cdc/vstream/gen/vtgate"
+	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+	"github.com/vstream-cdc/vstream/vstreamer"
+)
+
+// tabletHeartbeat is how often a Vitess tablet stream sends HEARTBEAT when idle.
+const tabletHeartbeat = 900 * time.Millisecond
+
+// vtgateService serves /vtgateservice.Vitess/VStream: the engine's events with vtgate's
+// rewrites (GTID and LASTPK become VGTID, keyspace-qualified table names, shard and final
+// COPY_COMPLETED, heartbeats only when asked for, without keyspace or shard).
+type vtgateService struct {
+	vtgateservice.UnimplementedVitessServer
+	srv *Server
+}
+
+// queryService serves /queryservice.Query/VStream: tablet-level events (GTID and LASTPK as
+// they are, no VGTID, heartbeats when idle for 900 ms).
+type queryService struct {
+	queryservice.UnimplementedQueryServer
+	srv *Server
+}
+
+func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice.Vitess_VStreamServer) error {
+	cfg := v.srv.engine.Config()
+	sg, err := pickShardGtid(req.GetVgtid(), cfg.Keyspace, cfg.Shard)
+	if err != nil {
+		return err
+	}
+	flags := req.GetFlags()
+	ereq := vstreamer.Request{
+		Position:          sg.GetGtid(),
+		TableLastPKs:      sg.GetTablePKs(),
+		Filter:            req.GetFilter(),
+		HeartbeatInterval: time.Duration(flags.GetHeartbeatInterval()) * time.Second,
+		TablesToCopy:      flags.GetTablesToCopy(),
+	}
+	prefix := cfg.Keyspace + "."
+	if flags.GetExcludeKeyspaceFromTableName() {
+		prefix = ""
+	}
+	resp := &vtgate.VStreamResponse{}
+	var out []*binlogdata.VEvent
+	send := func(events []*binlogdata.VEvent) error {
+		out = rewriteVtgate(out[:0], events, prefix, cfg.Keyspace, cfg.Shard)
+		if len(out) == 0 {
+			return nil
+		}
+		resp.Events = out
+		err := stream.Send(resp)
+		resp.Events = nil
+		v.srv.stats.batches.Inc()
+		v.srv.stats.events.Add(float64(len(out)))
+		return err
+	}
+	return v.srv.runStream(stream.Context(), ereq, "vtgate", send)
+}
+
+func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservice.Query_VStreamServer) error {
+	cfg := q.srv.engine.Config()
+	if t := req.GetTarget(); t != nil {
+		if t.GetKeyspace() != "" && t.GetKeyspace() != cfg.Keyspace || t.GetShard() != "" && t.GetShard() != cfg.Shard {
+			return status.Errorf(codes.InvalidArgument, "target %s/%s is not served here; this server streams %s/%s",
+				t.GetKeyspace(), t.GetShard(), cfg.Keyspace, cfg.Shard)
+		}
+	}
+	ereq := vstreamer.Request{
+		Position:          req.GetPosition(),
+		TableLastPKs:      req.GetTableLastPKs(),
+		Filter:            req.GetFilter(),
+		HeartbeatInterval: tabletHeartbeat,
+		TablesToCopy:      req.GetOptions().GetTablesToCopy(),
+	}
+	resp := &binlogdata.VStreamResponse{}
+	var out []*binlogdata.VEvent
+	send := func(events []*binlogdata.VEvent) error {
+		out = rewriteTablet(out[:0], events)
+		if len(out) == 0 {
+			return nil
+		}
+		resp.Events = out
+		err := stream.Send(resp)
+		resp.Events = nil
+		q.srv.stats.batches.Inc()
+		q.srv.stats.events.Add(float64(len(out)))
+		return err
+	}
+	return q.srv.runStream(stream.Context(), ereq, "tablet", send)
+}
+
+// runStream runs an engine stream for one of the Vitess services, with the native service's
+// logging and metrics.
+func (s *Server) runStream(ctx context.Context, req vstreamer.Request, api string, send vstreamer.SendFunc) error {
+	id := s.streamIDs.Add(1)
+	log := s.log.With("stream", id, "api", api, "position", req.Position)
+	log.Info("stream starting")
+	s.stats.open.Inc()
+	defer s.stats.open.Dec()
+	err := s.engine.Stream(ctx, req, send)
+	log.Info("stream ended", "err", err)
+	return toStatus(err)
+}
+
+// pickShardGtid finds the one ShardGtid of a vtgate request this server streams. vtgate
+// accepts an empty shard (all shards), a keyspace regex ("/..."), and an empty keyspace with
+// gtid "current" (all keyspaces); a single source answers each of them with its own shard.
+func pickShardGtid(v *binlogdata.VGtid, keyspace, shard string) (*binlogdata.ShardGtid, error) {
+	var found *binlogdata.ShardGtid
+	for _, sg := range v.GetShardGtids() {
+		ks := sg.GetKeyspace()
+		match := ks == keyspace || ks == "" && sg.GetGtid() == vstreamer.CurrentPosition
+		if strings.HasPrefix(ks, "/") {
+			re, err := regexp.Compile(strings.Trim(ks, "/"))
+			if err != nil {
+				return nil, status.Errorf(codes.InvalidArgument, "vgtid keyspace regex %q: %v", ks, err)
+			}
+			match = re.MatchString(keyspace)
+		}
+		if !match {
+			return nil, status.Errorf(codes.InvalidArgument, "keyspace %q in the vgtid is not served here; this server streams keyspace %q shard %q", ks, keyspace, shard)
+		}
+		if sg.GetShard() != "" && sg.GetShard() != shard {
+			return nil, status.Errorf(codes.InvalidArgument, "shard %q of keyspace %q in the vgtid is not served here; this server streams shard %q", sg.GetShard(), keyspace, shard)
+		}
+		if found != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "the vgtid names shard %s/%s twice", keyspace, shard)
+		}
+		found = sg
+	}
+	if found == nil {
+		return nil, status.Errorf(codes.InvalidArgument, "the vgtid names no shard; give keyspace %q shard %q with a position (\"current\", a GTID position, or empty to copy)", keyspace, shard)
+	}
+	return found, nil
+}
+
+// nextVGTID returns the first VGTID event at or after i.
+func nextVGTID(events []*binlogdata.VEvent, i int) *binlogdata.VEvent {
+	for ; i < len(events); i++ {
+		if events[i].GetType() == binlogdata.VEventType_VGTID {
+			return events[i]
+		}
+	}
+	return nil
+}
+
+// rewriteVtgate turns engine events into what vtgate sends. The engine writes GTID and LASTPK
+// events in the same batch as the VGTID that follows their transaction's COMMIT, so the VGTID
+// is moved into their place.
+func rewriteVtgate(out, events []*binlogdata.VEvent, prefix, keyspace, shard string) []*binlogdata.VEvent {
+	var pendingCopyDone bool
+	for i, ev := range events {
+		switch ev.GetType() {
+		case binlogdata.VEventType_GTID, binlogdata.VEventType_LASTPK:
+			if vg := nextVGTID(events, i+1); vg != nil {
+				out = append(out, &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: vg.GetVgtid(),
+					Keyspace: keyspace, Shard: shard, CurrentTime: vg.GetCurrentTime()})
+			}
+		case binlogdata.VEventType_VGTID:
+			// Already moved into the place of its GTID or LASTPK.
+		case binlogdata.VEventType_COPY_COMPLETED:
+			if ev.GetKeyspace() == "" {
+				pendingCopyDone = true
+			}
+		case binlogdata.VEventType_FIELD:
+			ev.FieldEvent.TableName = prefix + ev.FieldEvent.GetTableName()
+			out = append(out, ev)
+		case binlogdata.VEventType_ROW:
+			ev.RowEvent.TableName = prefix + ev.RowEvent.GetTableName()
+			out = append(out, ev)
+		case binlogdata.VEventType_HEARTBEAT:
+			ev.Keyspace, ev.Shard = "", ""
+			out = append(out, ev)
+		case binlogdata.VEventType_COMMIT:
+			out = append(out, ev)
+			if pendingCopyDone {
+				out = append(out,
+					&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, Keyspace: keyspace, Shard: shard, CurrentTime: ev.GetCurrentTime()},
+					&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, CurrentTime: ev.GetCurrentTime()})
+				pendingCopyDone = false
+			}
+		default:
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// rewriteTablet turns engine events into what a tablet sends: no VGTID, one COPY_COMPLETED
+// when the whole copy is done.
+func rewriteTablet(out, events []*binlogdata.VEvent) []*binlogdata.VEvent {
+	var pendingCopyDone *binlogdata.VEvent
+	for _, ev := range events {
+		switch ev.GetType() {
+		case binlogdata.VEventType_VGTID:
+		case binlogdata.VEventType_COPY_COMPLETED:
+			if ev.GetKeyspace() != "" {
+				pendingCopyDone = &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, Keyspace: ev.GetKeyspace(), Shard: ev.GetShard(), CurrentTime: ev.GetCurrentTime()}
+			}
+		case binlogdata.VEventType_COMMIT:
+			out = append(out, ev)
+			// Only the last table's COPY_COMPLETED stands for the whole copy.
+			if pendingCopyDone != nil && copyFinished(events) {
+				out = append(out, pendingCopyDone)
+			}
+			pendingCopyDone = nil
+		default:
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// copyFinished reports a batch that holds the final COPY_COMPLETED.
+func copyFinished(events []*binlogdata.VEvent) bool {
+	for _, ev := range events {
+		if ev.GetType() == binlogdata.VEventType_COPY_COMPLETED && ev.GetKeyspace() == "" {
+			return true
+		}
+	}
+	return false
+}

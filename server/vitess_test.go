@@ -1,0 +1,168 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/queryservice"
+	"github.com/vstream-cdc/vstream/gen/vtgate"
+	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+)
+
+// shortEv renders an event for comparison, volatile parts left out.
+func shortEv(ev *binlogdata.VEvent) string {
+	switch ev.Type {
+	case binlogdata.VEventType_FIELD:
+		return "FIELD " + ev.FieldEvent.TableName
+	case binlogdata.VEventType_ROW:
+		return fmt.Sprintf("ROW %s %d", ev.RowEvent.TableName, len(ev.RowEvent.RowChanges))
+	case binlogdata.VEventType_VGTID:
+		sg := ev.Vgtid.ShardGtids[0]
+		s := fmt.Sprintf("VGTID %s/%s", sg.Keyspace, sg.Shard)
+		if len(sg.TablePKs) > 0 {
+			s += " pks"
+		}
+		return s
+	case binlogdata.VEventType_COPY_COMPLETED:
+		return fmt.Sprintf("COPY_COMPLETED %s/%s", ev.Keyspace, ev.Shard)
+	}
+	return ev.Type.String()
+}
+
+type recvFn func() ([]*binlogdata.VEvent, error)
+
+func collect(t *testing.T, recv recvFn, n int) []string {
+	t.Helper()
+	var got []string
+	for len(got) < n {
+		evs, err := recv()
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		for _, ev := range evs {
+			if ev.Type != binlogdata.VEventType_HEARTBEAT {
+				got = append(got, shortEv(ev))
+			}
+		}
+	}
+	return got
+}
+
+func TestVtgateVStream(t *testing.T) {
+	execSQL(t, "CREATE TABLE vt1 (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO vt1 VALUES (1, 'a'), (2, 'b')")
+	cc := dial(t, serve(t, dbConfig(), Options{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := vtgateservice.NewVitessClient(cc).VStream(ctx, &vtgate.VStreamRequest{
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "test", Shard: "0", Gtid: ""}}},
+		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "vt1"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := func() ([]*binlogdata.VEvent, error) {
+		r, err := st.Recv()
+		return r.GetEvents(), err
+	}
+	got := collect(t, recv, 7)
+	want := "BEGIN FIELD test.vt1 ROW test.vt1 2 VGTID test/0 COMMIT COPY_COMPLETED test/0 COPY_COMPLETED /"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	execSQL(t, "UPDATE vt1 SET v = 'c' WHERE id = 1")
+	got = collect(t, recv, 4)
+	if want := "BEGIN ROW test.vt1 1 VGTID test/0 COMMIT"; strings.Join(got, " ") != want {
+		t.Fatalf("binlog:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
+func TestVtgateOptions(t *testing.T) {
+	execSQL(t, "CREATE TABLE vt2 (id INT PRIMARY KEY)")
+	cc := dial(t, serve(t, dbConfig(), Options{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Snappy compression, no keyspace prefix, heartbeats without keyspace or shard.
+	st, err := vtgateservice.NewVitessClient(cc).VStream(ctx, &vtgate.VStreamRequest{
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "test", Gtid: "current"}}},
+		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "vt2"}}},
+		Flags:  &vtgate.VStreamFlags{HeartbeatInterval: 1, ExcludeKeyspaceFromTableName: true},
+	}, grpc.UseCompressor("snappy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := func() ([]*binlogdata.VEvent, error) {
+		r, err := st.Recv()
+		return r.GetEvents(), err
+	}
+	if got := collect(t, recv, 2); strings.Join(got, " ") != "VGTID test/0 OTHER" {
+		t.Fatalf("start at current: %v", got)
+	}
+	execSQL(t, "INSERT INTO vt2 VALUES (1)")
+	if got := collect(t, recv, 5); strings.Join(got, " ") != "BEGIN FIELD vt2 ROW vt2 1 VGTID test/0 COMMIT" {
+		t.Fatalf("row: %v", got)
+	}
+	evs, err := recv()
+	if err != nil || len(evs) != 1 || evs[0].Type != binlogdata.VEventType_HEARTBEAT || evs[0].Keyspace != "" || evs[0].Shard != "" {
+		t.Fatalf("want a heartbeat without keyspace and shard, got %v %v", evs, err)
+	}
+}
+
+func TestVtgateErrors(t *testing.T) {
+	cc := dial(t, serve(t, dbConfig(), Options{}))
+	cases := []struct {
+		req  *vtgate.VStreamRequest
+		code codes.Code
+		msg  string
+	}{
+		{&vtgate.VStreamRequest{}, codes.InvalidArgument, "names no shard"},
+		{&vtgate.VStreamRequest{Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "other", Gtid: "current"}}}}, codes.InvalidArgument, "not served here"},
+		{&vtgate.VStreamRequest{Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "test", Shard: "-80", Gtid: "current"}}}}, codes.InvalidArgument, "shard \"-80\""},
+		{&vtgate.VStreamRequest{Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "test", Gtid: "0-1-1"}}}}, codes.InvalidArgument, "prefix"},
+		{&vtgate.VStreamRequest{Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "test", Gtid: "current"}}},
+			Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/(("}}}}, codes.InvalidArgument, "regular expression"},
+	}
+	for _, c := range cases {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := vtgateservice.NewVitessClient(cc).VStream(ctx, c.req)
+		if err == nil {
+			_, err = st.Recv()
+		}
+		cancel()
+		if s := status.Convert(err); s.Code() != c.code || !strings.Contains(s.Message(), c.msg) {
+			t.Errorf("%v: got %v %q, want %v %q", c.req, s.Code(), s.Message(), c.code, c.msg)
+		}
+	}
+}
+
+func TestTabletVStream(t *testing.T) {
+	execSQL(t, "CREATE TABLE qt1 (id INT PRIMARY KEY)", "INSERT INTO qt1 VALUES (1)")
+	cc := dial(t, serve(t, dbConfig(), Options{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := queryservice.NewQueryClient(cc).VStream(ctx, &binlogdata.VStreamRequest{
+		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "qt1"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := func() ([]*binlogdata.VEvent, error) {
+		r, err := st.Recv()
+		return r.GetEvents(), err
+	}
+	got := collect(t, recv, 6)
+	if want := "BEGIN FIELD qt1 ROW qt1 1 LASTPK COMMIT COPY_COMPLETED test/0"; strings.Join(got, " ") != want {
+		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	execSQL(t, "INSERT INTO qt1 VALUES (2)")
+	if got := collect(t, recv, 4); strings.Join(got, " ") != "BEGIN ROW qt1 1 GTID COMMIT" {
+		t.Fatalf("binlog: %v", got)
+	}
+}
