@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps generate check-generate build vet test test-race bench run
+.PHONY: all deps generate check-generate build vet test test-interop test-race bench run
 
 all: build
 
@@ -31,6 +31,11 @@ vet:
 test: deps check-generate
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) test-interop
+
+# Vitess's own clients against a vstreamd process; a module of its own (see interop/doc.go).
+test-interop:
+	cd interop && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
 
 # Kept out of 'test' because the race detector roughly doubles its run time.
 test-race: deps
