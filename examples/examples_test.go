@@ -197,4 +197,3 @@ func TestGrpcurl(t *testing.T) {
 		t.Fatalf("resumed run should print exactly the second row:\n%s", out)
 	}
 }
-
