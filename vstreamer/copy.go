@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -658,6 +657,9 @@ func (s *stream) copyChunk(t *copyTable) error {
 	}
 	// A table streamed whole is encoded straight into the batch's buffers.
 	direct := t.plan.Passthrough() && len(cols) == width
+	// The server may scan long before it returns a row the rule keeps.
+	stopBeats := s.heartbeatWhile()
+	defer stopBeats()
 	err := c.conn.ExecuteSelectStreaming(sql, &result, func(row []mysql.FieldValue) error {
 		n++
 		if direct {
@@ -718,15 +720,6 @@ func (s *stream) copyChunk(t *copyTable) error {
 		}
 		if !t.plan.Match(cells) {
 			t.setLastPK(last)
-			// A long run of filtered-out rows sends nothing: keep heartbeats flowing.
-			if n%1024 == 0 && s.heartbeat > 0 && time.Since(s.lastSend) >= s.heartbeat {
-				s.now = nowNanos()
-				s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
-				if err := s.flush(); err != nil {
-					sendErr = err
-					return err
-				}
-			}
 			return nil
 		}
 		start, lstart := len(arena), len(lensArena)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -166,7 +167,10 @@ type stream struct {
 	maxBatch  int
 
 	heartbeat time.Duration
-	lastSend  time.Time
+	// sendMu orders calls of send: the stream goroutine's, and heartbeats sent while it waits
+	// on a long read (heartbeatWhile). lastSend is read and written under it.
+	sendMu   sync.Mutex
+	lastSend time.Time
 
 	// scratch holds the before and after image of a row being filtered.
 	scratch [2]rowScratch
@@ -319,7 +323,10 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		}
 		return ev, nil
 	case <-tick:
-		if idle := time.Since(s.lastSend); idle >= s.heartbeat {
+		s.sendMu.Lock()
+		idle := time.Since(s.lastSend)
+		s.sendMu.Unlock()
+		if idle >= s.heartbeat {
 			s.now = nowNanos()
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
 			if err := s.flush(); err != nil {
@@ -352,12 +359,53 @@ func (s *stream) flush() error {
 	if len(s.batch) == 0 {
 		return nil
 	}
+	s.sendMu.Lock()
 	err := s.send(s.batch)
+	s.lastSend = time.Now()
+	s.sendMu.Unlock()
 	clear(s.batch)
 	s.batch = s.batch[:0]
 	s.batchSize = 0
-	s.lastSend = time.Now()
 	return err
+}
+
+// heartbeatWhile sends heartbeats from a second goroutine while the stream goroutine is
+// blocked in a long server-side read (a copy chunk whose rows the server filters out). It
+// returns the function that stops it.
+func (s *stream) heartbeatWhile() (stop func()) {
+	if s.heartbeat <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(s.heartbeat / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			s.sendMu.Lock()
+			if time.Since(s.lastSend) >= s.heartbeat {
+				now := nowNanos()
+				ev := &binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: now / int64(time.Second),
+					CurrentTime: now, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
+				// A failed send surfaces on the stream goroutine's next send.
+				if s.send([]*binlogdata.VEvent{ev}) == nil {
+					s.lastSend = time.Now()
+				}
+			}
+			s.sendMu.Unlock()
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
