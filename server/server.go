@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -41,6 +43,8 @@ type Options struct {
 	ExtraServerOptions []grpc.ServerOption
 	// Registerer receives the server's Prometheus metrics; nil keeps them unregistered.
 	Registerer prometheus.Registerer
+	// TLS, when set, serves gRPC over TLS (with ClientAuth set, mutual TLS).
+	TLS *tls.Config
 }
 
 // maxMessageBytes bounds one response: batches are far smaller, but a single row may be as
@@ -99,6 +103,9 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 		// Clients that ping every 10s must not be cut off.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+	}
+	if opts.TLS != nil {
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
 	serverOpts = append(serverOpts, opts.ExtraServerOptions...)
 	s.grpc = grpc.NewServer(serverOpts...)

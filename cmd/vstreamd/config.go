@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,6 +34,11 @@ type config struct {
 	Flavor string `yaml:"flavor"`
 	// MetricsListen, when set, serves Prometheus metrics at /metrics on this HTTP address.
 	MetricsListen string `yaml:"metrics-listen"`
+	// TLSCert and TLSKey, when set, serve gRPC over TLS; TLSClientCA also requires client
+	// certificates signed by it (mutual TLS).
+	TLSCert     string `yaml:"tls-cert"`
+	TLSKey      string `yaml:"tls-key"`
+	TLSClientCA string `yaml:"tls-client-ca"`
 }
 
 type flagDef struct {
@@ -49,6 +56,9 @@ var flagDefs = []flagDef{
 	{"log-level", "debug, info, warn or error", func(c *config) *string { return &c.LogLevel }, "info"},
 	{"flavor", "mariadb or mysql (default: detect from the server)", func(c *config) *string { return &c.Flavor }, ""},
 	{"metrics-listen", "HTTP address for Prometheus metrics at /metrics (default: off)", func(c *config) *string { return &c.MetricsListen }, ""},
+	{"tls-cert", "PEM certificate file: serve gRPC over TLS (with --tls-key)", func(c *config) *string { return &c.TLSCert }, ""},
+	{"tls-key", "PEM private key file of --tls-cert", func(c *config) *string { return &c.TLSKey }, ""},
+	{"tls-client-ca", "PEM CA file: require client certificates signed by it (mutual TLS)", func(c *config) *string { return &c.TLSClientCA }, ""},
 }
 
 func envName(flagName string) string {
@@ -129,6 +139,12 @@ func (c *config) validate() error {
 			return fmt.Errorf("metrics-listen %q: %w", c.MetricsListen, err)
 		}
 	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("tls-cert and tls-key go together: give both or neither")
+	}
+	if c.TLSClientCA != "" && c.TLSCert == "" {
+		return errors.New("tls-client-ca needs tls-cert and tls-key")
+	}
 	if _, err := c.level(); err != nil {
 		return err
 	}
@@ -178,4 +194,29 @@ func redact(s string) string {
 		return s
 	}
 	return s[:colon+1] + "***" + s[at:]
+}
+
+// tlsConfig loads the server's TLS settings; nil when TLS is off.
+func (c *config) tlsConfig() (*tls.Config, error) {
+	if c.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("tls-cert/tls-key: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if c.TLSClientCA != "" {
+		pem, err := os.ReadFile(c.TLSClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("tls-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls-client-ca %s: no PEM certificate in it", c.TLSClientCA)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
 }

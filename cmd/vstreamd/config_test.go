@@ -36,6 +36,8 @@ func TestLoadConfig(t *testing.T) {
 		{"bad dsn", []string{"--mysql-dsn", "nonsense"}, nil, nil, "want user:pass@tcp(host:port)/db"},
 		{"bad level", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--log-level", "loud"}, nil, nil, "log-level"},
 		{"bad flavor", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--flavor", "oracle"}, nil, nil, "flavor"},
+		{"tls cert without key", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--tls-cert", "c.pem"}, nil, nil, "go together"},
+		{"client CA without server cert", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--tls-client-ca", "ca.pem"}, nil, nil, "needs tls-cert"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

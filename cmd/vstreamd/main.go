@@ -68,9 +68,14 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 1
 	}
+	tlsCfg, err := cfg.tlsConfig()
+	if err != nil {
+		fmt.Fprintln(stderr, "vstreamd:", err)
+		return 2
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg})
+	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg})
 	if cfg.MetricsListen != "" {
 		mlis, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
