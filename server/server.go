@@ -13,6 +13,7 @@ import (
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/validator"
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +46,8 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// TLS, when set, serves gRPC over TLS (with ClientAuth set, mutual TLS).
 	TLS *tls.Config
+	// Limits bound streams and stream starts.
+	Limits Limits
 }
 
 // maxMessageBytes bounds one response: batches are far smaller, but a single row may be as
@@ -59,6 +62,7 @@ type Server struct {
 	grpc   *grpc.Server
 	health *health.Server
 	stats  *metrics
+	slots  *streamSlots
 	// streamIDs numbers streams for logs and metrics.
 	streamIDs atomic.Uint64
 }
@@ -75,7 +79,8 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	s := &Server{engine: engine, opts: opts, log: opts.Logger, health: health.NewServer(), stats: newMetrics(reg)}
+	s := &Server{engine: engine, opts: opts, log: opts.Logger, health: health.NewServer(), stats: newMetrics(reg),
+		slots: &streamSlots{max: int64(opts.Limits.MaxStreams)}}
 
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
@@ -85,6 +90,14 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 		return status.Errorf(codes.Internal, "internal error: %v", p)
 	})
 	authFn := s.authenticate
+	streamInterceptors := []grpc.StreamServerInterceptor{
+		logging.StreamServerInterceptor(logger, logging.WithLogOnEvents(logging.StartCall, logging.FinishCall)),
+		auth.StreamServerInterceptor(authFn),
+	}
+	if opts.Limits.StartsPerSecond > 0 {
+		streamInterceptors = append(streamInterceptors, ratelimit.StreamServerInterceptor(newStartLimiter(opts.Limits.StartsPerSecond, opts.Limits.StartsBurst)))
+	}
+	streamInterceptors = append(streamInterceptors, validator.StreamServerInterceptor(), recovery.StreamServerInterceptor(recover))
 	serverOpts := []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(
 			logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)),
@@ -92,12 +105,7 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 			validator.UnaryServerInterceptor(),
 			recovery.UnaryServerInterceptor(recover),
 		),
-		grpc.ChainStreamInterceptor(
-			logging.StreamServerInterceptor(logger, logging.WithLogOnEvents(logging.StartCall, logging.FinishCall)),
-			auth.StreamServerInterceptor(authFn),
-			validator.StreamServerInterceptor(),
-			recovery.StreamServerInterceptor(recover),
-		),
+		grpc.ChainStreamInterceptor(streamInterceptors...),
 		grpc.MaxSendMsgSize(maxMessageBytes),
 		grpc.MaxRecvMsgSize(16 << 20),
 		// Clients that ping every 10s must not be cut off.
@@ -165,9 +173,12 @@ func (s *Server) WatchHealth(ctx context.Context) {
 	}
 }
 
-// Shutdown marks the server not serving and stops it, waiting for open calls up to ctx.
+// Shutdown drains the server: health turns NOT_SERVING, no new stream starts, and every open
+// stream ends at its next transaction boundary with Unavailable, telling its client to resume
+// from its last position. Streams still open when ctx ends are cut off.
 func (s *Server) Shutdown(ctx context.Context) {
 	s.health.Shutdown()
+	s.engine.Drain()
 	done := make(chan struct{})
 	go func() {
 		s.grpc.GracefulStop()
@@ -177,5 +188,6 @@ func (s *Server) Shutdown(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 		s.grpc.Stop()
+		<-done
 	}
 }

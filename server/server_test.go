@@ -487,3 +487,5 @@ func TestReflection(t *testing.T) {
 	}
 	st.CloseSend()
 }
+
+func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

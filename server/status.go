@@ -27,6 +27,7 @@ var codeOf = []struct {
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
 	{vstreamer.ErrUnavailable, codes.Unavailable},
+	{vstreamer.ErrShuttingDown, codes.Unavailable},
 }
 
 // toStatus maps an engine error to a gRPC status error.

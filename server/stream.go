@@ -44,6 +44,11 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if err != nil {
 		return err
 	}
+	release, err := v.srv.admit(req)
+	if err != nil {
+		return err
+	}
+	defer release()
 	id := v.srv.streamIDs.Add(1)
 	log := v.srv.log.With("stream", id, "position", req.Position)
 	log.Info("stream starting", "format", formatName(start.GetFormat()))

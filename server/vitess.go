@@ -104,12 +104,17 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 // runStream runs an engine stream for one of the Vitess services, with the native service's
 // logging and metrics.
 func (s *Server) runStream(ctx context.Context, req vstreamer.Request, api string, send vstreamer.SendFunc) error {
+	release, err := s.admit(req)
+	if err != nil {
+		return err
+	}
+	defer release()
 	id := s.streamIDs.Add(1)
 	log := s.log.With("stream", id, "api", api, "position", req.Position)
 	log.Info("stream starting")
 	s.stats.open.Inc()
 	defer s.stats.open.Dec()
-	err := s.engine.Stream(ctx, req, send)
+	err = s.engine.Stream(ctx, req, send)
 	log.Info("stream ended", "err", err)
 	return toStatus(err)
 }
@@ -231,4 +236,12 @@ func copyFinished(events []*binlogdata.VEvent) bool {
 		}
 	}
 	return false
+}
+
+// admit checks a stream against the server's limits and takes one of its slots.
+func (s *Server) admit(req vstreamer.Request) (release func(), err error) {
+	if lim := s.opts.Limits.MaxBatchBytes; lim > 0 && int64(req.MaxBatchBytes) > lim {
+		return nil, status.Errorf(codes.ResourceExhausted, "max_batch_bytes %d is over the server's limit of %d bytes", req.MaxBatchBytes, lim)
+	}
+	return s.slots.acquire()
 }

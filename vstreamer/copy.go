@@ -363,6 +363,10 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 	defer c.conn.Execute("ROLLBACK")
 	// Bring the stream to the snapshot: the chunk continues exactly where the binlog is.
 	for !s.reached(snap) {
+		if s.draining && !s.inTxn {
+			// The chunk is not read; the loop ends the stream.
+			return nil
+		}
 		ev, err := s.nextEvent(ctx, events)
 		if err != nil {
 			return err

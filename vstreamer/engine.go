@@ -13,6 +13,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -37,6 +38,9 @@ var (
 	ErrServerConfig = errors.New("server binlog configuration unsupported")
 	// ErrSchema: a binlog row cannot be matched to its table's columns.
 	ErrSchema = errors.New("schema mismatch")
+	// ErrShuttingDown: the engine is draining; the stream ended between transactions and the
+	// client resumes from its last position elsewhere or later.
+	ErrShuttingDown = errors.New("server shutting down")
 )
 
 // CurrentPosition is the position keyword for "start now".
@@ -110,7 +114,9 @@ func (c *Config) Validate() error {
 
 // Engine starts streams against one server.
 type Engine struct {
-	cfg Config
+	cfg       Config
+	drain     chan struct{}
+	drainOnce sync.Once
 }
 
 // NewEngine validates cfg and returns an engine. It does not connect.
@@ -118,7 +124,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg}, nil
+	return &Engine{cfg: cfg, drain: make(chan struct{})}, nil
+}
+
+// Drain makes every stream end at its next transaction boundary with ErrShuttingDown, and
+// new streams fail with it.
+func (e *Engine) Drain() {
+	e.drainOnce.Do(func() { close(e.drain) })
 }
 
 // Config returns the engine's configuration with defaults filled in.

@@ -25,6 +25,11 @@ import (
 // Stream runs one change stream until ctx ends, send fails, or the binlog breaks. It returns
 // nil only when ctx was cancelled or send returned io.EOF.
 func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
+	select {
+	case <-e.drain:
+		return fmt.Errorf("%w: not starting new streams", ErrShuttingDown)
+	default:
+	}
 	flt, err := filter.New(req.Filter)
 	if err != nil {
 		return err
@@ -74,6 +79,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		fieldsFor: make(map[string]*tablePlan),
 		heartbeat: req.HeartbeatInterval,
 		maxBatch:  e.cfg.MaxBatchBytes,
+		drain:     e.drain,
 	}
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
@@ -180,6 +186,10 @@ type stream struct {
 	binlogFile string
 	binlogPos  uint32
 
+	// drain closes when the engine drains; nil once the stream has seen it.
+	drain    <-chan struct{}
+	draining bool
+
 	// copy is the table copy in progress, if any.
 	copy      *copier
 	copyPlans map[string]*tablePlan
@@ -285,6 +295,12 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 		defer s.timer.Stop()
 	}
 	for {
+		if s.draining && !s.inTxn {
+			if err := s.flush(); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: the stream ended after position %s; resume from the last VGTID received", ErrShuttingDown, s.pos)
+		}
 		if s.copy.active() {
 			if err := s.copyStep(ctx, events); err != nil {
 				return err
@@ -322,6 +338,10 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 			return nil, context.Canceled
 		}
 		return ev, nil
+	case <-s.drain:
+		// Finish the transaction in progress, then end (see loop).
+		s.draining, s.drain = true, nil
+		return nil, nil
 	case <-tick:
 		s.sendMu.Lock()
 		idle := time.Since(s.lastSend)

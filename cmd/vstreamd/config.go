@@ -11,9 +11,13 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/vstream-cdc/vstream/server"
 )
 
 // config is vstreamd's configuration. Flags, environment variables (VSTREAM_ + the key in
@@ -39,6 +43,14 @@ type config struct {
 	TLSCert     string `yaml:"tls-cert"`
 	TLSKey      string `yaml:"tls-key"`
 	TLSClientCA string `yaml:"tls-client-ca"`
+	// Limits; numbers kept as text so that flags, environment and YAML read alike.
+	MaxStreams      string `yaml:"max-streams"`
+	StartsPerSecond string `yaml:"max-starts-per-second"`
+	MaxBatchBytes   string `yaml:"max-batch-bytes"`
+	// DrainTimeout bounds how long a SIGTERM waits for streams to reach a transaction boundary.
+	DrainTimeout string `yaml:"drain-timeout"`
+
+	checkOnly bool
 }
 
 type flagDef struct {
@@ -59,6 +71,10 @@ var flagDefs = []flagDef{
 	{"tls-cert", "PEM certificate file: serve gRPC over TLS (with --tls-key)", func(c *config) *string { return &c.TLSCert }, ""},
 	{"tls-key", "PEM private key file of --tls-cert", func(c *config) *string { return &c.TLSKey }, ""},
 	{"tls-client-ca", "PEM CA file: require client certificates signed by it (mutual TLS)", func(c *config) *string { return &c.TLSClientCA }, ""},
+	{"max-streams", "most streams open at once (0: no limit)", func(c *config) *string { return &c.MaxStreams }, "0"},
+	{"max-starts-per-second", "most stream starts per second per client IP (0: no limit)", func(c *config) *string { return &c.StartsPerSecond }, "0"},
+	{"max-batch-bytes", "largest max_batch_bytes a client may ask for (0: no limit)", func(c *config) *string { return &c.MaxBatchBytes }, "0"},
+	{"drain-timeout", "on SIGTERM, how long streams get to end at a transaction boundary", func(c *config) *string { return &c.DrainTimeout }, "10s"},
 }
 
 func envName(flagName string) string {
@@ -72,6 +88,7 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 	fs.SetOutput(new(bytes.Buffer))
 	var cfgFile string
 	fs.StringVar(&cfgFile, "config", getenv("VSTREAM_CONFIG"), "YAML configuration file (env VSTREAM_CONFIG)")
+	checkOnly := fs.Bool("check-config", false, "validate the configuration and exit")
 	vals := make(map[string]*string, len(flagDefs))
 	for _, d := range flagDefs {
 		vals[d.name] = fs.String(d.name, "", fmt.Sprintf("%s (env %s, default %q)", d.usage, envName(d.name), d.def))
@@ -109,6 +126,7 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 			*d.field(cfg) = v
 		}
 	}
+	cfg.checkOnly = *checkOnly
 	return cfg, cfg.validate()
 }
 
@@ -146,6 +164,12 @@ func (c *config) validate() error {
 		return errors.New("tls-client-ca needs tls-cert and tls-key")
 	}
 	if _, err := c.level(); err != nil {
+		return err
+	}
+	if _, err := c.limits(); err != nil {
+		return err
+	}
+	if _, err := c.drainTimeout(); err != nil {
 		return err
 	}
 	switch c.Flavor {
@@ -219,4 +243,27 @@ func (c *config) tlsConfig() (*tls.Config, error) {
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	}
 	return cfg, nil
+}
+
+func (c *config) limits() (server.Limits, error) {
+	var l server.Limits
+	var err error
+	if l.MaxStreams, err = strconv.Atoi(c.MaxStreams); err != nil || l.MaxStreams < 0 {
+		return l, fmt.Errorf("max-streams %q: want a whole number, 0 for no limit", c.MaxStreams)
+	}
+	if l.StartsPerSecond, err = strconv.ParseFloat(c.StartsPerSecond, 64); err != nil || l.StartsPerSecond < 0 {
+		return l, fmt.Errorf("max-starts-per-second %q: want a number, 0 for no limit", c.StartsPerSecond)
+	}
+	if l.MaxBatchBytes, err = strconv.ParseInt(c.MaxBatchBytes, 10, 64); err != nil || l.MaxBatchBytes < 0 {
+		return l, fmt.Errorf("max-batch-bytes %q: want a whole number of bytes, 0 for no limit", c.MaxBatchBytes)
+	}
+	return l, nil
+}
+
+func (c *config) drainTimeout() (time.Duration, error) {
+	d, err := time.ParseDuration(c.DrainTimeout)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("drain-timeout %q: want a positive duration such as 10s", c.DrainTimeout)
+	}
+	return d, nil
 }

@@ -13,6 +13,8 @@ func TestLoadConfig(t *testing.T) {
 	os.WriteFile(file, []byte("mysql-dsn: u:p@tcp(h:1)/fromfile\nshard: s1\nlisten: 127.0.0.1:1\n"), 0o600)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("mysql-dns: x\n"), 0o600)
+	limitsFile := filepath.Join(dir, "limits.yaml")
+	os.WriteFile(limitsFile, []byte("mysql-dsn: u@tcp(h:1)/d\nmax-streams: 5\nmax-starts-per-second: 2.5\n"), 0o600)
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	cases := []struct {
 		name string
@@ -36,6 +38,11 @@ func TestLoadConfig(t *testing.T) {
 		{"bad dsn", []string{"--mysql-dsn", "nonsense"}, nil, nil, "want user:pass@tcp(host:port)/db"},
 		{"bad level", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--log-level", "loud"}, nil, nil, "log-level"},
 		{"bad flavor", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--flavor", "oracle"}, nil, nil, "flavor"},
+		{"bad max-streams", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--max-streams", "many"}, nil, nil, "max-streams"},
+		{"bad start rate", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--max-starts-per-second", "-1"}, nil, nil, "max-starts-per-second"},
+		{"bad drain timeout", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--drain-timeout", "soon"}, nil, nil, "drain-timeout"},
+		{"limits from YAML numbers", []string{"--config", limitsFile}, nil,
+			func(c *config) bool { l, err := c.limits(); return err == nil && l.MaxStreams == 5 && l.StartsPerSecond == 2.5 }, ""},
 		{"tls cert without key", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--tls-cert", "c.pem"}, nil, nil, "go together"},
 		{"client CA without server cert", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--tls-client-ca", "ca.pem"}, nil, nil, "needs tls-cert"},
 	}
@@ -61,5 +68,18 @@ func TestLoadConfig(t *testing.T) {
 func TestRedact(t *testing.T) {
 	if got := redact("user:secret@tcp(h:1)/d"); strings.Contains(got, "secret") {
 		t.Errorf("redact leaked the password: %s", got)
+	}
+}
+
+func TestCheckConfig(t *testing.T) {
+	var stderr strings.Builder
+	env := func(string) string { return "" }
+	// --check-config validates without connecting to the database (nothing listens on port 1).
+	if code := run([]string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--check-config"}, env, &stderr); code != 0 {
+		t.Fatalf("valid config: exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--max-streams", "x", "--check-config"}, env, &stderr); code != 2 || !strings.Contains(stderr.String(), "max-streams") {
+		t.Fatalf("bad config: exit %d: %s", code, stderr.String())
 	}
 }

@@ -47,6 +47,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		return 2
 	}
 	level, _ := cfg.level()
+	limits, _ := cfg.limits()
+	drain, _ := cfg.drainTimeout()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	d, _ := parseDSN(cfg.MySQLDSN)
 	engine, err := vstreamer.NewEngine(vstreamer.Config{
@@ -73,9 +75,13 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 2
 	}
+	if cfg.checkOnly {
+		fmt.Fprintln(stderr, "vstreamd: configuration is valid")
+		return 0
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg})
+	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: limits})
 	if cfg.MetricsListen != "" {
 		mlis, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
@@ -103,8 +109,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		return 1
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	log.Info("shutting down: ending streams at transaction boundaries", "drain_timeout", drain)
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	srv.Shutdown(sctx)
 	return 0
