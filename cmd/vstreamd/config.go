@@ -33,6 +33,8 @@ type config struct {
 	Listen string `yaml:"listen"`
 	// AuthToken, when set, is required from clients as a bearer token.
 	AuthToken string `yaml:"auth-token"`
+	// AuthTokenFile names a file holding the token, to keep it off the command line.
+	AuthTokenFile string `yaml:"auth-token-file"`
 	LogLevel  string `yaml:"log-level"`
 	// Flavor forces mariadb or mysql; empty detects it.
 	Flavor string `yaml:"flavor"`
@@ -65,6 +67,7 @@ var flagDefs = []flagDef{
 	{"shard", "shard name on events", func(c *config) *string { return &c.Shard }, "0"},
 	{"listen", "gRPC listen address", func(c *config) *string { return &c.Listen }, "127.0.0.1:15991"},
 	{"auth-token", "bearer token clients must send (optional)", func(c *config) *string { return &c.AuthToken }, ""},
+	{"auth-token-file", "file holding the bearer token (keeps it off the command line)", func(c *config) *string { return &c.AuthTokenFile }, ""},
 	{"log-level", "debug, info, warn or error", func(c *config) *string { return &c.LogLevel }, "info"},
 	{"flavor", "mariadb or mysql (default: detect from the server)", func(c *config) *string { return &c.Flavor }, ""},
 	{"metrics-listen", "HTTP address for Prometheus metrics at /metrics (default: off)", func(c *config) *string { return &c.MetricsListen }, ""},
@@ -155,6 +158,18 @@ func (c *config) validate() error {
 	if c.MetricsListen != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
 			return fmt.Errorf("metrics-listen %q: %w", c.MetricsListen, err)
+		}
+	}
+	if c.AuthTokenFile != "" {
+		if c.AuthToken != "" {
+			return errors.New("auth-token and auth-token-file: give one of them")
+		}
+		data, err := os.ReadFile(c.AuthTokenFile)
+		if err != nil {
+			return fmt.Errorf("auth-token-file: %w", err)
+		}
+		if c.AuthToken = strings.TrimSpace(string(data)); c.AuthToken == "" {
+			return fmt.Errorf("auth-token-file %s is empty", c.AuthTokenFile)
 		}
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {

@@ -13,6 +13,8 @@ func TestLoadConfig(t *testing.T) {
 	os.WriteFile(file, []byte("mysql-dsn: u:p@tcp(h:1)/fromfile\nshard: s1\nlisten: 127.0.0.1:1\n"), 0o600)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("mysql-dns: x\n"), 0o600)
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
 	limitsFile := filepath.Join(dir, "limits.yaml")
 	os.WriteFile(limitsFile, []byte("mysql-dsn: u@tcp(h:1)/d\nmax-streams: 5\nmax-starts-per-second: 2.5\n"), 0o600)
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -38,6 +40,9 @@ func TestLoadConfig(t *testing.T) {
 		{"bad dsn", []string{"--mysql-dsn", "nonsense"}, nil, nil, "want user:pass@tcp(host:port)/db"},
 		{"bad level", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--log-level", "loud"}, nil, nil, "log-level"},
 		{"bad flavor", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--flavor", "oracle"}, nil, nil, "flavor"},
+		{"token from a file", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile}, nil,
+			func(c *config) bool { return c.AuthToken == "s3cret" }, ""},
+		{"token twice", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile, "--auth-token", "x"}, nil, nil, "give one of them"},
 		{"bad max-streams", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--max-streams", "many"}, nil, nil, "max-streams"},
 		{"bad start rate", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--max-starts-per-second", "-1"}, nil, nil, "max-starts-per-second"},
 		{"bad drain timeout", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--drain-timeout", "soon"}, nil, nil, "drain-timeout"},
