@@ -35,7 +35,7 @@ type config struct {
 	AuthToken string `yaml:"auth-token"`
 	// AuthTokenFile names a file holding the token, to keep it off the command line.
 	AuthTokenFile string `yaml:"auth-token-file"`
-	LogLevel  string `yaml:"log-level"`
+	LogLevel      string `yaml:"log-level"`
 	// Flavor forces mariadb or mysql; empty detects it.
 	Flavor string `yaml:"flavor"`
 	// MetricsListen, when set, serves Prometheus metrics at /metrics on this HTTP address.

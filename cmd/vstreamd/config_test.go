@@ -47,7 +47,10 @@ func TestLoadConfig(t *testing.T) {
 		{"bad start rate", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--max-starts-per-second", "-1"}, nil, nil, "max-starts-per-second"},
 		{"bad drain timeout", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--drain-timeout", "soon"}, nil, nil, "drain-timeout"},
 		{"limits from YAML numbers", []string{"--config", limitsFile}, nil,
-			func(c *config) bool { l, err := c.limits(); return err == nil && l.MaxStreams == 5 && l.StartsPerSecond == 2.5 }, ""},
+			func(c *config) bool {
+				l, err := c.limits()
+				return err == nil && l.MaxStreams == 5 && l.StartsPerSecond == 2.5
+			}, ""},
 		{"tls cert without key", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--tls-cert", "c.pem"}, nil, nil, "go together"},
 		{"client CA without server cert", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--tls-client-ca", "ca.pem"}, nil, nil, "needs tls-cert"},
 	}
