@@ -163,8 +163,10 @@ func rawDecode(b *testing.B) time.Duration {
 	return time.Since(start)
 }
 
-func throughServer(b *testing.B) (time.Duration, int) {
-	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "bench"})
+// openStream serves the database through an in-process vstreamd on loopback and starts a
+// stream of one table from gtid; the returned function stops everything.
+func openStream(b *testing.B, s *testdb.Server, gtid, table string) (vstreamv1.VStreamService_StreamClient, func()) {
+	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: s.Addr(), User: s.User(), Password: s.Password(), Database: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -174,26 +176,34 @@ func throughServer(b *testing.B) (time.Duration, int) {
 	}
 	srv := server.New(e, server.Options{})
 	go srv.GRPC().Serve(lis)
-	defer srv.GRPC().Stop()
 	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cc.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	start := time.Now()
+	stop := func() {
+		cancel()
+		cc.Close()
+		srv.GRPC().Stop()
+	}
 	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
-		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: startPos.String()}}},
-		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "orders"}}},
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: gtid}}},
+		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table}}},
 	}}}); err != nil {
 		b.Fatal(err)
 	}
+	return st, stop
+}
+
+func throughServer(b *testing.B) (time.Duration, int) {
+	start := time.Now()
+	st, stop := openStream(b, db, startPos.String(), "orders")
+	defer stop()
 	rows, events := 0, 0
 	for rows < totalRows {
 		resp, err := st.Recv()
