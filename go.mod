@@ -64,6 +64,7 @@ require (
 	github.com/gofrs/flock v0.13.1 // indirect
 	github.com/golang/snappy v1.0.0 // indirect
 	github.com/google/go-containerregistry v0.22.1 // indirect
+	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jdx/go-netrc v1.0.0 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect

@@ -2,36 +2,134 @@ package server
 
 import (
 	"strconv"
+	"sync"
+	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
 // metrics are the server's Prometheus metrics.
 type metrics struct {
-	open    prometheus.Gauge
-	events  prometheus.Counter
-	batches prometheus.Counter
-	ackLag  *prometheus.GaugeVec
+	grpc     *grpcprom.ServerMetrics
+	open     prometheus.Gauge
+	events   prometheus.Counter
+	batches  prometheus.Counter
+	dbErrors prometheus.Counter
+
+	ackLag       *prometheus.GaugeVec
+	binlogLag    *prometheus.GaugeVec
+	position     *prometheus.GaugeVec
+	streamEvents *prometheus.CounterVec
+	streamRows   *prometheus.CounterVec
+	streamBytes  *prometheus.CounterVec
+	copied       *prometheus.GaugeVec
+	estimated    *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
+	ns := "vstream"
+	perStream := []string{"stream"}
 	m := &metrics{
-		open: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "vstream", Name: "streams_open", Help: "Streams currently open.",
-		}),
-		events: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "vstream", Name: "events_sent_total", Help: "Events sent to clients.",
-		}),
-		batches: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "vstream", Name: "batches_sent_total", Help: "Responses (batches of events) sent to clients.",
-		}),
-		ackLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "vstream", Name: "client_ack_lag_seconds",
-			Help: "Per stream: how long before its last ack the acknowledged position had been sent.",
-		}, []string{"stream"}),
+		grpc:     grpcprom.NewServerMetrics(),
+		open:     prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "streams_open", Help: "Streams currently open."}),
+		events:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "events_sent_total", Help: "Events sent to clients."}),
+		batches:  prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "batches_sent_total", Help: "Responses (batches of events) sent to clients."}),
+		dbErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "database_errors_total", Help: "Streams ended because the database could not be reached or its connection broke; their clients reconnect."}),
+		ackLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "client_ack_lag_seconds",
+			Help: "Per stream: how long before its last ack the acknowledged position had been sent."}, perStream),
+		binlogLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "stream_binlog_lag_seconds",
+			Help: "Per stream: how far behind the primary's clock the last transaction streamed was written."}, perStream),
+		position: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "stream_position_info",
+			Help: "Per stream: its binlog position (as a label, refreshed at most twice a second)."}, []string{"stream", "position"}),
+		streamEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "stream_events_sent_total", Help: "Per stream: events sent."}, perStream),
+		streamRows:   prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "stream_rows_sent_total", Help: "Per stream: row changes sent."}, perStream),
+		streamBytes:  prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "stream_row_bytes_sent_total", Help: "Per stream: bytes of row values sent."}, perStream),
+		copied: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "copy_rows_copied",
+			Help: "Per stream and table: rows read by the table copy so far."}, []string{"stream", "table"}),
+		estimated: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "copy_rows_estimated",
+			Help: "Per stream and table: the server's estimate of the table's rows."}, []string{"stream", "table"}),
 	}
-	reg.MustRegister(m.open, m.events, m.batches, m.ackLag)
+	reg.MustRegister(m.grpc, m.open, m.events, m.batches, m.dbErrors, m.ackLag, m.binlogLag, m.position,
+		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated)
 	return m
 }
 
 func streamLabel(id uint64) string { return strconv.FormatUint(id, 10) }
+
+// streamStats is one stream's view of the metrics; it is the engine's Observer.
+type streamStats struct {
+	m     *metrics
+	id    string
+	mu    sync.Mutex
+	pos   string
+	posAt time.Time
+
+	events, rows, bytes prometheus.Counter
+}
+
+var _ vstreamer.Observer = (*streamStats)(nil)
+
+func (m *metrics) stream(id uint64) *streamStats {
+	l := streamLabel(id)
+	m.open.Inc()
+	return &streamStats{m: m, id: l,
+		events: m.streamEvents.WithLabelValues(l), rows: m.streamRows.WithLabelValues(l), bytes: m.streamBytes.WithLabelValues(l)}
+}
+
+// sent counts a batch that went out.
+func (s *streamStats) sent(events []*binlogdata.VEvent) {
+	s.m.batches.Inc()
+	s.m.events.Add(float64(len(events)))
+	s.events.Add(float64(len(events)))
+	rows, bytes := 0, 0
+	for _, ev := range events {
+		if ev.GetType() != binlogdata.VEventType_ROW {
+			continue
+		}
+		for _, rc := range ev.GetRowEvent().GetRowChanges() {
+			rows++
+			bytes += len(rc.GetBefore().GetValues()) + len(rc.GetAfter().GetValues())
+		}
+	}
+	if rows > 0 {
+		s.rows.Add(float64(rows))
+		s.bytes.Add(float64(bytes))
+	}
+}
+
+func (s *streamStats) Position(pos string, binlogTime time.Time) {
+	now := time.Now()
+	s.m.binlogLag.WithLabelValues(s.id).Set(max(0, now.Sub(binlogTime).Seconds()))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pos == s.pos || now.Sub(s.posAt) < 500*time.Millisecond {
+		return
+	}
+	if s.pos != "" {
+		s.m.position.DeleteLabelValues(s.id, s.pos)
+	}
+	s.pos, s.posAt = pos, now
+	s.m.position.WithLabelValues(s.id, pos).Set(1)
+}
+
+func (s *streamStats) CopyProgress(table string, copied, estimated int64) {
+	s.m.copied.WithLabelValues(s.id, table).Set(float64(copied))
+	s.m.estimated.WithLabelValues(s.id, table).Set(float64(estimated))
+}
+
+// done removes the stream's series and counts a database error that ended it.
+func (s *streamStats) done(err error) {
+	s.m.open.Dec()
+	if isDatabaseError(err) {
+		s.m.dbErrors.Inc()
+	}
+	for _, v := range []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{s.m.ackLag, s.m.binlogLag, s.m.position, s.m.streamEvents, s.m.streamRows, s.m.streamBytes, s.m.copied, s.m.estimated} {
+		v.DeletePartialMatch(prometheus.Labels{"stream": s.id})
+	}
+}

@@ -91,6 +91,7 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 	})
 	authFn := s.authenticate
 	streamInterceptors := []grpc.StreamServerInterceptor{
+		s.stats.grpc.StreamServerInterceptor(),
 		logging.StreamServerInterceptor(logger, logging.WithLogOnEvents(logging.StartCall, logging.FinishCall)),
 		auth.StreamServerInterceptor(authFn),
 	}
@@ -100,6 +101,7 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 	streamInterceptors = append(streamInterceptors, validator.StreamServerInterceptor(), recovery.StreamServerInterceptor(recover))
 	serverOpts := []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(
+			s.stats.grpc.UnaryServerInterceptor(),
 			logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)),
 			auth.UnaryServerInterceptor(authFn),
 			validator.UnaryServerInterceptor(),
@@ -122,6 +124,7 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 	queryservice.RegisterQueryServer(s.grpc, &queryService{srv: s})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
+	s.stats.grpc.InitializeMetrics(s.grpc)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	s.health.SetServingStatus(vstreamv1.VStreamService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	return s

@@ -51,3 +51,5 @@ func toStatus(err error) error {
 	}
 	return status.Error(codes.Internal, err.Error())
 }
+
+func isDatabaseError(err error) bool { return errors.Is(err, vstreamer.ErrUnavailable) }

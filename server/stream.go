@@ -52,13 +52,11 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	id := v.srv.streamIDs.Add(1)
 	log := v.srv.log.With("stream", id, "position", req.Position)
 	log.Info("stream starting", "format", formatName(start.GetFormat()))
-	stats := v.srv.stats
-	stats.open.Inc()
-	lag := stats.ackLag.WithLabelValues(streamLabel(id))
-	defer func() {
-		stats.open.Dec()
-		stats.ackLag.DeleteLabelValues(streamLabel(id))
-	}()
+	stats := v.srv.stats.stream(id)
+	var engineErr error
+	defer func() { stats.done(engineErr) }()
+	req.Observer = stats
+	lag := v.srv.stats.ackLag.WithLabelValues(streamLabel(id))
 
 	acks := &ackTracker{}
 	go v.readAcks(ctx, stream, acks, log, lag)
@@ -74,11 +72,11 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		resp.Events = events
 		err := stream.Send(resp)
 		resp.Events = nil
-		stats.batches.Inc()
-		stats.events.Add(float64(len(events)))
+		stats.sent(events)
 		return err
 	}
 	err = v.srv.engine.Stream(ctx, req, send)
+	engineErr = err
 	acked, ackLag := acks.state()
 	log.Info("stream ended", "err", err, "acked", acked, "ack_lag", ackLag)
 	return toStatus(err)

@@ -60,11 +60,7 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 			return nil
 		}
 		resp.Events = out
-		err := stream.Send(resp)
-		resp.Events = nil
-		v.srv.stats.batches.Inc()
-		v.srv.stats.events.Add(float64(len(out)))
-		return err
+		return stream.Send(resp)
 	}
 	return v.srv.runStream(stream.Context(), ereq, "vtgate", send)
 }
@@ -92,11 +88,7 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 			return nil
 		}
 		resp.Events = out
-		err := stream.Send(resp)
-		resp.Events = nil
-		q.srv.stats.batches.Inc()
-		q.srv.stats.events.Add(float64(len(out)))
-		return err
+		return stream.Send(resp)
 	}
 	return q.srv.runStream(stream.Context(), ereq, "tablet", send)
 }
@@ -112,9 +104,14 @@ func (s *Server) runStream(ctx context.Context, req vstreamer.Request, api strin
 	id := s.streamIDs.Add(1)
 	log := s.log.With("stream", id, "api", api, "position", req.Position)
 	log.Info("stream starting")
-	s.stats.open.Inc()
-	defer s.stats.open.Dec()
-	err = s.engine.Stream(ctx, req, send)
+	stats := s.stats.stream(id)
+	req.Observer = stats
+	err = s.engine.Stream(ctx, req, func(events []*binlogdata.VEvent) error {
+		err := send(events)
+		stats.sent(events)
+		return err
+	})
+	stats.done(err)
 	log.Info("stream ended", "err", err)
 	return toStatus(err)
 }

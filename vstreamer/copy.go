@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -57,6 +58,8 @@ type copyTable struct {
 	plan   *filter.TablePlan
 	// fieldsSent tells whether this copy's FIELD event went out.
 	fieldsSent bool
+	// copied counts rows read so far; estimated is the server's guess of the table's rows.
+	copied, estimated int64
 }
 
 // copier is the table copy of one stream, tables in name order.
@@ -241,6 +244,12 @@ func (s *stream) describeCopy(t *copyTable, withoutKey bool) error {
 	t.fields, pk = tableFields(s.cfg.Database, t.name, t.cols)
 	if t.plan, err = s.filter.Plan(t.name, t.fields, pk); err != nil {
 		return err
+	}
+	if r, err := s.conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name); err == nil {
+		if r.RowNumber() > 0 {
+			t.estimated, _ = r.GetInt(0, 0)
+		}
+		r.Close()
 	}
 	t.index, t.key, err = copyKey(s.conn, s.cfg.Database, t.name)
 	if err != nil {
@@ -737,6 +746,10 @@ func (s *stream) copyChunk(t *copyTable) error {
 		return fmt.Errorf("%w: copy of %s: %v", ErrUnavailable, t.name, err)
 	}
 	t.status = copyRunning
+	t.copied += int64(n)
+	if s.observer != nil {
+		s.observer.CopyProgress(t.name, t.copied, max(t.estimated, t.copied))
+	}
 	done := len(t.key) == 0 || n < limit
 	if done {
 		t.status = copyDone
@@ -762,6 +775,9 @@ func (s *stream) copyChunk(t *copyTable) error {
 	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
 	s.add(s.vgtidEvent())
 	s.inTxn = false
+	if s.observer != nil {
+		s.observer.Position(s.pos.String(), time.Now())
+	}
 	return s.flush()
 }
 

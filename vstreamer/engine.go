@@ -156,6 +156,19 @@ type Request struct {
 	CopyTablesWithoutKey bool
 	// CopyChunkRows is the number of rows per copy chunk; zero means DefaultCopyChunkRows.
 	CopyChunkRows int
+	// Observer, when set, hears of the stream's progress.
+	Observer Observer
+}
+
+// Observer hears of a stream's progress, for metrics. Its methods are called on the stream's
+// goroutine and must return quickly.
+type Observer interface {
+	// Position reports the stream's position after a transaction, and the binlog time of
+	// that transaction.
+	Position(pos string, binlogTime time.Time)
+	// CopyProgress reports rows read so far of a table being copied, and the server's estimate
+	// of the table's rows.
+	CopyProgress(table string, copied, estimated int64)
 }
 
 // SendFunc receives one batch. It must not keep the slice after it returns (the events

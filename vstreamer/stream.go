@@ -80,6 +80,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		heartbeat: req.HeartbeatInterval,
 		maxBatch:  e.cfg.MaxBatchBytes,
 		drain:     e.drain,
+		observer:  req.Observer,
 	}
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
@@ -185,6 +186,8 @@ type stream struct {
 	// end of the last event read.
 	binlogFile string
 	binlogPos  uint32
+
+	observer Observer
 
 	// drain closes when the engine drains; nil once the stream has seen it.
 	drain    <-chan struct{}
@@ -451,6 +454,9 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 	terminal.Timestamp = int64(ts)
 	terminal.EventGtid = s.eventGTI
 	s.add(s.gtidEvent(ts), terminal, s.vgtidEvent())
+	if s.observer != nil {
+		s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
+	}
 	s.inTxn = false
 	s.eventGTI = ""
 	return nil

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+)
+
+// sample returns the value of the first series of a family whose labels include want, or -1.
+func sample(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			for k, v := range want {
+				found := false
+				for _, lp := range m.GetLabel() {
+					found = found || lp.GetName() == k && lp.GetValue() == v
+				}
+				if !found {
+					continue series
+				}
+			}
+			return value(m)
+		}
+	}
+	return -1
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	}
+	return -1
+}
+
+func TestStreamMetrics(t *testing.T) {
+	execSQL(t, "CREATE TABLE mt (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO mt SELECT seq, 'abc' FROM seq_1_to_250")
+	reg := prometheus.NewRegistry()
+	cc := dial(t, serve(t, dbConfig(), Options{Registerer: reg}))
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Send(startMsg("", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mt"}}}))
+	r := &recvAll{}
+	go r.run(st)
+	waitFor(t, "the copy", func() bool { return r.count(binlogdata.VEventType_COPY_COMPLETED) >= 2 })
+	execSQL(t, "INSERT INTO mt VALUES (1000, 'x')")
+	waitFor(t, "a binlog row", func() bool { return r.count(binlogdata.VEventType_ROW) >= 2 })
+	stream := map[string]string{"stream": "1"}
+	waitFor(t, "the metrics", func() bool {
+		return sample(t, reg, "vstream_copy_rows_copied", map[string]string{"table": "mt"}) == 250 &&
+			sample(t, reg, "vstream_stream_rows_sent_total", stream) == 251 &&
+			sample(t, reg, "vstream_stream_row_bytes_sent_total", stream) > 0 &&
+			sample(t, reg, "vstream_stream_binlog_lag_seconds", stream) >= 0 &&
+			sample(t, reg, "vstream_stream_position_info", stream) == 1 &&
+			sample(t, reg, "vstream_copy_rows_estimated", map[string]string{"table": "mt"}) >= 1
+	})
+	cancel()
+	waitFor(t, "the stream's series to go", func() bool {
+		return sample(t, reg, "vstream_stream_rows_sent_total", stream) == -1 && sample(t, reg, "vstream_streams_open", nil) == 0
+	})
+	// gRPC outcomes by code.
+	firstError(t, cc, context.Background(), startMsg("MariaDB/x", nil))
+	if v := sample(t, reg, "grpc_server_handled_total", map[string]string{"grpc_code": "InvalidArgument", "grpc_method": "Stream"}); v < 1 {
+		t.Errorf("grpc_server_handled_total{grpc_code=InvalidArgument} = %v", v)
+	}
+}
+
+func TestDatabaseErrorMetric(t *testing.T) {
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := lis.Addr().String()
+	lis.Close()
+	cfg := dbConfig()
+	cfg.Addr, cfg.DialTimeout = dead, time.Second
+	reg := prometheus.NewRegistry()
+	cc := dial(t, serve(t, cfg, Options{Registerer: reg}))
+	firstError(t, cc, context.Background(), startMsg("current", nil))
+	if v := sample(t, reg, "vstream_database_errors_total", nil); v != 1 {
+		t.Errorf("vstream_database_errors_total = %v, want 1", v)
+	}
+}
