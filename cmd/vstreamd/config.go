@@ -45,6 +45,13 @@ type config struct {
 	TLSCert     string `yaml:"tls-cert"`
 	TLSKey      string `yaml:"tls-key"`
 	TLSClientCA string `yaml:"tls-client-ca"`
+	// MySQLTLSCA turns on TLS to the database, verifying its certificate with this CA;
+	// MySQLTLSCert/Key add a client certificate; MySQLTLSSkipVerify ("true") turns on TLS
+	// without verifying the server, only when asked for explicitly.
+	MySQLTLSCA         string `yaml:"mysql-tls-ca"`
+	MySQLTLSCert       string `yaml:"mysql-tls-cert"`
+	MySQLTLSKey        string `yaml:"mysql-tls-key"`
+	MySQLTLSSkipVerify string `yaml:"mysql-tls-skip-verify"`
 	// Limits; numbers kept as text so that flags, environment and YAML read alike.
 	MaxStreams      string `yaml:"max-streams"`
 	StartsPerSecond string `yaml:"max-starts-per-second"`
@@ -74,6 +81,10 @@ var flagDefs = []flagDef{
 	{"tls-cert", "PEM certificate file: serve gRPC over TLS (with --tls-key)", func(c *config) *string { return &c.TLSCert }, ""},
 	{"tls-key", "PEM private key file of --tls-cert", func(c *config) *string { return &c.TLSKey }, ""},
 	{"tls-client-ca", "PEM CA file: require client certificates signed by it (mutual TLS)", func(c *config) *string { return &c.TLSClientCA }, ""},
+	{"mysql-tls-ca", "PEM CA file: connect to the database over TLS and verify it", func(c *config) *string { return &c.MySQLTLSCA }, ""},
+	{"mysql-tls-cert", "PEM client certificate for the database (with --mysql-tls-key)", func(c *config) *string { return &c.MySQLTLSCert }, ""},
+	{"mysql-tls-key", "PEM private key of --mysql-tls-cert", func(c *config) *string { return &c.MySQLTLSKey }, ""},
+	{"mysql-tls-skip-verify", "true: TLS to the database without verifying its certificate", func(c *config) *string { return &c.MySQLTLSSkipVerify }, "false"},
 	{"max-streams", "most streams open at once (0: no limit)", func(c *config) *string { return &c.MaxStreams }, "0"},
 	{"max-starts-per-second", "most stream starts per second per client IP (0: no limit)", func(c *config) *string { return &c.StartsPerSecond }, "0"},
 	{"max-batch-bytes", "largest max_batch_bytes a client may ask for (0: no limit)", func(c *config) *string { return &c.MaxBatchBytes }, "0"},
@@ -171,6 +182,12 @@ func (c *config) validate() error {
 		if c.AuthToken = strings.TrimSpace(string(data)); c.AuthToken == "" {
 			return fmt.Errorf("auth-token-file %s is empty", c.AuthTokenFile)
 		}
+	}
+	if (c.MySQLTLSCert == "") != (c.MySQLTLSKey == "") {
+		return errors.New("mysql-tls-cert and mysql-tls-key go together: give both or neither")
+	}
+	if _, err := strconv.ParseBool(c.MySQLTLSSkipVerify); err != nil {
+		return fmt.Errorf("mysql-tls-skip-verify %q: want true or false", c.MySQLTLSSkipVerify)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("tls-cert and tls-key go together: give both or neither")
@@ -281,4 +298,32 @@ func (c *config) drainTimeout() (time.Duration, error) {
 		return 0, fmt.Errorf("drain-timeout %q: want a positive duration such as 10s", c.DrainTimeout)
 	}
 	return d, nil
+}
+
+// mysqlTLS loads the TLS settings for the database connections; nil when TLS is off.
+func (c *config) mysqlTLS(host string) (*tls.Config, error) {
+	skip, _ := strconv.ParseBool(c.MySQLTLSSkipVerify)
+	if c.MySQLTLSCA == "" && c.MySQLTLSCert == "" && !skip {
+		return nil, nil
+	}
+	cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12, InsecureSkipVerify: skip}
+	if c.MySQLTLSCA != "" {
+		pem, err := os.ReadFile(c.MySQLTLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("mysql-tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("mysql-tls-ca %s: no PEM certificate in it", c.MySQLTLSCA)
+		}
+		cfg.RootCAs = pool
+	}
+	if c.MySQLTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.MySQLTLSCert, c.MySQLTLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("mysql-tls-cert/mysql-tls-key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
 }

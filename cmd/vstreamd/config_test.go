@@ -51,6 +51,8 @@ func TestLoadConfig(t *testing.T) {
 				l, err := c.limits()
 				return err == nil && l.MaxStreams == 5 && l.StartsPerSecond == 2.5
 			}, ""},
+		{"database client cert without key", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--mysql-tls-cert", "c.pem"}, nil, nil, "mysql-tls-cert and mysql-tls-key"},
+		{"bad skip-verify", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--mysql-tls-skip-verify", "maybe"}, nil, nil, "mysql-tls-skip-verify"},
 		{"tls cert without key", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--tls-cert", "c.pem"}, nil, nil, "go together"},
 		{"client CA without server cert", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--tls-client-ca", "ca.pem"}, nil, nil, "needs tls-cert"},
 	}

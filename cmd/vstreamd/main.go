@@ -51,7 +51,14 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	drain, _ := cfg.drainTimeout()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	d, _ := parseDSN(cfg.MySQLDSN)
+	host, _, _ := net.SplitHostPort(d.Addr)
+	dbTLS, err := cfg.mysqlTLS(host)
+	if err != nil {
+		fmt.Fprintln(stderr, "vstreamd:", err)
+		return 2
+	}
 	engine, err := vstreamer.NewEngine(vstreamer.Config{
+		TLS:      dbTLS,
 		Addr:     d.Addr,
 		User:     d.User,
 		Password: d.Password,
