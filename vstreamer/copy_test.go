@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,156 +12,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/applier"
 )
 
-// image applies a stream the way a strict consumer does: a transaction applies at its
-// COMMIT, an insert of a key it holds, or an update or delete of a row it does not hold
-// exactly, is an error (a duplicate, or a change for a row not received).
-type image struct {
-	keys    map[string][]string // table -> key column names
-	fields  map[string][]*query.Field
-	rows    map[string]map[string]string // table -> key -> row
-	pending []*binlogdata.VEvent
-	last    *binlogdata.VGtid // VGTID after the last applied terminal event
-	copied  bool              // final COPY_COMPLETED seen
-	errs    []string
-}
+type image = applier.Image
 
-func newImage(keys map[string][]string) *image {
-	return &image{keys: keys, fields: map[string][]*query.Field{}, rows: map[string]map[string]string{}}
-}
-
-// add takes one event; it returns true when the event was a VGTID (a resume point). A
-// transaction applies when the VGTID after its COMMIT (or DDL, OTHER) arrives: that is when
-// the client library counts it as delivered.
-func (im *image) add(ev *binlogdata.VEvent) bool {
-	switch ev.Type {
-	case binlogdata.VEventType_VGTID:
-		if n := len(im.pending); n > 0 {
-			switch im.pending[n-1].Type {
-			case binlogdata.VEventType_COMMIT, binlogdata.VEventType_DDL, binlogdata.VEventType_OTHER:
-			default:
-				return false
-			}
-		}
-		for _, p := range im.pending {
-			im.apply(p)
-		}
-		im.pending = im.pending[:0]
-		im.last = ev.Vgtid
-		return true
-	case binlogdata.VEventType_HEARTBEAT:
-	default:
-		im.pending = append(im.pending, ev)
-	}
-	return false
-}
-
-// abort drops an unfinished transaction, as a consumer does when its stream breaks.
-func (im *image) abort() { im.pending = im.pending[:0] }
-
-func (im *image) apply(ev *binlogdata.VEvent) {
-	switch ev.Type {
-	case binlogdata.VEventType_FIELD:
-		im.fields[ev.FieldEvent.TableName] = ev.FieldEvent.Fields
-	case binlogdata.VEventType_COPY_COMPLETED:
-		if ev.Keyspace == "" {
-			im.copied = true
-		}
-	case binlogdata.VEventType_ROW:
-		t := ev.RowEvent.TableName
-		if im.rows[t] == nil {
-			im.rows[t] = map[string]string{}
-		}
-		for _, rc := range ev.RowEvent.RowChanges {
-			if rc.Before != nil {
-				k, row := im.keyRow(t, rc.Before)
-				if got, ok := im.rows[t][k]; !ok || got != row {
-					im.errs = append(im.errs, fmt.Sprintf("%s: change of a row not held: key %s, have %q, change from %q", t, k, got, row))
-				}
-				delete(im.rows[t], k)
-			}
-			if rc.After != nil {
-				k, row := im.keyRow(t, rc.After)
-				if _, ok := im.rows[t][k]; ok {
-					im.errs = append(im.errs, fmt.Sprintf("%s: duplicate row for key %s", t, k))
-				}
-				im.rows[t][k] = row
-			}
-		}
-	}
-}
-
-func (im *image) keyRow(table string, r *query.Row) (string, string) {
-	vals := cells(r)
-	var parts, key []string
-	for i, v := range vals {
-		s := "<NULL>"
-		if v != nil {
-			s = string(v)
-		}
-		parts = append(parts, s)
-		if slices.Contains(im.keys[table], im.fields[table][i].Name) {
-			key = append(key, s)
-		}
-	}
-	return strings.Join(key, ","), strings.Join(parts, "|")
-}
-
-// sourceRows reads a table the way the image holds it; the tests' column types render the
-// same in SQL text and in VEvents.
-func sourceRows(t testing.TB, table string, keys []string) map[string]string {
-	t.Helper()
-	conn, err := db.Conn("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r, err := conn.Execute("SELECT * FROM " + table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for i := 0; i < r.RowNumber(); i++ {
-		var parts, key []string
-		for j, f := range r.Fields {
-			v, _ := r.GetValue(i, j)
-			s := "<NULL>"
-			if v != nil {
-				s, _ = r.GetString(i, j)
-			}
-			parts = append(parts, s)
-			if slices.Contains(keys, string(f.Name)) {
-				key = append(key, s)
-			}
-		}
-		out[strings.Join(key, ",")] = strings.Join(parts, "|")
-	}
-	return out
-}
-
-func (im *image) check(t testing.TB) {
-	t.Helper()
-	if len(im.errs) > 0 {
-		t.Fatalf("%d consumer errors, first: %s", len(im.errs), strings.Join(im.errs[:min(5, len(im.errs))], "\n"))
-	}
-	for table, keys := range im.keys {
-		want := sourceRows(t, table, keys)
-		got := im.rows[table]
-		if got == nil {
-			got = map[string]string{}
-		}
-		if len(got) != len(want) {
-			t.Errorf("%s: image has %d rows, source %d", table, len(got), len(want))
-		}
-		for k, w := range want {
-			if got[k] != w {
-				t.Errorf("%s key %s: image %q, source %q", table, k, got[k], w)
-			}
-		}
-	}
-}
+func newImage(keys map[string][]string) *image { return applier.New(keys) }
 
 // writer changes the copy tables until stopped: inserts, updates (of values and of keys)
 // and deletes, each its own transaction, sometimes several tables in one.
@@ -252,10 +107,10 @@ func waitCaughtUp(t testing.TB, ts *testStream, im *image) {
 	}
 	want := "MariaDB/" + cur
 	for {
-		if im.last != nil && im.last.ShardGtids[0].Gtid == want && len(im.pending) == 0 {
+		if im.Last != nil && im.Last.ShardGtids[0].Gtid == want && im.Pending() == 0 {
 			return
 		}
-		im.add(ts.next(false))
+		im.Add(ts.next(false))
 	}
 }
 
@@ -265,19 +120,19 @@ func TestCopyThenCatchUpUnderWrites(t *testing.T) {
 	e := newEngine(t)
 	im := newImage(copyKeys)
 	ts := startStream(t, e, Request{Position: "", Filter: copyFilter, CopyChunkRows: 17})
-	for !im.copied {
-		im.add(ts.next(false))
+	for !im.Copied {
+		im.Add(ts.next(false))
 	}
 	w.finish(t)
 	waitCaughtUp(t, ts, im)
-	im.check(t)
-	if len(im.last.ShardGtids[0].TablePKs) != 0 {
-		t.Errorf("a VGtid after the copy still carries table_p_ks: %v", im.last)
+	im.Check(t, db, "test")
+	if len(im.Last.ShardGtids[0].TablePKs) != 0 {
+		t.Errorf("a VGtid after the copy still carries table_p_ks: %v", im.Last)
 	}
 	// The stream goes on after the copy.
 	execSQL(t, "INSERT INTO cp_a VALUES (999999, 'late', 1, NOW(), 0)")
 	waitCaughtUp(t, ts, im)
-	im.check(t)
+	im.Check(t, db, "test")
 }
 
 // TestCopyResumeAnywhere breaks the stream at many points of a copy under writes (between
@@ -293,36 +148,36 @@ func TestCopyResumeAnywhere(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 3))
 			req := Request{Position: "", Filter: copyFilter, CopyChunkRows: 13}
 			breaks := 0
-			for !im.copied {
+			for !im.Copied {
 				ts := startStream(t, e, req)
 				// Each attempt gets one to three resume points, then breaks up to a few
 				// events later: between chunks, mid-chunk, mid-transaction, between tables.
 				// Counting only the resume points that close a copy chunk keeps the copy
 				// moving while the writer adds transactions to catch up on.
 				chunk := false
-				for chunks, want := 0, 1+rng.IntN(3); chunks < want && !im.copied; {
+				for chunks, want := 0, 1+rng.IntN(3); chunks < want && !im.Copied; {
 					ev := ts.next(false)
 					chunk = chunk || ev.Type == binlogdata.VEventType_LASTPK
-					if im.add(ev) && chunk {
+					if im.Add(ev) && chunk {
 						chunks++
 						chunk = false
 					}
 				}
-				for n := rng.IntN(9); n > 0 && !im.copied; n-- {
-					im.add(ts.next(false))
+				for n := rng.IntN(9); n > 0 && !im.Copied; n-- {
+					im.Add(ts.next(false))
 				}
 				ts.stop()
-				im.abort()
+				im.Abort()
 				breaks++
-				if im.last != nil {
-					sg := im.last.ShardGtids[0]
+				if im.Last != nil {
+					sg := im.Last.ShardGtids[0]
 					req = Request{Position: sg.Gtid, TableLastPKs: sg.TablePKs, Filter: copyFilter, CopyChunkRows: 13}
 				}
 			}
 			w.finish(t)
 			ts := startStream(t, e, req)
 			waitCaughtUp(t, ts, im)
-			im.check(t)
+			im.Check(t, db, "test")
 			if breaks < 10 {
 				t.Errorf("only %d breaks", breaks)
 			}
@@ -387,13 +242,13 @@ func TestCopyTablesToCopyAndAddingATable(t *testing.T) {
 	add := startStream(t, e, Request{Position: pos, Filter: flt,
 		TableLastPKs: []*binlogdata.TableLastPK{{TableName: "tc_one"}}, TablesToCopy: []string{"tc_one"}})
 	im := newImage(map[string][]string{"tc_one": {"id"}, "tc_two": {"id"}})
-	im.rows["tc_two"] = map[string]string{"5": "5"}
-	im.fields["tc_two"] = evs[1].FieldEvent.Fields
-	for !im.copied {
-		im.add(add.next(false))
+	im.Rows["tc_two"] = map[string]string{"5": "5"}
+	im.SetFields("tc_two", evs[1].FieldEvent.Fields)
+	for !im.Copied {
+		im.Add(add.next(false))
 	}
 	waitCaughtUp(t, add, im)
-	im.check(t)
+	im.Check(t, db, "test")
 }
 
 // TestCopyRowsMatchBinlogRows copies a table of every column type and compares each copied
