@@ -125,6 +125,11 @@ type Request struct {
 	Format string
 	// MaxBatchBytes bounds the encoded size of one batch; zero means the server default.
 	MaxBatchBytes int64
+	// TablesToCopy, CopyTablesWithoutKey and CopyChunkRows tune a table copy (see Flags in
+	// proto/vstream/v1/vstream.proto).
+	TablesToCopy         []string
+	CopyTablesWithoutKey bool
+	CopyChunkRows        int64
 }
 
 // Handler gets each batch; returning an error stops the stream with that error (not retried).
@@ -255,7 +260,8 @@ func (s *stream) startPosition() *binlogdata.VGtid {
 }
 
 func (s *stream) startRequest() *vstreamv1.StreamRequest {
-	flags := &vstreamv1.Flags{MaxBatchBytes: s.req.MaxBatchBytes}
+	flags := &vstreamv1.Flags{MaxBatchBytes: s.req.MaxBatchBytes, TablesToCopy: s.req.TablesToCopy,
+		CopyTablesWithoutKey: s.req.CopyTablesWithoutKey, CopyChunkRows: s.req.CopyChunkRows}
 	if s.req.HeartbeatInterval > 0 {
 		flags.HeartbeatInterval = durationpb.New(s.req.HeartbeatInterval)
 	}

@@ -19,81 +19,12 @@ type image = applier.Image
 
 func newImage(keys map[string][]string) *image { return applier.New(keys) }
 
-// writer changes the copy tables until stopped: inserts, updates (of values and of keys)
-// and deletes, each its own transaction, sometimes several tables in one.
-type writer struct {
-	stop chan struct{}
-	done chan struct{}
-	err  error
-}
+var copyKeys = applier.WorkloadKeys
 
-func startWriter(t testing.TB, seed uint64, pause time.Duration) *writer {
-	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
-	rng := rand.New(rand.NewPCG(seed, 7))
-	conn, err := db.Conn("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(w.done)
-		defer conn.Close()
-		next := 10000
-		for {
-			select {
-			case <-w.stop:
-				return
-			default:
-			}
-			next++
-			id := rng.IntN(400) + 1
-			stmts := [][]string{
-				{fmt.Sprintf("INSERT INTO cp_a VALUES (%d, 'w%d', %d.25, NOW(), 0)", next, next, next%100)},
-				{fmt.Sprintf("UPDATE cp_a SET name = CONCAT(name, 'u'), amount = amount + 1 WHERE id = %d", id)},
-				{fmt.Sprintf("UPDATE cp_a SET id = id + 100000 WHERE id = %d", id)},
-				{fmt.Sprintf("DELETE FROM cp_a WHERE id = %d", id+1)},
-				{fmt.Sprintf("INSERT INTO cp_b VALUES (%d, %d, 'n')", next%50, next)},
-				{fmt.Sprintf("UPDATE cp_b SET v = CONCAT(v, 'x') WHERE a = %d", id%50)},
-				{fmt.Sprintf("DELETE FROM cp_b WHERE a = %d AND b = %d", id%50, id)},
-				{fmt.Sprintf("INSERT INTO cp_c VALUES ('k%05d', %d)", next, next)},
-				{fmt.Sprintf("UPDATE cp_c SET n = n + 1 WHERE code = 'k%05d'", id)},
-				{fmt.Sprintf("UPDATE cp_c SET code = CONCAT(code, 'z') WHERE code = 'k%05d'", id)},
-				{"BEGIN", fmt.Sprintf("UPDATE cp_a SET qty = qty + 1 WHERE id = %d", id), fmt.Sprintf("UPDATE cp_b SET v = 'tx' WHERE a = %d", id%50), fmt.Sprintf("DELETE FROM cp_c WHERE code = 'k%05d'", id+2), "COMMIT"},
-			}
-			for _, q := range stmts[rng.IntN(len(stmts))] {
-				if _, err := conn.Execute(q); err != nil && !strings.Contains(err.Error(), "Duplicate entry") {
-					w.err = fmt.Errorf("%s: %w", q, err)
-					conn.Execute("ROLLBACK")
-					return
-				}
-			}
-			time.Sleep(time.Duration(rng.Int64N(int64(2 * pause))))
-		}
-	}()
-	return w
-}
+func setupCopyTables(t testing.TB) { applier.SetupWorkload(t, db) }
 
-func (w *writer) finish(t testing.TB) {
-	t.Helper()
-	close(w.stop)
-	<-w.done
-	if w.err != nil {
-		t.Fatal(w.err)
-	}
-}
-
-var copyKeys = map[string][]string{"cp_a": {"id"}, "cp_b": {"a", "b"}, "cp_c": {"code"}}
-
-func setupCopyTables(t testing.TB) {
-	t.Helper()
-	execSQL(t,
-		"DROP TABLE IF EXISTS cp_a, cp_b, cp_c",
-		"CREATE TABLE cp_a (id INT PRIMARY KEY, name VARCHAR(40), amount DECIMAL(12,2), created DATETIME, qty INT NOT NULL DEFAULT 0)",
-		"CREATE TABLE cp_b (a INT NOT NULL, b INT NOT NULL, v VARCHAR(200), PRIMARY KEY (a, b))",
-		"CREATE TABLE cp_c (code VARCHAR(20) NOT NULL, n BIGINT, UNIQUE KEY (code))",
-		"INSERT INTO cp_a SELECT seq, CONCAT('name', seq), seq * 1.5, '2024-01-01 00:00:00' + INTERVAL seq MINUTE, 0 FROM seq_1_to_300",
-		"INSERT INTO cp_b SELECT seq % 50, seq, REPEAT('v', seq % 30) FROM seq_1_to_200",
-		"INSERT INTO cp_c SELECT CONCAT('k', LPAD(seq, 5, '0')), seq FROM seq_1_to_250",
-	)
+func startWriter(t testing.TB, seed uint64, pause time.Duration) *applier.Writer {
+	return applier.StartWriter(t, db, "test", seed, pause)
 }
 
 var copyFilter = &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^cp_"}}}
@@ -123,7 +54,7 @@ func TestCopyThenCatchUpUnderWrites(t *testing.T) {
 	for !im.Copied {
 		im.Add(ts.next(false))
 	}
-	w.finish(t)
+	w.Finish(t)
 	waitCaughtUp(t, ts, im)
 	im.Check(t, db, "test")
 	if len(im.Last.ShardGtids[0].TablePKs) != 0 {
@@ -174,7 +105,7 @@ func TestCopyResumeAnywhere(t *testing.T) {
 					req = Request{Position: sg.Gtid, TableLastPKs: sg.TablePKs, Filter: copyFilter, CopyChunkRows: 13}
 				}
 			}
-			w.finish(t)
+			w.Finish(t)
 			ts := startStream(t, e, req)
 			waitCaughtUp(t, ts, im)
 			im.Check(t, db, "test")
