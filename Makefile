@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps generate check-generate build vet test test-interop test-race bench run
+.PHONY: all deps generate check-generate build vet test test-interop test-race bench soak run
 
 all: build
 
@@ -43,6 +43,11 @@ test-race: deps
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
+
+# Ten minutes at 1,000 transactions/s with 10 filtered streams (SOAK_DURATION to change).
+SOAK_DURATION ?= 10m
+soak: deps
+	$(GO) test -count=1 -timeout 60m -run TestSoak -v ./soak/ -soak.duration $(SOAK_DURATION)
 
 run: deps build
 	$(GO) build -o bin/ ./internal/cmd/demodb
