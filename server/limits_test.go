@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
@@ -162,4 +164,25 @@ func serveEngine(t *testing.T, e *vstreamer.Engine, opts Options) (string, *Serv
 	go s.GRPC().Serve(lis)
 	t.Cleanup(s.GRPC().Stop)
 	return lis.Addr().String(), s
+}
+
+// TestShutdownHealth: a draining server reports NOT_SERVING before it stops.
+func TestShutdownHealth(t *testing.T) {
+	e, err := vstreamer.NewEngine(dbConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv := serveEngine(t, e, Options{})
+	srv.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	srv.Shutdown(context.Background())
+	resp, err := srv.health.Check(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil || resp.Status != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("health after shutdown: %v %v", resp, err)
+	}
+	// New streams are refused while draining.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.Stream(ctx, vstreamer.Request{Position: "current"}, func([]*binlogdata.VEvent) error { return nil }); !errors.Is(err, vstreamer.ErrShuttingDown) {
+		t.Fatalf("stream after drain: %v", err)
+	}
 }
