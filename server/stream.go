@@ -109,6 +109,9 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 	if !known {
 		return req, status.Errorf(codes.InvalidArgument, "unknown format %q: valid formats are %s", start.GetFormat(), strings.Join(Formats, ", "))
 	}
+	if format == "vevent" && len(start.GetFormatOptions()) > 0 {
+		return req, status.Errorf(codes.InvalidArgument, "format vevent takes no format_options")
+	}
 	sg := start.GetVgtid().GetShardGtids()
 	if len(sg) == 1 {
 		cfg := v.srv.engine.Config()

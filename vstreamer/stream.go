@@ -18,6 +18,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
@@ -506,14 +507,14 @@ func (s *stream) begin(ts uint32) {
 
 func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 	sql := string(e.Query)
-	kind, tables, parsed := classify(sql)
+	kind, tables, parsed := ddl.Classify(sql)
 	switch kind {
-	case stmtBegin:
+	case ddl.Begin:
 		s.begin(ts)
 		return nil
-	case stmtCommit, stmtRollback:
+	case ddl.Commit, ddl.Rollback:
 		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
-	case stmtSavepoint:
+	case ddl.Savepoint:
 		return nil
 	}
 	if s.inTxn {
@@ -523,7 +524,7 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 	}
 	db := string(e.Schema)
 	typ := binlogdata.VEventType_OTHER
-	if kind == stmtDDL {
+	if kind == ddl.DDL {
 		if s.ddlMatches(db, tables, parsed) {
 			typ = binlogdata.VEventType_DDL
 		}
@@ -533,17 +534,17 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 }
 
 // ddlMatches reports whether a DDL names a streamed table of the keyspace's database.
-func (s *stream) ddlMatches(defaultDB string, tables []tableName, parsed bool) bool {
+func (s *stream) ddlMatches(defaultDB string, tables []ddl.Table, parsed bool) bool {
 	if !parsed {
 		// A DDL we cannot read is sent as is, as Vitess does.
 		return defaultDB == s.cfg.Database
 	}
 	for _, t := range tables {
-		db := t.db
+		db := t.DB
 		if db == "" {
 			db = defaultDB
 		}
-		if db == s.cfg.Database && s.filter.Table(t.name) != nil {
+		if db == s.cfg.Database && s.filter.Table(t.Name) != nil {
 			return true
 		}
 	}
@@ -552,23 +553,23 @@ func (s *stream) ddlMatches(defaultDB string, tables []tableName, parsed bool) b
 
 // forget drops what is known about tables a DDL touched, so their schema is read again and
 // their next row is preceded by a FIELD event.
-func (s *stream) forget(defaultDB string, tables []tableName, parsed bool) {
+func (s *stream) forget(defaultDB string, tables []ddl.Table, parsed bool) {
 	if !parsed {
 		clear(s.plans)
 		clear(s.fieldsFor)
 		return
 	}
 	for _, t := range tables {
-		db := t.db
+		db := t.DB
 		if db == "" {
 			db = defaultDB
 		}
 		if db != s.cfg.Database {
 			continue
 		}
-		delete(s.fieldsFor, t.name)
+		delete(s.fieldsFor, t.Name)
 		for id, p := range s.plans {
-			if p.name == t.name {
+			if p.name == t.Name {
 				delete(s.plans, id)
 			}
 		}

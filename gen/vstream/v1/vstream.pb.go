@@ -122,8 +122,11 @@ type Start struct {
 	// Which tables to stream; empty streams every table of the keyspace.
 	Filter *binlogdata.Filter `protobuf:"bytes,2,opt,name=filter,proto3" json:"filter,omitempty"`
 	Flags  *Flags             `protobuf:"bytes,3,opt,name=flags,proto3" json:"flags,omitempty"`
-	// Output format; empty or "vevent" is the native VEvent batches.
-	Format        string `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	// Output format; empty or "vevent" is the native VEvent batches. Other formats arrive as
+	// EncodedMessages.
+	Format string `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	// Options of the output format (see the README); unknown options are refused.
+	FormatOptions map[string]string `protobuf:"bytes,5,rep,name=format_options,json=formatOptions,proto3" json:"format_options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -184,6 +187,13 @@ func (x *Start) GetFormat() string {
 		return x.Format
 	}
 	return ""
+}
+
+func (x *Start) GetFormatOptions() map[string]string {
+	if x != nil {
+		return x.FormatOptions
+	}
+	return nil
 }
 
 // Flags tune the stream.
@@ -315,10 +325,15 @@ func (x *Ack) GetVgtid() *binlogdata.VGtid {
 	return nil
 }
 
-// StreamResponse is one batch of events, in stream order.
+// StreamResponse is one batch, in stream order: VEvents for the native format, encoded
+// messages for the others.
 type StreamResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Events        []*binlogdata.VEvent   `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Events   []*binlogdata.VEvent   `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	Messages []*EncodedMessage      `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// With encoded messages: where to resume after this batch, set when the batch ends at a
+	// transaction boundary. Save it once the messages before it are processed.
+	Position      *binlogdata.VGtid `protobuf:"bytes,3,opt,name=position,proto3" json:"position,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -360,6 +375,120 @@ func (x *StreamResponse) GetEvents() []*binlogdata.VEvent {
 	return nil
 }
 
+func (x *StreamResponse) GetMessages() []*EncodedMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *StreamResponse) GetPosition() *binlogdata.VGtid {
+	if x != nil {
+		return x.Position
+	}
+	return nil
+}
+
+// EncodedMessage is one change re-wrapped in a foreign format.
+type EncodedMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The format's name, e.g. "canal-json".
+	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	// A suggested destination (topic) name; empty when the format has no naming rule.
+	Topic string `protobuf:"bytes,2,opt,name=topic,proto3" json:"topic,omitempty"`
+	// The message key, e.g. a partition key built from primary-key values; may be empty.
+	Key []byte `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// The encoded message; empty when tombstone is set.
+	Value []byte `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	// A Debezium-style tombstone: a key with no value.
+	Tombstone bool              `protobuf:"varint,5,opt,name=tombstone,proto3" json:"tombstone,omitempty"`
+	Headers   map[string]string `protobuf:"bytes,6,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The position to resume from to receive this message again: the last transaction
+	// boundary before it.
+	Position      *binlogdata.VGtid `protobuf:"bytes,7,opt,name=position,proto3" json:"position,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EncodedMessage) Reset() {
+	*x = EncodedMessage{}
+	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EncodedMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EncodedMessage) ProtoMessage() {}
+
+func (x *EncodedMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EncodedMessage.ProtoReflect.Descriptor instead.
+func (*EncodedMessage) Descriptor() ([]byte, []int) {
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *EncodedMessage) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *EncodedMessage) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *EncodedMessage) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *EncodedMessage) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *EncodedMessage) GetTombstone() bool {
+	if x != nil {
+		return x.Tombstone
+	}
+	return false
+}
+
+func (x *EncodedMessage) GetHeaders() map[string]string {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
+func (x *EncodedMessage) GetPosition() *binlogdata.VGtid {
+	if x != nil {
+		return x.Position
+	}
+	return nil
+}
+
 var File_vstream_v1_vstream_proto protoreflect.FileDescriptor
 
 const file_vstream_v1_vstream_proto_rawDesc = "" +
@@ -369,12 +498,16 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\rStreamRequest\x12)\n" +
 	"\x05start\x18\x01 \x01(\v2\x11.vstream.v1.StartH\x00R\x05start\x12#\n" +
 	"\x03ack\x18\x02 \x01(\v2\x0f.vstream.v1.AckH\x00R\x03ackB\x06\n" +
-	"\x04kind\"\x9d\x01\n" +
+	"\x04kind\"\xac\x02\n" +
 	"\x05Start\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\x12*\n" +
 	"\x06filter\x18\x02 \x01(\v2\x12.binlogdata.FilterR\x06filter\x12'\n" +
 	"\x05flags\x18\x03 \x01(\v2\x11.vstream.v1.FlagsR\x05flags\x12\x16\n" +
-	"\x06format\x18\x04 \x01(\tR\x06format\"\xfe\x01\n" +
+	"\x06format\x18\x04 \x01(\tR\x06format\x12K\n" +
+	"\x0eformat_options\x18\x05 \x03(\v2$.vstream.v1.Start.FormatOptionsEntryR\rformatOptions\x1a@\n" +
+	"\x12FormatOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfe\x01\n" +
 	"\x05Flags\x12H\n" +
 	"\x12heartbeat_interval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\x12&\n" +
 	"\x0fmax_batch_bytes\x18\x02 \x01(\x03R\rmaxBatchBytes\x12$\n" +
@@ -382,9 +515,22 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x17copy_tables_without_key\x18\x04 \x01(\bR\x14copyTablesWithoutKey\x12&\n" +
 	"\x0fcopy_chunk_rows\x18\x05 \x01(\x03R\rcopyChunkRows\".\n" +
 	"\x03Ack\x12'\n" +
-	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"<\n" +
+	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"\xa3\x01\n" +
 	"\x0eStreamResponse\x12*\n" +
-	"\x06events\x18\x01 \x03(\v2\x12.binlogdata.VEventR\x06events2U\n" +
+	"\x06events\x18\x01 \x03(\v2\x12.binlogdata.VEventR\x06events\x126\n" +
+	"\bmessages\x18\x02 \x03(\v2\x1a.vstream.v1.EncodedMessageR\bmessages\x12-\n" +
+	"\bposition\x18\x03 \x01(\v2\x11.binlogdata.VGtidR\bposition\"\xb2\x02\n" +
+	"\x0eEncodedMessage\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\x12\x14\n" +
+	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\fR\x03key\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\fR\x05value\x12\x1c\n" +
+	"\ttombstone\x18\x05 \x01(\bR\ttombstone\x12A\n" +
+	"\aheaders\x18\x06 \x03(\v2'.vstream.v1.EncodedMessage.HeadersEntryR\aheaders\x12-\n" +
+	"\bposition\x18\a \x01(\v2\x11.binlogdata.VGtidR\bposition\x1a:\n" +
+	"\fHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012U\n" +
 	"\x0eVStreamService\x12C\n" +
 	"\x06Stream\x12\x19.vstream.v1.StreamRequest\x1a\x1a.vstream.v1.StreamResponse(\x010\x01B9Z7github.com/vstream-cdc/vstream/gen/vstream/v1;vstreamv1b\x06proto3"
 
@@ -400,34 +546,42 @@ func file_vstream_v1_vstream_proto_rawDescGZIP() []byte {
 	return file_vstream_v1_vstream_proto_rawDescData
 }
 
-var file_vstream_v1_vstream_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_vstream_v1_vstream_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_vstream_v1_vstream_proto_goTypes = []any{
 	(*StreamRequest)(nil),       // 0: vstream.v1.StreamRequest
 	(*Start)(nil),               // 1: vstream.v1.Start
 	(*Flags)(nil),               // 2: vstream.v1.Flags
 	(*Ack)(nil),                 // 3: vstream.v1.Ack
 	(*StreamResponse)(nil),      // 4: vstream.v1.StreamResponse
-	(*binlogdata.VGtid)(nil),    // 5: binlogdata.VGtid
-	(*binlogdata.Filter)(nil),   // 6: binlogdata.Filter
-	(*durationpb.Duration)(nil), // 7: google.protobuf.Duration
-	(*binlogdata.VEvent)(nil),   // 8: binlogdata.VEvent
+	(*EncodedMessage)(nil),      // 5: vstream.v1.EncodedMessage
+	nil,                         // 6: vstream.v1.Start.FormatOptionsEntry
+	nil,                         // 7: vstream.v1.EncodedMessage.HeadersEntry
+	(*binlogdata.VGtid)(nil),    // 8: binlogdata.VGtid
+	(*binlogdata.Filter)(nil),   // 9: binlogdata.Filter
+	(*durationpb.Duration)(nil), // 10: google.protobuf.Duration
+	(*binlogdata.VEvent)(nil),   // 11: binlogdata.VEvent
 }
 var file_vstream_v1_vstream_proto_depIdxs = []int32{
-	1, // 0: vstream.v1.StreamRequest.start:type_name -> vstream.v1.Start
-	3, // 1: vstream.v1.StreamRequest.ack:type_name -> vstream.v1.Ack
-	5, // 2: vstream.v1.Start.vgtid:type_name -> binlogdata.VGtid
-	6, // 3: vstream.v1.Start.filter:type_name -> binlogdata.Filter
-	2, // 4: vstream.v1.Start.flags:type_name -> vstream.v1.Flags
-	7, // 5: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
-	5, // 6: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
-	8, // 7: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
-	0, // 8: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
-	4, // 9: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
-	9, // [9:10] is the sub-list for method output_type
-	8, // [8:9] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	1,  // 0: vstream.v1.StreamRequest.start:type_name -> vstream.v1.Start
+	3,  // 1: vstream.v1.StreamRequest.ack:type_name -> vstream.v1.Ack
+	8,  // 2: vstream.v1.Start.vgtid:type_name -> binlogdata.VGtid
+	9,  // 3: vstream.v1.Start.filter:type_name -> binlogdata.Filter
+	2,  // 4: vstream.v1.Start.flags:type_name -> vstream.v1.Flags
+	6,  // 5: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
+	10, // 6: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
+	8,  // 7: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
+	11, // 8: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
+	5,  // 9: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
+	8,  // 10: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
+	7,  // 11: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
+	8,  // 12: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
+	0,  // 13: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
+	4,  // 14: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
+	14, // [14:15] is the sub-list for method output_type
+	13, // [13:14] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_vstream_v1_vstream_proto_init() }
@@ -445,7 +599,7 @@ func file_vstream_v1_vstream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vstream_v1_vstream_proto_rawDesc), len(file_vstream_v1_vstream_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,75 +1,78 @@
-package vstreamer
+// Package ddl reads what a binlog QUERY event's statement means for a change stream: a
+// transaction boundary, a savepoint, a DDL and the tables it names, or something else. It is
+// just enough of a MySQL lexer for that; statements it cannot read are reported as such.
+package ddl
 
 import "strings"
 
-// stmtKind is what a binlog QUERY event means for the stream.
-type stmtKind int
+// Kind is what a binlog QUERY event means for a stream.
+type Kind int
 
 const (
-	stmtOther stmtKind = iota
-	stmtBegin
-	stmtCommit
-	stmtRollback
-	stmtSavepoint
-	stmtDDL
+	Other Kind = iota
+	Begin
+	Commit
+	Rollback
+	Savepoint
+	DDL
 )
 
-// tableName is a possibly qualified table named by a statement.
-type tableName struct {
-	db, name string
+// Table is a possibly qualified table named by a statement; DB is empty when unqualified.
+type Table struct {
+	DB, Name string
 }
 
-// classify reads the kind of a statement and, for DDL, the tables it names. ok is false when
+// Classify reads the kind of a statement and, for DDL, the tables it names. ok is false when
 // a DDL's tables could not be read; callers then treat it as touching every table.
-func classify(sql string) (kind stmtKind, tables []tableName, ok bool) {
+func Classify(sql string) (kind Kind, tables []Table, ok bool) {
 	l := lexer{s: sql}
 	first := l.keyword()
 	switch first {
 	case "BEGIN":
-		return stmtBegin, nil, true
+		return Begin, nil, true
 	case "START":
 		if l.keyword() == "TRANSACTION" {
-			return stmtBegin, nil, true
+			return Begin, nil, true
 		}
-		return stmtOther, nil, true
+		return Other, nil, true
 	case "COMMIT":
-		return stmtCommit, nil, true
+		return Commit, nil, true
 	case "XA":
 		if l.keyword() == "COMMIT" {
-			return stmtCommit, nil, true
+			return Commit, nil, true
 		}
-		return stmtOther, nil, true
+		return Other, nil, true
 	case "ROLLBACK":
 		if l.keyword() == "TO" {
-			return stmtSavepoint, nil, true
+			return Savepoint, nil, true
 		}
-		return stmtRollback, nil, true
+		return Rollback, nil, true
 	case "SAVEPOINT", "RELEASE":
-		return stmtSavepoint, nil, true
+		return Savepoint, nil, true
 	case "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE":
 		tables, ok = ddlTables(first, &l)
 		if tables == nil && ok {
 			// CREATE DATABASE, CREATE USER, DROP VIEW...: not about a table.
-			return stmtOther, nil, true
+			return Other, nil, true
 		}
-		return stmtDDL, tables, ok
+		return DDL, tables, ok
 	}
-	return stmtOther, nil, true
+	return Other, nil, true
 }
 
-func ddlTables(verb string, l *lexer) ([]tableName, bool) {
+func ddlTables(verb string, l *lexer) ([]Table, bool) {
 	switch verb {
 	case "TRUNCATE":
 		if l.peekKeyword() == "TABLE" {
 			l.keyword()
 		}
 		t, ok := l.table()
-		return []tableName{t}, ok
+		return []Table{t}, ok
 	case "RENAME":
 		if l.keyword() != "TABLE" {
 			return nil, true
 		}
-		var out []tableName
+		var out []Table
 		for {
 			from, ok := l.table()
 			if !ok || l.keyword() != "TO" {
@@ -93,7 +96,7 @@ func ddlTables(verb string, l *lexer) ([]tableName, bool) {
 		switch kw {
 		case "TABLE":
 			l.ifExists()
-			var out []tableName
+			var out []Table
 			for {
 				t, ok := l.table()
 				if !ok {
@@ -123,7 +126,7 @@ func ddlTables(verb string, l *lexer) ([]tableName, bool) {
 		if !ok {
 			return nil, false
 		}
-		out := []tableName{t}
+		out := []Table{t}
 		for !l.done() {
 			if l.peekKeyword() == "RENAME" {
 				l.keyword()
@@ -156,7 +159,7 @@ func ddlTables(verb string, l *lexer) ([]tableName, bool) {
 		case "TABLE":
 			l.ifNotExists()
 			t, ok := l.table()
-			return []tableName{t}, ok
+			return []Table{t}, ok
 		case "INDEX":
 			l.ifNotExists()
 			return l.onTable()
@@ -278,24 +281,24 @@ func (l *lexer) ident() (string, bool) {
 	return l.s[start:l.pos], true
 }
 
-func (l *lexer) table() (tableName, bool) {
+func (l *lexer) table() (Table, bool) {
 	name, ok := l.ident()
 	if !ok {
-		return tableName{}, false
+		return Table{}, false
 	}
 	if l.punct('.') {
 		t, ok := l.ident()
-		return tableName{db: name, name: t}, ok
+		return Table{DB: name, Name: t}, ok
 	}
-	return tableName{name: name}, true
+	return Table{Name: name}, true
 }
 
-func (l *lexer) onTable() ([]tableName, bool) {
+func (l *lexer) onTable() ([]Table, bool) {
 	for !l.done() {
 		switch l.keyword() {
 		case "ON":
 			t, ok := l.table()
-			return []tableName{t}, ok
+			return []Table{t}, ok
 		case "":
 			l.skip()
 		}
