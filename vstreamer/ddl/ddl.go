@@ -357,3 +357,18 @@ func (l *lexer) skip() {
 		l.pos++
 	}
 }
+
+// Keywords returns up to max bare words of a statement, upper-cased, with comments, quoted
+// strings and punctuation left out: enough to tell kinds of DDL apart.
+func Keywords(sql string, max int) []string {
+	l := lexer{s: sql}
+	var out []string
+	for len(out) < max && !l.done() {
+		if kw := l.keyword(); kw != "" {
+			out = append(out, kw)
+			continue
+		}
+		l.skip()
+	}
+	return out
+}

@@ -53,3 +53,11 @@ func FuzzClassify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { Classify(s) })
 }
+
+func TestKeywords(t *testing.T) {
+	got := Keywords("/* c */ ALTER TABLE `t` ADD UNIQUE KEY u (a), DROP INDEX i", 10)
+	want := []string{"ALTER", "TABLE", "ADD", "UNIQUE", "KEY", "U", "A", "DROP", "INDEX", "I"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Keywords = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,208 @@
+// Package encoder defines how a stream's VEvents are re-wrapped in foreign formats: the small
+// interface every format implements, the options and parameters it is built with, and the
+// rendering rules several formats share (Java number text, JSON strings, binary as text). One
+// sub-package per format implements it; the registry of format names sits above, in server.
+// Encoders are pure: no I/O, the clock injected, the output a function of the input.
+package encoder
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+)
+
+// Encoder re-wraps the VEvents of one stream. It keeps what it learns from FIELD events and
+// is used by one goroutine.
+type Encoder interface {
+	// Encode appends the messages one event becomes (often none) to out.
+	Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error)
+}
+
+// Params are what every encoder is built with.
+type Params struct {
+	// Options are the stream's format options; encoders read them through Options.
+	Options *Options
+	// Clock gives the encode time (injected so that tests are deterministic).
+	Clock func() time.Time
+	// Database is the schema the stream's tables belong to.
+	Database string
+}
+
+// Options reads a stream's format options and remembers which were read, so that the rest can
+// be refused as unknown.
+type Options struct {
+	m    map[string]string
+	used map[string]bool
+}
+
+// NewOptions wraps the options of a request.
+func NewOptions(m map[string]string) *Options {
+	return &Options{m: m, used: map[string]bool{}}
+}
+
+// String reads a string option; when allowed is not empty the value must be one of them.
+func (o *Options) String(name, def string, allowed ...string) (string, error) {
+	o.used[name] = true
+	v, ok := o.m[name]
+	if !ok {
+		return def, nil
+	}
+	if len(allowed) > 0 && !slices.Contains(allowed, v) {
+		return "", fmt.Errorf("format option %s=%q: want one of %s", name, v, strings.Join(allowed, ", "))
+	}
+	return v, nil
+}
+
+// Bool reads a true/false option.
+func (o *Options) Bool(name string, def bool) (bool, error) {
+	o.used[name] = true
+	v, ok := o.m[name]
+	if !ok {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("format option %s=%q: want true or false", name, v)
+	}
+	return b, nil
+}
+
+// Unknown reports the options no one read, listing the valid ones.
+func (o *Options) Unknown() error {
+	var bad, valid []string
+	for k := range o.m {
+		if !o.used[k] {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	for k := range o.used {
+		valid = append(valid, k)
+	}
+	sort.Strings(bad)
+	sort.Strings(valid)
+	return fmt.Errorf("unknown format option %s: valid options are %s", strings.Join(bad, ", "), strings.Join(valid, ", "))
+}
+
+// AppendJavaFloat appends x the way Java's Float.toString (bits 32) or Double.toString
+// (bits 64) prints it, with the shortest digits that round-trip: plain notation with at least
+// one fraction digit for 1e-3 <= |x| < 1e7, else d.dddE<exp>.
+func AppendJavaFloat(dst []byte, x float64, bits int) []byte {
+	if x == 0 {
+		if 1/x < 0 {
+			return append(dst, "-0.0"...)
+		}
+		return append(dst, "0.0"...)
+	}
+	abs := x
+	if abs < 0 {
+		abs = -abs
+	}
+	if abs >= 1e-3 && abs < 1e7 {
+		start := len(dst)
+		dst = strconv.AppendFloat(dst, x, 'f', -1, bits)
+		if !slices.Contains(dst[start:], '.') {
+			dst = append(dst, ".0"...)
+		}
+		return dst
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], x, 'e', -1, bits) // -d.ddde+XX
+	mant, exp, _ := strings.Cut(string(e), "e")
+	dst = append(dst, mant...)
+	if !strings.Contains(mant, ".") {
+		dst = append(dst, ".0"...)
+	}
+	dst = append(dst, 'E')
+	n, _ := strconv.Atoi(exp)
+	return strconv.AppendInt(dst, int64(n), 10)
+}
+
+// AppendJSONString appends s as a JSON string: non-ASCII raw, control characters escaped, no
+// HTML escaping (the canal writer profile). Invalid UTF-8 becomes U+FFFD.
+func AppendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\ufffd"...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// Latin1 renders bytes as ISO-8859-1 text: byte b becomes U+00bb, as the canal family prints
+// binary columns.
+func Latin1(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b) * 2)
+	for _, c := range b {
+		sb.WriteRune(rune(c))
+	}
+	return sb.String()
+}
+
+// Labels reads the members of an "enum('a','b')" or "set(...)" COLUMN_TYPE.
+func Labels(columnType string) []string {
+	open := strings.IndexByte(columnType, '(')
+	if open < 0 {
+		return nil
+	}
+	s := columnType[open+1:]
+	var out []string
+	for len(s) > 0 && s[0] == '\'' {
+		s = s[1:]
+		var b strings.Builder
+		for len(s) > 0 {
+			if s[0] == '\'' {
+				if len(s) > 1 && s[1] == '\'' {
+					b.WriteByte('\'')
+					s = s[2:]
+					continue
+				}
+				s = s[1:]
+				break
+			}
+			b.WriteByte(s[0])
+			s = s[1:]
+		}
+		out = append(out, b.String())
+		if len(s) == 0 || s[0] != ',' {
+			break
+		}
+		s = s[1:]
+	}
+	return out
+}

@@ -1,0 +1,60 @@
+package encoder
+
+import (
+	"math"
+	"reflect"
+	"testing"
+)
+
+func TestAppendJavaFloat(t *testing.T) {
+	cases := []struct {
+		x    float64
+		bits int
+		want string
+	}{
+		{0, 64, "0.0"},
+		{math.Copysign(0, -1), 64, "-0.0"},
+		{86, 64, "86.0"},
+		{10357, 64, "10357.0"},
+		{0.001, 64, "0.001"},
+		{1234567, 64, "1234567.0"},
+		{3.14, 64, "3.14"},
+		{12510357, 64, "1.2510357E7"},
+		{1e7, 64, "1.0E7"},
+		{1e-4, 64, "1.0E-4"},
+		{-2.5e-10, 64, "-2.5E-10"},
+		{float64(float32(0.1)), 32, "0.1"},
+		{float64(float32(3.4028235e38)), 32, "3.4028235E38"},
+		{1.7976931348623157e308, 64, "1.7976931348623157E308"},
+	}
+	for _, c := range cases {
+		if got := string(AppendJavaFloat(nil, c.x, c.bits)); got != c.want {
+			t.Errorf("AppendJavaFloat(%g, %d) = %s, want %s", c.x, c.bits, got, c.want)
+		}
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	cases := map[string]string{
+		"plain":        `"plain"`,
+		`q"b\`:         `"q\"b\\"`,
+		"a\nb\tc\x00":  `"a\nb\tc\u0000"`,
+		"<&>='":        `"<&>='"`,
+		"汉字😀":          `"汉字😀"`,
+		"bad\xffbytes": "\"bad\ufffdbytes\"",
+	}
+	for in, want := range cases {
+		if got := string(AppendJSONString(nil, in)); got != want {
+			t.Errorf("AppendJSONString(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestLabelsAndLatin1(t *testing.T) {
+	if got := Labels("enum('a','it''s','')"); !reflect.DeepEqual(got, []string{"a", "it's", ""}) {
+		t.Errorf("Labels = %q", got)
+	}
+	if got := Latin1([]byte{0x41, 0xe9, 0x00}); got != "Aé\x00" {
+		t.Errorf("Latin1 = %q", got)
+	}
+}
