@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +16,6 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
-
-// Formats lists the output formats a stream may ask for.
-var Formats = []string{"vevent"}
 
 type vstreamService struct {
 	vstreamv1.UnimplementedVStreamServiceServer
@@ -44,6 +40,10 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if err != nil {
 		return err
 	}
+	enc, err := v.srv.newEncoder(start.GetFormat(), start.GetFormatOptions())
+	if err != nil {
+		return err
+	}
 	release, err := v.srv.admit(req)
 	if err != nil {
 		return err
@@ -62,6 +62,10 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	go v.readAcks(ctx, stream, acks, log, lag)
 
 	resp := &vstreamv1.StreamResponse{}
+	var encoded *encodedBatch
+	if enc != nil {
+		encoded = &encodedBatch{enc: enc}
+	}
 	send := func(events []*binlogdata.VEvent) error {
 		for i := len(events) - 1; i >= 0; i-- {
 			if events[i].GetType() == binlogdata.VEventType_VGTID {
@@ -69,10 +73,19 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 				break
 			}
 		}
+		stats.sent(events)
+		if encoded != nil {
+			if err := encoded.encode(resp, events); err != nil {
+				return err
+			}
+			if len(resp.Messages) == 0 && len(resp.Events) == 0 && resp.Position == nil {
+				return nil
+			}
+			return stream.Send(resp)
+		}
 		resp.Events = events
 		err := stream.Send(resp)
 		resp.Events = nil
-		stats.sent(events)
 		return err
 	}
 	err = v.srv.engine.Stream(ctx, req, send)
@@ -100,17 +113,6 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 	}
 	if d := start.GetFlags().GetHeartbeatInterval(); d != nil {
 		req.HeartbeatInterval = d.AsDuration()
-	}
-	format := formatName(start.GetFormat())
-	known := false
-	for _, f := range Formats {
-		known = known || f == format
-	}
-	if !known {
-		return req, status.Errorf(codes.InvalidArgument, "unknown format %q: valid formats are %s", start.GetFormat(), strings.Join(Formats, ", "))
-	}
-	if format == "vevent" && len(start.GetFormatOptions()) > 0 {
-		return req, status.Errorf(codes.InvalidArgument, "format vevent takes no format_options")
 	}
 	sg := start.GetVgtid().GetShardGtids()
 	if len(sg) == 1 {

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/canaljson"
+)
+
+// nativeFormat is the stream's own VEvent batches.
+const nativeFormat = "vevent"
+
+// encoders maps a format name to the constructor of its encoder.
+var encoders = map[string]func(encoder.Params) (encoder.Encoder, error){
+	canaljson.Name: func(p encoder.Params) (encoder.Encoder, error) { return canaljson.New(p) },
+}
+
+// Formats lists the output formats a stream may ask for.
+var Formats = func() []string {
+	out := []string{nativeFormat}
+	for name := range encoders {
+		out = append(out, name)
+	}
+	slices.Sort(out[1:])
+	return out
+}()
+
+// newEncoder builds the encoder of a format, refusing unknown formats and options with
+// InvalidArgument that lists what is valid. It returns nil for the native format.
+func (s *Server) newEncoder(format string, options map[string]string) (encoder.Encoder, error) {
+	if format == "" || format == nativeFormat {
+		if len(options) > 0 {
+			return nil, status.Error(codes.InvalidArgument, "format vevent takes no format_options")
+		}
+		return nil, nil
+	}
+	build := encoders[format]
+	if build == nil {
+		return nil, status.Errorf(codes.InvalidArgument, "unknown format %q: valid formats are %s", format, strings.Join(Formats, ", "))
+	}
+	opts := encoder.NewOptions(options)
+	enc, err := build(encoder.Params{Options: opts, Clock: time.Now, Database: s.engine.Config().Database})
+	if err == nil {
+		err = opts.Unknown()
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "format %s: %v", format, err)
+	}
+	return enc, nil
+}
+
+// encodedBatch re-wraps a batch of events. Each message carries the last transaction boundary
+// before it; the response carries the boundary the batch ends at, if it ends at one, and any
+// heartbeats as native events.
+type encodedBatch struct {
+	enc encoder.Encoder
+	// last is the VGtid after the last transaction (or DDL, OTHER) seen.
+	last *binlogdata.VGtid
+}
+
+func (b *encodedBatch) encode(resp *vstreamv1.StreamResponse, events []*binlogdata.VEvent) error {
+	resp.Messages = resp.Messages[:0]
+	resp.Events = resp.Events[:0]
+	resp.Position = nil
+	terminal := false
+	for _, ev := range events {
+		switch ev.GetType() {
+		case binlogdata.VEventType_COMMIT, binlogdata.VEventType_DDL, binlogdata.VEventType_OTHER:
+			terminal = true
+		case binlogdata.VEventType_VGTID:
+			if terminal {
+				b.last = ev.GetVgtid()
+				resp.Position = b.last
+				terminal = false
+			}
+			continue
+		case binlogdata.VEventType_HEARTBEAT:
+			// Heartbeats stay native: they carry no change to encode.
+			resp.Events = append(resp.Events, ev)
+			continue
+		case binlogdata.VEventType_BEGIN, binlogdata.VEventType_ROW, binlogdata.VEventType_FIELD:
+			resp.Position = nil
+		}
+		n := len(resp.Messages)
+		var err error
+		if resp.Messages, err = b.enc.Encode(resp.Messages, ev); err != nil {
+			return err
+		}
+		for _, m := range resp.Messages[n:] {
+			m.Position = b.last
+		}
+	}
+	return nil
+}

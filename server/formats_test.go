@@ -1,0 +1,100 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+)
+
+func TestCanalJSONStream(t *testing.T) {
+	execSQL(t, "CREATE TABLE cj (id INT PRIMARY KEY, name VARCHAR(10), amount DECIMAL(6,2))")
+	cc := dial(t, serve(t, dbConfig(), Options{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+		Vgtid:         &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}},
+		Filter:        &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "cj"}}},
+		Flags:         &vstreamv1.Flags{HeartbeatInterval: durationpb.New(300 * time.Millisecond)},
+		Format:        "canal-json",
+		FormatOptions: map[string]string{"profile": "dts"},
+	}}})
+	// Starting at "current" ends a transaction boundary: a position and no message.
+	first, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Position == nil || len(first.Messages) != 0 || len(first.Events) != 0 {
+		t.Fatalf("first response: %v", first)
+	}
+	execSQL(t, "INSERT INTO cj VALUES (1, 'a', 2.50)", "ALTER TABLE cj ADD COLUMN note TEXT")
+	var msgs []*vstreamv1.EncodedMessage
+	heartbeats := 0
+	var last *binlogdata.VGtid
+	for len(msgs) < 2 || heartbeats == 0 {
+		resp, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, resp.Messages...)
+		for _, ev := range resp.Events {
+			if ev.Type == binlogdata.VEventType_HEARTBEAT {
+				heartbeats++
+			}
+		}
+		if resp.Position != nil {
+			last = resp.Position
+		}
+	}
+	var insert, alter map[string]any
+	json.Unmarshal(msgs[0].Value, &insert)
+	json.Unmarshal(msgs[1].Value, &alter)
+	data := insert["data"].([]any)[0].(map[string]any)
+	if insert["database"] != "test" || insert["table"] != "cj" || insert["type"] != "INSERT" || data["amount"] != "2.50" || data["name"] != "a" {
+		t.Errorf("insert message: %s", msgs[0].Value)
+	}
+	if alter["type"] != "ALTER" || alter["isDdl"] != true || alter["table"] != "cj" {
+		t.Errorf("DDL message: %s", msgs[1].Value)
+	}
+	// The insert can be received again from its position; the DDL's position is after it.
+	if msgs[0].Position.ShardGtids[0].Gtid != first.Position.ShardGtids[0].Gtid {
+		t.Errorf("insert position %v, want the boundary before it %v", msgs[0].Position, first.Position)
+	}
+	if last == nil || last.ShardGtids[0].Gtid == first.Position.ShardGtids[0].Gtid {
+		t.Errorf("no resume position after the DDL: %v", last)
+	}
+}
+
+func TestFormatErrors(t *testing.T) {
+	cc := dial(t, serve(t, dbConfig(), Options{}))
+	start := func(format string, opts map[string]string) *vstreamv1.StreamRequest {
+		return &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+			Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}}, Format: format, FormatOptions: opts}}}
+	}
+	cases := []struct {
+		req *vstreamv1.StreamRequest
+		msg string
+	}{
+		{start("avro2", nil), "valid formats are vevent, canal-json"},
+		{start("canal-json", map[string]string{"profile": "x"}), "want one of canal, dts"},
+		{start("canal-json", map[string]string{"colour": "red"}), "unknown format option colour: valid options are"},
+		{start("vevent", map[string]string{"a": "b"}), "takes no format_options"},
+	}
+	for _, c := range cases {
+		s := firstError(t, cc, context.Background(), c.req)
+		if s.Code() != codes.InvalidArgument || !strings.Contains(s.Message(), c.msg) {
+			t.Errorf("got %v %q, want InvalidArgument with %q", s.Code(), s.Message(), c.msg)
+		}
+	}
+}
