@@ -125,6 +125,12 @@ type Request struct {
 	Format string
 	// MaxBatchBytes bounds the encoded size of one batch; zero means the server default.
 	MaxBatchBytes int64
+	// FormatOptions are the options of Format.
+	FormatOptions map[string]string
+	// OnMessages receives the encoded messages of a Format other than the native one, in
+	// order. Resume points then come from the server's batch positions: messages after the
+	// last one may be delivered again after a reconnect.
+	OnMessages func(ctx context.Context, msgs []*vstreamv1.EncodedMessage) error
 	// TablesToCopy, CopyTablesWithoutKey and CopyChunkRows tune a table copy (see Flags in
 	// proto/vstream/v1/vstream.proto).
 	TablesToCopy         []string
@@ -269,7 +275,7 @@ func (s *stream) startRequest() *vstreamv1.StreamRequest {
 		Vgtid:  s.startPosition(),
 		Filter: s.req.Filter,
 		Flags:  flags,
-		Format: s.req.Format,
+		Format: s.req.Format, FormatOptions: s.req.FormatOptions,
 	}}}
 }
 
@@ -311,13 +317,20 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 		if err != nil {
 			return progressed, streamErr(err)
 		}
-		events := resp.GetEvents()
-		if len(events) == 0 {
+		events, msgs := resp.GetEvents(), resp.GetMessages()
+		if len(events) == 0 && len(msgs) == 0 && resp.GetPosition() == nil {
 			continue
 		}
-		next := s.tr.advance(events)
-		if err := s.h(ctx, events); err != nil {
-			return progressed, &handlerError{err}
+		next := s.tr.advance(events).advanceEncoded(len(msgs) > 0, resp.GetPosition())
+		if len(events) > 0 {
+			if err := s.h(ctx, events); err != nil {
+				return progressed, &handlerError{err}
+			}
+		}
+		if len(msgs) > 0 && s.req.OnMessages != nil {
+			if err := s.req.OnMessages(ctx, msgs); err != nil {
+				return progressed, &handlerError{err}
+			}
 		}
 		progressed = true
 		if next.resume != s.tr.resume {
@@ -392,6 +405,19 @@ type tracker struct {
 	resume *binlogdata.VGtid
 	// keyspace and shard label the synthetic ROLLBACK.
 	keyspace, shard string
+}
+
+// advanceEncoded follows a batch of encoded messages: the server marks where such a batch
+// ends at a transaction boundary.
+func (t tracker) advanceEncoded(messages bool, position *binlogdata.VGtid) tracker {
+	if messages {
+		t.pending = true
+	}
+	if len(position.GetShardGtids()) > 0 {
+		t.resume = proto.CloneOf(position)
+		t.pending = false
+	}
+	return t
 }
 
 func (t tracker) advance(events []*binlogdata.VEvent) tracker {

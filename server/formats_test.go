@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 )
@@ -97,4 +99,44 @@ func TestFormatErrors(t *testing.T) {
 			t.Errorf("got %v %q, want InvalidArgument with %q", s.Code(), s.Message(), c.msg)
 		}
 	}
+}
+
+// TestClientEncodedMessages streams canal-json through the Go client: messages reach
+// OnMessages and the resume point follows the server's batch positions.
+func TestClientEncodedMessages(t *testing.T) {
+	execSQL(t, "CREATE TABLE cjc (id INT PRIMARY KEY)")
+	c, err := client.Dial(serve(t, dbConfig(), Options{}), client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Stream(ctx, client.Request{Filter: client.ParseTables("cjc"), Format: "canal-json",
+			OnMessages: func(_ context.Context, msgs []*vstreamv1.EncodedMessage) error {
+				for _, m := range msgs {
+					got <- string(m.Value)
+				}
+				return nil
+			}}, func(context.Context, []*binlogdata.VEvent) error { return nil })
+	}()
+	waitFor(t, "a resume point", func() bool { return c.LastPosition() != nil })
+	before := c.LastPosition().ShardGtids[0].Gtid
+	execSQL(t, "INSERT INTO cjc VALUES (7)")
+	select {
+	case v := <-got:
+		if !strings.Contains(v, `"data":[{"id":"7"}]`) {
+			t.Fatalf("message %s", v)
+		}
+	case err := <-done:
+		t.Fatalf("stream ended: %v", err)
+	case <-ctx.Done():
+		t.Fatal("no message")
+	}
+	waitFor(t, "the resume point to move", func() bool { return c.LastPosition().ShardGtids[0].Gtid != before })
+	cancel()
+	<-done
 }

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 )
 
 const defaultServer = "127.0.0.1:15991"
@@ -79,7 +81,9 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	keyspace := fs.String("keyspace", "", "`keyspace` for a current or GTID position; empty lets the server choose")
 	tables := fs.String("tables", "", "comma-separated table `rules`: names or /regex")
 	filterJSON := fs.String("filter", "", "binlogdata.Filter as `JSON`, e.g. {\"rules\":[{\"match\":\"t1\",\"filter\":\"select id from t1\"}]}")
-	format := fs.String("format", "", "server output `format`; empty means native VEvents")
+	format := fs.String("format", "", "server output `format`: vevent (default) or canal-json")
+	var formatOptions optionList
+	fs.Var(&formatOptions, "format-option", "format `name=value`, repeatable (e.g. profile=dts)")
 	maxEvents := fs.Int("max-events", 0, "exit after printing `N` events; 0 means no limit")
 	timeout := fs.Duration("timeout", 0, "exit after this `duration`; 0 means no limit")
 	heartbeat := fs.Duration("heartbeat", 0, "ask for a HEARTBEAT after this idle `duration`; 0 means none")
@@ -121,6 +125,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 		Filter:            filter,
 		HeartbeatInterval: *heartbeat,
 		Format:            *format,
+		FormatOptions:     formatOptions.m,
 	}
 	return cfg, nil
 }
@@ -185,6 +190,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	out := bufio.NewWriter(stdout)
 	p := printer{out: out, max: cfg.maxEvents}
+	cfg.request.OnMessages = p.printMessages
 	err = c.Stream(ctx, cfg.request, p.print)
 	switch {
 	case errors.Is(err, errEnough):
@@ -204,6 +210,42 @@ type printer struct {
 	max     int
 	printed int
 	buf     bytes.Buffer
+}
+
+// printMessages prints the value of each encoded message on a line of its own: the JSON
+// formats' values are one JSON document each.
+func (p *printer) printMessages(_ context.Context, msgs []*vstreamv1.EncodedMessage) error {
+	for _, m := range msgs {
+		if p.max > 0 && p.printed >= p.max {
+			break
+		}
+		p.buf.Reset()
+		if json.Valid(m.GetValue()) {
+			if err := json.Compact(&p.buf, m.GetValue()); err != nil {
+				return fmt.Errorf("encode message: %w", err)
+			}
+		} else {
+			b, err := protojson.Marshal(m)
+			if err != nil {
+				return fmt.Errorf("encode message: %w", err)
+			}
+			if err := json.Compact(&p.buf, b); err != nil {
+				return fmt.Errorf("encode message: %w", err)
+			}
+		}
+		p.buf.WriteByte('\n')
+		if _, err := p.out.Write(p.buf.Bytes()); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		p.printed++
+	}
+	if err := p.out.Flush(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	if p.max > 0 && p.printed >= p.max {
+		return errEnough
+	}
+	return nil
 }
 
 func (p *printer) print(_ context.Context, events []*binlogdata.VEvent) error {
@@ -233,5 +275,22 @@ func (p *printer) print(_ context.Context, events []*binlogdata.VEvent) error {
 	if p.max > 0 && p.printed >= p.max {
 		return errEnough
 	}
+	return nil
+}
+
+// optionList collects repeated name=value flags.
+type optionList struct{ m map[string]string }
+
+func (o *optionList) String() string { return fmt.Sprint(o.m) }
+
+func (o *optionList) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want name=value, got %q", v)
+	}
+	if o.m == nil {
+		o.m = map[string]string{}
+	}
+	o.m[name] = value
 	return nil
 }
