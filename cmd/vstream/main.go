@@ -213,62 +213,57 @@ type printer struct {
 }
 
 // printMessages prints the value of each encoded message on a line of its own: the JSON
-// formats' values are one JSON document each.
+// formats' values are one JSON document each; other values print as the message's protojson.
 func (p *printer) printMessages(_ context.Context, msgs []*vstreamv1.EncodedMessage) error {
 	for _, m := range msgs {
-		if p.max > 0 && p.printed >= p.max {
-			break
-		}
-		p.buf.Reset()
-		if json.Valid(m.GetValue()) {
-			if err := json.Compact(&p.buf, m.GetValue()); err != nil {
-				return fmt.Errorf("encode message: %w", err)
-			}
-		} else {
-			b, err := protojson.Marshal(m)
-			if err != nil {
-				return fmt.Errorf("encode message: %w", err)
-			}
-			if err := json.Compact(&p.buf, b); err != nil {
+		doc := m.GetValue()
+		if !json.Valid(doc) {
+			var err error
+			if doc, err = protojson.Marshal(m); err != nil {
 				return fmt.Errorf("encode message: %w", err)
 			}
 		}
-		p.buf.WriteByte('\n')
-		if _, err := p.out.Write(p.buf.Bytes()); err != nil {
-			return fmt.Errorf("write: %w", err)
+		if done, err := p.line(doc); done || err != nil {
+			return err
 		}
-		p.printed++
 	}
-	if err := p.out.Flush(); err != nil {
-		return fmt.Errorf("write: %w", err)
-	}
-	if p.max > 0 && p.printed >= p.max {
-		return errEnough
-	}
-	return nil
+	return p.flush()
 }
 
 func (p *printer) print(_ context.Context, events []*binlogdata.VEvent) error {
 	for _, ev := range events {
-		if p.max > 0 && p.printed >= p.max {
-			break
-		}
 		b, err := protojson.MarshalOptions{}.Marshal(ev)
 		if err != nil {
 			return fmt.Errorf("encode %s event: %w", ev.GetType(), err)
 		}
-		// protojson deliberately varies its spacing between runs; Compact
-		// makes the output stable for scripts that compare lines.
-		p.buf.Reset()
-		if err := json.Compact(&p.buf, b); err != nil {
-			return fmt.Errorf("encode %s event: %w", ev.GetType(), err)
+		if done, err := p.line(b); done || err != nil {
+			return err
 		}
-		p.buf.WriteByte('\n')
-		if _, err := p.out.Write(p.buf.Bytes()); err != nil {
-			return fmt.Errorf("write: %w", err)
-		}
-		p.printed++
 	}
+	return p.flush()
+}
+
+// line writes one JSON document as a compact line. protojson deliberately varies its spacing
+// between runs; compacting makes the output stable for scripts that compare lines. It reports
+// done (with errEnough) once --max-events lines are out.
+func (p *printer) line(doc []byte) (done bool, err error) {
+	if p.max > 0 && p.printed >= p.max {
+		return true, p.flush()
+	}
+	p.buf.Reset()
+	if err := json.Compact(&p.buf, doc); err != nil {
+		return true, fmt.Errorf("encode: %w", err)
+	}
+	p.buf.WriteByte('\n')
+	if _, err := p.out.Write(p.buf.Bytes()); err != nil {
+		return true, fmt.Errorf("write: %w", err)
+	}
+	p.printed++
+	return false, nil
+}
+
+// flush writes out what is buffered and reports errEnough once --max-events lines are out.
+func (p *printer) flush() error {
 	if err := p.out.Flush(); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}

@@ -173,36 +173,3 @@ func Latin1(b []byte) string {
 	}
 	return sb.String()
 }
-
-// Labels reads the members of an "enum('a','b')" or "set(...)" COLUMN_TYPE.
-func Labels(columnType string) []string {
-	open := strings.IndexByte(columnType, '(')
-	if open < 0 {
-		return nil
-	}
-	s := columnType[open+1:]
-	var out []string
-	for len(s) > 0 && s[0] == '\'' {
-		s = s[1:]
-		var b strings.Builder
-		for len(s) > 0 {
-			if s[0] == '\'' {
-				if len(s) > 1 && s[1] == '\'' {
-					b.WriteByte('\'')
-					s = s[2:]
-					continue
-				}
-				s = s[1:]
-				break
-			}
-			b.WriteByte(s[0])
-			s = s[1:]
-		}
-		out = append(out, b.String())
-		if len(s) == 0 || s[0] != ',' {
-			break
-		}
-		s = s[1:]
-	}
-	return out
-}

@@ -372,3 +372,42 @@ func Keywords(sql string, max int) []string {
 	}
 	return out
 }
+
+// Labels reads the members of an ENUM or SET column type as information_schema writes it,
+// e.g. "enum('a','it”s')" or "set('x','y')".
+func Labels(columnType string) []string {
+	open := strings.IndexByte(columnType, '(')
+	if open < 0 {
+		return nil
+	}
+	s := columnType[open+1:]
+	var out []string
+	for len(s) > 0 && s[0] == '\'' {
+		s = s[1:]
+		var b strings.Builder
+		for len(s) > 0 {
+			if s[0] == '\'' {
+				if len(s) > 1 && s[1] == '\'' {
+					b.WriteByte('\'')
+					s = s[2:]
+					continue
+				}
+				s = s[1:]
+				break
+			}
+			if s[0] == '\\' && len(s) > 1 {
+				b.WriteByte(s[1])
+				s = s[2:]
+				continue
+			}
+			b.WriteByte(s[0])
+			s = s[1:]
+		}
+		out = append(out, b.String())
+		if len(s) == 0 || s[0] != ',' {
+			break
+		}
+		s = s[1:]
+	}
+	return out
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 )
 
@@ -180,7 +181,7 @@ func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 		}
 		if c.Type == mysql.MYSQL_TYPE_ENUM || c.Type == mysql.MYSQL_TYPE_SET {
 			if len(c.Labels) == 0 {
-				c.Labels = parseLabels(ci.ColumnType)
+				c.Labels = ddl.Labels(ci.ColumnType)
 			}
 		}
 		c.PrimaryKey = c.PrimaryKey || ci.Key == "PRI"
@@ -199,46 +200,6 @@ func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 	}
 	if strings.Contains(ci.ColumnType, "zerofill") {
 		c.Flags |= uint32(query.MySqlFlag_ZEROFILL_FLAG)
-	}
-}
-
-// parseLabels reads the labels of "enum('a','b”c')" or "set(...)".
-func parseLabels(columnType string) []string {
-	open := strings.IndexByte(columnType, '(')
-	if open < 0 {
-		return nil
-	}
-	s := columnType[open+1:]
-	var labels []string
-	for {
-		if len(s) == 0 || s[0] != '\'' {
-			return labels
-		}
-		s = s[1:]
-		var b strings.Builder
-		for len(s) > 0 {
-			if s[0] == '\'' {
-				if len(s) > 1 && s[1] == '\'' {
-					b.WriteByte('\'')
-					s = s[2:]
-					continue
-				}
-				s = s[1:]
-				break
-			}
-			if s[0] == '\\' && len(s) > 1 {
-				b.WriteByte(s[1])
-				s = s[2:]
-				continue
-			}
-			b.WriteByte(s[0])
-			s = s[1:]
-		}
-		labels = append(labels, b.String())
-		if len(s) == 0 || s[0] != ',' {
-			return labels
-		}
-		s = s[1:]
 	}
 }
 
@@ -310,7 +271,7 @@ func Columns(info []ColumnInfo) []rowcodec.Column {
 			c.Collation = rowcodec.BinaryCollation
 		}
 		if c.Type == mysql.MYSQL_TYPE_ENUM || c.Type == mysql.MYSQL_TYPE_SET {
-			c.Labels = parseLabels(ci.ColumnType)
+			c.Labels = ddl.Labels(ci.ColumnType)
 		}
 		setMeta(c, ci)
 		enrich(c, ci, true)

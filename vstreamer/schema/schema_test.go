@@ -2,27 +2,12 @@ package schema
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 )
-
-func TestParseLabels(t *testing.T) {
-	cases := map[string][]string{
-		"enum('a','b')":          {"a", "b"},
-		"set('x','it''s','')":    {"x", "it's", ""},
-		"enum('with,comma','z')": {"with,comma", "z"},
-		"int(11)":                nil,
-	}
-	for in, want := range cases {
-		if got := parseLabels(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("parseLabels(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 func cols(names ...string) []rowcodec.Column {
 	out := make([]rowcodec.Column, len(names))

@@ -113,7 +113,7 @@ func (e *Encoder) field(fe *binlogdata.FieldEvent) {
 			t.pkNames = append(t.pkNames, f.GetName())
 		}
 		if f.GetType() == query.Type_ENUM || f.GetType() == query.Type_SET {
-			t.labels[i] = encoder.Labels(f.GetColumnType())
+			t.labels[i] = ddl.Labels(f.GetColumnType())
 		}
 	}
 	e.tables[fe.GetTableName()] = t
