@@ -203,58 +203,34 @@ func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 	}
 }
 
-// compatible reports whether a binlog column type can hold a column of the schema's DATA_TYPE.
+// compatible reports whether a binlog column type can hold a column of the schema's DATA_TYPE:
+// both name the same type once the binlog's older and newer codes for one type are folded.
 func compatible(t byte, dataType string) bool {
-	switch t {
-	case mysql.MYSQL_TYPE_TINY:
-		return dataType == "tinyint"
-	case mysql.MYSQL_TYPE_SHORT:
-		return dataType == "smallint"
-	case mysql.MYSQL_TYPE_INT24:
-		return dataType == "mediumint"
-	case mysql.MYSQL_TYPE_LONG:
-		return dataType == "int"
-	case mysql.MYSQL_TYPE_LONGLONG:
-		return dataType == "bigint"
-	case mysql.MYSQL_TYPE_FLOAT:
-		return dataType == "float"
-	case mysql.MYSQL_TYPE_DOUBLE:
-		return dataType == "double"
-	case mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_DECIMAL:
-		return dataType == "decimal"
-	case mysql.MYSQL_TYPE_YEAR:
-		return dataType == "year"
-	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
-		return dataType == "date"
-	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
-		return dataType == "time"
-	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
-		return dataType == "datetime"
-	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
-		return dataType == "timestamp"
-	case mysql.MYSQL_TYPE_BIT:
-		return dataType == "bit"
-	case mysql.MYSQL_TYPE_JSON:
-		return dataType == "json"
-	case mysql.MYSQL_TYPE_ENUM:
-		return dataType == "enum"
-	case mysql.MYSQL_TYPE_SET:
-		return dataType == "set"
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
-		return dataType == "varchar" || dataType == "varbinary"
-	case mysql.MYSQL_TYPE_STRING:
-		return dataType == "char" || dataType == "binary"
-	case mysql.MYSQL_TYPE_BLOB:
-		return strings.HasSuffix(dataType, "text") || strings.HasSuffix(dataType, "blob") || dataType == "json"
-	case mysql.MYSQL_TYPE_GEOMETRY:
-		switch dataType {
-		case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
-			return true
-		}
-	case mysql.MYSQL_TYPE_VECTOR:
-		return dataType == "vector"
+	if t == mysql.MYSQL_TYPE_BLOB && dataType == "json" {
+		return true
 	}
-	return false
+	return canonical(t) == canonical(binlogType(dataType))
+}
+
+// canonical folds the binlog codes that stand for one column type.
+func canonical(t byte) byte {
+	switch t {
+	case mysql.MYSQL_TYPE_TIME:
+		return mysql.MYSQL_TYPE_TIME2
+	case mysql.MYSQL_TYPE_DATETIME:
+		return mysql.MYSQL_TYPE_DATETIME2
+	case mysql.MYSQL_TYPE_TIMESTAMP:
+		return mysql.MYSQL_TYPE_TIMESTAMP2
+	case mysql.MYSQL_TYPE_NEWDATE:
+		return mysql.MYSQL_TYPE_DATE
+	case mysql.MYSQL_TYPE_DECIMAL:
+		return mysql.MYSQL_TYPE_NEWDECIMAL
+	case mysql.MYSQL_TYPE_VAR_STRING:
+		return mysql.MYSQL_TYPE_VARCHAR
+	case mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB:
+		return mysql.MYSQL_TYPE_BLOB
+	}
+	return t
 }
 
 // Columns describes a table from the schema alone, as the binlog would, for checking filter

@@ -67,3 +67,29 @@ func TestReconcile(t *testing.T) {
 		}
 	})
 }
+
+func TestCompatible(t *testing.T) {
+	cases := []struct {
+		t        byte
+		dataType string
+		want     bool
+	}{
+		{mysql.MYSQL_TYPE_LONG, "int", true},
+		{mysql.MYSQL_TYPE_LONG, "bigint", false},
+		{mysql.MYSQL_TYPE_DATETIME2, "datetime", true},
+		{mysql.MYSQL_TYPE_DATETIME, "datetime", true},
+		{mysql.MYSQL_TYPE_TIMESTAMP2, "datetime", false},
+		{mysql.MYSQL_TYPE_VARCHAR, "varbinary", true},
+		{mysql.MYSQL_TYPE_STRING, "binary", true},
+		{mysql.MYSQL_TYPE_BLOB, "mediumtext", true},
+		{mysql.MYSQL_TYPE_BLOB, "json", true},
+		{mysql.MYSQL_TYPE_BLOB, "varchar", false},
+		{mysql.MYSQL_TYPE_GEOMETRY, "point", true},
+		{mysql.MYSQL_TYPE_NEWDECIMAL, "decimal", true},
+	}
+	for _, c := range cases {
+		if got := compatible(c.t, c.dataType); got != c.want {
+			t.Errorf("compatible(%d, %s) = %v, want %v", c.t, c.dataType, got, c.want)
+		}
+	}
+}
