@@ -218,34 +218,35 @@ func (c *consumer) check(t *testing.T) {
 	c.im.Check(t, db, "chaos")
 }
 
-// TestKillVstreamd kills vstreamd with SIGKILL 10 times, 5 during the copy and 5 in the binlog
-// phase, at random moments, and starts it again; the Go client resumes each time.
-func TestKillVstreamd(t *testing.T) {
-	applier.SetupWorkload(t, db)
-	w := applier.StartWriter(t, db, "chaos", 1, 3*time.Millisecond)
-	v := startVstreamd(t)
-	c, cancel := startConsumer(t, v.addr)
-	defer cancel()
-	during := restarts(t, v, c, os.Kill, 42, 5)
-	w.Finish(t)
-	c.waitCaughtUp(t)
-	c.check(t)
-	t.Logf("%d kills during the copy, 5 after", during)
-}
-
-// TestTerminateVstreamd stops vstreamd with SIGTERM (a drain: streams end at a transaction
-// boundary) 5 times during the copy and 5 times in the binlog phase, and starts it again.
-func TestTerminateVstreamd(t *testing.T) {
-	applier.SetupWorkload(t, db)
-	w := applier.StartWriter(t, db, "chaos", 3, 3*time.Millisecond)
-	v := startVstreamd(t)
-	c, cancel := startConsumer(t, v.addr)
-	defer cancel()
-	during := restarts(t, v, c, syscall.SIGTERM, 44, 5)
-	w.Finish(t)
-	c.waitCaughtUp(t)
-	c.check(t)
-	t.Logf("%d stops during the copy, 5 after", during)
+// TestStopVstreamd kills vstreamd with SIGKILL, or stops it with SIGTERM (a drain: streams end
+// at a transaction boundary), 10 times: up to 5 during the copy (the first right after it
+// starts) and 5 in the binlog phase, at random moments, starting it again each time; the Go
+// client resumes each time.
+func TestStopVstreamd(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sig  os.Signal
+		seed uint64
+	}{
+		{"SIGKILL", os.Kill, 42},
+		{"SIGTERM", syscall.SIGTERM, 44},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			applier.SetupWorkload(t, db)
+			w := applier.StartWriter(t, db, "chaos", c.seed, 3*time.Millisecond)
+			v := startVstreamd(t)
+			cons, cancel := startConsumer(t, v.addr)
+			defer cancel()
+			during := restarts(t, v, cons, c.sig, c.seed, 5)
+			w.Finish(t)
+			cons.waitCaughtUp(t)
+			cons.check(t)
+			if during == 0 {
+				t.Error("no stop landed during the copy")
+			}
+			t.Logf("%d stops during the copy, 5 after", during)
+		})
+	}
 }
 
 // TestKillDatabase kills MariaDB with SIGKILL 10 times at random moments and restarts it.
