@@ -21,11 +21,7 @@ func TestCanalJSONStream(t *testing.T) {
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+	st := openStream(t, ctx, cc, &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
 		Vgtid:         &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}},
 		Filter:        &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "cj"}}},
 		Flags:         &vstreamv1.Flags{HeartbeatInterval: durationpb.New(300 * time.Millisecond)},

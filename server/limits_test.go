@@ -20,11 +20,7 @@ func TestMaxStreams(t *testing.T) {
 	cc := dial(t, serve(t, dbConfig(), Options{Limits: Limits{MaxStreams: 1}}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Send(startMsg("current", nil))
+	st := openStream(t, ctx, cc, startMsg("current", nil))
 	if _, err := st.Recv(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 )
 
 // sample returns the value of the first series of a family whose labels include want, or -1.
@@ -56,11 +55,7 @@ func TestStreamMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cc := dial(t, serve(t, dbConfig(), Options{Registerer: reg}))
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Send(startMsg("", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mt"}}}))
+	st := openStream(t, ctx, cc, startMsg("", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mt"}}}))
 	r := &recvAll{}
 	go r.run(st)
 	waitFor(t, "the copy", func() bool { return r.count(binlogdata.VEventType_COPY_COMPLETED) >= 2 })

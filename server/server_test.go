@@ -174,13 +174,7 @@ func TestAuth(t *testing.T) {
 	good := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer s3cret")
 	ctx, cancel := context.WithTimeout(good, 10*time.Second)
 	defer cancel()
-	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Send(startMsg("current", nil)); err != nil {
-		t.Fatal(err)
-	}
+	st := openStream(t, ctx, cc, startMsg("current", nil))
 	resp, err := st.Recv()
 	if err != nil {
 		t.Fatalf("good token: %v", err)
@@ -248,11 +242,7 @@ func TestHeartbeatWhenIdle(t *testing.T) {
 	cc := dial(t, addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+	st := openStream(t, ctx, cc, &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
 		Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}},
 		Flags: &vstreamv1.Flags{HeartbeatInterval: durationpb.New(200 * time.Millisecond)},
 	}}})
@@ -330,16 +320,8 @@ func TestStalledClientDoesNotSlowOthers(t *testing.T) {
 	addr := serve(t, dbConfig(), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stalled, err := vstreamv1.NewVStreamServiceClient(dial(t, addr)).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stalled.Send(startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stall"}}}))
-	live, err := vstreamv1.NewVStreamServiceClient(dial(t, addr)).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	live.Send(startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stall"}}}))
+	openStream(t, ctx, dial(t, addr), startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stall"}}}))
+	live := openStream(t, ctx, dial(t, addr), startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stall"}}}))
 	r := &recvAll{}
 	go r.run(live)
 	waitFor(t, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
@@ -357,11 +339,7 @@ func TestAckLagMetric(t *testing.T) {
 	addr := serve(t, dbConfig(), Options{Registerer: reg})
 	cc := dial(t, addr)
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Send(startMsg("current", nil))
+	st := openStream(t, ctx, cc, startMsg("current", nil))
 	resp, err := st.Recv()
 	if err != nil {
 		t.Fatal(err)
@@ -404,17 +382,9 @@ func TestStalledClientMemoryBounded(t *testing.T) {
 	addr := serve(t, dbConfig(), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stalled, err := vstreamv1.NewVStreamServiceClient(dial(t, addr)).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stalled.Send(startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stallmem"}}}))
+	openStream(t, ctx, dial(t, addr), startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stallmem"}}}))
 	// A second stream reads and drops everything, to know when the binlog has been written.
-	live, err := vstreamv1.NewVStreamServiceClient(dial(t, addr)).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	live.Send(startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stallmem"}}}))
+	live := openStream(t, ctx, dial(t, addr), startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stallmem"}}}))
 	commits := make(chan int, 1)
 	go func() {
 		n := 0
@@ -489,3 +459,16 @@ func TestReflection(t *testing.T) {
 }
 
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// openStream opens a native stream and sends its start message.
+func openStream(t *testing.T, ctx context.Context, cc *grpc.ClientConn, start *vstreamv1.StreamRequest) vstreamv1.VStreamService_StreamClient {
+	t.Helper()
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(start); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
