@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -308,4 +309,19 @@ func FuzzFilter(f *testing.F) {
 		p.Match(r)
 		p.AppendRow(nil, nil, r)
 	})
+}
+
+func TestWhereSQL(t *testing.T) {
+	p := plan(t, `select id, name from t where price >= -1.5 and name in ('a', 'it''s') and born between '2024-01-01' and '2024-12-31' and code is not null and in_keyrange('-80')`)
+	want := "(`price` >= -1.5) AND (`name` IN ('a', 'it\\'s')) AND (`born` BETWEEN '2024-01-01' AND '2024-12-31') AND (`code` IS NOT NULL)"
+	if got := p.WhereSQL(testFields()); got != want {
+		t.Errorf("WhereSQL =\n %s\nwant\n %s", got, want)
+	}
+	if got := plan(t, "select id from t").WhereSQL(testFields()); got != "" {
+		t.Errorf("no conditions: %q", got)
+	}
+	// Projected, tested and keyspace-id columns, in table order.
+	if got := plan(t, "select status, keyspace_id() from t where price > 1").UsedColumns(); !reflect.DeepEqual(got, []int{0, 2, 9}) {
+		t.Errorf("UsedColumns = %v", got)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/applier"
 )
@@ -254,5 +255,35 @@ func TestCopyHeartbeats(t *testing.T) {
 	}
 	if beats == 0 {
 		t.Error("no heartbeat while the copy read 300000 filtered-out rows")
+	}
+}
+
+// TestCopyPushdown checks the copy's SELECT reads only the columns the rule needs (and the
+// key), applies the rule's WHERE and continues after the last key.
+func TestCopyPushdown(t *testing.T) {
+	execSQL(t, "CREATE TABLE cpd (a INT NOT NULL, b INT NOT NULL, x VARCHAR(10), y FLOAT, z TEXT, PRIMARY KEY (a, b))")
+	flt, err := filter.New(rules(&binlogdata.Rule{Match: "cpd", Filter: "select y from cpd where x = 'k' and y > 1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	s := &stream{cfg: &Config{Database: "test"}, conn: conn, filter: flt}
+	ct := &copyTable{name: "cpd"}
+	if err := s.describeCopy(ct, false); err != nil {
+		t.Fatal(err)
+	}
+	ct.lastpk = [][]byte{[]byte("3"), []byte("4")}
+	sql, cols := s.chunkSQL(ct, 100)
+	want := "SELECT `a`, `b`, `x`, CAST(`y` AS DOUBLE) FROM `test`.`cpd` FORCE INDEX (`PRIMARY`) " +
+		"WHERE (`x` = 'k') AND (`y` > 1) AND ((`a` > 3) OR (`a` = 3 AND `b` > 4)) ORDER BY `a`, `b` LIMIT 100"
+	if sql != want {
+		t.Errorf("chunk SQL:\n %s\nwant\n %s", sql, want)
+	}
+	if fmt.Sprint(cols) != "[0 1 2 3]" {
+		t.Errorf("columns read %v", cols)
 	}
 }
