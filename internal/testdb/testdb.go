@@ -315,6 +315,9 @@ func rootArgs() []string {
 	return nil
 }
 
+// tmpDir keeps the server's temporary files apart from other servers'.
+func (s *Server) tmpDir() string { return filepath.Join(s.dir, "tmp") }
+
 func (s *Server) install(installDB string) error {
 	args := []string{
 		"--no-defaults",
@@ -324,8 +327,14 @@ func (s *Server) install(installDB string) error {
 		// Must match mariadbd's setting, or the first start resizes the
 		// redo log it has just created.
 		"--innodb-log-file-size=48M",
+		// Bootstraps running at once in the shared /tmp collide on temporary
+		// table names ("Unknown table 'mysql.tmp_user_sys'").
+		"--tmpdir=" + s.tmpDir(),
 	}
 	args = append(args, rootArgs()...)
+	if err := os.MkdirAll(s.tmpDir(), 0o700); err != nil {
+		return fmt.Errorf("testdb: %w", err)
+	}
 	cmd := exec.Command(installDB, args...)
 	cmd.Dir = s.dir
 	out, err := cmd.CombinedOutput()
@@ -347,6 +356,7 @@ func (s *Server) serverArgs() []string {
 		"--port="+strconv.Itoa(s.port),
 		"--socket="+s.socketPath(),
 		"--pid-file="+filepath.Join(s.dir, "mariadbd.pid"),
+		"--tmpdir="+s.tmpDir(),
 		"--log-bin="+filepath.Join(s.dir, "binlog"),
 		"--server-id=1",
 		"--binlog-format=ROW",
