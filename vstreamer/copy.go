@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
@@ -71,6 +72,8 @@ type copier struct {
 	lock      *client.Conn
 	// finished is set once the final COPY_COMPLETED went out.
 	finished bool
+	// snap is the snapshot of the chunk being read.
+	snap snapshot
 }
 
 func (c *copier) active() bool { return c != nil && !c.finished }
@@ -369,6 +372,7 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 	if err != nil {
 		return err
 	}
+	c.snap = snap
 	defer c.conn.Execute("ROLLBACK")
 	// Bring the stream to the snapshot: the chunk continues exactly where the binlog is.
 	for !s.reached(snap) {
@@ -603,10 +607,15 @@ func (s *stream) copyChunk(t *copyTable) error {
 	limit := c.chunkRows
 	sql, cols := s.chunkSQL(t, limit)
 	s.now = nowNanos()
-	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN})
+	src := s.copySource(t)
+	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: src})
 	s.inTxn = true
 	if prev := s.fieldsFor[t.name]; !t.fieldsSent || prev != nil && prev != s.copyFieldsPlan(t) {
-		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, FieldEvent: &binlogdata.FieldEvent{
+		fsrc, err := s.copyFieldSource(t, src)
+		if err != nil {
+			return err
+		}
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, Source: fsrc, FieldEvent: &binlogdata.FieldEvent{
 			TableName: t.name, Fields: t.plan.Fields(), Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard, EnumSetStringValues: true,
 		}})
 		t.fieldsSent = true
@@ -650,7 +659,7 @@ func (s *stream) copyChunk(t *copyTable) error {
 		changes, qrows = changes[1:], qrows[1:]
 		if rowEv == nil {
 			rowEv = &binlogdata.RowEvent{TableName: t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
-			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: rowEv})
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: rowEv, Source: src})
 		}
 		rowEv.RowChanges = append(rowEv.RowChanges, rc)
 		s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
@@ -831,4 +840,45 @@ func (t *copyTable) inCopiedRange(p *tablePlan, cells [][]byte) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// copySource is the EventSource of a copy chunk's events: the snapshot's place in the binlog,
+// marked as a snapshot read. Nil when the stream does not carry sources.
+func (s *stream) copySource(t *copyTable) *binlogdata.EventSource {
+	if !s.withSrc {
+		return nil
+	}
+	snap := s.copy.snap
+	src := &binlogdata.EventSource{
+		File:     snap.file,
+		StartPos: uint64(snap.pos),
+		EndPos:   uint64(snap.pos),
+		Database: s.cfg.Database,
+		GtidSet:  s.pos.String(),
+		Snapshot: true,
+	}
+	if snap.file == "" {
+		// A GTID snapshot (MySQL): the stream stands at it, so its file and offset are the
+		// stream's.
+		src.File, src.StartPos, src.EndPos = s.binlogFile, uint64(s.binlogPos), uint64(s.binlogPos)
+	}
+	return src
+}
+
+// copyFieldSource is the EventSource of the FIELD event that opens a table's copy: the
+// chunk's, with the table's definition.
+func (s *stream) copyFieldSource(t *copyTable, chunk *binlogdata.EventSource) (*binlogdata.EventSource, error) {
+	if chunk == nil {
+		return nil, nil
+	}
+	res, err := s.copy.conn.Execute("SHOW CREATE TABLE " + filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t.name))
+	if err != nil {
+		return nil, fmt.Errorf("%w: copy of %s: show create table: %v", ErrUnavailable, t.name, err)
+	}
+	defer res.Close()
+	src := proto.CloneOf(chunk)
+	if res.RowNumber() > 0 && res.ColumnNumber() > 1 {
+		src.CreateTable = resultString(res, 0, 1)
+	}
+	return src, nil
 }

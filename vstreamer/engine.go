@@ -158,6 +158,9 @@ type Request struct {
 	CopyChunkRows int
 	// Observer, when set, hears of the stream's progress.
 	Observer Observer
+	// WithSource stamps every event with its binlog provenance (VEvent.source and
+	// RowChange.row_index), which output formats other than VEvents need.
+	WithSource bool
 }
 
 // Observer hears of a stream's progress, for metrics. Its methods are called on the stream's

@@ -62,7 +62,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 	}
 	s.fieldsFor[p.name] = p
 	s.begin(ts)
-	s.add(&binlogdata.VEvent{
+	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_FIELD,
 		Timestamp: int64(ts),
 		EventGtid: s.eventGTI,
@@ -73,7 +73,12 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 			Shard:               s.cfg.Shard,
 			EnumSetStringValues: true,
 		},
-	})
+	}
+	if ev.Source = s.source(); ev.Source != nil {
+		ev.Source.Database = string(tm.Schema)
+		ev.Source.TableId = tm.TableID
+	}
+	s.add(ev)
 	return nil
 }
 
@@ -132,6 +137,8 @@ func tableFields(db, table string, cols []rowcodec.Column) ([]*query.Field, []in
 }
 
 func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEvent) error {
+	// Every rows event of the transaction counts, sent or not.
+	s.txn.rowsEvents++
 	p := s.plans[e.TableID]
 	if p == nil || !p.selected {
 		return nil
@@ -215,6 +222,9 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 		}
 		rc := &changes[kept]
 		kept++
+		if s.withSrc {
+			rc.RowIndex = uint32(i)
+		}
 		switch {
 		case images == 2:
 			// With a keyrange one of them may be missing: the row left or entered the range.
@@ -237,7 +247,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 		ptrs[i] = &changes[i]
 	}
 	s.begin(ts)
-	s.add(&binlogdata.VEvent{
+	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_ROW,
 		Timestamp: int64(ts),
 		EventGtid: s.eventGTI,
@@ -248,7 +258,14 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 			Shard:      s.cfg.Shard,
 			Flags:      uint32(e.Flags),
 		},
-	})
+	}
+	if ev.Source = s.source(); ev.Source != nil {
+		ev.Source.Database = s.cfg.Database
+		ev.Source.TableId = e.TableID
+		ev.Source.RowsEventOrdinal = s.txn.rowsEvents
+		ev.Source.Query = s.txn.query
+	}
+	s.add(ev)
 	s.batchSize += size
 	return nil
 }

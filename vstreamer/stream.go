@@ -82,6 +82,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		maxBatch:  e.cfg.MaxBatchBytes,
 		drain:     e.drain,
 		observer:  req.Observer,
+		withSrc:   req.WithSource,
 	}
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
@@ -189,6 +190,12 @@ type stream struct {
 	binlogPos  uint32
 
 	observer Observer
+
+	// withSrc stamps events with their EventSource; hdr is the binlog event being handled
+	// and txn what the binlog said about the transaction being read.
+	withSrc bool
+	hdr     *replication.EventHeader
+	txn     txnSource
 
 	// drain closes when the engine drains; nil once the stream has seen it.
 	drain    <-chan struct{}
@@ -454,17 +461,23 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 	}
 	terminal.Timestamp = int64(ts)
 	terminal.EventGtid = s.eventGTI
-	s.add(s.gtidEvent(ts), terminal, s.vgtidEvent())
+	gtid := s.gtidEvent(ts)
+	if src := terminal.Source; src != nil && terminal.Type != binlogdata.VEventType_COMMIT {
+		src.GtidSet = gtid.Gtid
+	}
+	s.add(gtid, terminal, s.vgtidEvent())
 	if s.observer != nil {
 		s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
 	}
 	s.inTxn = false
 	s.eventGTI = ""
+	s.txn = txnSource{}
 	return nil
 }
 
 func (s *stream) handle(ev *replication.BinlogEvent) error {
 	s.now = time.Now().UnixNano()
+	s.hdr = ev.Header
 	ts := ev.Header.Timestamp
 	if ev.Header.LogPos != 0 {
 		s.binlogPos = ev.Header.LogPos
@@ -474,6 +487,7 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 		s.binlogFile, s.binlogPos = string(e.NextLogName), uint32(e.Position)
 	case *replication.MariadbGTIDEvent:
 		s.eventGTI = formatMariaDBGTID(e.GTID)
+		s.txn = txnSource{}
 		if !e.IsStandalone() {
 			s.begin(ts)
 		}
@@ -482,10 +496,23 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 			return fmt.Errorf("%w: anonymous GTID event; the server needs gtid_mode=ON", ErrServerConfig)
 		}
 		s.eventGTI = formatMySQLGTID(e.SID, e.GNO)
+		s.txn = txnSource{originalCommitUs: int64(e.OriginalCommitTimestamp)}
 	case *replication.QueryEvent:
 		return s.query(ts, e)
 	case *replication.XIDEvent:
-		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+		c := &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT}
+		if c.Source = s.source(); c.Source != nil {
+			c.Source.Xid = e.XID
+		}
+		return s.commit(ts, c)
+	case *replication.MariadbAnnotateRowsEvent:
+		if s.withSrc {
+			s.txn.query = string(e.Query)
+		}
+	case *replication.RowsQueryEvent:
+		if s.withSrc {
+			s.txn.query = string(e.Query)
+		}
 	case *replication.TableMapEvent:
 		return s.tableMap(ts, e)
 	case *replication.RowsEvent:
@@ -502,12 +529,18 @@ func (s *stream) begin(ts uint32) {
 		return
 	}
 	s.inTxn = true
-	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(ts), EventGtid: s.eventGTI})
+	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(ts), EventGtid: s.eventGTI}
+	if ev.Source = s.source(); ev.Source != nil {
+		ev.Source.GtidSet = s.txnGTIDSet()
+		ev.Source.ThreadId = s.txn.threadID
+	}
+	s.add(ev)
 }
 
 func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 	sql := string(e.Query)
 	kind, tables, parsed := ddl.Classify(sql)
+	s.txn.threadID = uint64(e.SlaveProxyID)
 	switch kind {
 	case ddl.Begin:
 		s.begin(ts)
@@ -530,7 +563,12 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 		}
 		s.forget(db, tables, parsed)
 	}
-	return s.commit(ts, &binlogdata.VEvent{Type: typ, Statement: sql})
+	ev := &binlogdata.VEvent{Type: typ, Statement: sql}
+	if ev.Source = s.source(); ev.Source != nil {
+		ev.Source.Database = db
+		ev.Source.ThreadId = s.txn.threadID
+	}
+	return s.commit(ts, ev)
 }
 
 // ddlMatches reports whether a DDL names a streamed table of the keyspace's database.
@@ -608,4 +646,43 @@ func isZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// txnSource is what the binlog said about the transaction being read, for EventSource.
+type txnSource struct {
+	threadID         uint64
+	originalCommitUs int64
+	// query is the SQL of the rows events that follow (annotate rows / rows query events).
+	query string
+	// rowsEvents counts the rows events of the transaction sent so far.
+	rowsEvents uint32
+}
+
+// source is the EventSource of the binlog event being handled, or nil when the stream does
+// not carry sources.
+func (s *stream) source() *binlogdata.EventSource {
+	if !s.withSrc || s.hdr == nil {
+		return nil
+	}
+	h := s.hdr
+	return &binlogdata.EventSource{
+		File:             s.binlogFile,
+		StartPos:         uint64(h.LogPos) - uint64(min(h.EventSize, h.LogPos)),
+		EndPos:           uint64(h.LogPos),
+		ServerId:         h.ServerID,
+		OriginalCommitUs: s.txn.originalCommitUs,
+	}
+}
+
+// txnGTIDSet is the executed GTID set including the transaction being read.
+func (s *stream) txnGTIDSet() string {
+	if s.eventGTI == "" {
+		return s.pos.String()
+	}
+	p := s.pos.Clone()
+	if err := p.Update(s.eventGTI); err != nil {
+		// commit reports the same error with its context.
+		return s.pos.String()
+	}
+	return p.String()
 }

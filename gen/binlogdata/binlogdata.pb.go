@@ -524,8 +524,11 @@ type RowChange struct {
 	After             *query.Row             `protobuf:"bytes,2,opt,name=after,proto3" json:"after,omitempty"`
 	DataColumns       *RowChange_Bitmap      `protobuf:"bytes,3,opt,name=data_columns,json=dataColumns,proto3" json:"data_columns,omitempty"`
 	JsonPartialValues *RowChange_Bitmap      `protobuf:"bytes,4,opt,name=json_partial_values,json=jsonPartialValues,proto3" json:"json_partial_values,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// vstream: the 0-based index of the row in its binlog rows event (rows a filter drops keep
+	// their places, so this may skip).
+	RowIndex      uint32 `protobuf:"varint,100,opt,name=row_index,json=rowIndex,proto3" json:"row_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RowChange) Reset() {
@@ -584,6 +587,13 @@ func (x *RowChange) GetJsonPartialValues() *RowChange_Bitmap {
 		return x.JsonPartialValues
 	}
 	return nil
+}
+
+func (x *RowChange) GetRowIndex() uint32 {
+	if x != nil {
+		return x.RowIndex
+	}
+	return 0
 }
 
 // RowEvent carries the changes of one binlog rows event.
@@ -1160,7 +1170,10 @@ type VEvent struct {
 	CommitParent    int64        `protobuf:"varint,26,opt,name=commit_parent,json=commitParent,proto3" json:"commit_parent,omitempty"`
 	SequenceNumber  int64        `protobuf:"varint,27,opt,name=sequence_number,json=sequenceNumber,proto3" json:"sequence_number,omitempty"`
 	// The single GTID of the current transaction, e.g. "0-1-100" or "<uuid>:45".
-	EventGtid     string `protobuf:"bytes,28,opt,name=event_gtid,json=eventGtid,proto3" json:"event_gtid,omitempty"`
+	EventGtid string `protobuf:"bytes,28,opt,name=event_gtid,json=eventGtid,proto3" json:"event_gtid,omitempty"`
+	// vstream: where the event sits in the source's binlog, and what the binlog said about it
+	// that the fields above do not carry. Output formats other than VEvents need it.
+	Source        *EventSource `protobuf:"bytes,100,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1321,6 +1334,180 @@ func (x *VEvent) GetEventGtid() string {
 	return ""
 }
 
+func (x *VEvent) GetSource() *EventSource {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+// EventSource is the binlog provenance of an event. Which fields are set depends on the event:
+// see each field. Copied (snapshot) rows carry the snapshot's binlog position.
+type EventSource struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Binlog file of the event (BEGIN, FIELD, ROW, COMMIT, DDL, OTHER).
+	File string `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	// Offset of the event's first byte in file.
+	StartPos uint64 `protobuf:"varint,2,opt,name=start_pos,json=startPos,proto3" json:"start_pos,omitempty"`
+	// Offset after the event (the binlog header's log_pos).
+	EndPos uint64 `protobuf:"varint,3,opt,name=end_pos,json=endPos,proto3" json:"end_pos,omitempty"`
+	// server_id of the server that wrote the event.
+	ServerId uint32 `protobuf:"varint,4,opt,name=server_id,json=serverId,proto3" json:"server_id,omitempty"`
+	// Database of the table (FIELD, ROW), or the session's default database (DDL, OTHER).
+	Database string `protobuf:"bytes,5,opt,name=database,proto3" json:"database,omitempty"`
+	// Binlog table id (ROW).
+	TableId uint64 `protobuf:"varint,6,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// 1-based ordinal of the rows event inside its transaction (ROW).
+	RowsEventOrdinal uint32 `protobuf:"varint,7,opt,name=rows_event_ordinal,json=rowsEventOrdinal,proto3" json:"rows_event_ordinal,omitempty"`
+	// Id of the session that wrote the transaction, when the binlog says (BEGIN query events,
+	// DDL, OTHER); 0 when unknown (MariaDB's GTID event replaces BEGIN and does not carry it).
+	ThreadId uint64 `protobuf:"varint,8,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// XID of a transaction that ended with an XID event (COMMIT).
+	Xid uint64 `protobuf:"varint,9,opt,name=xid,proto3" json:"xid,omitempty"`
+	// Executed GTID set including this transaction, flavor-prefixed (BEGIN, DDL, OTHER; copied
+	// rows: the snapshot's position).
+	GtidSet string `protobuf:"bytes,10,opt,name=gtid_set,json=gtidSet,proto3" json:"gtid_set,omitempty"`
+	// MySQL's original_commit_timestamp in microseconds, when the GTID event has it.
+	OriginalCommitUs int64 `protobuf:"varint,11,opt,name=original_commit_us,json=originalCommitUs,proto3" json:"original_commit_us,omitempty"`
+	// The row was read by the table copy (ROW), or the FIELD event opens a table's copy.
+	Snapshot bool `protobuf:"varint,12,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	// SHOW CREATE TABLE of the table, on the FIELD event that opens its copy.
+	CreateTable string `protobuf:"bytes,13,opt,name=create_table,json=createTable,proto3" json:"create_table,omitempty"`
+	// Original SQL of the rows, when the server logs it (MariaDB annotate_rows, MySQL
+	// binlog_rows_query_log_events) (ROW).
+	Query         string `protobuf:"bytes,14,opt,name=query,proto3" json:"query,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventSource) Reset() {
+	*x = EventSource{}
+	mi := &file_binlogdata_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventSource) ProtoMessage() {}
+
+func (x *EventSource) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventSource.ProtoReflect.Descriptor instead.
+func (*EventSource) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *EventSource) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *EventSource) GetStartPos() uint64 {
+	if x != nil {
+		return x.StartPos
+	}
+	return 0
+}
+
+func (x *EventSource) GetEndPos() uint64 {
+	if x != nil {
+		return x.EndPos
+	}
+	return 0
+}
+
+func (x *EventSource) GetServerId() uint32 {
+	if x != nil {
+		return x.ServerId
+	}
+	return 0
+}
+
+func (x *EventSource) GetDatabase() string {
+	if x != nil {
+		return x.Database
+	}
+	return ""
+}
+
+func (x *EventSource) GetTableId() uint64 {
+	if x != nil {
+		return x.TableId
+	}
+	return 0
+}
+
+func (x *EventSource) GetRowsEventOrdinal() uint32 {
+	if x != nil {
+		return x.RowsEventOrdinal
+	}
+	return 0
+}
+
+func (x *EventSource) GetThreadId() uint64 {
+	if x != nil {
+		return x.ThreadId
+	}
+	return 0
+}
+
+func (x *EventSource) GetXid() uint64 {
+	if x != nil {
+		return x.Xid
+	}
+	return 0
+}
+
+func (x *EventSource) GetGtidSet() string {
+	if x != nil {
+		return x.GtidSet
+	}
+	return ""
+}
+
+func (x *EventSource) GetOriginalCommitUs() int64 {
+	if x != nil {
+		return x.OriginalCommitUs
+	}
+	return 0
+}
+
+func (x *EventSource) GetSnapshot() bool {
+	if x != nil {
+		return x.Snapshot
+	}
+	return false
+}
+
+func (x *EventSource) GetCreateTable() string {
+	if x != nil {
+		return x.CreateTable
+	}
+	return ""
+}
+
+func (x *EventSource) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
 // MinimalTable is a table's name, fields and primary key.
 type MinimalTable struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1334,7 +1521,7 @@ type MinimalTable struct {
 
 func (x *MinimalTable) Reset() {
 	*x = MinimalTable{}
-	mi := &file_binlogdata_proto_msgTypes[13]
+	mi := &file_binlogdata_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1533,7 @@ func (x *MinimalTable) String() string {
 func (*MinimalTable) ProtoMessage() {}
 
 func (x *MinimalTable) ProtoReflect() protoreflect.Message {
-	mi := &file_binlogdata_proto_msgTypes[13]
+	mi := &file_binlogdata_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1546,7 @@ func (x *MinimalTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MinimalTable.ProtoReflect.Descriptor instead.
 func (*MinimalTable) Descriptor() ([]byte, []int) {
-	return file_binlogdata_proto_rawDescGZIP(), []int{13}
+	return file_binlogdata_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MinimalTable) GetName() string {
@@ -1400,7 +1587,7 @@ type MinimalSchema struct {
 
 func (x *MinimalSchema) Reset() {
 	*x = MinimalSchema{}
-	mi := &file_binlogdata_proto_msgTypes[14]
+	mi := &file_binlogdata_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1599,7 @@ func (x *MinimalSchema) String() string {
 func (*MinimalSchema) ProtoMessage() {}
 
 func (x *MinimalSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_binlogdata_proto_msgTypes[14]
+	mi := &file_binlogdata_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1612,7 @@ func (x *MinimalSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MinimalSchema.ProtoReflect.Descriptor instead.
 func (*MinimalSchema) Descriptor() ([]byte, []int) {
-	return file_binlogdata_proto_rawDescGZIP(), []int{14}
+	return file_binlogdata_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MinimalSchema) GetTables() []*MinimalTable {
@@ -1449,7 +1636,7 @@ type VStreamOptions struct {
 
 func (x *VStreamOptions) Reset() {
 	*x = VStreamOptions{}
-	mi := &file_binlogdata_proto_msgTypes[15]
+	mi := &file_binlogdata_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1648,7 @@ func (x *VStreamOptions) String() string {
 func (*VStreamOptions) ProtoMessage() {}
 
 func (x *VStreamOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_binlogdata_proto_msgTypes[15]
+	mi := &file_binlogdata_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1661,7 @@ func (x *VStreamOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VStreamOptions.ProtoReflect.Descriptor instead.
 func (*VStreamOptions) Descriptor() ([]byte, []int) {
-	return file_binlogdata_proto_rawDescGZIP(), []int{15}
+	return file_binlogdata_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *VStreamOptions) GetInternalTables() []string {
@@ -1528,7 +1715,7 @@ type VStreamRequest struct {
 
 func (x *VStreamRequest) Reset() {
 	*x = VStreamRequest{}
-	mi := &file_binlogdata_proto_msgTypes[16]
+	mi := &file_binlogdata_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1727,7 @@ func (x *VStreamRequest) String() string {
 func (*VStreamRequest) ProtoMessage() {}
 
 func (x *VStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_binlogdata_proto_msgTypes[16]
+	mi := &file_binlogdata_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1740,7 @@ func (x *VStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VStreamRequest.ProtoReflect.Descriptor instead.
 func (*VStreamRequest) Descriptor() ([]byte, []int) {
-	return file_binlogdata_proto_rawDescGZIP(), []int{16}
+	return file_binlogdata_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *VStreamRequest) GetEffectiveCallerId() *vtrpc.CallerID {
@@ -1615,7 +1802,7 @@ type VStreamResponse struct {
 
 func (x *VStreamResponse) Reset() {
 	*x = VStreamResponse{}
-	mi := &file_binlogdata_proto_msgTypes[17]
+	mi := &file_binlogdata_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1814,7 @@ func (x *VStreamResponse) String() string {
 func (*VStreamResponse) ProtoMessage() {}
 
 func (x *VStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_binlogdata_proto_msgTypes[17]
+	mi := &file_binlogdata_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1827,7 @@ func (x *VStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VStreamResponse.ProtoReflect.Descriptor instead.
 func (*VStreamResponse) Descriptor() ([]byte, []int) {
-	return file_binlogdata_proto_rawDescGZIP(), []int{17}
+	return file_binlogdata_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *VStreamResponse) GetEvents() []*VEvent {
@@ -1660,7 +1847,7 @@ type RowChange_Bitmap struct {
 
 func (x *RowChange_Bitmap) Reset() {
 	*x = RowChange_Bitmap{}
-	mi := &file_binlogdata_proto_msgTypes[21]
+	mi := &file_binlogdata_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1859,7 @@ func (x *RowChange_Bitmap) String() string {
 func (*RowChange_Bitmap) ProtoMessage() {}
 
 func (x *RowChange_Bitmap) ProtoReflect() protoreflect.Message {
-	mi := &file_binlogdata_proto_msgTypes[21]
+	mi := &file_binlogdata_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,14 +1925,15 @@ const file_binlogdata_proto_rawDesc = "" +
 	"\rworkflow_name\x18\x04 \x01(\tR\fworkflowName\"6\n" +
 	"\x0eFieldEventMode\x12\x13\n" +
 	"\x0fERR_ON_MISMATCH\x10\x00\x12\x0f\n" +
-	"\vBEST_EFFORT\x10\x01\"\x94\x02\n" +
+	"\vBEST_EFFORT\x10\x01\"\xb1\x02\n" +
 	"\tRowChange\x12\"\n" +
 	"\x06before\x18\x01 \x01(\v2\n" +
 	".query.RowR\x06before\x12 \n" +
 	"\x05after\x18\x02 \x01(\v2\n" +
 	".query.RowR\x05after\x12?\n" +
 	"\fdata_columns\x18\x03 \x01(\v2\x1c.binlogdata.RowChange.BitmapR\vdataColumns\x12L\n" +
-	"\x13json_partial_values\x18\x04 \x01(\v2\x1c.binlogdata.RowChange.BitmapR\x11jsonPartialValues\x1a2\n" +
+	"\x13json_partial_values\x18\x04 \x01(\v2\x1c.binlogdata.RowChange.BitmapR\x11jsonPartialValues\x12\x1b\n" +
+	"\trow_index\x18d \x01(\rR\browIndex\x1a2\n" +
 	"\x06Bitmap\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x03R\x05count\x12\x12\n" +
 	"\x04cols\x18\x02 \x01(\fR\x04cols\"\xd5\x01\n" +
@@ -1795,7 +1983,7 @@ const file_binlogdata_proto_rawDesc = "" +
 	"\tcompleted\x18d \x01(\bR\tcompletedJ\x04\b\x02\x10\x03\"i\n" +
 	"\vLastPKEvent\x12<\n" +
 	"\x0etable_last_p_k\x18\x01 \x01(\v2\x17.binlogdata.TableLastPKR\vtableLastPK\x12\x1c\n" +
-	"\tcompleted\x18\x02 \x01(\bR\tcompleted\"\xa9\x05\n" +
+	"\tcompleted\x18\x02 \x01(\bR\tcompleted\"\xda\x05\n" +
 	"\x06VEvent\x12*\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x16.binlogdata.VEventTypeR\x04type\x12\x1c\n" +
 	"\ttimestamp\x18\x02 \x01(\x03R\ttimestamp\x12\x12\n" +
@@ -1816,8 +2004,25 @@ const file_binlogdata_proto_rawDesc = "" +
 	"\rcommit_parent\x18\x1a \x01(\x03R\fcommitParent\x12'\n" +
 	"\x0fsequence_number\x18\x1b \x01(\x03R\x0esequenceNumber\x12\x1d\n" +
 	"\n" +
-	"event_gtid\x18\x1c \x01(\tR\teventGtidJ\x04\b\n" +
-	"\x10\x14\"\x8d\x01\n" +
+	"event_gtid\x18\x1c \x01(\tR\teventGtid\x12/\n" +
+	"\x06source\x18d \x01(\v2\x17.binlogdata.EventSourceR\x06sourceJ\x04\b\n" +
+	"\x10\x14\"\xa6\x03\n" +
+	"\vEventSource\x12\x12\n" +
+	"\x04file\x18\x01 \x01(\tR\x04file\x12\x1b\n" +
+	"\tstart_pos\x18\x02 \x01(\x04R\bstartPos\x12\x17\n" +
+	"\aend_pos\x18\x03 \x01(\x04R\x06endPos\x12\x1b\n" +
+	"\tserver_id\x18\x04 \x01(\rR\bserverId\x12\x1a\n" +
+	"\bdatabase\x18\x05 \x01(\tR\bdatabase\x12\x19\n" +
+	"\btable_id\x18\x06 \x01(\x04R\atableId\x12,\n" +
+	"\x12rows_event_ordinal\x18\a \x01(\rR\x10rowsEventOrdinal\x12\x1b\n" +
+	"\tthread_id\x18\b \x01(\x04R\bthreadId\x12\x10\n" +
+	"\x03xid\x18\t \x01(\x04R\x03xid\x12\x19\n" +
+	"\bgtid_set\x18\n" +
+	" \x01(\tR\agtidSet\x12,\n" +
+	"\x12original_commit_us\x18\v \x01(\x03R\x10originalCommitUs\x12\x1a\n" +
+	"\bsnapshot\x18\f \x01(\bR\bsnapshot\x12!\n" +
+	"\fcreate_table\x18\r \x01(\tR\vcreateTable\x12\x14\n" +
+	"\x05query\x18\x0e \x01(\tR\x05query\"\x8d\x01\n" +
 	"\fMinimalTable\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
 	"\x06fields\x18\x02 \x03(\v2\f.query.FieldR\x06fields\x12\x1e\n" +
@@ -1903,7 +2108,7 @@ func file_binlogdata_proto_rawDescGZIP() []byte {
 }
 
 var file_binlogdata_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_binlogdata_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_binlogdata_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_binlogdata_proto_goTypes = []any{
 	(OnDDLAction)(0),             // 0: binlogdata.OnDDLAction
 	(VEventType)(0),              // 1: binlogdata.VEventType
@@ -1922,41 +2127,42 @@ var file_binlogdata_proto_goTypes = []any{
 	(*TableLastPK)(nil),          // 14: binlogdata.TableLastPK
 	(*LastPKEvent)(nil),          // 15: binlogdata.LastPKEvent
 	(*VEvent)(nil),               // 16: binlogdata.VEvent
-	(*MinimalTable)(nil),         // 17: binlogdata.MinimalTable
-	(*MinimalSchema)(nil),        // 18: binlogdata.MinimalSchema
-	(*VStreamOptions)(nil),       // 19: binlogdata.VStreamOptions
-	(*VStreamRequest)(nil),       // 20: binlogdata.VStreamRequest
-	(*VStreamResponse)(nil),      // 21: binlogdata.VStreamResponse
-	nil,                          // 22: binlogdata.Rule.ConvertEnumToTextEntry
-	nil,                          // 23: binlogdata.Rule.ConvertCharsetEntry
-	nil,                          // 24: binlogdata.Rule.ConvertIntToEnumEntry
-	(*RowChange_Bitmap)(nil),     // 25: binlogdata.RowChange.Bitmap
-	nil,                          // 26: binlogdata.VStreamOptions.ConfigOverridesEntry
-	(*query.Row)(nil),            // 27: query.Row
-	(*query.Field)(nil),          // 28: query.Field
-	(*query.QueryResult)(nil),    // 29: query.QueryResult
-	(*vtrpc.CallerID)(nil),       // 30: vtrpc.CallerID
-	(*query.VTGateCallerID)(nil), // 31: query.VTGateCallerID
-	(*query.Target)(nil),         // 32: query.Target
+	(*EventSource)(nil),          // 17: binlogdata.EventSource
+	(*MinimalTable)(nil),         // 18: binlogdata.MinimalTable
+	(*MinimalSchema)(nil),        // 19: binlogdata.MinimalSchema
+	(*VStreamOptions)(nil),       // 20: binlogdata.VStreamOptions
+	(*VStreamRequest)(nil),       // 21: binlogdata.VStreamRequest
+	(*VStreamResponse)(nil),      // 22: binlogdata.VStreamResponse
+	nil,                          // 23: binlogdata.Rule.ConvertEnumToTextEntry
+	nil,                          // 24: binlogdata.Rule.ConvertCharsetEntry
+	nil,                          // 25: binlogdata.Rule.ConvertIntToEnumEntry
+	(*RowChange_Bitmap)(nil),     // 26: binlogdata.RowChange.Bitmap
+	nil,                          // 27: binlogdata.VStreamOptions.ConfigOverridesEntry
+	(*query.Row)(nil),            // 28: query.Row
+	(*query.Field)(nil),          // 29: query.Field
+	(*query.QueryResult)(nil),    // 30: query.QueryResult
+	(*vtrpc.CallerID)(nil),       // 31: vtrpc.CallerID
+	(*query.VTGateCallerID)(nil), // 32: query.VTGateCallerID
+	(*query.Target)(nil),         // 33: query.Target
 }
 var file_binlogdata_proto_depIdxs = []int32{
-	22, // 0: binlogdata.Rule.convert_enum_to_text:type_name -> binlogdata.Rule.ConvertEnumToTextEntry
-	23, // 1: binlogdata.Rule.convert_charset:type_name -> binlogdata.Rule.ConvertCharsetEntry
-	24, // 2: binlogdata.Rule.convert_int_to_enum:type_name -> binlogdata.Rule.ConvertIntToEnumEntry
+	23, // 0: binlogdata.Rule.convert_enum_to_text:type_name -> binlogdata.Rule.ConvertEnumToTextEntry
+	24, // 1: binlogdata.Rule.convert_charset:type_name -> binlogdata.Rule.ConvertCharsetEntry
+	25, // 2: binlogdata.Rule.convert_int_to_enum:type_name -> binlogdata.Rule.ConvertIntToEnumEntry
 	5,  // 3: binlogdata.Filter.rules:type_name -> binlogdata.Rule
 	3,  // 4: binlogdata.Filter.field_event_mode:type_name -> binlogdata.Filter.FieldEventMode
-	27, // 5: binlogdata.RowChange.before:type_name -> query.Row
-	27, // 6: binlogdata.RowChange.after:type_name -> query.Row
-	25, // 7: binlogdata.RowChange.data_columns:type_name -> binlogdata.RowChange.Bitmap
-	25, // 8: binlogdata.RowChange.json_partial_values:type_name -> binlogdata.RowChange.Bitmap
+	28, // 5: binlogdata.RowChange.before:type_name -> query.Row
+	28, // 6: binlogdata.RowChange.after:type_name -> query.Row
+	26, // 7: binlogdata.RowChange.data_columns:type_name -> binlogdata.RowChange.Bitmap
+	26, // 8: binlogdata.RowChange.json_partial_values:type_name -> binlogdata.RowChange.Bitmap
 	7,  // 9: binlogdata.RowEvent.row_changes:type_name -> binlogdata.RowChange
-	28, // 10: binlogdata.FieldEvent.fields:type_name -> query.Field
+	29, // 10: binlogdata.FieldEvent.fields:type_name -> query.Field
 	14, // 11: binlogdata.ShardGtid.table_p_ks:type_name -> binlogdata.TableLastPK
 	10, // 12: binlogdata.VGtid.shard_gtids:type_name -> binlogdata.ShardGtid
 	2,  // 13: binlogdata.Journal.migration_type:type_name -> binlogdata.MigrationType
 	10, // 14: binlogdata.Journal.shard_gtids:type_name -> binlogdata.ShardGtid
 	12, // 15: binlogdata.Journal.participants:type_name -> binlogdata.KeyspaceShard
-	29, // 16: binlogdata.TableLastPK.lastpk:type_name -> query.QueryResult
+	30, // 16: binlogdata.TableLastPK.lastpk:type_name -> query.QueryResult
 	14, // 17: binlogdata.LastPKEvent.table_last_p_k:type_name -> binlogdata.TableLastPK
 	1,  // 18: binlogdata.VEvent.type:type_name -> binlogdata.VEventType
 	8,  // 19: binlogdata.VEvent.row_event:type_name -> binlogdata.RowEvent
@@ -1964,23 +2170,24 @@ var file_binlogdata_proto_depIdxs = []int32{
 	11, // 21: binlogdata.VEvent.vgtid:type_name -> binlogdata.VGtid
 	13, // 22: binlogdata.VEvent.journal:type_name -> binlogdata.Journal
 	15, // 23: binlogdata.VEvent.last_p_k_event:type_name -> binlogdata.LastPKEvent
-	28, // 24: binlogdata.MinimalTable.fields:type_name -> query.Field
-	17, // 25: binlogdata.MinimalSchema.tables:type_name -> binlogdata.MinimalTable
-	26, // 26: binlogdata.VStreamOptions.config_overrides:type_name -> binlogdata.VStreamOptions.ConfigOverridesEntry
-	1,  // 27: binlogdata.VStreamOptions.event_types:type_name -> binlogdata.VEventType
-	30, // 28: binlogdata.VStreamRequest.effective_caller_id:type_name -> vtrpc.CallerID
-	31, // 29: binlogdata.VStreamRequest.immediate_caller_id:type_name -> query.VTGateCallerID
-	32, // 30: binlogdata.VStreamRequest.target:type_name -> query.Target
-	6,  // 31: binlogdata.VStreamRequest.filter:type_name -> binlogdata.Filter
-	14, // 32: binlogdata.VStreamRequest.table_last_p_ks:type_name -> binlogdata.TableLastPK
-	19, // 33: binlogdata.VStreamRequest.options:type_name -> binlogdata.VStreamOptions
-	16, // 34: binlogdata.VStreamResponse.events:type_name -> binlogdata.VEvent
-	4,  // 35: binlogdata.Rule.ConvertCharsetEntry.value:type_name -> binlogdata.CharsetConversion
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	17, // 24: binlogdata.VEvent.source:type_name -> binlogdata.EventSource
+	29, // 25: binlogdata.MinimalTable.fields:type_name -> query.Field
+	18, // 26: binlogdata.MinimalSchema.tables:type_name -> binlogdata.MinimalTable
+	27, // 27: binlogdata.VStreamOptions.config_overrides:type_name -> binlogdata.VStreamOptions.ConfigOverridesEntry
+	1,  // 28: binlogdata.VStreamOptions.event_types:type_name -> binlogdata.VEventType
+	31, // 29: binlogdata.VStreamRequest.effective_caller_id:type_name -> vtrpc.CallerID
+	32, // 30: binlogdata.VStreamRequest.immediate_caller_id:type_name -> query.VTGateCallerID
+	33, // 31: binlogdata.VStreamRequest.target:type_name -> query.Target
+	6,  // 32: binlogdata.VStreamRequest.filter:type_name -> binlogdata.Filter
+	14, // 33: binlogdata.VStreamRequest.table_last_p_ks:type_name -> binlogdata.TableLastPK
+	20, // 34: binlogdata.VStreamRequest.options:type_name -> binlogdata.VStreamOptions
+	16, // 35: binlogdata.VStreamResponse.events:type_name -> binlogdata.VEvent
+	4,  // 36: binlogdata.Rule.ConvertCharsetEntry.value:type_name -> binlogdata.CharsetConversion
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_binlogdata_proto_init() }
@@ -1994,7 +2201,7 @@ func file_binlogdata_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_binlogdata_proto_rawDesc), len(file_binlogdata_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
