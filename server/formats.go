@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
@@ -34,7 +35,7 @@ var Formats = func() []string {
 
 // newEncoder builds the encoder of a format, refusing unknown formats and options with
 // InvalidArgument that lists what is valid. It returns nil for the native format.
-func (s *Server) newEncoder(format string, options map[string]string) (encoder.Encoder, error) {
+func (s *Server) newEncoder(ctx context.Context, format string, options map[string]string) (encoder.Encoder, error) {
 	if format == "" || format == nativeFormat {
 		if len(options) > 0 {
 			return nil, status.Error(codes.InvalidArgument, "format vevent takes no format_options")
@@ -45,8 +46,14 @@ func (s *Server) newEncoder(format string, options map[string]string) (encoder.E
 	if build == nil {
 		return nil, status.Errorf(codes.InvalidArgument, "unknown format %q: valid formats are %s", format, strings.Join(Formats, ", "))
 	}
+	desc, err := s.engine.Describe(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	opts := encoder.NewOptions(options)
-	enc, err := build(encoder.Params{Options: opts, Clock: time.Now, Database: s.engine.Config().Database})
+	cfg := s.engine.Config()
+	enc, err := build(encoder.Params{Options: opts, Clock: time.Now, Database: cfg.Database,
+		Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: cfg.Keyspace})
 	if err == nil {
 		err = opts.Unknown()
 	}

@@ -40,10 +40,11 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if err != nil {
 		return err
 	}
-	enc, err := v.srv.newEncoder(start.GetFormat(), start.GetFormatOptions())
+	enc, err := v.srv.newEncoder(ctx, start.GetFormat(), start.GetFormatOptions())
 	if err != nil {
 		return err
 	}
+	req.WithSource = enc != nil
 	release, err := v.srv.admit(req)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -117,6 +118,9 @@ type Engine struct {
 	cfg       Config
 	drain     chan struct{}
 	drainOnce sync.Once
+	// desc caches Describe: a server's flavor does not change, and its version only with a
+	// restart that the cache may miss without harm (it only labels output).
+	desc atomic.Pointer[Description]
 }
 
 // NewEngine validates cfg and returns an engine. It does not connect.
@@ -386,4 +390,37 @@ func (e *Engine) Ping(ctx context.Context) error {
 		return err
 	}
 	return conn.Close()
+}
+
+// Description says what the source server is.
+type Description struct {
+	// Flavor is "mysql" or "mariadb".
+	Flavor string
+	// Version is the server's VERSION(), e.g. "11.8.3-MariaDB-log".
+	Version string
+}
+
+// Describe says what the server is, asking it the first time.
+func (e *Engine) Describe(ctx context.Context) (Description, error) {
+	if d := e.desc.Load(); d != nil {
+		return *d, nil
+	}
+	conn, err := e.connect(ctx)
+	if err != nil {
+		return Description{}, err
+	}
+	defer conn.Close()
+	v, err := queryString(conn, "SELECT VERSION()")
+	if err != nil {
+		return Description{}, err
+	}
+	d := Description{Flavor: e.cfg.Flavor, Version: v}
+	if d.Flavor == "" {
+		d.Flavor = "mysql"
+		if strings.Contains(strings.ToLower(v), "mariadb") {
+			d.Flavor = "mariadb"
+		}
+	}
+	e.desc.Store(&d)
+	return d, nil
 }

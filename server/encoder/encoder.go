@@ -33,6 +33,13 @@ type Params struct {
 	Clock func() time.Time
 	// Database is the schema the stream's tables belong to.
 	Database string
+	// Flavor of the source server: "mysql" or "mariadb".
+	Flavor string
+	// ServerVersion is the source server's VERSION().
+	ServerVersion string
+	// Keyspace is the name the server gives its source (vstreamd --keyspace); formats that
+	// name a logical server (Debezium's topic prefix) default to it.
+	Keyspace string
 }
 
 // Options reads a stream's format options and remembers which were read, so that the rest can
