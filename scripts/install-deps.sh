@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Installs what the tests and the demo need on a Debian machine: the MariaDB server
 # binaries (the tests start their own throwaway servers) and, for the Python client example,
-# Debian's gRPC for Python. Does nothing when they are present.
+# Debian's gRPC for Python, and protoc (the canal protobuf tests decode with protoc
+# --decode_raw, a decoder independent of ours). Does nothing when they are present.
 set -euo pipefail
 
 have_mariadb() { command -v mariadbd >/dev/null 2>&1 || [[ -x /usr/sbin/mariadbd ]]; }
 have_python_grpc() { /usr/bin/python3 -c 'import grpc, grpc_tools' >/dev/null 2>&1; }
-if have_mariadb && have_python_grpc; then
+have_protoc() { command -v protoc >/dev/null 2>&1; }
+if have_mariadb && have_python_grpc && have_protoc; then
 	exit 0
 fi
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
 	sudo=(sudo)
 fi
-echo "installing mariadb-server python3-grpcio python3-grpc-tools with apt-get" >&2
+echo "installing mariadb-server python3-grpcio python3-grpc-tools protobuf-compiler with apt-get" >&2
 # The ${a[@]+...} form keeps an empty array legal under set -u on bash < 4.4.
 ${sudo[@]+"${sudo[@]}"} apt-get update
-${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server python3-grpcio python3-grpc-tools
+${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server python3-grpcio python3-grpc-tools protobuf-compiler
