@@ -216,7 +216,13 @@ const (
 )
 
 func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error {
+	var dumpFlags uint16
+	if s.withSrc && info.flavor == position.MariaDB {
+		// MariaDB sends the SQL of row events only when asked; sources carry it.
+		dumpFlags |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
+	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		DumpCommandFlag:         dumpFlags,
 		ServerID:                randomServerID(),
 		Flavor:                  info.flavor.GoMySQL(),
 		Host:                    info.host,
