@@ -31,6 +31,9 @@ type Encoder struct {
 	zone     *time.Location
 	nextID   int64
 	tables   map[string]*table
+	// sizeHint is the capacity a message starts with: the last one's size, so that a stream's
+	// messages are written without growing.
+	sizeHint int
 }
 
 // table is what FIELD said about a table.
@@ -466,7 +469,7 @@ func containsSeq(w []string, seq ...string) bool {
 
 // finish writes the message's JSON, members in canal's order.
 func (e *Encoder) finish(m *message) *vstreamv1.EncodedMessage {
-	b := make([]byte, 0, 256)
+	b := make([]byte, 0, max(256, e.sizeHint))
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, e.id(), 10)
 	b = append(b, `,"database":`...)
@@ -534,6 +537,7 @@ func (e *Encoder) finish(m *message) *vstreamv1.EncodedMessage {
 		}
 	}
 	b = append(b, '}')
+	e.sizeHint = len(b) + len(b)/8
 	msg := &vstreamv1.EncodedMessage{Format: Name, Value: b}
 	if !m.isDDL && len(m.pkNames) > 0 && len(m.data) > 0 {
 		msg.Key = []byte(e.key(m))
