@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
@@ -133,9 +135,9 @@ var test01Fields = []*query.Field{
 }
 
 const (
-	test01C12 = "jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304ieurg9ewurg0weut9r04u095tu3092ut093ut0w9e"
-	test01C14 = `jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304i79846546661465!@#$%^*()_)+_+|}"?>::eurg9ewurg0weut9r04u095tu3092ut093ut0w9e`
-	test01C13 = "asfiajhfiaf939-0239"
+	test01C12     = "jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304ieurg9ewurg0weut9r04u095tu3092ut093ut0w9e"
+	test01C14     = `jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304i79846546661465!@#$%^*()_)+_+|}"?>::eurg9ewurg0weut9r04u095tu3092ut093ut0w9e`
+	test01C13     = "asfiajhfiaf939-0239"
 	test01C13Long = test01C13 + "uoituqorjoqirfoidjfqrniowejoiwqjroqwjrowqjojoiqgoiegnkjgoi23roiugouofdug9u90weurtg103"
 )
 
@@ -186,13 +188,13 @@ func TestGoldenFullSync(t *testing.T) {
 	}
 	src := &binlogdata.EventSource{File: "mysql-bin.000065", StartPos: 800, EndPos: 800, Database: "test01",
 		GtidSet: "MySQL56/2bf665dc-f8e2-11eb-bcfd-6c4b90b9d8b3:1-251167", Snapshot: true}
-	fieldSrc := *src
+	fieldSrc := proto.CloneOf(src)
 	// SHOW CREATE TABLE as the server prints it, on several lines.
 	fieldSrc.CreateTable = "CREATE TABLE `test` (\n  `id` int(11) NOT NULL AUTO_INCREMENT,\n  `c1` varchar(255) DEFAULT NULL,\n" +
 		"  `c2` blob,\n  `c3` longblob,\n  `c4` bit(2) DEFAULT NULL,\n  `c5` binary(255) DEFAULT NULL,\n" +
 		"  `c6` varchar(255) DEFAULT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE InnoDB AUTO_INCREMENT DEFAULT CHARSET utf8"
 
-	out := encode(t, e, &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: src}, fieldEvent("test", &fieldSrc, test01Fields...))
+	out := encode(t, e, &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: src}, fieldEvent("test", fieldSrc, test01Fields...))
 	if len(out) != 1 {
 		t.Fatalf("%d messages for the FIELD opening a copy, want 1 INIT_DDL", len(out))
 	}
