@@ -161,29 +161,6 @@ func TestRowsPerMessageAndDelete(t *testing.T) {
 	}
 }
 
-func TestDDLTypes(t *testing.T) {
-	cases := map[string]string{
-		"CREATE TABLE t (id INT)":                      "CREATE",
-		"ALTER TABLE t ADD COLUMN c INT":               "ALTER",
-		"ALTER TABLE t RENAME TO u":                    "RENAME",
-		"ALTER TABLE t ADD INDEX i (c)":                "CINDEX",
-		"ALTER TABLE t ADD UNIQUE KEY u (c)":           "CINDEX",
-		"ALTER TABLE t DROP INDEX i":                   "DINDEX",
-		"DROP TABLE t":                                 "ERASE",
-		"CREATE INDEX i ON t (c)":                      "CINDEX",
-		"DROP INDEX i ON t":                            "DINDEX",
-		"TRUNCATE TABLE t":                             "TRUNCATE",
-		"RENAME TABLE t TO u":                          "RENAME",
-		"CREATE DATABASE d":                            "QUERY",
-		"/* x */ CREATE TABLE IF NOT EXISTS t (a INT)": "CREATE",
-	}
-	for sql, want := range cases {
-		if got := ddlType(sql); got != want {
-			t.Errorf("%s: %s, want %s", sql, got, want)
-		}
-	}
-}
-
 func TestOptions(t *testing.T) {
 	o := encoder.NewOptions(map[string]string{"profile": "kafka"})
 	if _, err := New(encoder.Params{Options: o, Clock: time.Now}); err == nil || !strings.Contains(err.Error(), "canal, dts") {

@@ -1,0 +1,325 @@
+// Package canal holds what canal's output formats (canal JSON, canal protobuf) share: the text
+// canal gives a column value, the java.sql.Types code it reports for it, its kinds of DDL,
+// how it prints column types, and the options that tune these.
+package canal
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+)
+
+// Options are the value-rendering options every canal format takes.
+type Options struct {
+	// Zone is where TIMESTAMP values are printed as wall-clock text.
+	Zone *time.Location
+	// BaseType prints column types without sizes ("bigint unsigned", not "bigint(20) unsigned").
+	BaseType bool
+}
+
+// ReadOptions reads the shared options:
+//
+//	render_zone  time zone for TIMESTAMP text (default UTC)
+//	mysql_type   full (COLUMN_TYPE, default) or base (int, varchar, bigint unsigned)
+func ReadOptions(o *encoder.Options) (Options, error) {
+	var opts Options
+	zone, err := o.String("render_zone", "UTC")
+	if err != nil {
+		return opts, err
+	}
+	if opts.Zone, err = time.LoadLocation(zone); err != nil {
+		return opts, fmt.Errorf("format option render_zone=%q: %v", zone, err)
+	}
+	mt, err := o.String("mysql_type", "full", "full", "base")
+	if err != nil {
+		return opts, err
+	}
+	opts.BaseType = mt == "base"
+	return opts, nil
+}
+
+// MySQLType is the column type as canal prints it: COLUMN_TYPE, or without sizes when
+// BaseType is set ("bigint(20) unsigned" -> "bigint unsigned").
+func (o Options) MySQLType(columnType string) string {
+	if !o.BaseType {
+		return columnType
+	}
+	open := strings.IndexByte(columnType, '(')
+	if open < 0 {
+		return columnType
+	}
+	end := strings.LastIndexByte(columnType, ')')
+	if end < open {
+		return columnType[:open]
+	}
+	return columnType[:open] + columnType[end+1:]
+}
+
+// ExecuteTime is canal's event time in milliseconds: the binlog header's seconds × 1000.
+// Copied rows have no binlog time; they get the encode time.
+func ExecuteTime(ev *binlogdata.VEvent, clock func() time.Time) int64 {
+	if ev.GetTimestamp() == 0 {
+		return clock().UnixMilli()
+	}
+	return ev.GetTimestamp() * 1000
+}
+
+// SQLType is the java.sql.Types code canal gives a column from its type alone: the code of a
+// NULL value, and of any value that unsigned promotion does not lift.
+func SQLType(f *query.Field, null bool) int {
+	switch f.GetType() {
+	case query.Type_INT8, query.Type_UINT8:
+		return -6
+	case query.Type_INT16, query.Type_UINT16:
+		return 5
+	case query.Type_INT24, query.Type_UINT24, query.Type_INT32, query.Type_UINT32:
+		return 4
+	case query.Type_INT64, query.Type_UINT64:
+		return -5
+	case query.Type_DECIMAL:
+		return 3
+	case query.Type_FLOAT32:
+		return 7
+	case query.Type_FLOAT64:
+		return 8
+	case query.Type_BIT:
+		return -7
+	case query.Type_DATE:
+		return 91
+	case query.Type_DATETIME, query.Type_TIMESTAMP:
+		return 93
+	case query.Type_TIME:
+		return 92
+	case query.Type_YEAR:
+		return 12
+	case query.Type_CHAR:
+		return 1
+	case query.Type_VARCHAR:
+		return 12
+	case query.Type_TEXT:
+		return 2005
+	case query.Type_ENUM:
+		return 4
+	case query.Type_SET:
+		if null {
+			return 2004
+		}
+		return -7
+	case query.Type_JSON:
+		if null {
+			return 1111
+		}
+		return 12
+	}
+	return 2004 // binary strings, blobs, geometry
+}
+
+// promotion is the value above which canal reports an unsigned column with a wider type's
+// code (Java has no unsigned integers).
+func promotion(t query.Type) (limit uint64, code int) {
+	switch t {
+	case query.Type_UINT8:
+		return 127, 5
+	case query.Type_UINT16:
+		return 32767, 4
+	case query.Type_UINT32:
+		return 2147483647, -5
+	case query.Type_UINT64:
+		return 9223372036854775807, 3
+	}
+	return 0, 0
+}
+
+// timestampLayouts are the wall-clock layouts of TIMESTAMP text by fraction digits.
+var timestampLayouts = [...]string{
+	"2006-01-02 15:04:05", "2006-01-02 15:04:05.0", "2006-01-02 15:04:05.00", "2006-01-02 15:04:05.000",
+	"2006-01-02 15:04:05.0000", "2006-01-02 15:04:05.00000", "2006-01-02 15:04:05.000000",
+}
+
+// AppendValue appends canal's text of a non-NULL cell of column f (labels: the members of an
+// ENUM or SET column) and returns the cell's java.sql.Types code, which for unsigned columns
+// depends on the value.
+func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell []byte) ([]byte, int, error) {
+	code := SQLType(f, false)
+	switch typ := f.GetType(); typ {
+	case query.Type_UINT8, query.Type_UINT16, query.Type_UINT32, query.Type_UINT64:
+		if limit, wider := promotion(typ); limit > 0 {
+			if v, err := strconv.ParseUint(string(cell), 10, 64); err == nil && v > limit {
+				code = wider
+			}
+		}
+	case query.Type_FLOAT32, query.Type_FLOAT64:
+		bits := 64
+		if typ == query.Type_FLOAT32 {
+			bits = 32
+		}
+		x, err := strconv.ParseFloat(string(cell), bits)
+		if err != nil {
+			return dst, 0, fmt.Errorf("column %s: %q is not a number", f.GetName(), cell)
+		}
+		return encoder.AppendJavaFloat(dst, x, bits), code, nil
+	case query.Type_DECIMAL:
+		// Keep the leading zero some writers leave out (".50", "-.50").
+		if len(cell) > 0 && cell[0] == '.' {
+			dst = append(dst, '0')
+		} else if len(cell) > 1 && cell[0] == '-' && cell[1] == '.' {
+			dst = append(dst, '-', '0')
+			cell = cell[1:]
+		}
+	case query.Type_BIT:
+		return strconv.AppendUint(dst, encoder.BitValue(cell), 10), code, nil
+	case query.Type_TIMESTAMP:
+		return o.appendTimestamp(dst, cell), code, nil
+	case query.Type_ENUM:
+		return strconv.AppendInt(dst, int64(encoder.EnumIndex(labels, cell)), 10), code, nil
+	case query.Type_SET:
+		return strconv.AppendUint(dst, encoder.SetMask(labels, cell), 10), code, nil
+	case query.Type_BINARY:
+		// canal prints BINARY(n) as the binlog has it, without the zero padding.
+		for len(cell) > 0 && cell[len(cell)-1] == 0 {
+			cell = cell[:len(cell)-1]
+		}
+		return AppendLatin1(dst, cell), code, nil
+	case query.Type_VARBINARY, query.Type_BLOB, query.Type_GEOMETRY:
+		return AppendLatin1(dst, cell), code, nil
+	}
+	return append(dst, cell...), code, nil
+}
+
+// appendTimestamp renders a UTC TIMESTAMP cell in the render zone, keeping its fraction digits.
+func (o Options) appendTimestamp(dst, cell []byte) []byte {
+	if o.Zone == nil || o.Zone == time.UTC {
+		return append(dst, cell...)
+	}
+	d, err := encoder.ParseDateTime(cell)
+	if err != nil || d.IsZeroDate() || d.FracDigits >= len(timestampLayouts) {
+		return append(dst, cell...)
+	}
+	tm := time.Date(d.Year, time.Month(d.Month), d.Day, d.Hour, d.Minute, d.Second, d.Micro*1000, time.UTC)
+	return tm.In(o.Zone).AppendFormat(dst, timestampLayouts[d.FracDigits])
+}
+
+// AppendLatin1 appends bytes as ISO-8859-1 text in UTF-8: byte b becomes U+00bb, as the canal
+// family prints binary columns.
+func AppendLatin1(dst, b []byte) []byte {
+	for _, c := range b {
+		if c < utf8.RuneSelf {
+			dst = append(dst, c)
+		} else {
+			dst = append(dst, 0xc0|c>>6, 0x80|c&0x3f)
+		}
+	}
+	return dst
+}
+
+// AppendKey appends the start of a suggested partition key for a row, database.table; each
+// primary-key value follows through AppendKeyPart.
+func AppendKey(dst []byte, database, table string) []byte {
+	dst = append(dst, database...)
+	dst = append(dst, '.')
+	return append(dst, table...)
+}
+
+// AppendKeyPart appends a primary-key value's text to a key (empty for NULL).
+func AppendKeyPart[T string | []byte](dst []byte, value T) []byte {
+	dst = append(dst, ':')
+	return append(dst, value...)
+}
+
+// DDL reads what canal reports for a DDL statement: its kind (4.2 of the format spec:
+// CREATE, ALTER, ERASE, CINDEX, DINDEX, TRUNCATE, RENAME or QUERY) and the schema and table it
+// changes. defaultDB is the schema of an unqualified table.
+func DDL(sql, defaultDB string) (kind, db, table string) {
+	db = defaultDB
+	if _, tables, ok := ddl.Classify(sql); ok && len(tables) > 0 {
+		table = tables[0].Name
+		if tables[0].DB != "" {
+			db = tables[0].DB
+		}
+	}
+	return DDLType(sql), db, table
+}
+
+// DDLType is canal's kind of a DDL statement, as its DDL parser assigns it.
+func DDLType(sql string) string {
+	w := ddl.Keywords(sql, 64)
+	at := func(i int) string {
+		if i < len(w) {
+			return w[i]
+		}
+		return ""
+	}
+	i := 1
+	switch at(0) {
+	case "CREATE":
+		if at(i) == "OR" {
+			i += 2
+		}
+		for at(i) == "TEMPORARY" || at(i) == "UNIQUE" || at(i) == "FULLTEXT" || at(i) == "SPATIAL" || at(i) == "ONLINE" {
+			i++
+		}
+		switch at(i) {
+		case "TABLE":
+			return "CREATE"
+		case "INDEX":
+			return "CINDEX"
+		}
+	case "ALTER":
+		if at(i) != "TABLE" {
+			break
+		}
+		rest := w[min(len(w), 2):]
+		switch {
+		case containsSeq(rest, "ADD", "INDEX"), containsSeq(rest, "ADD", "KEY"), containsSeq(rest, "ADD", "UNIQUE"),
+			containsSeq(rest, "ADD", "FULLTEXT"), containsSeq(rest, "ADD", "SPATIAL"):
+			return "CINDEX"
+		case containsSeq(rest, "DROP", "INDEX"), containsSeq(rest, "DROP", "KEY"), containsSeq(rest, "DROP", "CONSTRAINT"),
+			containsSeq(rest, "DROP", "PRIMARY"), containsSeq(rest, "DROP", "FOREIGN"):
+			return "DINDEX"
+		case containsSeq(rest, "RENAME") && !containsSeq(rest, "RENAME", "COLUMN") && !containsSeq(rest, "RENAME", "INDEX") &&
+			!containsSeq(rest, "RENAME", "KEY") && !strings.Contains(sql, ","):
+			return "RENAME"
+		}
+		return "ALTER"
+	case "DROP":
+		if at(i) == "TEMPORARY" {
+			i++
+		}
+		switch at(i) {
+		case "TABLE":
+			return "ERASE"
+		case "INDEX":
+			return "DINDEX"
+		}
+	case "TRUNCATE":
+		return "TRUNCATE"
+	case "RENAME":
+		if at(i) == "TABLE" {
+			return "RENAME"
+		}
+	}
+	return "QUERY"
+}
+
+func containsSeq(w []string, seq ...string) bool {
+	for i := 0; i+len(seq) <= len(w); i++ {
+		match := true
+		for j, s := range seq {
+			if w[i+j] != s {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
