@@ -1,0 +1,342 @@
+package streamsets
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/server/encoder"
+)
+
+// kind is how a column's values are written: the StreamSets field type MysqlType gives the
+// column's type, and its JSON form.
+type kind uint8
+
+const (
+	kindSigned   kind = iota // TINYINT…BIGINT: INTEGER or LONG, a JSON number
+	kindUnsigned             // the same, unsigned: wrapped into the signed type of its width
+	kindYear                 // YEAR: INTEGER
+	kindFloat                // FLOAT: FLOAT, Java float text
+	kindDouble               // DOUBLE: DOUBLE, Java double text
+	kindDecimal              // DECIMAL: DECIMAL, the exact digits as a JSON number
+	kindDateTime             // DATE, DATETIME, TIMESTAMP: DATE or DATETIME, epoch time
+	kindTime                 // TIME: TIME, a signed duration
+	kindText                 // CHAR, VARCHAR, TEXT, JSON: STRING
+	kindBlob                 // BLOB family: BYTE_ARRAY, base64
+	kindBytes                // BINARY, VARBINARY, GEOMETRY: STRING, ISO-8859-1 text
+	kindBit                  // BIT: STRING, the unsigned value in decimal
+	kindEnum                 // ENUM: INTEGER, the 1-based member index
+	kindSet                  // SET: LONG, the member bitmask
+)
+
+// table is what the encoder keeps about a table from its FIELD event.
+type table struct {
+	*encoder.Table
+	kinds []kind
+	// bits is the width of unsigned integer columns.
+	bits []uint8
+	// keys are the columns' names as JSON object keys, colon included.
+	keys [][]byte
+	// labelText says ENUM and SET values arrive as labels, not numbers.
+	labelText bool
+	database  string
+}
+
+func (e *Encoder) field(ev *binlogdata.VEvent) {
+	fe := ev.GetFieldEvent()
+	t := &table{Table: encoder.NewTable(fe), labelText: fe.GetEnumSetStringValues(), database: ev.GetSource().GetDatabase()}
+	t.Source = ev.GetSource()
+	if prev := e.tables[t.Name]; prev != nil {
+		t.Version = prev.Version + 1
+	} else {
+		t.Version = 1
+	}
+	n := len(t.Fields)
+	t.kinds, t.bits, t.keys = make([]kind, n), make([]uint8, n), make([][]byte, n)
+	for i, f := range t.Fields {
+		t.kinds[i], t.bits[i] = kindOf(f)
+		t.keys[i] = append(encoder.AppendJSONString(nil, f.GetName()), ':')
+	}
+	e.tables[t.Name] = t
+}
+
+// kindOf maps a column to its kind (schema/MysqlType.java), with the width of unsigned
+// integers.
+func kindOf(f *query.Field) (kind, uint8) {
+	switch f.GetType() {
+	case query.Type_INT8, query.Type_INT16, query.Type_INT24, query.Type_INT32, query.Type_INT64:
+		return kindSigned, 0
+	case query.Type_UINT8:
+		return kindUnsigned, 8
+	case query.Type_UINT16:
+		return kindUnsigned, 16
+	case query.Type_UINT24:
+		return kindUnsigned, 24
+	case query.Type_UINT32:
+		return kindUnsigned, 32
+	case query.Type_UINT64:
+		return kindUnsigned, 64
+	case query.Type_YEAR:
+		return kindYear, 0
+	case query.Type_FLOAT32:
+		return kindFloat, 0
+	case query.Type_FLOAT64:
+		return kindDouble, 0
+	case query.Type_DECIMAL:
+		return kindDecimal, 0
+	case query.Type_DATE, query.Type_DATETIME, query.Type_TIMESTAMP:
+		return kindDateTime, 0
+	case query.Type_TIME:
+		return kindTime, 0
+	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT, query.Type_JSON:
+		return kindText, 0
+	case query.Type_BLOB:
+		return kindBlob, 0
+	case query.Type_BIT:
+		return kindBit, 0
+	case query.Type_ENUM:
+		return kindEnum, 0
+	case query.Type_SET:
+		return kindSet, 0
+	}
+	// BINARY, VARBINARY, GEOMETRY, VECTOR and anything unforeseen: bytes, which only
+	// ISO-8859-1 turns into a string without loss.
+	return kindBytes, 0
+}
+
+// appendValue writes the typed JSON value of a non-NULL cell.
+func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, error) {
+	switch t.kinds[i] {
+	case kindSigned:
+		v, ok := parseInt(cell)
+		if !ok {
+			return b, fmt.Errorf("%q is not an integer", cell)
+		}
+		return strconv.AppendInt(b, v, 10), nil
+	case kindUnsigned:
+		v, ok := parseUint(cell)
+		if !ok {
+			return b, fmt.Errorf("%q is not an unsigned integer", cell)
+		}
+		if e.widen {
+			return strconv.AppendUint(b, v, 10), nil
+		}
+		// The origin reads an unsigned column as the signed Java type of its width:
+		// TINYINT UNSIGNED 255 is -1.
+		shift := 64 - t.bits[i]
+		return strconv.AppendInt(b, int64(v<<shift)>>shift, 10), nil
+	case kindYear:
+		v, ok := parseUint(cell)
+		if !ok {
+			return b, fmt.Errorf("%q is not a year", cell)
+		}
+		return strconv.AppendUint(b, v, 10), nil
+	case kindFloat, kindDouble:
+		bits := 64
+		if t.kinds[i] == kindFloat {
+			bits = 32
+		}
+		x, err := strconv.ParseFloat(view(cell), bits)
+		if err != nil {
+			return b, fmt.Errorf("%q is not a number", cell)
+		}
+		return encoder.AppendJavaFloat(b, x, bits), nil
+	case kindDecimal:
+		return appendDecimal(b, cell)
+	case kindDateTime:
+		d, err := encoder.ParseDateTime(cell)
+		if err != nil {
+			return b, err
+		}
+		if d.IsZeroDate() {
+			// No instant has a zero year, month or day: the origin's binlog reader makes
+			// such values null.
+			return append(b, "null"...), nil
+		}
+		us := d.UnixMicro()
+		if e.micros {
+			return strconv.AppendInt(b, us, 10), nil
+		}
+		// Floor, so that an instant before 1970 keeps its wall-clock digits.
+		ms := us / 1000
+		if us%1000 < 0 {
+			ms--
+		}
+		return strconv.AppendInt(b, ms, 10), nil
+	case kindTime:
+		us, _, err := encoder.ParseTime(cell)
+		if err != nil {
+			return b, err
+		}
+		if !e.micros {
+			// A TIME is a signed duration: truncating toward zero keeps its digits.
+			us /= 1000
+		}
+		return strconv.AppendInt(b, us, 10), nil
+	case kindText:
+		return encoder.AppendJSONString(b, view(cell)), nil
+	case kindBlob:
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, cell)
+		return append(b, '"'), nil
+	case kindBytes:
+		return appendLatin1(b, cell), nil
+	case kindBit:
+		b = append(b, '"')
+		b = strconv.AppendUint(b, encoder.BitValue(cell), 10)
+		return append(b, '"'), nil
+	case kindEnum:
+		if !t.labelText {
+			v, ok := parseUint(cell)
+			if !ok {
+				return b, fmt.Errorf("%q is not an ENUM index", cell)
+			}
+			return strconv.AppendUint(b, v, 10), nil
+		}
+		return strconv.AppendInt(b, int64(encoder.EnumIndex(t.Labels[i], cell)), 10), nil
+	case kindSet:
+		var mask uint64
+		if t.labelText {
+			mask = setMask(t.Labels[i], cell)
+		} else {
+			var ok bool
+			if mask, ok = parseUint(cell); !ok {
+				return b, fmt.Errorf("%q is not a SET bitmask", cell)
+			}
+		}
+		if e.widen {
+			return strconv.AppendUint(b, mask, 10), nil
+		}
+		// LONG is signed: a member in bit 63 makes the mask negative, as in the origin.
+		return strconv.AppendInt(b, int64(mask), 10), nil
+	}
+	return b, fmt.Errorf("no rendering for kind %d", t.kinds[i])
+}
+
+// setMask is the bitmask of comma-joined SET labels (encoder.SetMask without allocating).
+func setMask(labels []string, cell []byte) uint64 {
+	var mask uint64
+	for len(cell) > 0 {
+		member := cell
+		if j := bytes.IndexByte(cell, ','); j >= 0 {
+			member, cell = cell[:j], cell[j+1:]
+		} else {
+			cell = nil
+		}
+		for j, l := range labels {
+			if l == string(member) {
+				mask |= 1 << uint(j)
+				break
+			}
+		}
+	}
+	return mask
+}
+
+// appendDecimal writes DECIMAL text as a JSON number with the same digits: the binlog reader
+// may drop the 0 before the point (".50") and a ZEROFILL column read by the copy pads the
+// integer part, neither of which JSON allows.
+func appendDecimal(b []byte, cell []byte) ([]byte, error) {
+	s := cell
+	if len(s) > 0 && s[0] == '-' {
+		b = append(b, '-')
+		s = s[1:]
+	}
+	intPart, frac := s, []byte(nil)
+	if j := bytes.IndexByte(s, '.'); j >= 0 {
+		intPart, frac = s[:j], s[j+1:]
+		if len(frac) == 0 {
+			return b, fmt.Errorf("%q is not a decimal", cell)
+		}
+	}
+	if !allDigits(intPart) || !allDigits(frac) || len(intPart)+len(frac) == 0 {
+		return b, fmt.Errorf("%q is not a decimal", cell)
+	}
+	for len(intPart) > 1 && intPart[0] == '0' {
+		intPart = intPart[1:]
+	}
+	if len(intPart) == 0 {
+		b = append(b, '0')
+	}
+	b = append(b, intPart...)
+	if frac != nil {
+		b = append(b, '.')
+		b = append(b, frac...)
+	}
+	return b, nil
+}
+
+func allDigits(s []byte) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseInt reads signed decimal text, leading zeros allowed.
+func parseInt(s []byte) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	u, ok := parseUint(s)
+	switch {
+	case !ok:
+		return 0, false
+	case neg && u <= 1<<63:
+		return -int64(u - 1) - 1, true
+	case !neg && u < 1<<63:
+		return int64(u), true
+	}
+	return 0, false
+}
+
+// parseUint reads unsigned decimal text, leading zeros allowed.
+func parseUint(s []byte) (uint64, bool) {
+	if len(s) == 0 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+// appendLatin1 writes bytes as a JSON string of ISO-8859-1 text: byte b is U+00bb, which a
+// consumer turns back into the bytes with an ISO-8859-1 encoder.
+func appendLatin1(b []byte, cell []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, c := range cell {
+		switch {
+		case c >= 0x80:
+			b = append(b, 0xc0|c>>6, 0x80|c&0x3f)
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20 || c == 0x7f:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
