@@ -58,8 +58,8 @@ type Encoder struct {
 	// newUUID derives a shard id from a name; tests replace it.
 	newUUID func(name string) string
 
-	cells, before [][]byte
-	sizeHint      int
+	cells    [][]byte
+	sizeHint int
 }
 
 // copyState is the copy of one table: the chunk being read and its full-sync members.
