@@ -289,7 +289,7 @@ func parseInt(s []byte) (int64, bool) {
 	case !ok:
 		return 0, false
 	case neg && u <= 1<<63:
-		return -int64(u - 1) - 1, true
+		return -int64(u-1) - 1, true
 	case !neg && u < 1<<63:
 		return int64(u), true
 	}
