@@ -1,0 +1,49 @@
+// Package debezium encodes changes as Debezium MySQL connector records: a key and an envelope
+// value per row change, tombstones after deletes, schema-change records for DDL and, when
+// asked, transaction boundaries, rendered as Kafka's JsonConverter renders them
+// (debezium-json).
+//
+// The Connect model is kept apart from the JSON rendering so that other converters can reuse
+// it: Schema and Value are Connect schemas and typed values, TableSchema builds a table's key,
+// row and envelope schemas and converts its cells, Records turns VEvents into Records, and a
+// Serializer (JSONSerializer here) renders them.
+package debezium
+
+import (
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder"
+)
+
+// Name is the format's name.
+const Name = "debezium-json"
+
+// Encoder is a Debezium JSON encoder for one stream.
+type Encoder struct {
+	records *Records
+}
+
+// New builds an encoder from the stream's options: the connector options of ReadConfig and
+// the converter's
+//
+//	schemas.enable   true (default): {"schema":..., "payload":...}; false: the payload alone
+func New(p encoder.Params) (*Encoder, error) {
+	cfg, err := ReadConfig(p)
+	if err != nil {
+		return nil, err
+	}
+	o := p.Options
+	if o == nil {
+		o = encoder.NewOptions(nil)
+	}
+	schemas, err := o.Bool("schemas.enable", true)
+	if err != nil {
+		return nil, err
+	}
+	return &Encoder{records: NewRecords(cfg, p, &JSONSerializer{Schemas: schemas, Format: Name})}, nil
+}
+
+// Encode implements encoder.Encoder.
+func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
+	return e.records.Encode(out, ev)
+}

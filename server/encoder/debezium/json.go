@@ -1,0 +1,244 @@
+package debezium
+
+import (
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"unsafe"
+
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder"
+)
+
+// JSONSerializer renders records the way Kafka's JsonConverter does: with schemas,
+// {"schema": <Connect schema>, "payload": <value>}; without, the payload alone.
+type JSONSerializer struct {
+	// Schemas is the converter's schemas.enable.
+	Schemas bool
+	// Format names the messages' format.
+	Format string
+
+	cache map[*Schema]*cachedSchema
+	// markMsg and markAt locate the source.snapshot value of the latest snapshot read.
+	markMsg *vstreamv1.EncodedMessage
+	markAt  int
+}
+
+// cachedSchema is a schema's JSON and the size of the last document that used it.
+type cachedSchema struct {
+	json []byte
+	hint int
+}
+
+// maxCachedSchemas bounds the cache; schemas are rebuilt on every FIELD event.
+const maxCachedSchemas = 1024
+
+// Serialize implements Serializer.
+func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error) {
+	m := &vstreamv1.EncodedMessage{Format: j.Format, Topic: r.Topic}
+	if r.KeySchema != nil {
+		m.Key = j.document(r.KeySchema, r.Key)
+	}
+	if r.ValueSchema == nil {
+		m.Tombstone = true
+	} else {
+		var mark *Schema
+		if r.Snapshot {
+			if i := r.ValueSchema.Field("source"); i >= 0 {
+				mark = r.ValueSchema.Fields[i].Schema
+			}
+		}
+		w := jsonWriter{mark: mark, markAt: -1}
+		m.Value = j.documentWith(&w, r.ValueSchema, r.Value)
+		if r.Snapshot {
+			j.markMsg, j.markAt = m, w.markAt
+		}
+	}
+	if len(r.Headers) > 0 {
+		m.Headers = make(map[string]string, len(r.Headers))
+		for _, h := range r.Headers {
+			m.Headers[h.Key] = string(j.document(h.Schema, h.Value))
+		}
+	}
+	return m, nil
+}
+
+// MarkLast implements Serializer.
+func (j *JSONSerializer) MarkLast(m *vstreamv1.EncodedMessage) error {
+	if m != j.markMsg || j.markAt < 0 || string(m.Value[j.markAt:j.markAt+len(SnapshotTrue)]) != SnapshotTrue {
+		return errors.New("debezium: the snapshot read to mark as last was not the latest")
+	}
+	copy(m.Value[j.markAt:], SnapshotLast)
+	j.markMsg = nil
+	return nil
+}
+
+func (j *JSONSerializer) document(s *Schema, v Value) []byte {
+	w := jsonWriter{markAt: -1}
+	return j.documentWith(&w, s, v)
+}
+
+func (j *JSONSerializer) documentWith(w *jsonWriter, s *Schema, v Value) []byte {
+	if j.cache == nil || len(j.cache) > maxCachedSchemas {
+		j.cache = map[*Schema]*cachedSchema{}
+	}
+	c := j.cache[s]
+	if c == nil {
+		c = &cachedSchema{}
+		if j.Schemas {
+			c.json = AppendSchemaJSON(nil, s)
+		}
+		j.cache[s] = c
+	}
+	b := make([]byte, 0, c.hint+c.hint/8+64)
+	if j.Schemas {
+		b = append(b, `{"schema":`...)
+		b = append(b, c.json...)
+		b = append(b, `,"payload":`...)
+	}
+	b = w.value(b, s, v)
+	if j.Schemas {
+		b = append(b, '}')
+	}
+	c.hint = len(b)
+	return b
+}
+
+// AppendSchemaJSON appends a schema as Kafka's JsonConverter writes it.
+func AppendSchemaJSON(dst []byte, s *Schema) []byte {
+	return appendSchema(dst, s, "")
+}
+
+func appendSchema(dst []byte, s *Schema, field string) []byte {
+	dst = append(dst, `{"type":"`...)
+	dst = append(dst, s.Type.String()...)
+	dst = append(dst, '"')
+	switch s.Type {
+	case Struct:
+		dst = append(dst, `,"fields":[`...)
+		for i, f := range s.Fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendSchema(dst, f.Schema, f.Name)
+		}
+		dst = append(dst, ']')
+	case Array:
+		dst = append(dst, `,"items":`...)
+		dst = appendSchema(dst, s.Items, "")
+	case Map:
+		dst = append(dst, `,"keys":`...)
+		dst = appendSchema(dst, s.Keys, "")
+		dst = append(dst, `,"values":`...)
+		dst = appendSchema(dst, s.Values, "")
+	}
+	dst = append(dst, `,"optional":`...)
+	dst = strconv.AppendBool(dst, s.Optional)
+	if s.Name != "" {
+		dst = append(dst, `,"name":`...)
+		dst = encoder.AppendJSONString(dst, s.Name)
+	}
+	if s.Version != 0 {
+		dst = append(dst, `,"version":`...)
+		dst = strconv.AppendInt(dst, int64(s.Version), 10)
+	}
+	if s.Doc != "" {
+		dst = append(dst, `,"doc":`...)
+		dst = encoder.AppendJSONString(dst, s.Doc)
+	}
+	if len(s.Parameters) > 0 {
+		dst = append(dst, `,"parameters":{`...)
+		for i, p := range s.Parameters {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = encoder.AppendJSONString(dst, p.Key)
+			dst = append(dst, ':')
+			dst = encoder.AppendJSONString(dst, p.Value)
+		}
+		dst = append(dst, '}')
+	}
+	if s.Default != nil {
+		dst = append(dst, `,"default":`...)
+		w := jsonWriter{markAt: -1}
+		dst = w.value(dst, s, *s.Default)
+	}
+	if field != "" {
+		dst = append(dst, `,"field":`...)
+		dst = encoder.AppendJSONString(dst, field)
+	}
+	return append(dst, '}')
+}
+
+// AppendValueJSON appends a value of a schema as JsonConverter writes a payload: structs as
+// objects in field order, int64 as integers, float and double in Java's text, bytes (and
+// Decimal) as base64.
+func AppendValueJSON(dst []byte, s *Schema, v Value) []byte {
+	w := jsonWriter{markAt: -1}
+	return w.value(dst, s, v)
+}
+
+// jsonWriter writes payloads; it notes where the snapshot field of struct mark is written.
+type jsonWriter struct {
+	mark   *Schema
+	markAt int
+}
+
+func (w *jsonWriter) value(dst []byte, s *Schema, v Value) []byte {
+	switch v.Kind {
+	case KindNull:
+		return append(dst, "null"...)
+	case KindInt:
+		return strconv.AppendInt(dst, v.I, 10)
+	case KindFloat:
+		bits := 64
+		if s.Type == Float32 {
+			bits = 32
+		}
+		return encoder.AppendJavaFloat(dst, v.F, bits)
+	case KindBool:
+		return strconv.AppendBool(dst, v.I != 0)
+	case KindString:
+		return encoder.AppendJSONString(dst, unsafeString(v.B))
+	case KindBytes:
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, v.B)
+		return append(dst, '"')
+	case KindArray:
+		dst = append(dst, '[')
+		for i, e := range v.Fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = w.value(dst, s.Items, e)
+		}
+		return append(dst, ']')
+	case KindStruct:
+		dst = append(dst, '{')
+		for i, f := range s.Fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = encoder.AppendJSONString(dst, f.Name)
+			dst = append(dst, ':')
+			fv := Null
+			if i < len(v.Fields) {
+				fv = v.Fields[i]
+			}
+			if s == w.mark && f.Name == "snapshot" {
+				w.markAt = len(dst) + 1
+			}
+			dst = w.value(dst, f.Schema, fv)
+		}
+		return append(dst, '}')
+	}
+	return append(dst, "null"...)
+}
+
+// unsafeString views bytes as a string for reading only.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}

@@ -1,0 +1,431 @@
+package debezium
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+)
+
+// Record is one Kafka Connect record, before a converter serializes it. Its values alias
+// buffers of the Records that made it and are valid only during Serialize.
+type Record struct {
+	Topic string
+	// KeySchema is nil for a null key.
+	KeySchema *Schema
+	Key       Value
+	// ValueSchema is nil for a tombstone (a null value).
+	ValueSchema *Schema
+	Value       Value
+	Headers     []Header
+	// Snapshot marks a snapshot read: its source.snapshot says "true", and MarkLast may be
+	// asked to turn it into "last" once the snapshot is known to have ended with it.
+	Snapshot bool
+}
+
+// Header is a record header with a Connect-typed value (Debezium's __debezium.oldkey and
+// __debezium.newkey carry key structs).
+type Header struct {
+	Key    string
+	Schema *Schema
+	Value  Value
+}
+
+// Serializer is a Kafka Connect converter: it renders records as messages.
+type Serializer interface {
+	// Serialize renders one record. It must not keep r or its values.
+	Serialize(r *Record) (*vstreamv1.EncodedMessage, error)
+	// MarkLast rewrites the source.snapshot of a message Serialize made from a Snapshot
+	// record from "true" to "last". It is only asked for the latest such message.
+	MarkLast(m *vstreamv1.EncodedMessage) error
+}
+
+// Records turns a stream's VEvents into Debezium records and hands them to a Serializer: the
+// part of a Debezium encoder that does not depend on the converter.
+type Records struct {
+	cfg    Config
+	p      encoder.Params
+	ser    Serializer
+	tables encoder.Tables
+	schema map[string]*TableSchema
+
+	// thread is the session of the transaction being read (BEGIN carries it).
+	thread uint64
+	txn    txn
+	// held is the latest snapshot read, kept until the next event says whether it ended the
+	// snapshot ("last").
+	held *vstreamv1.EncodedMessage
+
+	schemaChangeKey, schemaChangeValue *Schema
+	txnKey, txnValue                   *Schema
+
+	// Scratch reused from row to row.
+	cells     [2][][]byte
+	vals      [2][]Value
+	keys      [2][]Value
+	src, env  []Value
+	arena     []byte
+	rec       Record
+	hdr       [1]Header
+	collected []Value
+}
+
+// txn is the transaction being read, for transaction metadata.
+type txn struct {
+	active bool
+	// begun is set once the transaction's BEGIN record went out, with its first change.
+	begun bool
+	id    string
+	total int64
+	// order holds the tables in order of their first change, counts their changes.
+	order  []string
+	counts map[string]int64
+}
+
+// NewRecords makes the record builder of a stream.
+func NewRecords(cfg Config, p encoder.Params, ser Serializer) *Records {
+	if p.Clock == nil {
+		p.Clock = time.Now
+	}
+	return &Records{cfg: cfg, p: p, ser: ser, tables: encoder.Tables{}, schema: map[string]*TableSchema{},
+		schemaChangeKey: SchemaChangeKeySchema(&cfg), schemaChangeValue: SchemaChangeValueSchema(&cfg),
+		txnKey: TransactionKeySchema(&cfg), txnValue: TransactionValueSchema(&cfg)}
+}
+
+// Config returns the configuration the records follow.
+func (r *Records) Config() *Config { return &r.cfg }
+
+// Table returns the schemas of a table seen in a FIELD event, or nil.
+func (r *Records) Table(name string) *TableSchema { return r.schema[name] }
+
+// Encode appends the messages an event becomes to out.
+func (r *Records) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
+	if r.held != nil {
+		switch ev.GetType() {
+		case binlogdata.VEventType_LASTPK:
+			// The copy of a table went on or ended; the snapshot may not have.
+		case binlogdata.VEventType_COPY_COMPLETED:
+			if ev.GetLastPKEvent().GetTableLastPK().GetTableName() == "" {
+				// The copy of every table is complete: the held read was the last.
+				if err := r.ser.MarkLast(r.held); err != nil {
+					return out, err
+				}
+				out = r.release(out)
+			}
+		default:
+			out = r.release(out)
+		}
+	}
+	switch ev.GetType() {
+	case binlogdata.VEventType_BEGIN:
+		r.thread = ev.GetSource().GetThreadId()
+		if !ev.GetSource().GetSnapshot() {
+			r.txn = txn{active: true, id: ev.GetEventGtid()}
+			if r.txn.id == "" {
+				src := ev.GetSource()
+				r.txn.id = "file=" + src.GetFile() + ",pos=" + strconv.FormatUint(src.GetStartPos(), 10)
+			}
+		}
+	case binlogdata.VEventType_FIELD:
+		t := r.tables.Field(ev)
+		db := ev.GetSource().GetDatabase()
+		if db == "" {
+			db = r.p.Database
+		}
+		ts, err := NewTableSchema(&r.cfg, db, t, ev.GetFieldEvent().GetEnumSetStringValues())
+		if err != nil {
+			return out, fmt.Errorf("debezium: %w", err)
+		}
+		r.schema[t.Name] = ts
+	case binlogdata.VEventType_ROW:
+		return r.rows(out, ev)
+	case binlogdata.VEventType_DDL:
+		return r.ddl(out, ev)
+	case binlogdata.VEventType_COMMIT:
+		var err error
+		out, err = r.commit(out, ev)
+		r.thread = 0
+		return out, err
+	case binlogdata.VEventType_ROLLBACK:
+		r.txn = txn{}
+		r.thread = 0
+	}
+	return out, nil
+}
+
+func (r *Records) release(out []*vstreamv1.EncodedMessage) []*vstreamv1.EncodedMessage {
+	out = append(out, r.held)
+	r.held = nil
+	return out
+}
+
+// eventMicros is when an event happened in the database.
+func eventMicros(ev *binlogdata.VEvent) int64 {
+	if us := ev.GetSource().GetOriginalCommitUs(); us > 0 {
+		return us
+	}
+	return ev.GetTimestamp() * 1_000_000
+}
+
+func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
+	re := ev.GetRowEvent()
+	ts := r.schema[re.GetTableName()]
+	if ts == nil {
+		return out, fmt.Errorf("debezium: ROW for table %s before its FIELD event", re.GetTableName())
+	}
+	src := ev.GetSource()
+	snapshot := ev.GetTimestamp() == 0
+	if src != nil {
+		snapshot = src.GetSnapshot()
+	}
+	now := r.p.Clock()
+	info := SourceInfo{Snapshot: SnapshotFalse, DB: ts.Database, Table: ts.Table, File: src.GetFile(), Pos: int64(src.GetStartPos())}
+	if snapshot {
+		info.Snapshot = SnapshotTrue
+		info.Micros = now.UnixMicro()
+	} else {
+		info.Micros = eventMicros(ev)
+		info.ServerID = int64(src.GetServerId())
+		info.GTID = ev.GetEventGtid()
+		info.Thread = int64(r.thread)
+		if r.cfg.IncludeQuery {
+			info.Query = src.GetQuery()
+		}
+	}
+	width := len(ts.Row.Fields)
+	for _, rc := range re.GetRowChanges() {
+		info.Row = int32(rc.GetRowIndex())
+		r.arena = r.arena[:0]
+		var err error
+		for i, img := range [2]*query.Row{rc.GetBefore(), rc.GetAfter()} {
+			r.vals[i], r.keys[i] = r.vals[i][:0], r.keys[i][:0]
+			r.cells[i] = r.cells[i][:0]
+			if img == nil {
+				continue
+			}
+			if r.cells[i], err = encoder.Cells(r.cells[i], img, width); err != nil {
+				return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
+			}
+			if r.vals[i], r.arena, err = ts.Values(r.vals[i], r.arena, r.cells[i]); err != nil {
+				return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
+			}
+			r.keys[i] = ts.KeyValues(r.keys[i], r.vals[i])
+		}
+		before, after := rc.GetBefore() != nil, rc.GetAfter() != nil
+		switch {
+		case snapshot:
+			if !after {
+				continue
+			}
+			if r.held != nil {
+				// Only the latest read can still turn out to be the last.
+				out = r.release(out)
+			}
+			n := len(out)
+			if out, err = r.change(out, ts, 'r', &info, now, 1, nil); err != nil {
+				return out, err
+			}
+			if len(out) > n {
+				r.held, out = out[len(out)-1], out[:len(out)-1]
+			}
+		case !before:
+			out, err = r.change(out, ts, 'c', &info, now, 1, nil)
+		case !after:
+			out, err = r.change(out, ts, 'd', &info, now, 0, nil)
+		case ts.Key != nil && !ts.SameKey(r.cells[0], r.cells[1]):
+			// A new primary key is a new record to Kafka: Debezium deletes the old one and
+			// creates the new one, each telling where the row went or came from.
+			if out, err = r.change(out, ts, 'd', &info, now, 0, &Header{"__debezium.newkey", ts.Key, StructOf(r.keys[1]...)}); err == nil {
+				out, err = r.change(out, ts, 'c', &info, now, 1, &Header{"__debezium.oldkey", ts.Key, StructOf(r.keys[0]...)})
+			}
+		default:
+			out, err = r.change(out, ts, 'u', &info, now, 1, nil)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// change appends the record of one change (op 'r', 'c', 'u' or 'd'), and a delete's
+// tombstone; keyImage says which image (0 before, 1 after) holds the key.
+func (r *Records) change(out []*vstreamv1.EncodedMessage, ts *TableSchema, op byte, info *SourceInfo, now time.Time, keyImage int, h *Header) ([]*vstreamv1.EncodedMessage, error) {
+	if r.cfg.Skips(op) {
+		return out, nil
+	}
+	before, after := Null, Null
+	if op == 'u' || op == 'd' {
+		before = StructOf(r.vals[0]...)
+	}
+	if op != 'd' {
+		after = StructOf(r.vals[1]...)
+	}
+	var err error
+	if out, err = r.beginTxn(out, info); err != nil {
+		return out, err
+	}
+	txnBlock := r.txnBlock(ts)
+	r.src = info.AppendValues(r.src[:0], &r.cfg)
+	r.env = r.envelope(r.env[:0], before, after, StructOf(r.src...), txnBlock, opName(op), now)
+	rec := &r.rec
+	*rec = Record{Topic: ts.Topic, ValueSchema: ts.Envelope, Value: StructOf(r.env...), Snapshot: op == 'r'}
+	if ts.Key != nil {
+		rec.KeySchema, rec.Key = ts.Key, StructOf(r.keys[keyImage]...)
+	}
+	if h != nil {
+		r.hdr[0] = *h
+		rec.Headers = r.hdr[:]
+	}
+	m, err := r.ser.Serialize(rec)
+	if err != nil {
+		return out, err
+	}
+	out = append(out, m)
+	if op == 'd' && r.cfg.Tombstones {
+		rec.ValueSchema, rec.Value, rec.Headers = nil, Null, nil
+		if m, err = r.ser.Serialize(rec); err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func opName(op byte) string {
+	switch op {
+	case 'r':
+		return "r"
+	case 'c':
+		return "c"
+	case 'u':
+		return "u"
+	case 'd':
+		return "d"
+	}
+	return "t"
+}
+
+// envelope appends the envelope's field values in the layout's order.
+func (r *Records) envelope(dst []Value, before, after, source, txnBlock Value, op string, now time.Time) []Value {
+	if r.cfg.Layout == LayoutV20 {
+		return append(dst, before, after, source, Str(op), Int(now.UnixMilli()), txnBlock)
+	}
+	return append(dst, before, after, source, txnBlock, Str(op), Int(now.UnixMilli()), Int(now.UnixMicro()), Int(now.UnixNano()))
+}
+
+// beginTxn sends the transaction's BEGIN record before its first change.
+func (r *Records) beginTxn(out []*vstreamv1.EncodedMessage, info *SourceInfo) ([]*vstreamv1.EncodedMessage, error) {
+	if !r.cfg.TransactionMetadata || !r.txn.active || r.txn.begun {
+		return out, nil
+	}
+	r.txn.begun = true
+	return r.txnRecord(out, &r.txn, "BEGIN", floorDiv(info.Micros, 1000))
+}
+
+// txnBlock counts a change in the transaction and returns its transaction block.
+func (r *Records) txnBlock(ts *TableSchema) Value {
+	if !r.cfg.TransactionMetadata || !r.txn.active {
+		return Null
+	}
+	t := &r.txn
+	coll := ts.Database + "." + ts.Table
+	if t.counts == nil {
+		t.counts = map[string]int64{}
+	}
+	if t.counts[coll] == 0 {
+		t.order = append(t.order, coll)
+	}
+	t.counts[coll]++
+	t.total++
+	r.collected = append(r.collected[:0], Str(t.id), Int(t.total), Int(t.counts[coll]))
+	return StructOf(r.collected...)
+}
+
+func (r *Records) commit(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
+	t := r.txn
+	r.txn = txn{}
+	if !t.begun {
+		return out, nil
+	}
+	colls := make([]Value, len(t.order))
+	for i, name := range t.order {
+		colls[i] = StructOf(Str(name), Int(t.counts[name]))
+	}
+	return r.txnRecord(out, &t, "END", floorDiv(eventMicros(ev), 1000), colls...)
+}
+
+// txnRecord appends a transaction boundary record; END records carry the per-table counts.
+func (r *Records) txnRecord(out []*vstreamv1.EncodedMessage, t *txn, status string, ms int64, colls ...Value) ([]*vstreamv1.EncodedMessage, error) {
+	count, collections := Null, Null
+	if status == "END" {
+		count, collections = Int(t.total), ArrayOf(colls...)
+	}
+	rec := Record{Topic: r.cfg.Prefix + ".transaction", KeySchema: r.txnKey, Key: StructOf(Str(t.id)),
+		ValueSchema: r.txnValue, Value: StructOf(Str(status), Str(t.id), count, collections, Int(ms))}
+	m, err := r.ser.Serialize(&rec)
+	if err != nil {
+		return out, err
+	}
+	return append(out, m), nil
+}
+
+func (r *Records) ddl(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
+	sql := ev.GetStatement()
+	src := ev.GetSource()
+	db := src.GetDatabase()
+	if db == "" {
+		db = r.p.Database
+	}
+	_, tables, _ := ddl.Classify(sql)
+	var names []string
+	for i, t := range tables {
+		if i == 0 && t.DB != "" {
+			db = t.DB
+		}
+		names = append(names, t.Name)
+	}
+	info := SourceInfo{Micros: eventMicros(ev), Snapshot: SnapshotFalse, DB: db, Table: strings.Join(names, ","),
+		ServerID: int64(src.GetServerId()), GTID: ev.GetEventGtid(), File: src.GetFile(), Pos: int64(src.GetStartPos()),
+		Thread: int64(src.GetThreadId())}
+	now := r.p.Clock()
+	if kw := ddl.Keywords(sql, 1); len(kw) == 1 && kw[0] == "TRUNCATE" {
+		return r.truncate(out, tables, &info, now)
+	}
+	if !r.cfg.SchemaChanges {
+		return out, nil
+	}
+	r.src = info.AppendValues(r.src[:0], &r.cfg)
+	rec := Record{Topic: r.cfg.Prefix, KeySchema: r.schemaChangeKey, Key: StructOf(Str(db)), ValueSchema: r.schemaChangeValue,
+		Value: StructOf(StructOf(r.src...), Int(now.UnixMilli()), Str(db), Null, Str(sql), ArrayOf())}
+	m, err := r.ser.Serialize(&rec)
+	if err != nil {
+		return out, err
+	}
+	return append(out, m), nil
+}
+
+// truncate appends the 't' record of a TRUNCATE TABLE of a table whose schema is known.
+func (r *Records) truncate(out []*vstreamv1.EncodedMessage, tables []ddl.Table, info *SourceInfo, now time.Time) ([]*vstreamv1.EncodedMessage, error) {
+	if r.cfg.Skips('t') || len(tables) != 1 {
+		return out, nil
+	}
+	ts := r.schema[tables[0].Name]
+	if ts == nil || ts.Database != info.DB {
+		return out, nil
+	}
+	r.src = info.AppendValues(r.src[:0], &r.cfg)
+	r.env = r.envelope(r.env[:0], Null, Null, StructOf(r.src...), Null, "t", now)
+	rec := Record{Topic: ts.Topic, ValueSchema: ts.Envelope, Value: StructOf(r.env...)}
+	m, err := r.ser.Serialize(&rec)
+	if err != nil {
+		return out, err
+	}
+	return append(out, m), nil
+}

@@ -1,0 +1,604 @@
+package debezium
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/server/encoder"
+)
+
+// TableSchema is what a table's change records are typed with, and how its cells become
+// values of those types.
+type TableSchema struct {
+	Database, Table string
+	// Topic is "<prefix>.<db>.<table>".
+	Topic string
+	// Key is the key struct "<prefix>.<db>.<table>.Key" of the primary-key columns; nil when
+	// the table has no primary key (its records have a null key).
+	Key *Schema
+	// Row is the optional struct "<prefix>.<db>.<table>.Value", the envelope's before and
+	// after.
+	Row *Schema
+	// Envelope is the value schema "<prefix>.<db>.<table>.Envelope".
+	Envelope *Schema
+	// PK holds the row indexes of the key's columns, in key order.
+	PK []int
+
+	cols []column
+}
+
+// colKind is how a column's cells are converted.
+type colKind uint8
+
+const (
+	kInt colKind = iota
+	kUint
+	kUintDecimal
+	kFloat32
+	kFloat32Wide
+	kFloat64
+	kDecimalBytes
+	kDecimalDouble
+	kDecimalString
+	kDate
+	kDateTimeMillis
+	kDateTimeMicros
+	kTimestamp
+	kTime
+	kYear
+	kText
+	kBinary
+	kBit1
+	kBits
+	kEnum
+	kSet
+	kJSON
+	kGeometry
+	kPoint
+	kVector
+)
+
+type column struct {
+	name     string
+	kind     colKind
+	optional bool
+	// fsp is a temporal column's fractional-second precision; scale a DECIMAL's.
+	fsp, scale int
+	// size is BINARY(n)'s length, to pad to, or BIT(n)'s byte count.
+	size int
+	// labels are the members of an ENUM or SET; numeric says its cells are indexes/bitmasks.
+	labels  []string
+	numeric bool
+	latin1  bool
+	// binary is how binary columns are rendered: bytes, base64, base64-url-safe or hex.
+	binary string
+}
+
+// NewTableSchema builds the schemas of a table of database db from what its FIELD event said.
+// enumLabels tells whether ENUM and SET cells are labels (FieldEvent.enum_set_string_values)
+// rather than numbers.
+func NewTableSchema(c *Config, db string, t *encoder.Table, enumLabels bool) (*TableSchema, error) {
+	base := c.Prefix + "." + db + "." + t.Name
+	ts := &TableSchema{Database: db, Table: t.Name, Topic: base, PK: t.PK}
+	row := &Schema{Type: Struct, Name: c.name(base + ".Value"), Optional: true}
+	for i, f := range t.Fields {
+		col, s, err := newColumn(c, f, t.Labels[i], enumLabels)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		ts.cols = append(ts.cols, col)
+		row.Fields = append(row.Fields, Field{Name: f.GetName(), Schema: s})
+	}
+	ts.Row = row
+	if len(t.PK) > 0 {
+		ts.Key = &Schema{Type: Struct, Name: c.name(base + ".Key")}
+		for _, i := range t.PK {
+			s := *row.Fields[i].Schema
+			s.Optional = false
+			ts.Key.Fields = append(ts.Key.Fields, Field{Name: row.Fields[i].Name, Schema: &s})
+		}
+	}
+	ts.Envelope = EnvelopeSchema(c, c.name(base+".Envelope"), row)
+	return ts, nil
+}
+
+// EnvelopeSchema is the value schema of a table's change records, around its row struct.
+func EnvelopeSchema(c *Config, name string, row *Schema) *Schema {
+	ms := primitive(Int64, true)
+	source := SourceSchema(c)
+	if c.Layout == LayoutV20 {
+		return structOf(name, 1, false,
+			Field{"before", row}, Field{"after", row}, Field{"source", source},
+			Field{"op", primitive(String, false)}, Field{"ts_ms", ms}, Field{"transaction", TransactionBlockSchema()})
+	}
+	return structOf(name, 2, false,
+		Field{"before", row}, Field{"after", row}, Field{"source", source}, Field{"transaction", TransactionBlockSchema()},
+		Field{"op", primitive(String, false)}, Field{"ts_ms", ms}, Field{"ts_us", ms}, Field{"ts_ns", ms})
+}
+
+// TransactionBlockSchema is the envelope's transaction field (event.block).
+func TransactionBlockSchema() *Schema {
+	return structOf("event.block", 1, true,
+		Field{"id", primitive(String, false)}, Field{"total_order", primitive(Int64, false)},
+		Field{"data_collection_order", primitive(Int64, false)})
+}
+
+// columnType splits a COLUMN_TYPE into its base name and numeric arguments:
+// "decimal(10,2) unsigned" → "decimal", [10 2].
+func columnType(ct string) (base string, args []int) {
+	ct = strings.ToLower(strings.TrimSpace(ct))
+	end := strings.IndexAny(ct, "( ")
+	if end < 0 {
+		return ct, nil
+	}
+	base = ct[:end]
+	if ct[end] == '(' {
+		if close := strings.IndexByte(ct[end:], ')'); close > 0 {
+			for a := range strings.SplitSeq(ct[end+1:end+close], ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(a))
+				if err != nil {
+					return base, nil
+				}
+				args = append(args, n)
+			}
+		}
+	}
+	return base, args
+}
+
+func arg(args []int, i, def int) int {
+	if i < len(args) {
+		return args[i]
+	}
+	return def
+}
+
+// isLatin1 reports MySQL's latin1 collations, whose bytes are Windows-1252.
+func isLatin1(collation uint32) bool {
+	switch collation {
+	case 5, 8, 15, 31, 47, 48, 49, 94:
+		return true
+	}
+	return false
+}
+
+func newColumn(c *Config, f *query.Field, labels []string, enumLabels bool) (column, *Schema, error) {
+	optional := f.GetFlags()&uint32(query.MySqlFlag_NOT_NULL_FLAG) == 0
+	col := column{name: f.GetName(), optional: optional}
+	base, args := columnType(f.GetColumnType())
+	prim := func(k colKind, t Type) (column, *Schema, error) {
+		col.kind = k
+		return col, primitive(t, optional), nil
+	}
+	sem := func(k colKind, t Type, name string, params ...Param) (column, *Schema, error) {
+		col.kind = k
+		return col, named(t, name, optional, params...), nil
+	}
+	fsp := func() int { return arg(args, 0, int(f.GetDecimals())) }
+	switch f.GetType() {
+	case query.Type_INT8:
+		return prim(kInt, c.TinyintType)
+	case query.Type_UINT8, query.Type_INT16:
+		return prim(kInt, Int16)
+	case query.Type_UINT16, query.Type_INT24, query.Type_UINT24, query.Type_INT32:
+		return prim(kInt, Int32)
+	case query.Type_UINT32, query.Type_INT64:
+		return prim(kInt, Int64)
+	case query.Type_UINT64:
+		if c.BigintUnsignedMode == "precise" {
+			return sem(kUintDecimal, Bytes, DecimalName, Param{"scale", "0"}, Param{"connect.decimal.precision", "20"})
+		}
+		// Values above 2^63-1 wrap to negative, as Debezium's long mode does.
+		return prim(kUint, Int64)
+	case query.Type_FLOAT32:
+		// FLOAT(M,D) and FLOAT(p) with p > 24 are doubles to Debezium.
+		if len(args) > 1 || arg(args, 0, 0) > 24 {
+			return prim(kFloat32Wide, Float64)
+		}
+		return prim(kFloat32, Float32)
+	case query.Type_FLOAT64:
+		return prim(kFloat64, Float64)
+	case query.Type_DECIMAL:
+		precision, scale := arg(args, 0, 10), arg(args, 1, 0)
+		if len(args) == 0 && f.GetColumnLength() > 0 {
+			scale = int(f.GetDecimals())
+			precision = int(f.GetColumnLength()) - 2
+		}
+		col.scale = scale
+		switch c.DecimalMode {
+		case "double":
+			return prim(kDecimalDouble, Float64)
+		case "string":
+			return prim(kDecimalString, String)
+		}
+		return sem(kDecimalBytes, Bytes, DecimalName, Param{"scale", strconv.Itoa(scale)},
+			Param{"connect.decimal.precision", strconv.Itoa(precision)})
+	case query.Type_DATE:
+		return sem(kDate, Int32, DateName)
+	case query.Type_DATETIME:
+		col.fsp = fsp()
+		if col.fsp <= 3 {
+			return sem(kDateTimeMillis, Int64, TimestampName)
+		}
+		return sem(kDateTimeMicros, Int64, MicroTimestampName)
+	case query.Type_TIMESTAMP:
+		col.fsp = fsp()
+		return sem(kTimestamp, String, ZonedTimestampName)
+	case query.Type_TIME:
+		col.fsp = fsp()
+		return sem(kTime, Int64, MicroTimeName)
+	case query.Type_YEAR:
+		return sem(kYear, Int32, YearName)
+	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT:
+		col.latin1 = isLatin1(f.GetCharset())
+		return prim(kText, String)
+	case query.Type_BINARY, query.Type_VARBINARY, query.Type_BLOB:
+		if f.GetType() == query.Type_BINARY {
+			col.size = arg(args, 0, int(f.GetColumnLength()))
+		}
+		col.binary = c.BinaryMode
+		if c.BinaryMode == "bytes" {
+			return prim(kBinary, Bytes)
+		}
+		return prim(kBinary, String)
+	case query.Type_BIT:
+		n := arg(args, 0, int(f.GetColumnLength()))
+		if n <= 1 {
+			return prim(kBit1, Boolean)
+		}
+		col.size = (n + 7) / 8
+		return sem(kBits, Bytes, BitsName, Param{"length", strconv.Itoa(n)})
+	case query.Type_ENUM, query.Type_SET:
+		col.labels, col.numeric = labels, !enumLabels
+		if f.GetType() == query.Type_ENUM {
+			return sem(kEnum, String, EnumName, Param{"allowed", strings.Join(labels, ",")})
+		}
+		return sem(kSet, String, EnumSetName, Param{"allowed", strings.Join(labels, ",")})
+	case query.Type_JSON:
+		return sem(kJSON, String, JSONName)
+	case query.Type_GEOMETRY:
+		if base == "point" {
+			col.kind = kPoint
+			s := structOf(PointName, 1, optional,
+				Field{"x", primitive(Float64, false)}, Field{"y", primitive(Float64, false)},
+				Field{"wkb", primitive(Bytes, true)}, Field{"srid", primitive(Int32, true)})
+			s.Doc = "Geometry (POINT)"
+			return col, s, nil
+		}
+		col.kind = kGeometry
+		s := structOf(GeometryName, 1, optional, Field{"wkb", primitive(Bytes, false)}, Field{"srid", primitive(Int32, true)})
+		s.Doc = "Geometry"
+		return col, s, nil
+	case query.Type_VECTOR:
+		col.kind = kVector
+		s := named(Array, FloatVectorName, optional)
+		s.Items = primitive(Float32, false)
+		return col, s, nil
+	}
+	return col, nil, fmt.Errorf("column %s: type %s (%s) has no Debezium mapping", f.GetName(), f.GetType(), f.GetColumnType())
+}
+
+// Values converts a row's cells (nil: NULL) into the values of the Row struct's fields,
+// appending them to dst and the bytes they need to arena. The values alias cells and arena.
+func (t *TableSchema) Values(dst []Value, arena []byte, cells [][]byte) ([]Value, []byte, error) {
+	for i := range t.cols {
+		var cell []byte
+		if i < len(cells) {
+			cell = cells[i]
+		}
+		var v Value
+		var err error
+		v, arena, err = t.cols[i].convert(arena, cell)
+		if err != nil {
+			return dst, arena, fmt.Errorf("column %s: %w", t.cols[i].name, err)
+		}
+		dst = append(dst, v)
+	}
+	return dst, arena, nil
+}
+
+// KeyValues appends the key's field values, picked from a row's values, to dst.
+func (t *TableSchema) KeyValues(dst []Value, row []Value) []Value {
+	for _, i := range t.PK {
+		dst = append(dst, row[i])
+	}
+	return dst
+}
+
+// SameKey reports whether two images of a row have the same primary key.
+func (t *TableSchema) SameKey(a, b [][]byte) bool {
+	for _, i := range t.PK {
+		if (a[i] == nil) != (b[i] == nil) || string(a[i]) != string(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// latin1Runes maps MySQL latin1 (Windows-1252) bytes to runes.
+var latin1Runes = func() (t [256]rune) {
+	for i := range t {
+		t[i] = charmap.Windows1252.DecodeByte(byte(i))
+	}
+	return t
+}()
+
+func (c *column) convert(arena, cell []byte) (Value, []byte, error) {
+	if cell == nil {
+		return Null, arena, nil
+	}
+	switch c.kind {
+	case kInt:
+		i, ok := parseInt(cell)
+		if !ok {
+			return Null, arena, fmt.Errorf("%q is not an integer", cell)
+		}
+		return Int(i), arena, nil
+	case kUint:
+		u, ok := parseUint(cell)
+		if !ok {
+			return Null, arena, fmt.Errorf("%q is not an unsigned integer", cell)
+		}
+		return Int(int64(u)), arena, nil
+	case kUintDecimal:
+		if _, ok := parseUint(cell); !ok {
+			return Null, arena, fmt.Errorf("%q is not an unsigned integer", cell)
+		}
+		start := len(arena)
+		arena = appendUnscaled(arena, false, cell)
+		return Blob(arena[start:]), arena, nil
+	case kFloat32, kFloat32Wide:
+		x, err := strconv.ParseFloat(string(cell), 32)
+		if err != nil {
+			return Null, arena, fmt.Errorf("%q is not a number", cell)
+		}
+		return Float(x), arena, nil
+	case kFloat64, kDecimalDouble:
+		x, err := strconv.ParseFloat(string(cell), 64)
+		if err != nil {
+			return Null, arena, fmt.Errorf("%q is not a number", cell)
+		}
+		return Float(x), arena, nil
+	case kDecimalBytes, kDecimalString:
+		var buf [96]byte
+		neg, digits, ok := decimalDigits(buf[:0], cell, c.scale)
+		if !ok {
+			return Null, arena, fmt.Errorf("%q is not a decimal", cell)
+		}
+		start := len(arena)
+		if c.kind == kDecimalBytes {
+			arena = appendUnscaled(arena, neg, digits)
+			return Blob(arena[start:]), arena, nil
+		}
+		arena = appendPlainDecimal(arena, neg, digits, c.scale)
+		return Text(arena[start:]), arena, nil
+	case kDate, kDateTimeMillis, kDateTimeMicros, kTimestamp:
+		d, err := encoder.ParseDateTime(cell)
+		if err != nil {
+			return Null, arena, err
+		}
+		if d.IsZeroDate() {
+			// Zero dates have no instant: null where allowed, else the epoch (Debezium's
+			// fallback for NOT NULL columns).
+			if c.optional {
+				return Null, arena, nil
+			}
+			if c.kind == kTimestamp {
+				return Str("1970-01-01T00:00:00Z"), arena, nil
+			}
+			return Int(0), arena, nil
+		}
+		switch c.kind {
+		case kDate:
+			return Int(d.EpochDay()), arena, nil
+		case kDateTimeMillis:
+			return Int(floorDiv(d.UnixMicro(), 1000)), arena, nil
+		case kDateTimeMicros:
+			return Int(d.UnixMicro()), arena, nil
+		}
+		start := len(arena)
+		arena = appendZoned(arena, d, c.fsp)
+		return Text(arena[start:]), arena, nil
+	case kTime:
+		us, _, err := encoder.ParseTime(cell)
+		if err != nil {
+			return Null, arena, err
+		}
+		return Int(us), arena, nil
+	case kYear:
+		y, ok := parseInt(cell)
+		if !ok {
+			return Null, arena, fmt.Errorf("%q is not a year", cell)
+		}
+		return Int(y), arena, nil
+	case kText:
+		if !c.latin1 {
+			return Text(cell), arena, nil
+		}
+		start := len(arena)
+		for _, b := range cell {
+			arena = utf8.AppendRune(arena, latin1Runes[b])
+		}
+		return Text(arena[start:]), arena, nil
+	case kBinary:
+		if len(cell) < c.size {
+			// BINARY(n) is zero-padded to n.
+			start := len(arena)
+			arena = append(arena, cell...)
+			for len(arena)-start < c.size {
+				arena = append(arena, 0)
+			}
+			cell = arena[start:]
+		}
+		return c.binaryValue(arena, cell)
+	case kBit1:
+		return Bool(encoder.BitValue(cell) != 0), arena, nil
+	case kBits:
+		// Debezium's Bits are little-endian; the cell is big-endian.
+		start := len(arena)
+		for i := len(cell) - 1; i >= 0; i-- {
+			arena = append(arena, cell[i])
+		}
+		for len(arena)-start < c.size {
+			arena = append(arena, 0)
+		}
+		return Blob(arena[start:]), arena, nil
+	case kEnum:
+		if !c.numeric {
+			return Text(cell), arena, nil
+		}
+		i, ok := parseInt(cell)
+		if !ok || i < 0 {
+			return Null, arena, fmt.Errorf("%q is not an ENUM index", cell)
+		}
+		if i == 0 || int(i) > len(c.labels) {
+			return Str(""), arena, nil
+		}
+		return Str(c.labels[i-1]), arena, nil
+	case kSet:
+		if !c.numeric {
+			return Text(cell), arena, nil
+		}
+		mask, ok := parseUint(cell)
+		if !ok {
+			return Null, arena, fmt.Errorf("%q is not a SET bitmask", cell)
+		}
+		start := len(arena)
+		for j, l := range c.labels {
+			if j < 64 && mask&(1<<uint(j)) != 0 {
+				if len(arena) > start {
+					arena = append(arena, ',')
+				}
+				arena = append(arena, l...)
+			}
+		}
+		return Text(arena[start:]), arena, nil
+	case kJSON:
+		start := len(arena)
+		arena = appendCompactJSON(arena, cell)
+		return Text(arena[start:]), arena, nil
+	case kGeometry, kPoint:
+		if len(cell) < 4 {
+			return Null, arena, fmt.Errorf("geometry of %d bytes has no SRID", len(cell))
+		}
+		srid := Null
+		if s := int32(uint32(cell[0]) | uint32(cell[1])<<8 | uint32(cell[2])<<16 | uint32(cell[3])<<24); s != 0 {
+			srid = Int(int64(s))
+		}
+		wkb := Blob(cell[4:])
+		if c.kind == kGeometry {
+			return StructOf(wkb, srid), arena, nil
+		}
+		x, y, ok := wkbPoint(cell[4:])
+		if !ok {
+			return Null, arena, fmt.Errorf("%d bytes of WKB are not a 2D point", len(cell)-4)
+		}
+		return StructOf(Float(x), Float(y), wkb, srid), arena, nil
+	case kVector:
+		if len(cell)%4 != 0 {
+			return Null, arena, fmt.Errorf("vector of %d bytes", len(cell))
+		}
+		elems := make([]Value, len(cell)/4)
+		for i := range elems {
+			b := cell[4*i:]
+			elems[i] = Float(float64(math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)))
+		}
+		return ArrayOf(elems...), arena, nil
+	}
+	return Null, arena, fmt.Errorf("unknown column kind %d", c.kind)
+}
+
+func (c *column) binaryValue(arena, b []byte) (Value, []byte, error) {
+	start := len(arena)
+	switch c.binary {
+	case "base64":
+		arena = base64.StdEncoding.AppendEncode(arena, b)
+	case "base64-url-safe":
+		arena = base64.URLEncoding.AppendEncode(arena, b)
+	case "hex":
+		const digits = "0123456789abcdef"
+		for _, x := range b {
+			arena = append(arena, digits[x>>4], digits[x&0xf])
+		}
+	default:
+		return Blob(b), arena, nil
+	}
+	return Text(arena[start:]), arena, nil
+}
+
+func wkbPoint(wkb []byte) (x, y float64, ok bool) {
+	if len(wkb) != 21 {
+		return 0, 0, false
+	}
+	le := wkb[0] != 0
+	u32 := func(b []byte) uint32 {
+		if le {
+			return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+		}
+		return uint32(b[3]) | uint32(b[2])<<8 | uint32(b[1])<<16 | uint32(b[0])<<24
+	}
+	u64 := func(b []byte) uint64 {
+		if le {
+			return uint64(u32(b)) | uint64(u32(b[4:]))<<32
+		}
+		return uint64(u32(b[4:])) | uint64(u32(b))<<32
+	}
+	if u32(wkb[1:]) != 1 {
+		return 0, 0, false
+	}
+	return math.Float64frombits(u64(wkb[5:])), math.Float64frombits(u64(wkb[13:])), true
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg || len(b) > 0 && b[0] == '+' {
+		b = b[1:]
+	}
+	u, ok := parseUint(b)
+	if !ok {
+		return 0, false
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
+}
