@@ -14,6 +14,7 @@ import (
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/canaljson"
 	"github.com/vstream-cdc/vstream/server/encoder/drs"
+	"github.com/vstream-cdc/vstream/server/encoder/streamsets"
 )
 
 // nativeFormat is the stream's own VEvent batches.
@@ -21,9 +22,10 @@ const nativeFormat = "vevent"
 
 // encoders maps a format name to the constructor of its encoder.
 var encoders = map[string]func(encoder.Params) (encoder.Encoder, error){
-	canaljson.Name: func(p encoder.Params) (encoder.Encoder, error) { return canaljson.New(p) },
-	drs.NameJSON:   func(p encoder.Params) (encoder.Encoder, error) { return drs.NewJSON(p) },
-	drs.NameJSONC:  func(p encoder.Params) (encoder.Encoder, error) { return drs.NewJSONC(p) },
+	canaljson.Name:  func(p encoder.Params) (encoder.Encoder, error) { return canaljson.New(p) },
+	drs.NameJSON:    func(p encoder.Params) (encoder.Encoder, error) { return drs.NewJSON(p) },
+	drs.NameJSONC:   func(p encoder.Params) (encoder.Encoder, error) { return drs.NewJSONC(p) },
+	streamsets.Name: func(p encoder.Params) (encoder.Encoder, error) { return streamsets.New(p) },
 }
 
 // Formats lists the output formats a stream may ask for.
