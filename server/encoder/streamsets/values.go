@@ -48,12 +48,6 @@ type table struct {
 func (e *Encoder) field(ev *binlogdata.VEvent) {
 	fe := ev.GetFieldEvent()
 	t := &table{Table: encoder.NewTable(fe), labelText: fe.GetEnumSetStringValues(), database: ev.GetSource().GetDatabase()}
-	t.Source = ev.GetSource()
-	if prev := e.tables[t.Name]; prev != nil {
-		t.Version = prev.Version + 1
-	} else {
-		t.Version = 1
-	}
 	n := len(t.Fields)
 	t.kinds, t.bits, t.keys = make([]kind, n), make([]uint8, n), make([][]byte, n)
 	for i, f := range t.Fields {
