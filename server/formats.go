@@ -13,6 +13,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/canaljson"
+	"github.com/vstream-cdc/vstream/server/encoder/canalproto"
 	"github.com/vstream-cdc/vstream/server/encoder/drs"
 	"github.com/vstream-cdc/vstream/server/encoder/streamsets"
 )
@@ -23,6 +24,7 @@ const nativeFormat = "vevent"
 // encoders maps a format name to the constructor of its encoder.
 var encoders = map[string]func(encoder.Params) (encoder.Encoder, error){
 	canaljson.Name:  func(p encoder.Params) (encoder.Encoder, error) { return canaljson.New(p) },
+	canalproto.Name: func(p encoder.Params) (encoder.Encoder, error) { return canalproto.New(p) },
 	drs.NameJSON:    func(p encoder.Params) (encoder.Encoder, error) { return drs.NewJSON(p) },
 	drs.NameJSONC:   func(p encoder.Params) (encoder.Encoder, error) { return drs.NewJSONC(p) },
 	streamsets.Name: func(p encoder.Params) (encoder.Encoder, error) { return streamsets.New(p) },
