@@ -158,4 +158,3 @@ func schemaFields(t *testing.T, schema any) map[string]map[string]any {
 	}
 	return out
 }
-

@@ -19,6 +19,7 @@ type JSONSerializer struct {
 	Format string
 
 	cache map[*Schema]*cachedSchema
+	names map[*Schema][]string
 	// markMsg and markAt locate the source.snapshot value of the latest snapshot read.
 	markMsg *vstreamv1.EncodedMessage
 	markAt  int
@@ -48,7 +49,7 @@ func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error)
 				mark = r.ValueSchema.Fields[i].Schema
 			}
 		}
-		w := jsonWriter{mark: mark, markAt: -1}
+		w := jsonWriter{keys: j.keys(), mark: mark, markAt: -1}
 		m.Value = j.documentWith(&w, r.ValueSchema, r.Value)
 		if r.Snapshot {
 			j.markMsg, j.markAt = m, w.markAt
@@ -74,8 +75,16 @@ func (j *JSONSerializer) MarkLast(m *vstreamv1.EncodedMessage) error {
 }
 
 func (j *JSONSerializer) document(s *Schema, v Value) []byte {
-	w := jsonWriter{markAt: -1}
+	w := jsonWriter{keys: j.keys(), markAt: -1}
 	return j.documentWith(&w, s, v)
+}
+
+// keys returns the member-name cache, emptied with the schema cache.
+func (j *JSONSerializer) keys() map[*Schema][]string {
+	if j.names == nil || len(j.names) > maxCachedSchemas {
+		j.names = map[*Schema][]string{}
+	}
+	return j.names
 }
 
 func (j *JSONSerializer) documentWith(w *jsonWriter, s *Schema, v Value) []byte {
@@ -96,7 +105,7 @@ func (j *JSONSerializer) documentWith(w *jsonWriter, s *Schema, v Value) []byte 
 		b = append(b, c.json...)
 		b = append(b, `,"payload":`...)
 	}
-	b = w.value(b, s, v)
+	b = w.value(b, s, &v)
 	if j.Schemas {
 		b = append(b, '}')
 	}
@@ -161,7 +170,7 @@ func appendSchema(dst []byte, s *Schema, field string) []byte {
 	if s.Default != nil {
 		dst = append(dst, `,"default":`...)
 		w := jsonWriter{markAt: -1}
-		dst = w.value(dst, s, *s.Default)
+		dst = w.value(dst, s, s.Default)
 	}
 	if field != "" {
 		dst = append(dst, `,"field":`...)
@@ -175,16 +184,32 @@ func appendSchema(dst []byte, s *Schema, field string) []byte {
 // Decimal) as base64.
 func AppendValueJSON(dst []byte, s *Schema, v Value) []byte {
 	w := jsonWriter{markAt: -1}
-	return w.value(dst, s, v)
+	return w.value(dst, s, &v)
 }
 
 // jsonWriter writes payloads; it notes where the snapshot field of struct mark is written.
 type jsonWriter struct {
+	// keys caches the quoted member names ("name":) of struct schemas.
+	keys   map[*Schema][]string
 	mark   *Schema
 	markAt int
 }
 
-func (w *jsonWriter) value(dst []byte, s *Schema, v Value) []byte {
+func (w *jsonWriter) memberKeys(s *Schema) []string {
+	if k, ok := w.keys[s]; ok {
+		return k
+	}
+	k := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		k[i] = string(append(encoder.AppendJSONString(nil, f.Name), ':'))
+	}
+	if w.keys != nil {
+		w.keys[s] = k
+	}
+	return k
+}
+
+func (w *jsonWriter) value(dst []byte, s *Schema, v *Value) []byte {
 	switch v.Kind {
 	case KindNull:
 		return append(dst, "null"...)
@@ -206,29 +231,29 @@ func (w *jsonWriter) value(dst []byte, s *Schema, v Value) []byte {
 		return append(dst, '"')
 	case KindArray:
 		dst = append(dst, '[')
-		for i, e := range v.Fields {
+		for i := range v.Fields {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = w.value(dst, s.Items, e)
+			dst = w.value(dst, s.Items, &v.Fields[i])
 		}
 		return append(dst, ']')
 	case KindStruct:
 		dst = append(dst, '{')
-		for i, f := range s.Fields {
+		keys := w.memberKeys(s)
+		for i := range s.Fields {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = encoder.AppendJSONString(dst, f.Name)
-			dst = append(dst, ':')
-			fv := Null
-			if i < len(v.Fields) {
-				fv = v.Fields[i]
-			}
-			if s == w.mark && f.Name == "snapshot" {
+			dst = append(dst, keys[i]...)
+			if s == w.mark && s.Fields[i].Name == "snapshot" {
 				w.markAt = len(dst) + 1
 			}
-			dst = w.value(dst, f.Schema, fv)
+			if i < len(v.Fields) {
+				dst = w.value(dst, s.Fields[i].Schema, &v.Fields[i])
+			} else {
+				dst = append(dst, "null"...)
+			}
 		}
 		return append(dst, '}')
 	}
