@@ -14,6 +14,7 @@ import (
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/canaljson"
 	"github.com/vstream-cdc/vstream/server/encoder/canalproto"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium"
 	"github.com/vstream-cdc/vstream/server/encoder/drs"
 	"github.com/vstream-cdc/vstream/server/encoder/streamsets"
 )
@@ -25,6 +26,7 @@ const nativeFormat = "vevent"
 var encoders = map[string]func(encoder.Params) (encoder.Encoder, error){
 	canaljson.Name:  func(p encoder.Params) (encoder.Encoder, error) { return canaljson.New(p) },
 	canalproto.Name: func(p encoder.Params) (encoder.Encoder, error) { return canalproto.New(p) },
+	debezium.Name:   func(p encoder.Params) (encoder.Encoder, error) { return debezium.New(p) },
 	drs.NameJSON:    func(p encoder.Params) (encoder.Encoder, error) { return drs.NewJSON(p) },
 	drs.NameJSONC:   func(p encoder.Params) (encoder.Encoder, error) { return drs.NewJSONC(p) },
 	streamsets.Name: func(p encoder.Params) (encoder.Encoder, error) { return streamsets.New(p) },
