@@ -159,6 +159,7 @@ func (r *Records) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 	return out, nil
 }
 
+// release sends the held snapshot read as it is.
 func (r *Records) release(out []*vstreamv1.EncodedMessage) []*vstreamv1.EncodedMessage {
 	out = append(out, r.held)
 	r.held = nil
@@ -173,6 +174,8 @@ func eventMicros(ev *binlogdata.VEvent) int64 {
 	return ev.GetTimestamp() * 1_000_000
 }
 
+// rows appends the records of a ROW event's changes. Copied rows are snapshot reads; the
+// latest of them is held back until the next event tells whether it ended the snapshot.
 func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
 	re := ev.GetRowEvent()
 	ts := r.schema[re.GetTableName()]
@@ -348,6 +351,7 @@ func (r *Records) txnBlock(ts *TableSchema) Value {
 	return StructOf(r.collected...)
 }
 
+// commit ends the transaction, with its END record when it had changes and metadata is on.
 func (r *Records) commit(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
 	t := r.txn
 	r.txn = txn{}
@@ -376,6 +380,7 @@ func (r *Records) txnRecord(out []*vstreamv1.EncodedMessage, t *txn, status stri
 	return append(out, m), nil
 }
 
+// ddl appends the schema-change record of a DDL, or a TRUNCATE's 't' record.
 func (r *Records) ddl(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
 	sql := ev.GetStatement()
 	src := ev.GetSource()
