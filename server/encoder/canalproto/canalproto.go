@@ -128,11 +128,13 @@ type pendingEntry struct {
 	body int
 }
 
-// tableMeta is what the encoder derives once per FIELD event of a table.
+// tableMeta is what the encoder derives once per FIELD event of a table: the Column fields
+// that do not depend on the value, already encoded.
 type tableMeta struct {
-	t          *encoder.Table
-	isKey      []bool
-	mysqlTypes []string
+	t *encoder.Table
+	// index is a column's index field; name its name and isKey fields; mysqlType its
+	// mysqlType field.
+	index, name, mysqlType [][]byte
 }
 
 // span is a rendered value in Encoder.vals.
@@ -390,12 +392,16 @@ func (e *Encoder) tableMeta(t *encoder.Table) *tableMeta {
 	if m != nil && m.t == t {
 		return m
 	}
-	m = &tableMeta{t: t, isKey: make([]bool, len(t.Fields)), mysqlTypes: make([]string, len(t.Fields))}
+	n := len(t.Fields)
+	m = &tableMeta{t: t, index: make([][]byte, n), name: make([][]byte, n), mysqlType: make([][]byte, n)}
+	isKey := make([]bool, n)
 	for _, i := range t.PK {
-		m.isKey[i] = true
+		isKey[i] = true
 	}
 	for i, f := range t.Fields {
-		m.mysqlTypes[i] = e.values.MySQLType(f.GetColumnType())
+		m.index[i] = appendInt(nil, columnIndex, int64(i))
+		m.name[i] = appendBool(appendString(nil, columnName, f.GetName()), columnIsKey, isKey[i])
+		m.mysqlType[i] = appendString(nil, columnMySQLType, e.values.MySQLType(f.GetColumnType()))
 	}
 	e.meta[t.Name] = m
 	return m
@@ -524,10 +530,9 @@ func (e *Encoder) same(a, b span) bool {
 
 func (e *Encoder) appendColumn(b []byte, num protowire.Number, m *tableMeta, i int, s span, updated bool) []byte {
 	b, start := open(b, num)
-	b = appendInt(b, columnIndex, int64(i))
+	b = append(b, m.index[i]...)
 	b = appendInt(b, columnSQLType, int64(s.sqlType))
-	b = appendString(b, columnName, m.t.Fields[i].GetName())
-	b = appendBool(b, columnIsKey, m.isKey[i])
+	b = append(b, m.name[i]...)
 	b = appendBool(b, columnUpdated, updated)
 	if s.null {
 		b = appendVarint(b, columnIsNull, 1)
@@ -535,7 +540,7 @@ func (e *Encoder) appendColumn(b []byte, num protowire.Number, m *tableMeta, i i
 		b = appendVarint(b, columnIsNull, 0)
 		b = appendBytes(b, columnValue, e.vals[s.start:s.end])
 	}
-	b = appendString(b, columnMySQLType, m.mysqlTypes[i])
+	b = append(b, m.mysqlType[i]...)
 	return end(b, start)
 }
 

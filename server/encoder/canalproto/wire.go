@@ -6,9 +6,14 @@ import "google.golang.org/protobuf/encoding/protowire"
 // values, as proto.Marshal does, so the bytes equal the generated types' own encoding. Fields
 // inside a *_present oneof are written even when zero: that is what makes them present.
 
+// All field numbers of the canal messages are below 16, so a tag is one byte.
+func tag(num protowire.Number, typ protowire.Type) byte { return byte(num)<<3 | byte(typ) }
+
 func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	if v < 0x80 {
+		return append(b, tag(num, protowire.VarintType), byte(v))
+	}
+	return protowire.AppendVarint(append(b, tag(num, protowire.VarintType)), v)
 }
 
 // appendInt writes a non-zero int64 or int32 (negative values take ten bytes, as protobuf
@@ -31,24 +36,29 @@ func appendString(b []byte, num protowire.Number, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	if len(s) < 0x80 {
+		b = append(b, tag(num, protowire.BytesType), byte(len(s)))
+		return append(b, s...)
+	}
+	return protowire.AppendString(append(b, tag(num, protowire.BytesType)), s)
 }
 
 func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	if len(v) < 0x80 {
+		b = append(b, tag(num, protowire.BytesType), byte(len(v)))
+		return append(b, v...)
+	}
+	return protowire.AppendBytes(append(b, tag(num, protowire.BytesType)), v)
 }
 
 // open starts a length-delimited field (a nested message) whose content the caller appends
 // next; it returns where the content starts, for end. One byte is reserved for the length,
 // which is enough for content under 128 bytes; end moves longer content.
 func open(b []byte, num protowire.Number) ([]byte, int) {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = append(b, 0)
+	b = append(b, tag(num, protowire.BytesType), 0)
 	return b, len(b)
 }
 
@@ -69,7 +79,7 @@ func end(b []byte, start int) []byte {
 // endOmitEmpty is end for a bytes field, which proto3 leaves out when empty.
 func endOmitEmpty(b []byte, start int, num protowire.Number) []byte {
 	if len(b) == start {
-		return b[:start-1-protowire.SizeTag(num)]
+		return b[:start-2]
 	}
 	return end(b, start)
 }
