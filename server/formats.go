@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -51,23 +52,36 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 		}
 		return nil, nil
 	}
-	build := encoders[format]
-	if build == nil {
+	if encoders[format] == nil {
 		return nil, status.Errorf(codes.InvalidArgument, "unknown format %q: valid formats are %s", format, strings.Join(Formats, ", "))
 	}
 	desc, err := s.engine.Describe(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	opts := encoder.NewOptions(options)
 	cfg := s.engine.Config()
-	enc, err := build(encoder.Params{Options: opts, Clock: time.Now, Database: cfg.Database,
+	enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: cfg.Database,
 		Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: cfg.Keyspace})
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return enc, nil
+}
+
+// NewEncoder builds the encoder of a named format (not vevent) from its options, refusing
+// unknown formats and options; p.Options is set from options.
+func NewEncoder(format string, options map[string]string, p encoder.Params) (encoder.Encoder, error) {
+	build := encoders[format]
+	if build == nil {
+		return nil, fmt.Errorf("unknown format %q: valid formats are %s", format, strings.Join(Formats, ", "))
+	}
+	p.Options = encoder.NewOptions(options)
+	enc, err := build(p)
 	if err == nil {
-		err = opts.Unknown()
+		err = p.Options.Unknown()
 	}
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "format %s: %v", format, err)
+		return nil, fmt.Errorf("format %s: %w", format, err)
 	}
 	return enc, nil
 }
