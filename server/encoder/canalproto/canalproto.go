@@ -6,13 +6,18 @@
 // entry (TransactionBegin with the session's thread id), one ROWDATA entry per rows event
 // (a RowChange with one RowData per row, values in canal's text), and a TRANSACTIONEND entry
 // (TransactionEnd with the XID). A DDL is one ROWDATA entry whose RowChange has isDdl set.
-// Copied (snapshot) rows are INSERT entries: canal has no snapshot reads.
+// Copied (snapshot) rows are INSERT entries: canal has no snapshot reads. Headers carry the
+// binlog file, the event's start offset and length, the server id, the event time in ms, the
+// GTID set, and the props canal sets: curtGtid (the transaction's GTID) and rowsCount. With
+// gtid_entries, a GTIDLOG entry (a Pair gtid = the transaction's GTID) opens each transaction,
+// where canal has it; in the entry and none packagings it comes where the stream has the GTID,
+// before the transaction's end.
 //
 // What one EncodedMessage value holds depends on the packet option:
 //
 //   - transaction (default): a Packet {version 1, type MESSAGES, compression NONE, body:
 //     Messages {batch_id, messages: the serialized entries of one transaction or DDL}}, the
-//     bytes canal's MQ producers write as a Kafka value. batch_id counts packets from 1.
+//     layout canal's MQ producers write as a Kafka value. batch_id counts packets from 1.
 //     Entries are held until the transaction ends, so a message never holds half a
 //     transaction, except that a transaction larger than max_packet_bytes is sent in several
 //     packets (canal's own batches do not follow transactions either).
@@ -194,14 +199,13 @@ func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 		src := ev.GetSource()
 		e.txn = txnState{source: src, gtidSet: src.GetGtidSet(), skip: src.GetSnapshot() && !e.snapshot}
 		if !e.txn.skip && !e.filterTxn {
-			e.begin(ev)
+			e.transactionBegin(ev)
 		}
 	case binlogdata.VEventType_ROW:
 		if e.txn.skip || !e.snapshot && snapshotRow(ev) {
 			return out, nil
 		}
-		var err error
-		if err = e.rows(ev); err != nil {
+		if err := e.rows(ev); err != nil {
 			return out, err
 		}
 		if e.txn.changes > 0 && (e.packing != perTransaction || len(e.pending) >= e.maxPacket) {
@@ -213,7 +217,7 @@ func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 		}
 	case binlogdata.VEventType_COMMIT, binlogdata.VEventType_ROLLBACK:
 		if !e.txn.skip && !e.filterTxn && e.txn.changes > 0 {
-			e.end(ev)
+			e.transactionEnd(ev)
 		}
 		out = e.endTxn(out)
 	case binlogdata.VEventType_DDL:
@@ -322,7 +326,7 @@ func (e *Encoder) closeEntry(start int) {
 	e.ents = append(e.ents, pendingEntry{end: len(e.pending), keyEnd: len(e.keys), body: body})
 }
 
-func (e *Encoder) begin(ev *binlogdata.VEvent) {
+func (e *Encoder) transactionBegin(ev *binlogdata.VEvent) {
 	start := e.openEntry(ev, canalpb.EntryType_TRANSACTIONBEGIN, header{})
 	b, sv := open(e.pending, entryStoreValue)
 	b = appendInt(b, beginThreadID, int64(ev.GetSource().GetThreadId()))
@@ -331,7 +335,7 @@ func (e *Encoder) begin(ev *binlogdata.VEvent) {
 	e.closeEntry(start)
 }
 
-func (e *Encoder) end(ev *binlogdata.VEvent) {
+func (e *Encoder) transactionEnd(ev *binlogdata.VEvent) {
 	start := e.openEntry(ev, canalpb.EntryType_TRANSACTIONEND, header{})
 	b, sv := open(e.pending, entryStoreValue)
 	b = protowire.AppendTag(b, endTransactionID, protowire.BytesType)

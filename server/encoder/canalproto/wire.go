@@ -2,9 +2,9 @@ package canalproto
 
 import "google.golang.org/protobuf/encoding/protowire"
 
-// The writers below append protobuf fields in field-number order and leave out proto3 zero
-// values, as proto.Marshal does, so the bytes equal the generated types' own encoding. Fields
-// inside a *_present oneof are written even when zero: that is what makes them present.
+// The writers below append protobuf fields in field-number order, as protobuf's Java runtime
+// (canal's) writes them, and leave out proto3 zero values. Fields inside a *_present oneof are
+// written even when zero: that is what makes them present.
 
 // All field numbers of the canal messages are below 16, so a tag is one byte.
 func tag(num protowire.Number, typ protowire.Type) byte { return byte(num)<<3 | byte(typ) }
