@@ -54,3 +54,25 @@ func TestLatin1(t *testing.T) {
 		t.Errorf("Latin1 = %q", got)
 	}
 }
+
+func TestSlab(t *testing.T) {
+	var s Slab
+	a := s.Bytes([]byte("abc"))
+	b := s.Bytes([]byte("def"))
+	// Appending to one slice must not write into the next.
+	a = append(a, 'X')
+	if string(a) != "abcX" || string(b) != "def" {
+		t.Fatalf("a=%q b=%q", a, b)
+	}
+	big := make([]byte, slabBlock)
+	if c := s.Bytes(big); len(c) != slabBlock || &c[0] == &big[0] {
+		t.Fatal("large copy")
+	}
+	if s.Bytes(nil) != nil {
+		t.Fatal("empty copy is not nil")
+	}
+	m1, m2 := s.Message(), s.Message()
+	if m1 == m2 {
+		t.Fatal("the same message twice")
+	}
+}

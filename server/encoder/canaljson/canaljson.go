@@ -6,6 +6,7 @@ package canaljson
 import (
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
@@ -28,10 +29,32 @@ type Encoder struct {
 	values   canal.Options
 	nextID   int64
 	tables   encoder.Tables
-	scratch  []byte
-	// sizeHint is the capacity a message starts with: the last one's size, so that a stream's
-	// messages are written without growing.
-	sizeHint int
+	// written caches what never changes in a table's messages.
+	written map[*encoder.Table]*tableText
+	// slab holds the messages and their bytes; buf is where a message is written first.
+	slab encoder.Slab
+	buf  []byte
+
+	// Scratch reused from message to message: the rendered values of the message's rows
+	// (text holds their bytes, spans locate them) and its sqlType codes.
+	text    []byte
+	spans   []span
+	sqlType []int
+	data    []int // start of each data row in spans
+	old     []int // start of each old row in spans
+}
+
+// span locates a rendered value in Encoder.text; end < 0 is NULL.
+type span struct{ off, end int32 }
+
+// tableText is the JSON of a table's message parts that depend only on its columns.
+type tableText struct {
+	// names are the quoted column names with their colon: "id":
+	names [][]byte
+	// pkNames is the pkNames array, or null.
+	pkNames []byte
+	// mysqlType is the mysqlType object.
+	mysqlType []byte
 }
 
 // New builds an encoder from the stream's options:
@@ -49,7 +72,7 @@ func New(p encoder.Params) (*Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Encoder{p: p, dts: profile == "dts", tables: encoder.Tables{}}
+	e := &Encoder{p: p, dts: profile == "dts", tables: encoder.Tables{}, written: map[*encoder.Table]*tableText{}}
 	rows, err := o.String("rows_per_message", "row", "row", "event")
 	if err != nil {
 		return nil, err
@@ -82,6 +105,9 @@ func New(p encoder.Params) (*Encoder, error) {
 func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
 	switch ev.GetType() {
 	case binlogdata.VEventType_FIELD:
+		if prev := e.tables[ev.GetFieldEvent().GetTableName()]; prev != nil {
+			delete(e.written, prev)
+		}
 		e.tables.Field(ev)
 	case binlogdata.VEventType_ROW:
 		return e.rows(out, ev)
@@ -99,17 +125,46 @@ func (e *Encoder) id() int64 {
 	return e.nextID
 }
 
-// message holds the members of one flat message.
+// message holds the members of one flat message; row values are in the Encoder's scratch.
 type message struct {
 	database, table, typ, sql string
-	pkNames                   []string
 	isDDL                     bool
 	es                        int64
-	fields                    []*query.Field
-	sqlType                   []int
-	data, old                 [][]*string // per row, per column (nil: NULL); old: nil row = absent
-	oldKeep                   [][]bool
-	hasOld                    bool
+	t                         *encoder.Table
+	tt                        *tableText
+}
+
+func (e *Encoder) tableText(t *encoder.Table) *tableText {
+	if tt := e.written[t]; tt != nil {
+		return tt
+	}
+	tt := &tableText{names: make([][]byte, len(t.Fields))}
+	for i, f := range t.Fields {
+		tt.names[i] = append(encoder.AppendJSONString(nil, f.GetName()), ':')
+	}
+	if len(t.PKNames) == 0 {
+		tt.pkNames = []byte("null")
+	} else {
+		tt.pkNames = append(tt.pkNames, '[')
+		for i, n := range t.PKNames {
+			if i > 0 {
+				tt.pkNames = append(tt.pkNames, ',')
+			}
+			tt.pkNames = encoder.AppendJSONString(tt.pkNames, n)
+		}
+		tt.pkNames = append(tt.pkNames, ']')
+	}
+	tt.mysqlType = append(tt.mysqlType, '{')
+	for i, f := range t.Fields {
+		if i > 0 {
+			tt.mysqlType = append(tt.mysqlType, ',')
+		}
+		tt.mysqlType = append(tt.mysqlType, tt.names[i]...)
+		tt.mysqlType = encoder.AppendJSONString(tt.mysqlType, e.values.MySQLType(f.GetColumnType()))
+	}
+	tt.mysqlType = append(tt.mysqlType, '}')
+	e.written[t] = tt
+	return tt
 }
 
 func (e *Encoder) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
@@ -121,11 +176,12 @@ func (e *Encoder) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	if ev.GetTimestamp() == 0 && !e.snapshot {
 		return out, nil
 	}
-	var m *message
+	var m message
+	open := false
 	flush := func() {
-		if m != nil {
-			out = append(out, e.finish(m))
-			m = nil
+		if open {
+			out = append(out, e.finish(&m))
+			open = false
 		}
 	}
 	for _, rc := range re.GetRowChanges() {
@@ -136,71 +192,64 @@ func (e *Encoder) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 		case rc.GetAfter() == nil:
 			typ = "DELETE"
 		}
-		if m == nil || !e.perEvent {
+		if !open || !e.perEvent {
 			flush()
-			m = &message{database: e.p.Database, table: re.GetTableName(), typ: typ, pkNames: t.PKNames,
-				es: canal.ExecuteTime(ev, e.p.Clock), fields: t.Fields, sqlType: make([]int, len(t.Fields))}
+			m = message{database: e.p.Database, table: re.GetTableName(), typ: typ, t: t, tt: e.tableText(t),
+				es: canal.ExecuteTime(ev, e.p.Clock)}
+			open = true
+			e.text, e.spans, e.data, e.old = e.text[:0], e.spans[:0], e.data[:0], e.old[:0]
+			e.sqlType = e.sqlType[:0]
+			for _, f := range t.Fields {
+				e.sqlType = append(e.sqlType, canal.SQLType(f, true))
+			}
 		}
 		image := rc.GetAfter()
 		if typ == "DELETE" {
 			image = rc.GetBefore()
 		}
-		row, err := e.render(t, image, m.sqlType)
-		if err != nil {
+		e.data = append(e.data, len(e.spans))
+		if err := e.render(t, image, true); err != nil {
 			return out, err
 		}
-		m.data = append(m.data, row)
 		if typ == "UPDATE" {
-			before, err := e.render(t, rc.GetBefore(), nil)
-			if err != nil {
+			e.old = append(e.old, len(e.spans))
+			if err := e.render(t, rc.GetBefore(), false); err != nil {
 				return out, err
 			}
-			keep := make([]bool, len(before))
-			for i := range before {
-				keep[i] = e.oldAll || !sameValue(before[i], row[i])
-			}
-			m.old = append(m.old, before)
-			m.oldKeep = append(m.oldKeep, keep)
-			m.hasOld = true
 		}
 	}
 	flush()
 	return out, nil
 }
 
-func sameValue(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-// render turns a row into canal's text values; when sqlType is given it also records each
+// render appends a row's canal text values to the scratch; with types it also records each
 // column's JDBC type code for the values (unsigned promotion depends on the value).
-func (e *Encoder) render(t *encoder.Table, r *query.Row, sqlType []int) ([]*string, error) {
-	vals := make([]*string, len(t.Fields))
+func (e *Encoder) render(t *encoder.Table, r *query.Row, types bool) error {
+	lengths, values := r.GetLengths(), r.GetValues()
 	off := int64(0)
 	for i, f := range t.Fields {
-		if i >= len(r.GetLengths()) {
-			break
+		if i >= len(lengths) || lengths[i] < 0 {
+			e.spans = append(e.spans, span{-1, -1})
+			continue
 		}
-		l := r.GetLengths()[i]
-		code := canal.SQLType(f, true)
-		if l >= 0 {
-			var err error
-			e.scratch, code, err = e.values.AppendValue(e.scratch[:0], f, t.Labels[i], r.GetValues()[off:off+l])
-			if err != nil {
-				return nil, fmt.Errorf("canal-json: %w", err)
-			}
-			off += l
-			text := string(e.scratch)
-			vals[i] = &text
+		l := lengths[i]
+		if off+l > int64(len(values)) {
+			return fmt.Errorf("canal-json: table %s: row values end inside column %s", t.Name, f.GetName())
 		}
-		if sqlType != nil {
-			sqlType[i] = code
+		start := len(e.text)
+		var code int
+		var err error
+		e.text, code, err = e.values.AppendValue(e.text, f, t.Labels[i], values[off:off+l])
+		if err != nil {
+			return fmt.Errorf("canal-json: %w", err)
+		}
+		off += l
+		e.spans = append(e.spans, span{int32(start), int32(len(e.text))})
+		if types {
+			e.sqlType[i] = code
 		}
 	}
-	return vals, nil
+	return nil
 }
 
 func (e *Encoder) ddl(ev *binlogdata.VEvent) *vstreamv1.EncodedMessage {
@@ -212,25 +261,17 @@ func (e *Encoder) ddl(ev *binlogdata.VEvent) *vstreamv1.EncodedMessage {
 
 // finish writes the message's JSON, members in canal's order.
 func (e *Encoder) finish(m *message) *vstreamv1.EncodedMessage {
-	b := make([]byte, 0, max(256, e.sizeHint))
-	b = append(b, `{"id":`...)
+	b := append(e.buf[:0], `{"id":`...)
 	b = strconv.AppendInt(b, e.id(), 10)
 	b = append(b, `,"database":`...)
 	b = encoder.AppendJSONString(b, m.database)
 	b = append(b, `,"table":`...)
 	b = encoder.AppendJSONString(b, m.table)
 	b = append(b, `,"pkNames":`...)
-	if m.isDDL || len(m.pkNames) == 0 {
+	if m.isDDL {
 		b = append(b, "null"...)
 	} else {
-		b = append(b, '[')
-		for i, n := range m.pkNames {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = encoder.AppendJSONString(b, n)
-		}
-		b = append(b, ']')
+		b = append(b, m.tt.pkNames...)
 	}
 	b = append(b, `,"isDdl":`...)
 	b = strconv.AppendBool(b, m.isDDL)
@@ -246,28 +287,20 @@ func (e *Encoder) finish(m *message) *vstreamv1.EncodedMessage {
 		b = append(b, `,"sqlType":null,"mysqlType":null,"data":null,"old":null`...)
 	} else {
 		b = append(b, `,"sqlType":{`...)
-		for i, f := range m.fields {
+		for i := range m.t.Fields {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = encoder.AppendJSONString(b, f.GetName())
-			b = append(b, ':')
-			b = strconv.AppendInt(b, int64(m.sqlType[i]), 10)
+			b = append(b, m.tt.names[i]...)
+			b = strconv.AppendInt(b, int64(e.sqlType[i]), 10)
 		}
-		b = append(b, `},"mysqlType":{`...)
-		for i, f := range m.fields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = encoder.AppendJSONString(b, f.GetName())
-			b = append(b, ':')
-			b = encoder.AppendJSONString(b, e.values.MySQLType(f.GetColumnType()))
-		}
-		b = append(b, `},"data":`...)
-		b = appendRows(b, m.fields, m.data, nil)
+		b = append(b, `},"mysqlType":`...)
+		b = append(b, m.tt.mysqlType...)
+		b = append(b, `,"data":`...)
+		b = e.appendRows(b, m.tt, e.data, nil)
 		b = append(b, `,"old":`...)
-		if m.hasOld {
-			b = appendRows(b, m.fields, m.old, m.oldKeep)
+		if len(e.old) > 0 {
+			b = e.appendRows(b, m.tt, e.old, e.data)
 		} else {
 			b = append(b, "null"...)
 		}
@@ -280,56 +313,70 @@ func (e *Encoder) finish(m *message) *vstreamv1.EncodedMessage {
 		}
 	}
 	b = append(b, '}')
-	e.sizeHint = len(b) + len(b)/8
-	msg := &vstreamv1.EncodedMessage{Format: Name, Value: b}
-	if !m.isDDL && len(m.pkNames) > 0 && len(m.data) > 0 {
-		msg.Key = e.key(m)
+	e.buf = b
+	msg := e.slab.Message()
+	msg.Format, msg.Value = Name, e.slab.Bytes(b)
+	if !m.isDDL && len(m.t.PK) > 0 && len(e.data) > 0 {
+		e.buf = e.key(e.buf[:0], m)
+		msg.Key = e.slab.Bytes(e.buf)
 	}
 	return msg
 }
 
 // key is a suggested partition key: the table and the first row's primary-key values.
-func (e *Encoder) key(m *message) []byte {
-	b := canal.AppendKey(nil, m.database, m.table)
-	for _, name := range m.pkNames {
-		for i, f := range m.fields {
-			if f.GetName() == name {
-				var v string
-				if s := m.data[0][i]; s != nil {
-					v = *s
-				}
-				b = canal.AppendKeyPart(b, v)
-			}
-		}
+func (e *Encoder) key(b []byte, m *message) []byte {
+	b = canal.AppendKey(b, m.database, m.table)
+	for _, i := range m.t.PK {
+		b = canal.AppendKeyPart(b, e.value(e.spans[e.data[0]+i]))
 	}
 	return b
 }
 
-func appendRows(b []byte, fields []*query.Field, rows [][]*string, keep [][]bool) []byte {
+// value is a rendered value's bytes (nil for NULL).
+func (e *Encoder) value(sp span) []byte {
+	if sp.end < 0 {
+		return nil
+	}
+	return e.text[sp.off:sp.end]
+}
+
+// appendRows writes rows starting at the given spans. With against (old rows of updates),
+// canal's profile leaves out the columns whose value equals the data row's.
+func (e *Encoder) appendRows(b []byte, tt *tableText, rows, against []int) []byte {
 	b = append(b, '[')
-	for r, row := range rows {
+	for r, at := range rows {
 		if r > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '{')
 		first := true
-		for i, v := range row {
-			if keep != nil && !keep[r][i] {
-				continue
+		for i := range tt.names {
+			sp := e.spans[at+i]
+			if against != nil && !e.oldAll {
+				if o := e.spans[against[r]+i]; (sp.end < 0) == (o.end < 0) && string(e.value(sp)) == string(e.value(o)) {
+					continue
+				}
 			}
 			if !first {
 				b = append(b, ',')
 			}
 			first = false
-			b = encoder.AppendJSONString(b, fields[i].GetName())
-			b = append(b, ':')
-			if v == nil {
+			b = append(b, tt.names[i]...)
+			if sp.end < 0 {
 				b = append(b, "null"...)
 			} else {
-				b = encoder.AppendJSONString(b, *v)
+				b = encoder.AppendJSONString(b, unsafeString(e.text[sp.off:sp.end]))
 			}
 		}
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// unsafeString views bytes as a string for reading only.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
