@@ -20,15 +20,17 @@ type JSONSerializer struct {
 
 	cache map[*Schema]*cachedSchema
 	names map[*Schema][]string
+	// slab holds the messages and their bytes; buf is where a document is written first.
+	slab encoder.Slab
+	buf  []byte
 	// markMsg and markAt locate the source.snapshot value of the latest snapshot read.
 	markMsg *vstreamv1.EncodedMessage
 	markAt  int
 }
 
-// cachedSchema is a schema's JSON and the size of the last document that used it.
+// cachedSchema is a schema's JSON.
 type cachedSchema struct {
 	json []byte
-	hint int
 }
 
 // maxCachedSchemas bounds the cache; schemas are rebuilt on every FIELD event.
@@ -36,9 +38,10 @@ const maxCachedSchemas = 1024
 
 // Serialize implements Serializer.
 func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error) {
-	m := &vstreamv1.EncodedMessage{Format: j.Format, Topic: r.Topic}
+	m := j.slab.Message()
+	m.Format, m.Topic = j.Format, r.Topic
 	if r.KeySchema != nil {
-		m.Key = j.document(r.KeySchema, r.Key)
+		m.Key = j.slab.Bytes(j.document(r.KeySchema, r.Key))
 	}
 	if r.ValueSchema == nil {
 		m.Tombstone = true
@@ -50,7 +53,7 @@ func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error)
 			}
 		}
 		w := jsonWriter{keys: j.keys(), mark: mark, markAt: -1}
-		m.Value = j.documentWith(&w, r.ValueSchema, r.Value)
+		m.Value = j.slab.Bytes(j.documentWith(&w, r.ValueSchema, r.Value))
 		if r.Snapshot {
 			j.markMsg, j.markAt = m, w.markAt
 		}
@@ -99,7 +102,8 @@ func (j *JSONSerializer) documentWith(w *jsonWriter, s *Schema, v Value) []byte 
 		}
 		j.cache[s] = c
 	}
-	b := make([]byte, 0, c.hint+c.hint/8+64)
+	// The document is written into the scratch buffer; the caller copies it out.
+	b := j.buf[:0]
 	if j.Schemas {
 		b = append(b, `{"schema":`...)
 		b = append(b, c.json...)
@@ -109,7 +113,7 @@ func (j *JSONSerializer) documentWith(w *jsonWriter, s *Schema, v Value) []byte 
 	if j.Schemas {
 		b = append(b, '}')
 	}
-	c.hint = len(b)
+	j.buf = b
 	return b
 }
 
