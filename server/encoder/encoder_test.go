@@ -3,6 +3,7 @@ package encoder
 import (
 	"math"
 	"testing"
+	"unsafe"
 )
 
 func TestAppendJavaFloat(t *testing.T) {
@@ -75,4 +76,31 @@ func TestSlab(t *testing.T) {
 	if m1 == m2 {
 		t.Fatal("the same message twice")
 	}
+}
+
+func TestSlabBuffer(t *testing.T) {
+	var s Slab
+	a := s.Commit(append(s.Buffer(8), "first"...))
+	b := s.Commit(append(s.Buffer(8), "second"...))
+	if string(a) != "first" || string(b) != "second" || cap(a) != len(a) {
+		t.Fatalf("a=%q b=%q cap(a)=%d", a, b, cap(a))
+	}
+	// b follows a in the same block.
+	if !adjacent(a, b) {
+		t.Error("second message is not next to the first in the block")
+	}
+	// A message bigger than the room left moves out; the block keeps its room.
+	big := s.Commit(append(s.Buffer(1), make([]byte, slabBlock)...))
+	c := s.Commit(append(s.Buffer(8), "third"...))
+	if len(big) != slabBlock || string(c) != "third" || !adjacent(b, c) {
+		t.Errorf("after a large message: c=%q", c)
+	}
+	if string(a)+string(b) != "firstsecond" {
+		t.Error("earlier messages changed")
+	}
+}
+
+// adjacent reports whether b starts right where a ends.
+func adjacent(a, b []byte) bool {
+	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(a)), len(a)) == unsafe.Pointer(unsafe.SliceData(b))
 }

@@ -1,6 +1,10 @@
 package encoder
 
-import vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+import (
+	"unsafe"
+
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+)
 
 // slabBlock is the size of the blocks a Slab carves: large enough that a batch of typical
 // messages costs a handful of allocations, small enough that a block pinned by one slow
@@ -40,4 +44,26 @@ func (s *Slab) Message() *vstreamv1.EncodedMessage {
 	m := &s.msgs[0]
 	s.msgs = s.msgs[1:]
 	return m
+}
+
+// Buffer returns an empty slice to append a message of about hint bytes to, in place in the
+// current block when it has room. Pass the result to Commit.
+func (s *Slab) Buffer(hint int) []byte {
+	if hint > cap(s.buf)-len(s.buf) {
+		if hint > slabBlock/4 {
+			return make([]byte, 0, hint+hint/8)
+		}
+		s.buf = make([]byte, 0, slabBlock)
+	}
+	return s.buf[len(s.buf):len(s.buf)]
+}
+
+// Commit takes back a slice from Buffer, now holding a message, and returns it capped. A
+// message that outgrew the block's room was moved by append and keeps its own array.
+func (s *Slab) Commit(b []byte) []byte {
+	free := s.buf[len(s.buf):cap(s.buf)]
+	if len(b) > 0 && len(free) > 0 && unsafe.SliceData(b) == unsafe.SliceData(free) {
+		s.buf = s.buf[:len(s.buf)+len(b)]
+	}
+	return b[:len(b):len(b)]
 }

@@ -28,9 +28,10 @@ type JSONSerializer struct {
 	markAt  int
 }
 
-// cachedSchema is a schema's JSON.
+// cachedSchema is a schema's JSON and the size of the last document that used it.
 type cachedSchema struct {
 	json []byte
+	hint int
 }
 
 // maxCachedSchemas bounds the cache; schemas are rebuilt on every FIELD event.
@@ -41,7 +42,8 @@ func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error)
 	m := j.slab.Message()
 	m.Format, m.Topic = j.Format, r.Topic
 	if r.KeySchema != nil {
-		m.Key = j.slab.Bytes(j.document(r.KeySchema, r.Key))
+		w := jsonWriter{keys: j.keys(), markAt: -1}
+		m.Key = j.slabDocument(&w, r.KeySchema, r.Key)
 	}
 	if r.ValueSchema == nil {
 		m.Tombstone = true
@@ -53,7 +55,7 @@ func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error)
 			}
 		}
 		w := jsonWriter{keys: j.keys(), mark: mark, markAt: -1}
-		m.Value = j.slab.Bytes(j.documentWith(&w, r.ValueSchema, r.Value))
+		m.Value = j.slabDocument(&w, r.ValueSchema, r.Value)
 		if r.Snapshot {
 			j.markMsg, j.markAt = m, w.markAt
 		}
@@ -79,7 +81,16 @@ func (j *JSONSerializer) MarkLast(m *vstreamv1.EncodedMessage) error {
 
 func (j *JSONSerializer) document(s *Schema, v Value) []byte {
 	w := jsonWriter{keys: j.keys(), markAt: -1}
-	return j.documentWith(&w, s, v)
+	j.buf = j.documentWith(j.buf[:0], &w, s, v)
+	return j.buf
+}
+
+// slabDocument writes a document straight into the slab.
+func (j *JSONSerializer) slabDocument(w *jsonWriter, s *Schema, v Value) []byte {
+	c := j.schema(s)
+	b := j.slab.Commit(j.documentWith(j.slab.Buffer(c.hint+c.hint/8+64), w, s, v))
+	c.hint = len(b)
+	return b
 }
 
 // keys returns the member-name cache, emptied with the schema cache.
@@ -90,7 +101,7 @@ func (j *JSONSerializer) keys() map[*Schema][]string {
 	return j.names
 }
 
-func (j *JSONSerializer) documentWith(w *jsonWriter, s *Schema, v Value) []byte {
+func (j *JSONSerializer) schema(s *Schema) *cachedSchema {
 	if j.cache == nil || len(j.cache) > maxCachedSchemas {
 		j.cache = map[*Schema]*cachedSchema{}
 	}
@@ -102,8 +113,12 @@ func (j *JSONSerializer) documentWith(w *jsonWriter, s *Schema, v Value) []byte 
 		}
 		j.cache[s] = c
 	}
-	// The document is written into the scratch buffer; the caller copies it out.
-	b := j.buf[:0]
+	return c
+}
+
+// documentWith appends a document to b.
+func (j *JSONSerializer) documentWith(b []byte, w *jsonWriter, s *Schema, v Value) []byte {
+	c := j.schema(s)
 	if j.Schemas {
 		b = append(b, `{"schema":`...)
 		b = append(b, c.json...)
@@ -113,7 +128,6 @@ func (j *JSONSerializer) documentWith(w *jsonWriter, s *Schema, v Value) []byte 
 	if j.Schemas {
 		b = append(b, '}')
 	}
-	j.buf = b
 	return b
 }
 
