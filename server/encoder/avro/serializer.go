@@ -1,0 +1,238 @@
+package avro
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	hamba "github.com/hamba/avro/v2"
+
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium"
+)
+
+// Serializer renders Debezium records as Confluent's AvroConverter does, and keeps the stream's
+// schema registry: the ids it gave schemas and the subjects it announced. The schema messages
+// a record needs are not returned by Serialize (it returns one message) but held until Place
+// puts them in front of the record.
+type Serializer struct {
+	format     string
+	fieldNames bool
+
+	// plans holds the plan of each Connect schema seen; byText the plan of each distinct Avro
+	// schema, which is the registry: its plans carry the ids.
+	plans  map[*debezium.Schema]*plan
+	byText map[string]*plan
+	nextID int32
+	// announced is the id each subject's records use now.
+	announced map[subject]int32
+	// pending are schema messages waiting for the record they precede to be sent.
+	pending []pendingSchemas
+
+	w writer
+	// markMsg and markAt locate the source.snapshot text of the latest snapshot read.
+	markMsg *vstreamv1.EncodedMessage
+	markAt  int
+}
+
+// plan is one Avro schema of the stream.
+type plan struct {
+	id   int32
+	text string
+	root *node
+}
+
+// subject is a topic's key or value subject.
+type subject struct {
+	topic string
+	value bool
+}
+
+func (s subject) String() string {
+	if s.value {
+		return s.topic + "-value"
+	}
+	return s.topic + "-key"
+}
+
+type pendingSchemas struct {
+	record *vstreamv1.EncodedMessage
+	msgs   []*vstreamv1.EncodedMessage
+}
+
+// maxCachedPlans bounds plans: every FIELD event makes new Connect schemas, mostly equal to
+// earlier ones, whose plans are found again through their text.
+const maxCachedPlans = 1024
+
+// NewSerializer makes the serializer of a stream whose messages are of format; fieldNames
+// makes field names Avro-safe.
+func NewSerializer(format string, fieldNames bool) *Serializer {
+	return &Serializer{format: format, fieldNames: fieldNames, plans: map[*debezium.Schema]*plan{},
+		byText: map[string]*plan{}, announced: map[subject]int32{}}
+}
+
+// plan returns the plan of a Connect schema, giving its Avro schema an id when it is new.
+func (s *Serializer) plan(cs *debezium.Schema) (*plan, error) {
+	if p := s.plans[cs]; p != nil {
+		return p, nil
+	}
+	text, root, err := convert(cs, s.fieldNames)
+	if err != nil {
+		return nil, fmt.Errorf("avro: schema %s: %w", cs.Name, err)
+	}
+	p := s.byText[text]
+	if p == nil {
+		// Checked once per distinct schema, with a cache of its own so that names of other
+		// schemas (or earlier versions of this one) play no part.
+		if _, err := hamba.ParseWithCache(text, "", &hamba.SchemaCache{}); err != nil {
+			return nil, fmt.Errorf("avro: schema %s is not valid Avro: %w", cs.Name, err)
+		}
+		markSnapshot(cs, root)
+		s.nextID++
+		p = &plan{id: s.nextID, text: text, root: root}
+		s.byText[text] = p
+	}
+	if len(s.plans) >= maxCachedPlans {
+		clear(s.plans)
+	}
+	s.plans[cs] = p
+	return p, nil
+}
+
+// markSnapshot marks source.snapshot in a struct with a Debezium source block.
+func markSnapshot(cs *debezium.Schema, root *node) {
+	if cs.Type != debezium.Struct {
+		return
+	}
+	i := cs.Field("source")
+	if i < 0 || cs.Fields[i].Schema.Type != debezium.Struct {
+		return
+	}
+	if j := cs.Fields[i].Schema.Field("snapshot"); j >= 0 && root.fields[i].fields[j].kind == kString {
+		root.fields[i].fields[j].mark = true
+	}
+}
+
+// announce appends the schema message of a subject to msgs when its records did not use p yet.
+func (s *Serializer) announce(msgs []*vstreamv1.EncodedMessage, p *plan, sub subject) []*vstreamv1.EncodedMessage {
+	if id, ok := s.announced[sub]; ok && id == p.id {
+		return msgs
+	}
+	s.announced[sub] = p.id
+	return append(msgs, &vstreamv1.EncodedMessage{Format: s.format, Topic: sub.topic, Value: []byte(p.text),
+		Headers: map[string]string{HeaderMessage: MessageSchema, HeaderSchemaID: strconv.Itoa(int(p.id)), HeaderSubject: sub.String()}})
+}
+
+// frame appends the Confluent wire header: magic byte 0, then the schema id.
+func frame(b []byte, id int32) []byte {
+	return append(b, 0, byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
+}
+
+// Serialize implements debezium.Serializer.
+func (s *Serializer) Serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, error) {
+	var schemas []*vstreamv1.EncodedMessage
+	w := &s.w
+	w.buf, w.mark, w.markAt = w.buf[:0], false, -1
+	keyLen := 0
+	if r.KeySchema != nil {
+		p, err := s.plan(r.KeySchema)
+		if err != nil {
+			return nil, err
+		}
+		schemas = s.announce(schemas, p, subject{r.Topic, false})
+		w.buf = frame(w.buf, p.id)
+		if err := w.value(p.root, &r.Key); err != nil {
+			return nil, fmt.Errorf("avro: key of %s: %w", r.Topic, err)
+		}
+		keyLen = len(w.buf)
+	}
+	if r.ValueSchema != nil {
+		p, err := s.plan(r.ValueSchema)
+		if err != nil {
+			return nil, err
+		}
+		schemas = s.announce(schemas, p, subject{r.Topic, true})
+		w.buf = frame(w.buf, p.id)
+		w.mark = r.Snapshot
+		if err := w.value(p.root, &r.Value); err != nil {
+			return nil, fmt.Errorf("avro: value of %s: %w", r.Topic, err)
+		}
+	}
+	// Key and value share one exact-size allocation.
+	b := make([]byte, len(w.buf))
+	copy(b, w.buf)
+	m := &vstreamv1.EncodedMessage{Format: s.format, Topic: r.Topic}
+	if keyLen > 0 {
+		m.Key = b[:keyLen:keyLen]
+	}
+	if r.ValueSchema == nil {
+		m.Tombstone = true
+	} else {
+		m.Value = b[keyLen:]
+	}
+	if r.Snapshot {
+		s.markMsg, s.markAt = m, -1
+		if w.markAt >= 0 {
+			s.markAt = w.markAt - keyLen
+		}
+	}
+	if len(r.Headers) > 0 {
+		m.Headers = make(map[string]string, len(r.Headers))
+		for _, h := range r.Headers {
+			m.Headers[h.Key] = string(debezium.AppendValueJSON(nil, h.Schema, h.Value))
+		}
+	}
+	if len(schemas) > 0 {
+		s.pending = append(s.pending, pendingSchemas{record: m, msgs: schemas})
+	}
+	return m, nil
+}
+
+// MarkLast implements debezium.Serializer: the snapshot marker "true" becomes "last", which
+// has the same length.
+func (s *Serializer) MarkLast(m *vstreamv1.EncodedMessage) error {
+	const n = len(debezium.SnapshotTrue)
+	if m != s.markMsg || s.markAt < 0 || s.markAt+n > len(m.Value) || string(m.Value[s.markAt:s.markAt+n]) != debezium.SnapshotTrue {
+		return errors.New("avro: the snapshot read to mark as last was not the latest")
+	}
+	copy(m.Value[s.markAt:], debezium.SnapshotLast)
+	s.markMsg = nil
+	return nil
+}
+
+// Place puts the schema messages of the records in out[n:] in front of them. Records hold
+// back the latest snapshot read until they know whether it was the last, so its schema
+// messages wait with it.
+func (s *Serializer) Place(out []*vstreamv1.EncodedMessage, n int) []*vstreamv1.EncodedMessage {
+	if len(s.pending) == 0 {
+		return out
+	}
+	extra := 0
+	for _, m := range out[n:] {
+		if i := s.pendingFor(m); i >= 0 {
+			extra += len(s.pending[i].msgs)
+		}
+	}
+	if extra == 0 {
+		return out
+	}
+	tail := make([]*vstreamv1.EncodedMessage, 0, len(out)-n+extra)
+	for _, m := range out[n:] {
+		if i := s.pendingFor(m); i >= 0 {
+			tail = append(tail, s.pending[i].msgs...)
+			s.pending = slices.Delete(s.pending, i, i+1)
+		}
+		tail = append(tail, m)
+	}
+	return append(out[:n], tail...)
+}
+
+func (s *Serializer) pendingFor(m *vstreamv1.EncodedMessage) int {
+	for i := range s.pending {
+		if s.pending[i].record == m {
+			return i
+		}
+	}
+	return -1
+}

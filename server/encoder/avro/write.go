@@ -1,0 +1,137 @@
+package avro
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/vstream-cdc/vstream/server/encoder/debezium"
+)
+
+// kind is the Avro type a plan node writes.
+type kind uint8
+
+const (
+	kInt kind = iota
+	kLong
+	kFloat
+	kDouble
+	kBool
+	kString
+	kBytes
+	kRecord
+	kArray
+)
+
+var kindNames = [...]string{kInt: "int", kLong: "long", kFloat: "float", kDouble: "double", kBool: "boolean",
+	kString: "string", kBytes: "bytes", kRecord: "record", kArray: "array"}
+
+// wantKind is the Connect value kind each node kind writes.
+var wantKind = [...]debezium.Kind{kInt: debezium.KindInt, kLong: debezium.KindInt, kFloat: debezium.KindFloat,
+	kDouble: debezium.KindFloat, kBool: debezium.KindBool, kString: debezium.KindString, kBytes: debezium.KindBytes,
+	kRecord: debezium.KindStruct, kArray: debezium.KindArray}
+
+// Where null sits in an optional schema's union.
+const (
+	required  = iota
+	nullFirst // ["null", T]: null is branch 0
+	nullLast  // [T, "null"]: T is branch 0
+)
+
+// node is a compiled schema: how one value is written.
+type node struct {
+	kind  kind
+	union uint8
+	// fields are a record's fields in order; items an array's element.
+	fields []*node
+	items  *node
+	// names are a record's field names, for errors.
+	names []string
+	// mark is set on source.snapshot of a record's source block, whose text MarkLast rewrites.
+	mark bool
+}
+
+// writer writes Avro binary.
+type writer struct {
+	buf []byte
+	// mark asks for the offset of the marked string's bytes, noted in markAt (-1: none).
+	mark   bool
+	markAt int
+}
+
+// value appends the Avro encoding of v, a value of the schema n was compiled from.
+func (w *writer) value(n *node, v *debezium.Value) error {
+	switch n.union {
+	case nullFirst:
+		if v.Kind == debezium.KindNull {
+			w.buf = append(w.buf, 0)
+			return nil
+		}
+		w.buf = append(w.buf, 2)
+	case nullLast:
+		if v.Kind == debezium.KindNull {
+			w.buf = append(w.buf, 2)
+			return nil
+		}
+		w.buf = append(w.buf, 0)
+	}
+	if v.Kind != wantKind[n.kind] {
+		if v.Kind == debezium.KindNull {
+			return fmt.Errorf("null for a required %s", kindNames[n.kind])
+		}
+		return fmt.Errorf("value of kind %d for an Avro %s", v.Kind, kindNames[n.kind])
+	}
+	switch n.kind {
+	case kInt:
+		if v.I != int64(int32(v.I)) {
+			return fmt.Errorf("%d does not fit an Avro int", v.I)
+		}
+		w.buf = appendLong(w.buf, v.I)
+	case kLong:
+		w.buf = appendLong(w.buf, v.I)
+	case kFloat:
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(float32(v.F)))
+	case kDouble:
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v.F))
+	case kBool:
+		w.buf = append(w.buf, byte(v.I&1))
+	case kString, kBytes:
+		w.buf = appendLong(w.buf, int64(len(v.B)))
+		if n.mark && w.mark {
+			w.markAt = len(w.buf)
+		}
+		w.buf = append(w.buf, v.B...)
+	case kRecord:
+		for i, f := range n.fields {
+			fv := &debezium.Null
+			if i < len(v.Fields) {
+				fv = &v.Fields[i]
+			}
+			if err := w.value(f, fv); err != nil {
+				return fmt.Errorf("%s: %w", n.names[i], err)
+			}
+		}
+	case kArray:
+		// One block of all the items, then the empty block that ends the array.
+		if len(v.Fields) > 0 {
+			w.buf = appendLong(w.buf, int64(len(v.Fields)))
+			for i := range v.Fields {
+				if err := w.value(n.items, &v.Fields[i]); err != nil {
+					return err
+				}
+			}
+		}
+		w.buf = append(w.buf, 0)
+	}
+	return nil
+}
+
+// appendLong appends an Avro int or long: zigzag, then a little-endian base-128 varint.
+func appendLong(b []byte, v int64) []byte {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	for u >= 0x80 {
+		b = append(b, byte(u)|0x80)
+		u >>= 7
+	}
+	return append(b, byte(u))
+}
