@@ -9,6 +9,7 @@ import (
 	hamba "github.com/hamba/avro/v2"
 
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/debezium"
 )
 
@@ -30,10 +31,23 @@ type Serializer struct {
 	// pending are schema messages waiting for the record they precede to be sent.
 	pending []pendingSchemas
 
+	// last remembers, for keys and values, the schema and topic of the latest record and the
+	// plan they were found to use, announced: rows of one table mostly follow each other.
+	last [2]lastUse
+
 	w writer
+	// slab holds the messages and their bytes; hint is the size of the latest record.
+	slab encoder.Slab
+	hint int
 	// markMsg and markAt locate the source.snapshot text of the latest snapshot read.
 	markMsg *vstreamv1.EncodedMessage
 	markAt  int
+}
+
+type lastUse struct {
+	schema *debezium.Schema
+	topic  string
+	plan   *plan
 }
 
 // plan is one Avro schema of the stream.
@@ -114,14 +128,30 @@ func markSnapshot(cs *debezium.Schema, root *node) {
 	}
 }
 
-// announce appends the schema message of a subject to msgs when its records did not use p yet.
-func (s *Serializer) announce(msgs []*vstreamv1.EncodedMessage, p *plan, sub subject) []*vstreamv1.EncodedMessage {
-	if id, ok := s.announced[sub]; ok && id == p.id {
-		return msgs
+// use returns the plan of a record's key (value false) or value schema, and appends to msgs
+// the schema message of its subject when the subject's records did not use that plan yet.
+func (s *Serializer) use(msgs []*vstreamv1.EncodedMessage, cs *debezium.Schema, topic string, value bool) (*plan, []*vstreamv1.EncodedMessage, error) {
+	l := &s.last[0]
+	if value {
+		l = &s.last[1]
 	}
-	s.announced[sub] = p.id
-	return append(msgs, &vstreamv1.EncodedMessage{Format: s.format, Topic: sub.topic, Value: []byte(p.text),
-		Headers: map[string]string{HeaderMessage: MessageSchema, HeaderSchemaID: strconv.Itoa(int(p.id)), HeaderSubject: sub.String()}})
+	if l.schema == cs && l.topic == topic {
+		return l.plan, msgs, nil
+	}
+	p, err := s.plan(cs)
+	if err != nil {
+		return nil, msgs, err
+	}
+	sub := subject{topic, value}
+	if id, ok := s.announced[sub]; !ok || id != p.id {
+		s.announced[sub] = p.id
+		// A subject's plan changed: what last remembers may be stale.
+		s.last = [2]lastUse{}
+		msgs = append(msgs, &vstreamv1.EncodedMessage{Format: s.format, Topic: topic, Value: []byte(p.text),
+			Headers: map[string]string{HeaderMessage: MessageSchema, HeaderSchemaID: strconv.Itoa(int(p.id)), HeaderSubject: sub.String()}})
+	}
+	*l = lastUse{schema: cs, topic: topic, plan: p}
+	return p, msgs, nil
 }
 
 // frame appends the Confluent wire header: magic byte 0, then the schema id.
@@ -133,14 +163,14 @@ func frame(b []byte, id int32) []byte {
 func (s *Serializer) Serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, error) {
 	var schemas []*vstreamv1.EncodedMessage
 	w := &s.w
-	w.buf, w.mark, w.markAt = w.buf[:0], false, -1
+	w.buf, w.mark, w.markAt = s.slab.Buffer(s.hint), false, -1
 	keyLen := 0
 	if r.KeySchema != nil {
-		p, err := s.plan(r.KeySchema)
+		p, msgs, err := s.use(schemas, r.KeySchema, r.Topic, false)
 		if err != nil {
 			return nil, err
 		}
-		schemas = s.announce(schemas, p, subject{r.Topic, false})
+		schemas = msgs
 		w.buf = frame(w.buf, p.id)
 		if err := w.value(p.root, &r.Key); err != nil {
 			return nil, fmt.Errorf("avro: key of %s: %w", r.Topic, err)
@@ -148,21 +178,23 @@ func (s *Serializer) Serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, e
 		keyLen = len(w.buf)
 	}
 	if r.ValueSchema != nil {
-		p, err := s.plan(r.ValueSchema)
+		p, msgs, err := s.use(schemas, r.ValueSchema, r.Topic, true)
 		if err != nil {
 			return nil, err
 		}
-		schemas = s.announce(schemas, p, subject{r.Topic, true})
+		schemas = msgs
 		w.buf = frame(w.buf, p.id)
 		w.mark = r.Snapshot
 		if err := w.value(p.root, &r.Value); err != nil {
 			return nil, fmt.Errorf("avro: value of %s: %w", r.Topic, err)
 		}
 	}
-	// Key and value share one exact-size allocation.
-	b := make([]byte, len(w.buf))
-	copy(b, w.buf)
-	m := &vstreamv1.EncodedMessage{Format: s.format, Topic: r.Topic}
+	// Key and value share the bytes written in place in the slab.
+	b := s.slab.Commit(w.buf)
+	w.buf = nil
+	s.hint = len(b) + len(b)/8
+	m := s.slab.Message()
+	m.Format, m.Topic = s.format, r.Topic
 	if keyLen > 0 {
 		m.Key = b[:keyLen:keyLen]
 	}

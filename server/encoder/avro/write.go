@@ -42,8 +42,9 @@ const (
 type node struct {
 	kind  kind
 	union uint8
-	// fields are a record's fields in order; items an array's element.
-	fields []*node
+	// fields are a record's fields in order (kept in line, for locality); items an array's
+	// element.
+	fields []node
 	items  *node
 	// names are a record's field names, for errors.
 	names []string
@@ -76,41 +77,11 @@ func (w *writer) value(n *node, v *debezium.Value) error {
 		w.buf = append(w.buf, 0)
 	}
 	if v.Kind != wantKind[n.kind] {
-		if v.Kind == debezium.KindNull {
-			return fmt.Errorf("null for a required %s", kindNames[n.kind])
-		}
-		return fmt.Errorf("value of kind %d for an Avro %s", v.Kind, kindNames[n.kind])
+		return kindError(n, v)
 	}
 	switch n.kind {
-	case kInt:
-		if v.I != int64(int32(v.I)) {
-			return fmt.Errorf("%d does not fit an Avro int", v.I)
-		}
-		w.buf = appendLong(w.buf, v.I)
-	case kLong:
-		w.buf = appendLong(w.buf, v.I)
-	case kFloat:
-		w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(float32(v.F)))
-	case kDouble:
-		w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v.F))
-	case kBool:
-		w.buf = append(w.buf, byte(v.I&1))
-	case kString, kBytes:
-		w.buf = appendLong(w.buf, int64(len(v.B)))
-		if n.mark && w.mark {
-			w.markAt = len(w.buf)
-		}
-		w.buf = append(w.buf, v.B...)
 	case kRecord:
-		for i, f := range n.fields {
-			fv := &debezium.Null
-			if i < len(v.Fields) {
-				fv = &v.Fields[i]
-			}
-			if err := w.value(f, fv); err != nil {
-				return fmt.Errorf("%s: %w", n.names[i], err)
-			}
-		}
+		return w.fields(n, v.Fields)
 	case kArray:
 		// One block of all the items, then the empty block that ends the array.
 		if len(v.Fields) > 0 {
@@ -122,8 +93,82 @@ func (w *writer) value(n *node, v *debezium.Value) error {
 			}
 		}
 		w.buf = append(w.buf, 0)
+		return nil
+	}
+	return w.primitive(n, v)
+}
+
+// fields appends a record's fields. Primitive fields, most of them, are written here rather
+// than through value: a row is mostly primitives, and the calls would cost more than the
+// writes.
+func (w *writer) fields(n *node, vals []debezium.Value) error {
+	for i := range n.fields {
+		f := &n.fields[i]
+		v := &debezium.Null
+		if i < len(vals) {
+			v = &vals[i]
+		}
+		if f.kind == kRecord || f.kind == kArray {
+			if err := w.value(f, v); err != nil {
+				return fmt.Errorf("%s: %w", n.names[i], err)
+			}
+			continue
+		}
+		switch f.union {
+		case nullFirst:
+			if v.Kind == debezium.KindNull {
+				w.buf = append(w.buf, 0)
+				continue
+			}
+			w.buf = append(w.buf, 2)
+		case nullLast:
+			if v.Kind == debezium.KindNull {
+				w.buf = append(w.buf, 2)
+				continue
+			}
+			w.buf = append(w.buf, 0)
+		}
+		if v.Kind != wantKind[f.kind] {
+			return fmt.Errorf("%s: %w", n.names[i], kindError(f, v))
+		}
+		if err := w.primitive(f, v); err != nil {
+			return fmt.Errorf("%s: %w", n.names[i], err)
+		}
 	}
 	return nil
+}
+
+// primitive appends a value of a primitive node whose kind matches it.
+func (w *writer) primitive(n *node, v *debezium.Value) error {
+	switch n.kind {
+	case kString, kBytes:
+		w.buf = appendLong(w.buf, int64(len(v.B)))
+		if n.mark && w.mark {
+			w.markAt = len(w.buf)
+		}
+		w.buf = append(w.buf, v.B...)
+	case kLong:
+		w.buf = appendLong(w.buf, v.I)
+	case kInt:
+		if v.I != int64(int32(v.I)) {
+			return fmt.Errorf("%d does not fit an Avro int", v.I)
+		}
+		w.buf = appendLong(w.buf, v.I)
+	case kFloat:
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(float32(v.F)))
+	case kDouble:
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v.F))
+	case kBool:
+		w.buf = append(w.buf, byte(v.I&1))
+	}
+	return nil
+}
+
+func kindError(n *node, v *debezium.Value) error {
+	if v.Kind == debezium.KindNull {
+		return fmt.Errorf("null for a required %s", kindNames[n.kind])
+	}
+	return fmt.Errorf("value of kind %d for an Avro %s", v.Kind, kindNames[n.kind])
 }
 
 // appendLong appends an Avro int or long: zigzag, then a little-endian base-128 varint.
