@@ -6,11 +6,15 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	canalpb "github.com/vstream-cdc/vstream/gen/canal"
-	"github.com/vstream-cdc/vstream/gen/query"
-	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
+)
+
+// Shared test helpers.
+var (
+	row    = encodertest.Row
+	encode = encodertest.Encode
 )
 
 // clockMs is the encode time tests give encoders.
@@ -18,41 +22,7 @@ const clockMs = 1700000000123
 
 func newEncoder(t testing.TB, opts map[string]string) *Encoder {
 	t.Helper()
-	o := encoder.NewOptions(opts)
-	e, err := New(encoder.Params{Options: o, Database: "shop", Flavor: "mariadb", Clock: func() time.Time { return time.UnixMilli(clockMs) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Unknown(); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-func row(vals ...any) *query.Row {
-	r := &query.Row{}
-	for _, v := range vals {
-		if v == nil {
-			r.Lengths = append(r.Lengths, -1)
-			continue
-		}
-		s := v.(string)
-		r.Lengths = append(r.Lengths, int64(len(s)))
-		r.Values = append(r.Values, s...)
-	}
-	return r
-}
-
-func encode(t testing.TB, e *Encoder, evs ...*binlogdata.VEvent) []*vstreamv1.EncodedMessage {
-	t.Helper()
-	var out []*vstreamv1.EncodedMessage
-	for _, ev := range evs {
-		var err error
-		if out, err = e.Encode(out, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
+	return encodertest.New(t, New, encoder.Params{Database: "shop", Flavor: "mariadb", Clock: func() time.Time { return time.UnixMilli(clockMs) }}, opts)
 }
 
 // decoded is one entry read back with the generated types.

@@ -3,13 +3,13 @@ package canalproto_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/canalproto"
+	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
 )
 
 // specField is a field of the format spec's tables: varint (int32, int64, bool, enum) or
@@ -108,12 +108,7 @@ func checkSpec(t *testing.T, path, name string, fs []*rawField, seen map[string]
 
 func testEncoder(t *testing.T, opts map[string]string) *canalproto.Encoder {
 	t.Helper()
-	o := encoder.NewOptions(opts)
-	e, err := canalproto.New(encoder.Params{Options: o, Database: "shop", Clock: func() time.Time { return time.UnixMilli(1700000000999) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return encodertest.New(t, canalproto.New, encoder.Params{Database: "shop", Clock: encodertest.Clock(1700000000999)}, opts)
 }
 
 func cells(vals ...any) *query.Row {

@@ -13,58 +13,29 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
-	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
+)
+
+// Shared test helpers.
+var (
+	row       = encodertest.Row
+	encodeAll = encodertest.Encode
 )
 
 // newEncoder builds an encoder with a fixed clock, failing on unknown options.
 func newEncoder(t testing.TB, p encoder.Params, opts map[string]string) *Encoder {
 	t.Helper()
-	p.Options = encoder.NewOptions(opts)
 	if p.Clock == nil {
-		p.Clock = func() time.Time { return time.UnixMilli(1_700_000_000_123) }
+		p.Clock = encodertest.Clock(1_700_000_000_123)
 	}
 	if p.Keyspace == "" {
 		p.Keyspace = "ks"
 	}
-	e, err := New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Options.Unknown(); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return encodertest.New(t, New, p, opts)
 }
 
 func clockAt(ms int64) func() time.Time { return func() time.Time { return time.UnixMilli(ms) } }
-
-// row builds a query.Row from cells: a string is a value, nil is NULL.
-func row(vals ...any) *query.Row {
-	r := &query.Row{}
-	for _, v := range vals {
-		if v == nil {
-			r.Lengths = append(r.Lengths, -1)
-			continue
-		}
-		s := v.(string)
-		r.Lengths = append(r.Lengths, int64(len(s)))
-		r.Values = append(r.Values, s...)
-	}
-	return r
-}
-
-func encodeAll(t testing.TB, e *Encoder, evs ...*binlogdata.VEvent) []*vstreamv1.EncodedMessage {
-	t.Helper()
-	var out []*vstreamv1.EncodedMessage
-	for _, ev := range evs {
-		var err error
-		if out, err = e.Encode(out, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
 
 // parse decodes JSON keeping number text (json.Number), so that comparisons also check how
 // numbers are written.

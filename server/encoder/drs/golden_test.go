@@ -12,8 +12,14 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
-	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
+)
+
+// Shared test helpers.
+var (
+	row    = encodertest.Row
+	encode = encodertest.Encode
 )
 
 // clock is an injectable clock the test moves.
@@ -23,46 +29,11 @@ func (c *clock) now() time.Time { return time.UnixMilli(c.ms) }
 
 func newEnc(t testing.TB, jsonc bool, db string, c *clock, opts map[string]string) *Encoder {
 	t.Helper()
-	o := encoder.NewOptions(opts)
 	build := NewJSON
 	if jsonc {
 		build = NewJSONC
 	}
-	e, err := build(encoder.Params{Options: o, Database: db, Clock: c.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Unknown(); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-// row builds a query.Row from cell texts; nil is NULL.
-func row(vals ...any) *query.Row {
-	r := &query.Row{}
-	for _, v := range vals {
-		if v == nil {
-			r.Lengths = append(r.Lengths, -1)
-			continue
-		}
-		s := v.(string)
-		r.Lengths = append(r.Lengths, int64(len(s)))
-		r.Values = append(r.Values, s...)
-	}
-	return r
-}
-
-func encode(t testing.TB, e *Encoder, evs ...*binlogdata.VEvent) []*vstreamv1.EncodedMessage {
-	t.Helper()
-	var out []*vstreamv1.EncodedMessage
-	for _, ev := range evs {
-		var err error
-		if out, err = e.Encode(out, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
+	return encodertest.New(t, build, encoder.Params{Database: db, Clock: c.now}, opts)
 }
 
 func fieldEvent(table string, src *binlogdata.EventSource, fields ...*query.Field) *binlogdata.VEvent {

@@ -12,8 +12,14 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
-	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
+)
+
+// Shared test helpers.
+var (
+	row    = encodertest.Row
+	encode = encodertest.Encode
 )
 
 // Section numbers in the comments below are those of the format specification
@@ -22,42 +28,7 @@ import (
 
 func newEncoder(t testing.TB, db string, clockMs int64, opts map[string]string) *Encoder {
 	t.Helper()
-	o := encoder.NewOptions(opts)
-	e, err := New(encoder.Params{Options: o, Database: db, Flavor: "mariadb", Clock: func() time.Time { return time.UnixMilli(clockMs) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Unknown(); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-// row builds a query.Row from cells: a string is a value, nil is NULL.
-func row(vals ...any) *query.Row {
-	r := &query.Row{}
-	for _, v := range vals {
-		if v == nil {
-			r.Lengths = append(r.Lengths, -1)
-			continue
-		}
-		s := v.(string)
-		r.Lengths = append(r.Lengths, int64(len(s)))
-		r.Values = append(r.Values, s...)
-	}
-	return r
-}
-
-func encode(t testing.TB, e *Encoder, evs ...*binlogdata.VEvent) []*vstreamv1.EncodedMessage {
-	t.Helper()
-	var out []*vstreamv1.EncodedMessage
-	for _, ev := range evs {
-		var err error
-		if out, err = e.Encode(out, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
+	return encodertest.New(t, New, encoder.Params{Database: db, Flavor: "mariadb", Clock: func() time.Time { return time.UnixMilli(clockMs) }}, opts)
 }
 
 // decode parses a record keeping number text (UseNumber), so that comparisons see digits.
