@@ -13,6 +13,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/avro"
 	"github.com/vstream-cdc/vstream/server/encoder/canaljson"
 	"github.com/vstream-cdc/vstream/server/encoder/canalproto"
 	"github.com/vstream-cdc/vstream/server/encoder/debezium"
@@ -25,6 +26,7 @@ const nativeFormat = "vevent"
 
 // encoders maps a format name to the constructor of its encoder.
 var encoders = map[string]func(encoder.Params) (encoder.Encoder, error){
+	avro.Name:       func(p encoder.Params) (encoder.Encoder, error) { return avro.New(p) },
 	canaljson.Name:  func(p encoder.Params) (encoder.Encoder, error) { return canaljson.New(p) },
 	canalproto.Name: func(p encoder.Params) (encoder.Encoder, error) { return canalproto.New(p) },
 	debezium.Name:   func(p encoder.Params) (encoder.Encoder, error) { return debezium.New(p) },
