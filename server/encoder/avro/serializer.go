@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	hamba "github.com/hamba/avro/v2"
 
@@ -161,32 +162,49 @@ func frame(b []byte, id int32) []byte {
 
 // Serialize implements debezium.Serializer.
 func (s *Serializer) Serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, error) {
+	m, schemas, err := s.serialize(r)
+	if err != nil {
+		// The schema messages of a record that failed are not sent: their subjects must be
+		// announced again by the next record that uses them.
+		for _, sm := range schemas {
+			delete(s.announced, subject{sm.Topic, strings.HasSuffix(sm.Headers[HeaderSubject], "-value")})
+		}
+		s.last = [2]lastUse{}
+		return nil, err
+	}
+	if len(schemas) > 0 {
+		s.pending = append(s.pending, pendingSchemas{record: m, msgs: schemas})
+	}
+	return m, nil
+}
+
+func (s *Serializer) serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, []*vstreamv1.EncodedMessage, error) {
 	var schemas []*vstreamv1.EncodedMessage
 	w := &s.w
 	w.buf, w.mark, w.markAt = s.slab.Buffer(s.hint), false, -1
 	keyLen := 0
 	if r.KeySchema != nil {
 		p, msgs, err := s.use(schemas, r.KeySchema, r.Topic, false)
-		if err != nil {
-			return nil, err
-		}
 		schemas = msgs
+		if err != nil {
+			return nil, schemas, err
+		}
 		w.buf = frame(w.buf, p.id)
 		if err := w.value(p.root, &r.Key); err != nil {
-			return nil, fmt.Errorf("avro: key of %s: %w", r.Topic, err)
+			return nil, schemas, fmt.Errorf("avro: key of %s: %w", r.Topic, err)
 		}
 		keyLen = len(w.buf)
 	}
 	if r.ValueSchema != nil {
 		p, msgs, err := s.use(schemas, r.ValueSchema, r.Topic, true)
-		if err != nil {
-			return nil, err
-		}
 		schemas = msgs
+		if err != nil {
+			return nil, schemas, err
+		}
 		w.buf = frame(w.buf, p.id)
 		w.mark = r.Snapshot
 		if err := w.value(p.root, &r.Value); err != nil {
-			return nil, fmt.Errorf("avro: value of %s: %w", r.Topic, err)
+			return nil, schemas, fmt.Errorf("avro: value of %s: %w", r.Topic, err)
 		}
 	}
 	// Key and value share the bytes written in place in the slab.
@@ -215,10 +233,7 @@ func (s *Serializer) Serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, e
 			m.Headers[h.Key] = string(debezium.AppendValueJSON(nil, h.Schema, h.Value))
 		}
 	}
-	if len(schemas) > 0 {
-		s.pending = append(s.pending, pendingSchemas{record: m, msgs: schemas})
-	}
-	return m, nil
+	return m, schemas, nil
 }
 
 // MarkLast implements debezium.Serializer: the snapshot marker "true" becomes "last", which

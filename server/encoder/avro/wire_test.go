@@ -12,6 +12,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium"
 )
 
 var itemFields = []*query.Field{
@@ -410,5 +411,46 @@ func TestOptions(t *testing.T) {
 	e := newEncoder(t, encoder.Params{Database: "shop"}, map[string]string{"schema.name.adjustment.mode": "none", "topic.prefix": "a_b"})
 	if _, decs := decodeStream(t, encodeAll(t, e, txnEvents(nil, insert("1", nil, nil))...)); len(decs) != 1 {
 		t.Errorf("schema.name.adjustment.mode=none with valid names: %d records", len(decs))
+	}
+}
+
+// TestSerializeErrors checks records the converter cannot write: the error names the place,
+// and the schema messages of the failed record are sent with the next record instead.
+func TestSerializeErrors(t *testing.T) {
+	key := &debezium.Schema{Type: debezium.Struct, Name: "t.Key", Fields: []debezium.Field{{Name: "id", Schema: &debezium.Schema{Type: debezium.Int32}}}}
+	value := &debezium.Schema{Type: debezium.Struct, Name: "t.Value", Fields: []debezium.Field{
+		{Name: "a", Schema: &debezium.Schema{Type: debezium.String}},
+		{Name: "n", Schema: &debezium.Schema{Type: debezium.Int16, Optional: true}}}}
+	s := NewSerializer(Name, true)
+	for _, c := range []struct {
+		value debezium.Value
+		want  string
+	}{
+		{debezium.StructOf(debezium.Null, debezium.Null), "a: null for a required string"},
+		{debezium.StructOf(debezium.Str("x"), debezium.Int(1<<40)), "n: 1099511627776 does not fit an Avro int"},
+		{debezium.StructOf(debezium.Int(1)), "a: value of kind 1 for an Avro string"},
+	} {
+		_, err := s.Serialize(&debezium.Record{Topic: "t", KeySchema: key, Key: debezium.StructOf(debezium.Int(1)), ValueSchema: value, Value: c.value})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+	m, err := s.Serialize(&debezium.Record{Topic: "t", KeySchema: key, Key: debezium.StructOf(debezium.Int(1)), ValueSchema: value,
+		Value: debezium.StructOf(debezium.Str("x"), debezium.Null)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := s.Place([]*vstreamv1.EncodedMessage{m}, 0)
+	if len(out) != 3 || out[0].Headers[HeaderSubject] != "t-key" || out[1].Headers[HeaderSubject] != "t-value" || out[2] != m {
+		t.Errorf("after failed records, the first good one comes with %d messages", len(out))
+	}
+	if _, decs := decodeStream(t, out); len(decs) != 1 || get(decs[0].value, "a") != "x" || decs[0].keyID != 1 || decs[0].valueID != 2 {
+		t.Errorf("decoded %v", decs)
+	}
+	// A Connect map has no Debezium use and no Avro form here.
+	_, err = s.Serialize(&debezium.Record{Topic: "t", ValueSchema: &debezium.Schema{Type: debezium.Map,
+		Keys: &debezium.Schema{Type: debezium.String}, Values: &debezium.Schema{Type: debezium.String}}, Value: debezium.Null})
+	if err == nil || !strings.Contains(err.Error(), "no Avro form") {
+		t.Errorf("map schema: %v", err)
 	}
 }
