@@ -18,6 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
 )
 
 var pkFlags = uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_PRI_KEY_FLAG)
@@ -26,60 +27,30 @@ const testGTID = "3e11fa47-71ca-11e1-9e33-c80aa9429562:23"
 
 func fixedClock() time.Time { return time.UnixMilli(1_700_000_000_123) }
 
-// newEncoder builds an encoder with a fixed clock, failing on unknown options.
+// newEncoder builds an encoder with a fixed clock and keyspace ks unless p says otherwise,
+// failing on unknown options.
 func newEncoder(t testing.TB, p encoder.Params, opts map[string]string) *Encoder {
 	t.Helper()
-	p.Options = encoder.NewOptions(opts)
 	if p.Clock == nil {
 		p.Clock = fixedClock
 	}
 	if p.Keyspace == "" {
 		p.Keyspace = "ks"
 	}
-	e, err := New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Options.Unknown(); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return encodertest.New(t, New, p, opts)
 }
 
 // row builds a query.Row from cells: a string is a value, nil is NULL.
-func row(vals ...any) *query.Row {
-	r := &query.Row{}
-	for _, v := range vals {
-		if v == nil {
-			r.Lengths = append(r.Lengths, -1)
-			continue
-		}
-		s := v.(string)
-		r.Lengths = append(r.Lengths, int64(len(s)))
-		r.Values = append(r.Values, s...)
-	}
-	return r
+var row = encodertest.Row
+
+func encodeAll(t testing.TB, e encoder.Encoder, evs ...*binlogdata.VEvent) []*vstreamv1.EncodedMessage {
+	t.Helper()
+	return encodertest.Encode(t, e, evs...)
 }
 
 func fieldEvent(table string, fields ...*query.Field) *binlogdata.VEvent {
 	return &binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, FieldEvent: &binlogdata.FieldEvent{
 		TableName: table, Fields: fields, EnumSetStringValues: true}}
-}
-
-type encoderIface interface {
-	Encode([]*vstreamv1.EncodedMessage, *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error)
-}
-
-func encodeAll(t testing.TB, e encoderIface, evs ...*binlogdata.VEvent) []*vstreamv1.EncodedMessage {
-	t.Helper()
-	var out []*vstreamv1.EncodedMessage
-	for _, ev := range evs {
-		var err error
-		if out, err = e.Encode(out, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
 }
 
 // decoded is a record of the stream decoded with the schemas the stream sent.

@@ -20,6 +20,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/debezium"
+	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 )
 
@@ -380,17 +381,11 @@ func TestDecodeMatchesJSON(t *testing.T) {
 		{"provide.transaction.metadata": "true", "include.query": "true", "binary.handling.mode": "base64-url-safe", "skipped.operations": "c"},
 	} {
 		t.Run(fmt.Sprint(opts), func(t *testing.T) {
-			p := encoder.Params{Database: "test", Flavor: "mysql", Clock: fixedClock}
 			jsonOpts := map[string]string{"schemas.enable": "false", "schema.name.adjustment.mode": "avro"}
 			for k, v := range opts {
 				jsonOpts[k] = v
 			}
-			p.Options = encoder.NewOptions(jsonOpts)
-			p.Keyspace = "ks"
-			je, err := debezium.New(p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			je := encodertest.New(t, debezium.New, encoder.Params{Database: "test", Flavor: "mysql", Clock: fixedClock, Keyspace: "ks"}, jsonOpts)
 			want := encodeAll(t, je, evs...)
 			got := encodeAll(t, newEncoder(t, encoder.Params{Database: "test", Flavor: "mysql"}, opts), evs...)
 			_, decs := decodeStream(t, got)
