@@ -284,7 +284,7 @@ func (c *converter) record(dst []byte, s *debezium.Schema, ns string) ([]byte, *
 		dst = encoder.AppendJSONString(dst, space)
 	}
 	dst = append(dst, `,"fields":[`...)
-	n.fields = make([]node, len(s.Fields))
+	n.fields = make([]*node, len(s.Fields))
 	n.names = make([]string, len(s.Fields))
 	seen := make(map[string]string, len(s.Fields))
 	for i, f := range s.Fields {
@@ -308,7 +308,7 @@ func (c *converter) record(dst []byte, s *debezium.Schema, ns string) ([]byte, *
 		if dst, child, err = c.schema(dst, f.Schema, space); err != nil {
 			return dst, nil, fmt.Errorf("field %s: %w", f.Name, err)
 		}
-		n.fields[i] = *child
+		n.fields[i] = child
 		if f.Schema.Doc != "" {
 			dst = append(dst, `,"doc":`...)
 			dst = encoder.AppendJSONString(dst, f.Schema.Doc)

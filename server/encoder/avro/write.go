@@ -42,9 +42,8 @@ const (
 type node struct {
 	kind  kind
 	union uint8
-	// fields are a record's fields in order (kept in line, for locality); items an array's
-	// element.
-	fields []node
+	// fields are a record's fields in order; items an array's element.
+	fields []*node
 	items  *node
 	// names are a record's field names, for errors.
 	names []string
@@ -102,8 +101,7 @@ func (w *writer) value(n *node, v *debezium.Value) error {
 // than through value: a row is mostly primitives, and the calls would cost more than the
 // writes.
 func (w *writer) fields(n *node, vals []debezium.Value) error {
-	for i := range n.fields {
-		f := &n.fields[i]
+	for i, f := range n.fields {
 		v := &debezium.Null
 		if i < len(vals) {
 			v = &vals[i]
