@@ -84,7 +84,7 @@ func TestFormatErrors(t *testing.T) {
 		req *vstreamv1.StreamRequest
 		msg string
 	}{
-		{start("avro2", nil), "valid formats are vevent, canal-json"},
+		{start("avro2", nil), "valid formats are vevent, avro, canal-json"},
 		{start("canal-json", map[string]string{"profile": "x"}), "want one of canal, dts"},
 		{start("canal-json", map[string]string{"colour": "red"}), "unknown format option colour: valid options are"},
 		{start("vevent", map[string]string{"a": "b"}), "takes no format_options"},
