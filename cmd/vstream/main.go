@@ -81,7 +81,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	keyspace := fs.String("keyspace", "", "`keyspace` for a current or GTID position; empty lets the server choose")
 	tables := fs.String("tables", "", "comma-separated table `rules`: names or /regex")
 	filterJSON := fs.String("filter", "", "binlogdata.Filter as `JSON`, e.g. {\"rules\":[{\"match\":\"t1\",\"filter\":\"select id from t1\"}]}")
-	format := fs.String("format", "", "server output `format`: vevent (default) or canal-json")
+	format := fs.String("format", "", "server output `format`: vevent (default), avro, canal-json, canal-protobuf, debezium-json, drs-json, drs-json-c or streamsets")
 	var formatOptions optionList
 	fs.Var(&formatOptions, "format-option", "format `name=value`, repeatable (e.g. profile=dts)")
 	maxEvents := fs.Int("max-events", 0, "exit after printing `N` events; 0 means no limit")

@@ -21,6 +21,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server"
 )
 
 func env(m map[string]string) func(string) string {
@@ -136,6 +137,12 @@ func TestHelp(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "--tables RULES") {
 		t.Errorf("usage text missing: %q", stderr.String())
+	}
+	// The --format help names every format the server offers.
+	for _, f := range server.Formats {
+		if !strings.Contains(stderr.String(), f) {
+			t.Errorf("usage text does not name format %s", f)
+		}
 	}
 }
 
