@@ -63,7 +63,8 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 	}
 	cfg := s.engine.Config()
 	enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: cfg.Database,
-		Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: cfg.Keyspace})
+		Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: cfg.Keyspace,
+		Zone: encoder.SourceZone(desc.TimeZone, desc.UTCOffset)})
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

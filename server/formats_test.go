@@ -136,3 +136,47 @@ func TestClientEncodedMessages(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestRenderZoneFollowsSource prints TIMESTAMP text in the source server's time zone unless
+// render_zone says otherwise, so it equals what SELECT prints there.
+func TestRenderZoneFollowsSource(t *testing.T) {
+	execSQL(t, "SET GLOBAL time_zone = '+03:00'", "CREATE TABLE rz (id INT PRIMARY KEY, ts TIMESTAMP(3) NULL)")
+	defer execSQL(t, "SET GLOBAL time_zone = 'SYSTEM'")
+	// The server describes the database once, when its first encoded stream starts.
+	cc := dial(t, serve(t, dbConfig(), Options{}))
+	for _, c := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{nil, "2024-01-02 06:04:05.678"},
+		{map[string]string{"render_zone": "UTC"}, "2024-01-02 03:04:05.678"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		st := openStream(t, ctx, cc, &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+			Vgtid:         &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}},
+			Filter:        &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "rz"}}},
+			Format:        "canal-json",
+			FormatOptions: c.opts,
+		}}})
+		if _, err := st.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		execSQL(t, "SET time_zone = '+00:00'", "DELETE FROM rz", "INSERT INTO rz VALUES (1, '2024-01-02 03:04:05.678')")
+		var msg *vstreamv1.EncodedMessage
+		for msg == nil {
+			resp, err := st.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range resp.Messages {
+				if strings.Contains(string(m.Value), `"INSERT"`) {
+					msg = m
+				}
+			}
+		}
+		if !strings.Contains(string(msg.Value), `"ts":"`+c.want+`"`) {
+			t.Errorf("options %v: %s, want ts %s", c.opts, msg.Value, c.want)
+		}
+		cancel()
+	}
+}

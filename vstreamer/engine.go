@@ -398,6 +398,12 @@ type Description struct {
 	Flavor string
 	// Version is the server's VERSION(), e.g. "11.8.3-MariaDB-log".
 	Version string
+	// TimeZone is the server's time_zone, with SYSTEM replaced by system_time_zone: a zone
+	// name ("Europe/Moscow", "UTC", or an abbreviation such as "CET") or an offset ("+03:00").
+	TimeZone string
+	// UTCOffset is the server's current offset from UTC in seconds, for zone names that
+	// only the server knows.
+	UTCOffset int
 }
 
 // Describe says what the server is, asking it the first time.
@@ -410,11 +416,18 @@ func (e *Engine) Describe(ctx context.Context) (Description, error) {
 		return Description{}, err
 	}
 	defer conn.Close()
-	v, err := queryString(conn, "SELECT VERSION()")
+	r, err := conn.Execute("SELECT VERSION(), @@GLOBAL.time_zone, @@GLOBAL.system_time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())")
 	if err != nil {
-		return Description{}, err
+		return Description{}, fmt.Errorf("%w: describe the server: %v", ErrUnavailable, err)
 	}
-	d := Description{Flavor: e.cfg.Flavor, Version: v}
+	defer r.Close()
+	v := resultString(r, 0, 0)
+	d := Description{Flavor: e.cfg.Flavor, Version: v, TimeZone: resultString(r, 0, 1)}
+	if strings.EqualFold(d.TimeZone, "SYSTEM") {
+		d.TimeZone = resultString(r, 0, 2)
+	}
+	off, _ := r.GetInt(0, 3)
+	d.UTCOffset = int(off)
 	if d.Flavor == "" {
 		d.Flavor = "mysql"
 		if strings.Contains(strings.ToLower(v), "mariadb") {

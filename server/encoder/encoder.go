@@ -40,6 +40,75 @@ type Params struct {
 	// Keyspace is the name the server gives its source (vstreamd --keyspace); formats that
 	// name a logical server (Debezium's topic prefix) default to it.
 	Keyspace string
+	// Zone is the source server's time zone, where its SELECTs print TIMESTAMP values; nil
+	// is UTC.
+	Zone *time.Location
+}
+
+// RenderZone reads the render_zone option of the formats that print TIMESTAMP values as
+// wall-clock text: an IANA zone name, UTC, or an offset such as +03:00. The default is the
+// source server's zone, so that the text equals what SELECT prints there.
+func RenderZone(p Params) (*time.Location, error) {
+	def := "UTC"
+	if p.Zone != nil {
+		def = p.Zone.String()
+	}
+	name, err := p.Options.String("render_zone", def)
+	if err != nil {
+		return nil, err
+	}
+	if name == def && p.Zone != nil {
+		return p.Zone, nil
+	}
+	if loc, ok := ParseOffsetZone(name); ok {
+		return loc, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("format option render_zone=%q: want an IANA zone name, UTC or an offset like +03:00: %v", name, err)
+	}
+	return loc, nil
+}
+
+// SourceZone is the location of a source server's time zone: its name (an IANA name or
+// an offset) when Go knows it, else a fixed zone at the server's current offset (zone names
+// only the server knows, such as abbreviations; their daylight-saving changes are not
+// followed).
+func SourceZone(name string, utcOffset int) *time.Location {
+	if loc, ok := ParseOffsetZone(name); ok {
+		return loc
+	}
+	if name != "" && !strings.ContainsAny(name, "/") && name != "UTC" {
+		// Abbreviations ("CET", "EST") load in Go but may not mean what the server means.
+		return time.FixedZone(name, utcOffset)
+	}
+	if loc, err := time.LoadLocation(name); err == nil && name != "" {
+		return loc
+	}
+	if utcOffset == 0 {
+		return time.UTC
+	}
+	return time.FixedZone(name, utcOffset)
+}
+
+// ParseOffsetZone reads a fixed offset zone written as MySQL writes one, [+-]hh:mm.
+func ParseOffsetZone(s string) (*time.Location, bool) {
+	if len(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':' {
+		return nil, false
+	}
+	h, okH := digits([]byte(s[1:3]))
+	m, okM := digits([]byte(s[4:6]))
+	if !okH || !okM || h > 14 || m > 59 {
+		return nil, false
+	}
+	off := h*3600 + m*60
+	if s[0] == '-' {
+		off = -off
+	}
+	if off == 0 {
+		return time.UTC, true
+	}
+	return time.FixedZone(s, off), true
 }
 
 // Options reads a stream's format options and remembers which were read, so that the rest can

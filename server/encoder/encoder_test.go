@@ -3,6 +3,7 @@ package encoder
 import (
 	"math"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -103,4 +104,64 @@ func TestSlabBuffer(t *testing.T) {
 // adjacent reports whether b starts right where a ends.
 func adjacent(a, b []byte) bool {
 	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(a)), len(a)) == unsafe.Pointer(unsafe.SliceData(b))
+}
+
+func TestRenderZone(t *testing.T) {
+	moscow := time.FixedZone("+03:00", 3*3600)
+	cases := []struct {
+		zone *time.Location
+		opt  string
+		want string
+		off  int
+	}{
+		{nil, "", "UTC", 0},
+		{moscow, "", "+03:00", 3 * 3600},
+		{moscow, "UTC", "UTC", 0},
+		{nil, "-05:30", "-05:30", -(5*3600 + 30*60)},
+		{nil, "+00:00", "UTC", 0},
+		{nil, "Asia/Shanghai", "Asia/Shanghai", 8 * 3600},
+	}
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range cases {
+		opts := map[string]string{}
+		if c.opt != "" {
+			opts["render_zone"] = c.opt
+		}
+		loc, err := RenderZone(Params{Options: NewOptions(opts), Zone: c.zone})
+		if err != nil {
+			t.Fatalf("%v %q: %v", c.zone, c.opt, err)
+		}
+		if _, off := at.In(loc).Zone(); loc.String() != c.want || off != c.off {
+			t.Errorf("zone %v, option %q: got %s (offset %d), want %s (%d)", c.zone, c.opt, loc, off, c.want, c.off)
+		}
+	}
+	for _, bad := range []string{"Mars/Base", "+3:00", "+15:00", "03:00"} {
+		if _, err := RenderZone(Params{Options: NewOptions(map[string]string{"render_zone": bad})}); err == nil {
+			t.Errorf("render_zone=%s accepted", bad)
+		}
+	}
+}
+
+func TestSourceZone(t *testing.T) {
+	at := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name   string
+		offset int
+		want   string
+		off    int
+	}{
+		{"UTC", 0, "UTC", 0},
+		{"+03:00", 10800, "+03:00", 10800},
+		{"Europe/Berlin", 7200, "Europe/Berlin", 7200},
+		// An abbreviation is taken at the server's word for its offset.
+		{"CEST", 7200, "CEST", 7200},
+		{"Nowhere/Land", 3600, "Nowhere/Land", 3600},
+		{"", 0, "UTC", 0},
+	}
+	for _, c := range cases {
+		loc := SourceZone(c.name, c.offset)
+		if _, off := at.In(loc).Zone(); loc.String() != c.want || off != c.off {
+			t.Errorf("SourceZone(%q, %d) = %s (offset %d), want %s (%d)", c.name, c.offset, loc, off, c.want, c.off)
+		}
+	}
 }

@@ -26,18 +26,15 @@ type Options struct {
 
 // ReadOptions reads the shared options:
 //
-//	render_zone  time zone for TIMESTAMP text (default UTC)
+//	render_zone  time zone for TIMESTAMP text (default: the source server's, see encoder.RenderZone)
 //	mysql_type   full (COLUMN_TYPE, default) or base (int, varchar, bigint unsigned)
-func ReadOptions(o *encoder.Options) (Options, error) {
+func ReadOptions(p encoder.Params) (Options, error) {
 	var opts Options
-	zone, err := o.String("render_zone", "UTC")
-	if err != nil {
+	var err error
+	if opts.Zone, err = encoder.RenderZone(p); err != nil {
 		return opts, err
 	}
-	if opts.Zone, err = time.LoadLocation(zone); err != nil {
-		return opts, fmt.Errorf("format option render_zone=%q: %v", zone, err)
-	}
-	mt, err := o.String("mysql_type", "full", "full", "base")
+	mt, err := p.Options.String("mysql_type", "full", "full", "base")
 	if err != nil {
 		return opts, err
 	}

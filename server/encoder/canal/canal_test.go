@@ -86,8 +86,7 @@ func TestSQLTypeOfNull(t *testing.T) {
 }
 
 func TestReadOptions(t *testing.T) {
-	o := encoder.NewOptions(map[string]string{"render_zone": "Asia/Shanghai", "mysql_type": "base"})
-	opts, err := ReadOptions(o)
+	opts, err := ReadOptions(encoder.Params{Options: encoder.NewOptions(map[string]string{"render_zone": "Asia/Shanghai", "mysql_type": "base"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +102,10 @@ func TestReadOptions(t *testing.T) {
 	if got := (Options{}).MySQLType("bigint(20) unsigned"); got != "bigint(20) unsigned" {
 		t.Errorf("full MySQLType = %s", got)
 	}
-	if _, err := ReadOptions(encoder.NewOptions(map[string]string{"render_zone": "Mars/Base"})); err == nil {
+	if _, err := ReadOptions(encoder.Params{Options: encoder.NewOptions(map[string]string{"render_zone": "Mars/Base"})}); err == nil {
 		t.Error("unknown zone accepted")
 	}
-	if _, err := ReadOptions(encoder.NewOptions(map[string]string{"mysql_type": "short"})); err == nil {
+	if _, err := ReadOptions(encoder.Params{Options: encoder.NewOptions(map[string]string{"mysql_type": "short"})}); err == nil {
 		t.Error("unknown mysql_type accepted")
 	}
 }

@@ -92,7 +92,7 @@ func New(p encoder.Params) (*Encoder, error) {
 		return nil, err
 	}
 	e.sequence = id == "sequence"
-	if e.values, err = canal.ReadOptions(o); err != nil {
+	if e.values, err = canal.ReadOptions(p); err != nil {
 		return nil, err
 	}
 	if e.snapshot, err = o.Bool("snapshot_as_insert", true); err != nil {

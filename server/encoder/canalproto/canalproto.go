@@ -183,7 +183,7 @@ func New(p encoder.Params) (*Encoder, error) {
 	if e.snapshot, err = o.Bool("snapshot_as_insert", true); err != nil {
 		return nil, err
 	}
-	if e.values, err = canal.ReadOptions(o); err != nil {
+	if e.values, err = canal.ReadOptions(p); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -79,7 +79,7 @@ func NewJSONC(p encoder.Params) (*Encoder, error) { return newEncoder(p, true) }
 // newEncoder reads the stream's options:
 //
 //	rows_per_message    row (default): one message per row change; event: one per rows event
-//	render_zone         time zone of drs-json-c TIMESTAMP text (default UTC)
+//	render_zone         time zone of drs-json-c TIMESTAMP text (default: the source server's)
 //	id_start            the first message id (default 1); ids then increase by one
 //	job_id              jobId of full-sync messages (default: a UUID derived from the stream's
 //	                    first snapshot position and the clock at that moment)
@@ -99,12 +99,8 @@ func newEncoder(p encoder.Params, jsonc bool) (*Encoder, error) {
 		return nil, err
 	}
 	e.perEvent = rows == "event"
-	zone, err := o.String("render_zone", "UTC")
-	if err != nil {
+	if e.zone, err = encoder.RenderZone(p); err != nil {
 		return nil, err
-	}
-	if e.zone, err = time.LoadLocation(zone); err != nil {
-		return nil, fmt.Errorf("format option render_zone=%q: %v", zone, err)
 	}
 	e.zoneUTC = e.zone == time.UTC
 	start, err := o.String("id_start", "1")
