@@ -1,13 +1,8 @@
 package avro
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/json"
-	"fmt"
 	"io"
-	"reflect"
-	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -18,12 +13,13 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium/debeziumtest"
 	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
 )
 
 var pkFlags = uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_PRI_KEY_FLAG)
 
-const testGTID = "3e11fa47-71ca-11e1-9e33-c80aa9429562:23"
+const testGTID = debeziumtest.GTID
 
 func fixedClock() time.Time { return time.UnixMilli(1_700_000_000_123) }
 
@@ -48,10 +44,8 @@ func encodeAll(t testing.TB, e encoder.Encoder, evs ...*binlogdata.VEvent) []*vs
 	return encodertest.Encode(t, e, evs...)
 }
 
-func fieldEvent(table string, fields ...*query.Field) *binlogdata.VEvent {
-	return &binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, FieldEvent: &binlogdata.FieldEvent{
-		TableName: table, Fields: fields, EnumSetStringValues: true}}
-}
+// fieldEvent is a FIELD event with ENUM/SET cells as labels.
+var fieldEvent = debeziumtest.FieldEvent
 
 // decoded is a record of the stream decoded with the schemas the stream sent.
 type decoded struct {
@@ -165,78 +159,10 @@ func decodeStream(t testing.TB, msgs []*vstreamv1.EncodedMessage) (*registry, []
 	return reg, out
 }
 
-// parseJSON decodes JSON keeping number text.
-func parseJSON(t testing.TB, b []byte) any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, b)
-	}
-	return v
-}
-
-// diff lists the paths where two parsed JSON documents differ.
-func diff(path string, got, want any) []string {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: got %s, want an object", path, show(got))}
-		}
-		var out []string
-		keys := make([]string, 0, len(w)+len(g))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		for k := range g {
-			if _, ok := w[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			gv, gok := g[k]
-			wv, wok := w[k]
-			switch {
-			case !gok:
-				out = append(out, fmt.Sprintf("%s.%s: missing, want %s", path, k, show(wv)))
-			case !wok:
-				out = append(out, fmt.Sprintf("%s.%s: unexpected %s", path, k, show(gv)))
-			default:
-				out = append(out, diff(path+"."+k, gv, wv)...)
-			}
-		}
-		return out
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return []string{fmt.Sprintf("%s: got %s, want %s", path, show(got), show(want))}
-		}
-		var out []string
-		for i := range w {
-			out = append(out, diff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i])...)
-		}
-		return out
-	}
-	if !reflect.DeepEqual(got, want) {
-		return []string{fmt.Sprintf("%s: got %s, want %s", path, show(got), show(want))}
-	}
-	return nil
-}
-
-func show(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 400 {
-		return string(b[:400]) + "..."
-	}
-	return string(b)
-}
-
-func sameJSON(t testing.TB, what string, got, want any) {
-	t.Helper()
-	for _, d := range diff(what, got, want) {
-		t.Error(d)
-	}
-}
+// JSON comparisons: parseJSON keeps number text, so that they also check how numbers are
+// written.
+var (
+	parseJSON = debeziumtest.Parse
+	show      = debeziumtest.Show
+	sameJSON  = debeziumtest.SameJSON
+)

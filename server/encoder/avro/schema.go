@@ -204,16 +204,7 @@ func appendProps(dst []byte, s *debezium.Schema, connectType string) ([]byte, er
 		dst = strconv.AppendInt(dst, int64(s.Version), 10)
 	}
 	if len(s.Parameters) > 0 {
-		dst = append(dst, `,"`+propConnectParams+`":{`...)
-		for i, p := range s.Parameters {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = encoder.AppendJSONString(dst, p.Key)
-			dst = append(dst, ':')
-			dst = encoder.AppendJSONString(dst, p.Value)
-		}
-		dst = append(dst, '}')
+		dst = debezium.AppendParams(append(dst, `,"`+propConnectParams+`":`...), s.Parameters)
 	}
 	if s.Default != nil {
 		dst = append(dst, `,"`+propConnectDefault+`":`...)

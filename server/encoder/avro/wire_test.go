@@ -13,13 +13,10 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/debezium"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium/debeziumtest"
 )
 
-var itemFields = []*query.Field{
-	{Name: "id", Type: query.Type_INT32, ColumnType: "int", Flags: pkFlags},
-	{Name: "name", Type: query.Type_VARCHAR, ColumnType: "varchar(32)", Charset: 45},
-	{Name: "amount", Type: query.Type_DECIMAL, ColumnType: "decimal(10,2)"},
-}
+var itemFields = debeziumtest.ItemFields()
 
 func src(pos uint64) *binlogdata.EventSource {
 	return &binlogdata.EventSource{File: "binlog.000003", StartPos: pos, EndPos: pos + 50, ServerId: 7, Database: "shop"}
@@ -271,37 +268,9 @@ func TestPrimaryKeyChange(t *testing.T) {
 	}
 }
 
-// snapshotEvents is a copy of table items in two chunks, the way the stream sends it.
+// snapshotEvents is a copy of table items in chunks, each chunk's rows in one ROW event.
 func snapshotEvents(chunks ...[]*query.Row) []*binlogdata.VEvent {
-	snap := func() *binlogdata.EventSource {
-		return &binlogdata.EventSource{File: "binlog.000002", StartPos: 4242, EndPos: 4242, Database: "shop", Snapshot: true}
-	}
-	var evs []*binlogdata.VEvent
-	for i, rows := range chunks {
-		evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: snap()})
-		if i == 0 {
-			fe := fieldEvent("items", itemFields...)
-			fe.Source = snap()
-			fe.Source.CreateTable = "CREATE TABLE items (...)"
-			evs = append(evs, fe)
-		}
-		re := &binlogdata.RowEvent{TableName: "items"}
-		for _, r := range rows {
-			re.RowChanges = append(re.RowChanges, &binlogdata.RowChange{After: r})
-		}
-		evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Source: snap(), RowEvent: re})
-		last := i == len(chunks)-1
-		evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK, LastPKEvent: &binlogdata.LastPKEvent{
-			TableLastPK: &binlogdata.TableLastPK{TableName: "items"}, Completed: last}})
-		if last {
-			evs = append(evs,
-				&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, LastPKEvent: &binlogdata.LastPKEvent{
-					TableLastPK: &binlogdata.TableLastPK{TableName: "items"}, Completed: true}},
-				&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
-		}
-		evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
-	}
-	return evs
+	return debeziumtest.SnapshotEvents(1, chunks...)
 }
 
 // TestSnapshotReads checks the snapshot markers rewritten in the Avro bytes, and the schema

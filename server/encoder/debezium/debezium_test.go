@@ -10,17 +10,14 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium/debeziumtest"
 )
 
 var pkFlags = uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_PRI_KEY_FLAG)
 
-var itemFields = []*query.Field{
-	{Name: "id", Type: query.Type_INT32, ColumnType: "int", Flags: pkFlags},
-	{Name: "name", Type: query.Type_VARCHAR, ColumnType: "varchar(32)", Charset: 45},
-	{Name: "amount", Type: query.Type_DECIMAL, ColumnType: "decimal(10,2)"},
-}
+var itemFields = debeziumtest.ItemFields()
 
-const testGTID = "3e11fa47-71ca-11e1-9e33-c80aa9429562:23"
+const testGTID = debeziumtest.GTID
 
 // txnEvents wraps row changes of table items in a binlog transaction: BEGIN (thread 77),
 // FIELD, one ROW event, COMMIT.
@@ -241,40 +238,9 @@ func TestSkippedOperations(t *testing.T) {
 	}
 }
 
-// snapshotEvents is a copy of table items in two chunks, the way the stream sends it.
+// snapshotEvents is a copy of table items in chunks, each chunk's rows in two ROW events.
 func snapshotEvents(chunks ...[]*query.Row) []*binlogdata.VEvent {
-	src := func() *binlogdata.EventSource {
-		return &binlogdata.EventSource{File: "binlog.000002", StartPos: 4242, EndPos: 4242, Database: "shop", Snapshot: true}
-	}
-	var evs []*binlogdata.VEvent
-	for i, rows := range chunks {
-		evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: src()})
-		if i == 0 {
-			fe := fieldEvent("items", true, itemFields...)
-			fe.Source = src()
-			fe.Source.CreateTable = "CREATE TABLE items (...)"
-			evs = append(evs, fe)
-		}
-		// Each chunk's rows come in two ROW events.
-		for _, part := range [][]*query.Row{rows[:len(rows)/2], rows[len(rows)/2:]} {
-			re := &binlogdata.RowEvent{TableName: "items"}
-			for _, r := range part {
-				re.RowChanges = append(re.RowChanges, &binlogdata.RowChange{After: r})
-			}
-			evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Source: src(), RowEvent: re})
-		}
-		last := i == len(chunks)-1
-		evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK, LastPKEvent: &binlogdata.LastPKEvent{
-			TableLastPK: &binlogdata.TableLastPK{TableName: "items"}, Completed: last}})
-		if last {
-			evs = append(evs,
-				&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, LastPKEvent: &binlogdata.LastPKEvent{
-					TableLastPK: &binlogdata.TableLastPK{TableName: "items"}, Completed: true}},
-				&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
-		}
-		evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
-	}
-	return evs
+	return debeziumtest.SnapshotEvents(2, chunks...)
 }
 
 func TestSnapshotReads(t *testing.T) {

@@ -3,17 +3,14 @@ package debezium
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium/debeziumtest"
 	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
 )
 
@@ -35,87 +32,15 @@ func newEncoder(t testing.TB, p encoder.Params, opts map[string]string) *Encoder
 	return encodertest.New(t, New, p, opts)
 }
 
-func clockAt(ms int64) func() time.Time { return func() time.Time { return time.UnixMilli(ms) } }
+var clockAt = encodertest.Clock
 
-// parse decodes JSON keeping number text (json.Number), so that comparisons also check how
-// numbers are written.
-func parse(t testing.TB, b []byte) any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, b)
-	}
-	if d.More() {
-		t.Fatalf("trailing data after JSON document:\n%s", b)
-	}
-	return v
-}
-
-// diff lists the paths where two parsed JSON documents differ.
-func diff(path string, got, want any) []string {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: got %s, want an object", path, show(got))}
-		}
-		var out []string
-		keys := make([]string, 0, len(w)+len(g))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		for k := range g {
-			if _, ok := w[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			gv, gok := g[k]
-			wv, wok := w[k]
-			switch {
-			case !gok:
-				out = append(out, fmt.Sprintf("%s.%s: missing, want %s", path, k, show(wv)))
-			case !wok:
-				out = append(out, fmt.Sprintf("%s.%s: unexpected %s", path, k, show(gv)))
-			default:
-				out = append(out, diff(path+"."+k, gv, wv)...)
-			}
-		}
-		return out
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return []string{fmt.Sprintf("%s: got %s, want %s", path, show(got), show(want))}
-		}
-		var out []string
-		for i := range w {
-			out = append(out, diff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i])...)
-		}
-		return out
-	}
-	if !reflect.DeepEqual(got, want) {
-		return []string{fmt.Sprintf("%s: got %s, want %s", path, show(got), show(want))}
-	}
-	return nil
-}
-
-func show(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 300 {
-		return string(b[:300]) + "..."
-	}
-	return string(b)
-}
-
-func sameJSON(t testing.TB, what string, got, want any) {
-	t.Helper()
-	for _, d := range diff(what, got, want) {
-		t.Error(d)
-	}
-}
+// JSON comparisons: parse keeps number text, so that they also check how numbers are written.
+var (
+	parse    = debeziumtest.Parse
+	diff     = debeziumtest.Diff
+	show     = debeziumtest.Show
+	sameJSON = debeziumtest.SameJSON
+)
 
 // get walks a parsed document: get(doc, "payload", "source", "snapshot").
 func get(v any, path ...string) any {
@@ -174,6 +99,7 @@ func memberOrder(t testing.TB, b []byte, path ...string) []string {
 	return walk(0)
 }
 
+// fieldEvent is a FIELD event; enumLabels says whether ENUM/SET cells are labels.
 func fieldEvent(table string, enumLabels bool, fields ...*query.Field) *binlogdata.VEvent {
 	return &binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, FieldEvent: &binlogdata.FieldEvent{
 		TableName: table, Fields: fields, EnumSetStringValues: enumLabels}}

@@ -174,16 +174,7 @@ func appendSchema(dst []byte, s *Schema, field string) []byte {
 		dst = encoder.AppendJSONString(dst, s.Doc)
 	}
 	if len(s.Parameters) > 0 {
-		dst = append(dst, `,"parameters":{`...)
-		for i, p := range s.Parameters {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = encoder.AppendJSONString(dst, p.Key)
-			dst = append(dst, ':')
-			dst = encoder.AppendJSONString(dst, p.Value)
-		}
-		dst = append(dst, '}')
+		dst = AppendParams(append(dst, `,"parameters":`...), s.Parameters)
 	}
 	if s.Default != nil {
 		dst = append(dst, `,"default":`...)

@@ -2,6 +2,8 @@ package debezium
 
 import (
 	"strings"
+
+	"github.com/vstream-cdc/vstream/server/encoder"
 )
 
 // Type is a Kafka Connect schema type.
@@ -57,6 +59,21 @@ type Schema struct {
 
 // Param is one schema parameter.
 type Param struct{ Key, Value string }
+
+// AppendParams appends parameters as a JSON object of strings, in their order, the way both
+// Connect's JSON schemas and AvroData's connect.parameters write them.
+func AppendParams(dst []byte, ps []Param) []byte {
+	dst = append(dst, '{')
+	for i, p := range ps {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = encoder.AppendJSONString(dst, p.Key)
+		dst = append(dst, ':')
+		dst = encoder.AppendJSONString(dst, p.Value)
+	}
+	return append(dst, '}')
+}
 
 // Field is one field of a struct schema.
 type Field struct {
