@@ -181,7 +181,7 @@ func (s *Serializer) Serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, e
 func (s *Serializer) serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, []*vstreamv1.EncodedMessage, error) {
 	var schemas []*vstreamv1.EncodedMessage
 	w := &s.w
-	w.buf, w.mark, w.markAt = s.slab.Buffer(s.hint), false, -1
+	w.buf, w.mark, w.markAt, w.rows = s.slab.Buffer(s.hint), false, -1, r.Rows
 	keyLen := 0
 	if r.KeySchema != nil {
 		p, msgs, err := s.use(schemas, r.KeySchema, r.Topic, false)
@@ -209,7 +209,7 @@ func (s *Serializer) serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, [
 	}
 	// Key and value share the bytes written in place in the slab.
 	b := s.slab.Commit(w.buf)
-	w.buf = nil
+	w.buf, w.rows = nil, nil
 	s.hint = len(b) + len(b)/8
 	m := s.slab.Message()
 	m.Format, m.Topic = s.format, r.Topic

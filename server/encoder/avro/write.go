@@ -2,6 +2,7 @@ package avro
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -57,6 +58,10 @@ type writer struct {
 	// mark asks for the offset of the marked string's bytes, noted in markAt (-1: none).
 	mark   bool
 	markAt int
+	// rows are the row images KindRow and KindKey values refer to; arena is scratch for
+	// converting their cells.
+	rows  *debezium.RowImages
+	arena []byte
 }
 
 // value appends the Avro encoding of v, a value of the schema n was compiled from.
@@ -74,6 +79,9 @@ func (w *writer) value(n *node, v *debezium.Value) error {
 			return nil
 		}
 		w.buf = append(w.buf, 0)
+	}
+	if n.kind == kRecord && (v.Kind == debezium.KindRow || v.Kind == debezium.KindKey) {
+		return w.image(n, v)
 	}
 	if v.Kind != wantKind[n.kind] {
 		return kindError(n, v)
@@ -106,30 +114,68 @@ func (w *writer) fields(n *node, vals []debezium.Value) error {
 		if i < len(vals) {
 			v = &vals[i]
 		}
-		if f.kind == kRecord || f.kind == kArray {
-			if err := w.value(f, v); err != nil {
-				return fmt.Errorf("%s: %w", n.names[i], err)
-			}
-			continue
+		if err := w.field(f, v); err != nil {
+			return fmt.Errorf("%s: %w", n.names[i], err)
 		}
-		switch f.union {
-		case nullFirst:
-			if v.Kind == debezium.KindNull {
-				w.buf = append(w.buf, 0)
-				continue
-			}
-			w.buf = append(w.buf, 2)
-		case nullLast:
-			if v.Kind == debezium.KindNull {
-				w.buf = append(w.buf, 2)
-				continue
-			}
+	}
+	return nil
+}
+
+// field appends the value of one field of a record.
+func (w *writer) field(f *node, v *debezium.Value) error {
+	if f.kind == kRecord || f.kind == kArray {
+		return w.value(f, v)
+	}
+	return w.scalar(f, v)
+}
+
+// scalar appends a value of a primitive node, or its null.
+func (w *writer) scalar(f *node, v *debezium.Value) error {
+	if f.kind == kRecord || f.kind == kArray {
+		return kindError(f, v)
+	}
+	switch f.union {
+	case nullFirst:
+		if v.Kind == debezium.KindNull {
 			w.buf = append(w.buf, 0)
+			return nil
 		}
-		if v.Kind != wantKind[f.kind] {
-			return fmt.Errorf("%s: %w", n.names[i], kindError(f, v))
+		w.buf = append(w.buf, 2)
+	case nullLast:
+		if v.Kind == debezium.KindNull {
+			w.buf = append(w.buf, 2)
+			return nil
 		}
-		if err := w.primitive(f, v); err != nil {
+		w.buf = append(w.buf, 0)
+	}
+	if v.Kind != wantKind[f.kind] {
+		return kindError(f, v)
+	}
+	return w.primitive(f, v)
+}
+
+// image appends the row or key record of a row image, converting its cells one by one.
+func (w *writer) image(n *node, v *debezium.Value) error {
+	if w.rows == nil || w.rows.Fields(v) != len(n.fields) {
+		return errors.New("a row image value without its record's row images")
+	}
+	t := w.rows.Table
+	for i, f := range n.fields {
+		col, cell, _ := w.rows.Column(v, i)
+		var fv debezium.Value
+		arena, err := t.Convert(&fv, col, w.arena[:0], cell)
+		w.arena = arena
+		if err != nil {
+			return fmt.Errorf("table %s: %w", t.Table, err)
+		}
+		if f.kind == kRecord || f.kind == kArray {
+			// Geometries and vectors; the copy keeps fv, which the other cells use, off the heap.
+			c := fv
+			err = w.value(f, &c)
+		} else {
+			err = w.scalar(f, &fv)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", n.names[i], err)
 		}
 	}

@@ -43,6 +43,25 @@ func decimalDigits(buf, cell []byte, scale int) (neg bool, digits []byte, ok boo
 // appendUnscaled appends the decimal integer given by its sign and ASCII digits as Java's
 // BigInteger.toByteArray does: minimal big-endian two's complement, at least one byte.
 func appendUnscaled(dst []byte, neg bool, digits []byte) []byte {
+	if len(digits) <= 18 {
+		// Fits an int64: most DECIMAL columns.
+		var u int64
+		for _, c := range digits {
+			u = u*10 + int64(c-'0')
+		}
+		if neg {
+			u = -u
+		}
+		// The fewest bytes whose sign bit is the value's sign.
+		n := 1
+		for n < 8 && (u>>(8*n-1) != 0 && u>>(8*n-1) != -1) {
+			n++
+		}
+		for i := n - 1; i >= 0; i-- {
+			dst = append(dst, byte(u>>(8*i)))
+		}
+		return dst
+	}
 	// 8 little-endian 32-bit limbs hold 256 bits, more than DECIMAL's 65 digits need.
 	var limbs [8]uint32
 	for _, c := range digits {

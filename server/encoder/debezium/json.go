@@ -3,6 +3,7 @@ package debezium
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"unsafe"
 
@@ -23,15 +24,32 @@ type JSONSerializer struct {
 	// slab holds the messages and their bytes; buf is where a document is written first.
 	slab encoder.Slab
 	buf  []byte
+	// arena holds what converting a cell of a row image needs.
+	arena []byte
 	// markMsg and markAt locate the source.snapshot value of the latest snapshot read.
 	markMsg *vstreamv1.EncodedMessage
 	markAt  int
+	// source is the latest source block written.
+	source sourceText
 }
 
-// cachedSchema is a schema's JSON and the size of the last document that used it.
+// cachedSchema is a schema's JSON and the size of the last document that used it; for an
+// envelope, its source field's schema.
 type cachedSchema struct {
-	json []byte
-	hint int
+	json   []byte
+	hint   int
+	source *Schema
+}
+
+// sourceText is a source block as written, split around the value of its row field, for the
+// records with the same Record.SourceID.
+type sourceText struct {
+	schema *Schema
+	id     uint64
+	// row is the index of the row field; snapshot the offset of the snapshot value's text in
+	// prefix, or -1.
+	row, snapshot  int
+	prefix, suffix []byte
 }
 
 // maxCachedSchemas bounds the cache; schemas are rebuilt on every FIELD event.
@@ -42,20 +60,35 @@ func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error)
 	m := j.slab.Message()
 	m.Format, m.Topic = j.Format, r.Topic
 	if r.KeySchema != nil {
-		w := jsonWriter{keys: j.keys(), markAt: -1}
+		w := jsonWriter{keys: j.keys(), markAt: -1, rows: r.Rows, arena: j.arena}
 		m.Key = j.slabDocument(&w, r.KeySchema, r.Key)
+		if j.arena = w.arena; w.err != nil {
+			return nil, w.err
+		}
 	}
 	if r.ValueSchema == nil {
 		m.Tombstone = true
 	} else {
+		source := j.schema(r.ValueSchema).source
 		var mark *Schema
 		if r.Snapshot {
-			if i := r.ValueSchema.Field("source"); i >= 0 {
-				mark = r.ValueSchema.Fields[i].Schema
+			mark = source
+		}
+		w := jsonWriter{keys: j.keys(), mark: mark, markAt: -1, rows: r.Rows, arena: j.arena}
+		if r.SourceID != 0 {
+			w.source, w.sourceID = &j.source, r.SourceID
+			if j.source.schema != source || j.source.id != r.SourceID {
+				j.source = sourceText{schema: source, id: r.SourceID, row: -1, snapshot: -1,
+					prefix: j.source.prefix[:0], suffix: j.source.suffix[:0]}
+				if source != nil {
+					j.source.row = source.Field("row")
+				}
 			}
 		}
-		w := jsonWriter{keys: j.keys(), mark: mark, markAt: -1}
 		m.Value = j.slabDocument(&w, r.ValueSchema, r.Value)
+		if j.arena = w.arena; w.err != nil {
+			return nil, w.err
+		}
 		if r.Snapshot {
 			j.markMsg, j.markAt = m, w.markAt
 		}
@@ -110,6 +143,9 @@ func (j *JSONSerializer) schema(s *Schema) *cachedSchema {
 		c = &cachedSchema{}
 		if j.Schemas {
 			c.json = AppendSchemaJSON(nil, s)
+		}
+		if i := s.Field("source"); i >= 0 && s.Type == Struct && s.Fields[i].Schema.Type == Struct {
+			c.source = s.Fields[i].Schema
 		}
 		j.cache[s] = c
 	}
@@ -202,6 +238,15 @@ type jsonWriter struct {
 	keys   map[*Schema][]string
 	mark   *Schema
 	markAt int
+	// source, when set, is the text of the source blocks of record sourceID, made by the
+	// first of its records that writes its source.schema struct, reused by the others.
+	source   *sourceText
+	sourceID uint64
+	// rows are the row images KindRow and KindKey values refer to; arena is scratch for
+	// converting their cells. err is the first cell that failed to convert.
+	rows  *RowImages
+	arena []byte
+	err   error
 }
 
 func (w *jsonWriter) memberKeys(s *Schema) []string {
@@ -218,10 +263,9 @@ func (w *jsonWriter) memberKeys(s *Schema) []string {
 	return k
 }
 
-func (w *jsonWriter) value(dst []byte, s *Schema, v *Value) []byte {
+// scalar writes a value that is not a struct or an array.
+func scalar(dst []byte, s *Schema, v *Value) []byte {
 	switch v.Kind {
-	case KindNull:
-		return append(dst, "null"...)
 	case KindInt:
 		return strconv.AppendInt(dst, v.I, 10)
 	case KindFloat:
@@ -238,6 +282,14 @@ func (w *jsonWriter) value(dst []byte, s *Schema, v *Value) []byte {
 		dst = append(dst, '"')
 		dst = base64.StdEncoding.AppendEncode(dst, v.B)
 		return append(dst, '"')
+	}
+	return append(dst, "null"...)
+}
+
+func (w *jsonWriter) value(dst []byte, s *Schema, v *Value) []byte {
+	switch v.Kind {
+	case KindNull, KindInt, KindFloat, KindBool, KindString, KindBytes:
+		return scalar(dst, s, v)
 	case KindArray:
 		dst = append(dst, '[')
 		for i := range v.Fields {
@@ -247,7 +299,12 @@ func (w *jsonWriter) value(dst []byte, s *Schema, v *Value) []byte {
 			dst = w.value(dst, s.Items, &v.Fields[i])
 		}
 		return append(dst, ']')
+	case KindRow, KindKey:
+		return w.image(dst, s, v)
 	case KindStruct:
+		if w.source != nil && s == w.source.schema {
+			return w.sourceBlock(dst, s, v)
+		}
 		dst = append(dst, '{')
 		keys := w.memberKeys(s)
 		for i := range s.Fields {
@@ -267,6 +324,99 @@ func (w *jsonWriter) value(dst []byte, s *Schema, v *Value) []byte {
 		return append(dst, '}')
 	}
 	return append(dst, "null"...)
+}
+
+// image writes the row or key struct of a row image, converting its cells one by one.
+func (w *jsonWriter) image(dst []byte, s *Schema, v *Value) []byte {
+	if w.rows == nil || w.rows.Fields(v) != len(s.Fields) {
+		if w.err == nil {
+			w.err = errors.New("debezium: a row image value without its record's row images")
+		}
+		return append(dst, "null"...)
+	}
+	t := w.rows.Table
+	dst = append(dst, '{')
+	keys := w.memberKeys(s)
+	for i := range s.Fields {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, keys[i]...)
+		col, cell, _ := w.rows.Column(v, i)
+		var fv Value
+		arena, err := t.Convert(&fv, col, w.arena[:0], cell)
+		w.arena = arena
+		if err != nil {
+			if w.err == nil {
+				w.err = fmt.Errorf("debezium: table %s: %w", t.Table, err)
+			}
+			dst = append(dst, "null"...)
+			continue
+		}
+		if fv.Kind == KindStruct || fv.Kind == KindArray {
+			// Geometries and vectors; the copy keeps fv, which the other cells use, off the heap.
+			c := fv
+			dst = w.value(dst, s.Fields[i].Schema, &c)
+		} else {
+			dst = scalar(dst, s.Fields[i].Schema, &fv)
+		}
+	}
+	return append(dst, '}')
+}
+
+// sourceBlock writes a source block: the text made for the first record of the same source
+// around this record's row, or, for that first record, the block as any struct, keeping the
+// text around the row for the next ones.
+func (w *jsonWriter) sourceBlock(dst []byte, s *Schema, v *Value) []byte {
+	c := w.source
+	row := c.row
+	if row < 0 || row >= len(v.Fields) {
+		w.source = nil
+		dst = w.value(dst, s, v)
+		w.source = c
+		return dst
+	}
+	if len(c.prefix) > 0 {
+		if s == w.mark && c.snapshot >= 0 {
+			w.markAt = len(dst) + c.snapshot
+		}
+		dst = append(dst, c.prefix...)
+		dst = w.value(dst, s.Fields[row].Schema, &v.Fields[row])
+		return append(dst, c.suffix...)
+	}
+	start := len(dst)
+	dst = append(dst, '{')
+	keys := w.memberKeys(s)
+	rowEnd := 0
+	for i := range s.Fields {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, keys[i]...)
+		if s.Fields[i].Name == "snapshot" {
+			c.snapshot = len(dst) + 1 - start
+			if s == w.mark {
+				w.markAt = len(dst) + 1
+			}
+		}
+		if i == row {
+			c.prefix = append(c.prefix[:0], dst[start:]...)
+		}
+		if i < len(v.Fields) {
+			dst = w.value(dst, s.Fields[i].Schema, &v.Fields[i])
+		} else {
+			dst = append(dst, "null"...)
+		}
+		if i == row {
+			rowEnd = len(dst)
+		}
+	}
+	dst = append(dst, '}')
+	c.suffix = append(c.suffix[:0], dst[rowEnd:]...)
+	if c.snapshot >= len(c.prefix) {
+		c.snapshot = -1
+	}
+	return dst
 }
 
 // unsafeString views bytes as a string for reading only.

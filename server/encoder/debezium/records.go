@@ -24,9 +24,15 @@ type Record struct {
 	ValueSchema *Schema
 	Value       Value
 	Headers     []Header
+	// Rows holds the row images the KindRow and KindKey values of Key and Value refer to.
+	Rows *RowImages
 	// Snapshot marks a snapshot read: its source.snapshot says "true", and MarkLast may be
 	// asked to turn it into "last" once the snapshot is known to have ended with it.
 	Snapshot bool
+	// SourceID, when not 0, identifies the values of Value's source block: records with the
+	// same SourceID (the changes of one rows event) have the same source values but for
+	// source.row, so a serializer may reuse what it made of the block for the previous one.
+	SourceID uint64
 }
 
 // Header is a record header with a Connect-typed value (Debezium's __debezium.oldkey and
@@ -64,10 +70,15 @@ type Records struct {
 
 	schemaChangeKey, schemaChangeValue *Schema
 	txnKey, txnValue                   *Schema
+	// sourceRow is the index of row among the source block's fields; sourceID numbers the
+	// source values r.src holds for the changes of a rows event.
+	sourceRow int
+	sourceID  uint64
+	// envOp and envTxn are the indexes of op and transaction among the envelope's fields.
+	envOp, envTxn int
 
 	// Scratch reused from row to row.
-	cells     [2][][]byte
-	vals      [2][]Value
+	images    RowImages
 	keys      [2][]Value
 	src, env  []Value
 	arena     []byte
@@ -95,7 +106,9 @@ func NewRecords(cfg Config, p encoder.Params, ser Serializer) *Records {
 	}
 	return &Records{cfg: cfg, p: p, ser: ser, tables: encoder.Tables{}, schema: map[string]*TableSchema{},
 		schemaChangeKey: SchemaChangeKeySchema(&cfg), schemaChangeValue: SchemaChangeValueSchema(&cfg),
-		txnKey: TransactionKeySchema(&cfg), txnValue: TransactionValueSchema(&cfg)}
+		txnKey: TransactionKeySchema(&cfg), txnValue: TransactionValueSchema(&cfg),
+		sourceRow: SourceSchema(&cfg).Field("row"),
+		envOp:     EnvelopeSchema(&cfg, "", nil).Field("op"), envTxn: EnvelopeSchema(&cfg, "", nil).Field("transaction")}
 }
 
 // Config returns the configuration the records follow.
@@ -201,24 +214,25 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 			info.Query = src.GetQuery()
 		}
 	}
+	// The source block is the same for all the changes of the event but for its row, the
+	// envelope but for before, after, op and transaction: both are made once, then changed
+	// field by field (which spares copying whole values).
+	r.src = info.AppendValues(r.src[:0], &r.cfg)
+	r.sourceID++
+	r.env = r.envelope(r.env[:0], Null, Null, StructOf(r.src...), Null, "", now)
 	width := len(ts.Row.Fields)
 	for _, rc := range re.GetRowChanges() {
-		info.Row = int32(rc.GetRowIndex())
-		r.arena = r.arena[:0]
+		r.src[r.sourceRow].I = int64(int32(rc.GetRowIndex()))
 		var err error
+		r.images.Table = ts
 		for i, img := range [2]*query.Row{rc.GetBefore(), rc.GetAfter()} {
-			r.vals[i], r.keys[i] = r.vals[i][:0], r.keys[i][:0]
-			r.cells[i] = r.cells[i][:0]
-			if img == nil {
-				continue
+			cells := r.images.Cells[i][:0]
+			if img != nil {
+				if cells, err = encoder.Cells(cells, img, width); err != nil {
+					return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
+				}
 			}
-			if r.cells[i], err = encoder.Cells(r.cells[i], img, width); err != nil {
-				return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
-			}
-			if r.vals[i], r.arena, err = ts.Values(r.vals[i], r.arena, r.cells[i]); err != nil {
-				return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
-			}
-			r.keys[i] = ts.KeyValues(r.keys[i], r.vals[i])
+			r.images.Cells[i] = cells
 		}
 		before, after := rc.GetBefore() != nil, rc.GetAfter() != nil
 		switch {
@@ -231,24 +245,30 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 				out = r.release(out)
 			}
 			n := len(out)
-			if out, err = r.change(out, ts, 'r', &info, now, 1, nil); err != nil {
+			if out, err = r.change(out, ts, 'r', info.Micros, now, 1, nil); err != nil {
 				return out, err
 			}
 			if len(out) > n {
 				r.held, out = out[len(out)-1], out[:len(out)-1]
 			}
 		case !before:
-			out, err = r.change(out, ts, 'c', &info, now, 1, nil)
+			out, err = r.change(out, ts, 'c', info.Micros, now, 1, nil)
 		case !after:
-			out, err = r.change(out, ts, 'd', &info, now, 0, nil)
-		case ts.Key != nil && !ts.SameKey(r.cells[0], r.cells[1]):
+			out, err = r.change(out, ts, 'd', info.Micros, now, 0, nil)
+		case ts.Key != nil && !ts.SameKey(r.images.Cells[0], r.images.Cells[1]):
 			// A new primary key is a new record to Kafka: Debezium deletes the old one and
 			// creates the new one, each telling where the row went or came from.
-			if out, err = r.change(out, ts, 'd', &info, now, 0, &Header{"__debezium.newkey", ts.Key, StructOf(r.keys[1]...)}); err == nil {
-				out, err = r.change(out, ts, 'c', &info, now, 1, &Header{"__debezium.oldkey", ts.Key, StructOf(r.keys[0]...)})
+			r.arena = r.arena[:0]
+			for i := range r.keys {
+				if r.keys[i], r.arena, err = ts.KeyValues(r.keys[i][:0], r.arena, r.images.Cells[i]); err != nil {
+					return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
+				}
+			}
+			if out, err = r.change(out, ts, 'd', info.Micros, now, 0, &Header{"__debezium.newkey", ts.Key, StructOf(r.keys[1]...)}); err == nil {
+				out, err = r.change(out, ts, 'c', info.Micros, now, 1, &Header{"__debezium.oldkey", ts.Key, StructOf(r.keys[0]...)})
 			}
 		default:
-			out, err = r.change(out, ts, 'u', &info, now, 1, nil)
+			out, err = r.change(out, ts, 'u', info.Micros, now, 1, nil)
 		}
 		if err != nil {
 			return out, err
@@ -258,30 +278,37 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 }
 
 // change appends the record of one change (op 'r', 'c', 'u' or 'd'), and a delete's
-// tombstone; keyImage says which image (0 before, 1 after) holds the key.
-func (r *Records) change(out []*vstreamv1.EncodedMessage, ts *TableSchema, op byte, info *SourceInfo, now time.Time, keyImage int, h *Header) ([]*vstreamv1.EncodedMessage, error) {
+// tombstone, with the source values in r.src; micros is when the change happened, keyImage
+// says which image (0 before, 1 after) holds the key.
+func (r *Records) change(out []*vstreamv1.EncodedMessage, ts *TableSchema, op byte, micros int64, now time.Time, keyImage int, h *Header) ([]*vstreamv1.EncodedMessage, error) {
 	if r.cfg.Skips(op) {
 		return out, nil
 	}
-	before, after := Null, Null
-	if op == 'u' || op == 'd' {
-		before = StructOf(r.vals[0]...)
-	}
-	if op != 'd' {
-		after = StructOf(r.vals[1]...)
-	}
 	var err error
-	if out, err = r.beginTxn(out, info); err != nil {
+	if out, err = r.beginTxn(out, micros); err != nil {
 		return out, err
 	}
-	txnBlock := r.txnBlock(ts)
-	r.src = info.AppendValues(r.src[:0], &r.cfg)
-	r.env = r.envelope(r.env[:0], before, after, StructOf(r.src...), txnBlock, opName(op), now)
-	rec := &r.rec
-	*rec = Record{Topic: ts.Topic, ValueSchema: ts.Envelope, Value: StructOf(r.env...), Snapshot: op == 'r'}
-	if ts.Key != nil {
-		rec.KeySchema, rec.Key = ts.Key, StructOf(r.keys[keyImage]...)
+	env := r.env
+	env[0].Kind, env[0].I = KindNull, 0
+	if op == 'u' || op == 'd' {
+		env[0].Kind = KindRow
 	}
+	env[1].Kind, env[1].I = KindNull, 1
+	if op != 'd' {
+		env[1].Kind = KindRow
+	}
+	env[r.envOp].setStr(opName(op))
+	if r.cfg.TransactionMetadata {
+		env[r.envTxn] = r.txnBlock(ts)
+	}
+	rec := &r.rec
+	rec.Topic = ts.Topic
+	rec.KeySchema, rec.Key.Kind, rec.Key.I = nil, KindNull, 0
+	if ts.Key != nil {
+		rec.KeySchema, rec.Key.Kind, rec.Key.I = ts.Key, KindKey, int64(keyImage)
+	}
+	rec.ValueSchema, rec.Value.Kind, rec.Value.Fields = ts.Envelope, KindStruct, env
+	rec.Headers, rec.Rows, rec.Snapshot, rec.SourceID = nil, &r.images, op == 'r', r.sourceID
 	if h != nil {
 		r.hdr[0] = *h
 		rec.Headers = r.hdr[:]
@@ -324,12 +351,12 @@ func (r *Records) envelope(dst []Value, before, after, source, txnBlock Value, o
 }
 
 // beginTxn sends the transaction's BEGIN record before its first change.
-func (r *Records) beginTxn(out []*vstreamv1.EncodedMessage, info *SourceInfo) ([]*vstreamv1.EncodedMessage, error) {
+func (r *Records) beginTxn(out []*vstreamv1.EncodedMessage, micros int64) ([]*vstreamv1.EncodedMessage, error) {
 	if !r.cfg.TransactionMetadata || !r.txn.active || r.txn.begun {
 		return out, nil
 	}
 	r.txn.begun = true
-	return r.txnRecord(out, &r.txn, "BEGIN", floorDiv(info.Micros, 1000))
+	return r.txnRecord(out, &r.txn, "BEGIN", floorDiv(micros, 1000))
 }
 
 // txnBlock counts a change in the transaction and returns its transaction block.

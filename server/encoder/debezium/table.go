@@ -285,31 +285,84 @@ func newColumn(c *Config, f *query.Field, labels []string, enumLabels bool) (col
 	return col, nil, fmt.Errorf("column %s: type %s (%s) has no Debezium mapping", f.GetName(), f.GetType(), f.GetColumnType())
 }
 
+// Convert sets *v to the value of the Row struct's field i converted from the cell of column
+// i of a row (nil: NULL), appending the bytes it needs to arena; v then aliases cell and arena.
+// Only the fields v's kind uses are set: v may be reused from cell to cell.
+func (t *TableSchema) Convert(v *Value, i int, arena, cell []byte) ([]byte, error) {
+	arena, err := t.cols[i].convert(v, arena, cell)
+	if err != nil {
+		return arena, fmt.Errorf("column %s: %w", t.cols[i].name, err)
+	}
+	return arena, nil
+}
+
 // Values converts a row's cells (nil: NULL) into the values of the Row struct's fields,
 // appending them to dst and the bytes they need to arena. The values alias cells and arena.
 func (t *TableSchema) Values(dst []Value, arena []byte, cells [][]byte) ([]Value, []byte, error) {
 	for i := range t.cols {
-		var cell []byte
-		if i < len(cells) {
-			cell = cells[i]
-		}
 		var v Value
 		var err error
-		v, arena, err = t.cols[i].convert(arena, cell)
-		if err != nil {
-			return dst, arena, fmt.Errorf("column %s: %w", t.cols[i].name, err)
+		if arena, err = t.Convert(&v, i, arena, cellAt(cells, i)); err != nil {
+			return dst, arena, err
 		}
 		dst = append(dst, v)
 	}
 	return dst, arena, nil
 }
 
-// KeyValues appends the key's field values, picked from a row's values, to dst.
-func (t *TableSchema) KeyValues(dst []Value, row []Value) []Value {
+// KeyValues converts the key columns' cells of a row into the values of the Key struct's
+// fields, like Values.
+func (t *TableSchema) KeyValues(dst []Value, arena []byte, cells [][]byte) ([]Value, []byte, error) {
 	for _, i := range t.PK {
-		dst = append(dst, row[i])
+		var v Value
+		var err error
+		if arena, err = t.Convert(&v, i, arena, cellAt(cells, i)); err != nil {
+			return dst, arena, err
+		}
+		dst = append(dst, v)
 	}
-	return dst
+	return dst, arena, nil
+}
+
+func cellAt(cells [][]byte, i int) []byte {
+	if i < len(cells) {
+		return cells[i]
+	}
+	return nil
+}
+
+// RowImages are the row images of a change record, as cells. The record's key and its
+// envelope's before and after refer to them (KindKey, KindRow values) rather than hold their
+// field values: a serializer converts each cell (Convert) where it writes its value, which
+// spares a row's values being made and then read again.
+type RowImages struct {
+	Table *TableSchema
+	// Cells are the before and after images, a cell per column (nil: NULL).
+	Cells [2][][]byte
+}
+
+// Column returns the column index and the cell of field f of the struct v refers to
+// (KindRow or KindKey), and whether there is such a field.
+func (r *RowImages) Column(v *Value, f int) (col int, cell []byte, ok bool) {
+	col = f
+	if v.Kind == KindKey {
+		if f >= len(r.Table.PK) {
+			return 0, nil, false
+		}
+		col = r.Table.PK[f]
+	}
+	if col >= len(r.Table.cols) || v.I < 0 || v.I > 1 {
+		return 0, nil, false
+	}
+	return col, cellAt(r.Cells[v.I], col), true
+}
+
+// Fields returns the number of fields of the struct v refers to (KindRow or KindKey).
+func (r *RowImages) Fields(v *Value) int {
+	if v.Kind == KindKey {
+		return len(r.Table.PK)
+	}
+	return len(r.Table.cols)
 }
 
 // SameKey reports whether two images of a row have the same primary key.
@@ -330,103 +383,124 @@ var latin1Runes = func() (t [256]rune) {
 	return t
 }()
 
-func (c *column) convert(arena, cell []byte) (Value, []byte, error) {
+// convert sets *v to the value of a cell (nil: NULL), appending the bytes it needs to arena.
+// Only the fields of v its kind uses are set.
+func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 	if cell == nil {
-		return Null, arena, nil
+		v.Kind = KindNull
+		return arena, nil
 	}
 	switch c.kind {
 	case kInt:
 		i, ok := parseInt(cell)
 		if !ok {
-			return Null, arena, fmt.Errorf("%q is not an integer", cell)
+			return arena, fmt.Errorf("%q is not an integer", cell)
 		}
-		return Int(i), arena, nil
+		v.setInt(i)
+		return arena, nil
 	case kUint:
 		u, ok := parseUint(cell)
 		if !ok {
-			return Null, arena, fmt.Errorf("%q is not an unsigned integer", cell)
+			return arena, fmt.Errorf("%q is not an unsigned integer", cell)
 		}
-		return Int(int64(u)), arena, nil
+		v.setInt(int64(u))
+		return arena, nil
 	case kUintDecimal:
 		if _, ok := parseUint(cell); !ok {
-			return Null, arena, fmt.Errorf("%q is not an unsigned integer", cell)
+			return arena, fmt.Errorf("%q is not an unsigned integer", cell)
 		}
 		start := len(arena)
 		arena = appendUnscaled(arena, false, cell)
-		return Blob(arena[start:]), arena, nil
+		v.setBlob(arena[start:])
+		return arena, nil
 	case kFloat32, kFloat32Wide:
 		x, err := strconv.ParseFloat(string(cell), 32)
 		if err != nil {
-			return Null, arena, fmt.Errorf("%q is not a number", cell)
+			return arena, fmt.Errorf("%q is not a number", cell)
 		}
-		return Float(x), arena, nil
+		v.setFloat(x)
+		return arena, nil
 	case kFloat64, kDecimalDouble:
 		x, err := strconv.ParseFloat(string(cell), 64)
 		if err != nil {
-			return Null, arena, fmt.Errorf("%q is not a number", cell)
+			return arena, fmt.Errorf("%q is not a number", cell)
 		}
-		return Float(x), arena, nil
+		v.setFloat(x)
+		return arena, nil
 	case kDecimalBytes, kDecimalString:
 		var buf [96]byte
 		neg, digits, ok := decimalDigits(buf[:0], cell, c.scale)
 		if !ok {
-			return Null, arena, fmt.Errorf("%q is not a decimal", cell)
+			return arena, fmt.Errorf("%q is not a decimal", cell)
 		}
 		start := len(arena)
 		if c.kind == kDecimalBytes {
 			arena = appendUnscaled(arena, neg, digits)
-			return Blob(arena[start:]), arena, nil
+			v.setBlob(arena[start:])
+			return arena, nil
 		}
 		arena = appendPlainDecimal(arena, neg, digits, c.scale)
-		return Text(arena[start:]), arena, nil
+		v.setText(arena[start:])
+		return arena, nil
 	case kDate, kDateTimeMillis, kDateTimeMicros, kTimestamp:
 		d, err := encoder.ParseDateTime(cell)
 		if err != nil {
-			return Null, arena, err
+			return arena, err
 		}
 		if d.IsZeroDate() {
 			// Zero dates have no instant: null where allowed, else the epoch (Debezium's
 			// fallback for NOT NULL columns).
 			if c.optional {
-				return Null, arena, nil
+				v.Kind = KindNull
+				return arena, nil
 			}
 			if c.kind == kTimestamp {
-				return Str("1970-01-01T00:00:00Z"), arena, nil
+				v.setStr("1970-01-01T00:00:00Z")
+				return arena, nil
 			}
-			return Int(0), arena, nil
+			v.setInt(0)
+			return arena, nil
 		}
 		switch c.kind {
 		case kDate:
-			return Int(d.EpochDay()), arena, nil
+			v.setInt(d.EpochDay())
+			return arena, nil
 		case kDateTimeMillis:
-			return Int(floorDiv(d.UnixMicro(), 1000)), arena, nil
+			v.setInt(floorDiv(d.UnixMicro(), 1000))
+			return arena, nil
 		case kDateTimeMicros:
-			return Int(d.UnixMicro()), arena, nil
+			v.setInt(d.UnixMicro())
+			return arena, nil
 		}
 		start := len(arena)
 		arena = appendZoned(arena, d, c.fsp)
-		return Text(arena[start:]), arena, nil
+		v.setText(arena[start:])
+		return arena, nil
 	case kTime:
 		us, _, err := encoder.ParseTime(cell)
 		if err != nil {
-			return Null, arena, err
+			return arena, err
 		}
-		return Int(us), arena, nil
+		v.setInt(us)
+		return arena, nil
 	case kYear:
 		y, ok := parseInt(cell)
 		if !ok {
-			return Null, arena, fmt.Errorf("%q is not a year", cell)
+			return arena, fmt.Errorf("%q is not a year", cell)
 		}
-		return Int(y), arena, nil
+		v.setInt(y)
+		return arena, nil
 	case kText:
 		if !c.latin1 {
-			return Text(cell), arena, nil
+			v.setText(cell)
+			return arena, nil
 		}
 		start := len(arena)
 		for _, b := range cell {
 			arena = utf8.AppendRune(arena, latin1Runes[b])
 		}
-		return Text(arena[start:]), arena, nil
+		v.setText(arena[start:])
+		return arena, nil
 	case kBinary:
 		if len(cell) < c.size {
 			// BINARY(n) is zero-padded to n.
@@ -437,9 +511,10 @@ func (c *column) convert(arena, cell []byte) (Value, []byte, error) {
 			}
 			cell = arena[start:]
 		}
-		return c.binaryValue(arena, cell)
+		return c.binaryValue(v, arena, cell)
 	case kBit1:
-		return Bool(encoder.BitValue(cell) != 0), arena, nil
+		v.setBool(encoder.BitValue(cell) != 0)
+		return arena, nil
 	case kBits:
 		// Debezium's Bits are little-endian; the cell is big-endian.
 		start := len(arena)
@@ -449,26 +524,31 @@ func (c *column) convert(arena, cell []byte) (Value, []byte, error) {
 		for len(arena)-start < c.size {
 			arena = append(arena, 0)
 		}
-		return Blob(arena[start:]), arena, nil
+		v.setBlob(arena[start:])
+		return arena, nil
 	case kEnum:
 		if !c.numeric {
-			return Text(cell), arena, nil
+			v.setText(cell)
+			return arena, nil
 		}
 		i, ok := parseInt(cell)
 		if !ok || i < 0 {
-			return Null, arena, fmt.Errorf("%q is not an ENUM index", cell)
+			return arena, fmt.Errorf("%q is not an ENUM index", cell)
 		}
 		if i == 0 || int(i) > len(c.labels) {
-			return Str(""), arena, nil
+			v.setStr("")
+			return arena, nil
 		}
-		return Str(c.labels[i-1]), arena, nil
+		v.setStr(c.labels[i-1])
+		return arena, nil
 	case kSet:
 		if !c.numeric {
-			return Text(cell), arena, nil
+			v.setText(cell)
+			return arena, nil
 		}
 		mask, ok := parseUint(cell)
 		if !ok {
-			return Null, arena, fmt.Errorf("%q is not a SET bitmask", cell)
+			return arena, fmt.Errorf("%q is not a SET bitmask", cell)
 		}
 		start := len(arena)
 		for j, l := range c.labels {
@@ -479,14 +559,16 @@ func (c *column) convert(arena, cell []byte) (Value, []byte, error) {
 				arena = append(arena, l...)
 			}
 		}
-		return Text(arena[start:]), arena, nil
+		v.setText(arena[start:])
+		return arena, nil
 	case kJSON:
 		start := len(arena)
 		arena = appendCompactJSON(arena, cell)
-		return Text(arena[start:]), arena, nil
+		v.setText(arena[start:])
+		return arena, nil
 	case kGeometry, kPoint:
 		if len(cell) < 4 {
-			return Null, arena, fmt.Errorf("geometry of %d bytes has no SRID", len(cell))
+			return arena, fmt.Errorf("geometry of %d bytes has no SRID", len(cell))
 		}
 		srid := Null
 		if s := int32(uint32(cell[0]) | uint32(cell[1])<<8 | uint32(cell[2])<<16 | uint32(cell[3])<<24); s != 0 {
@@ -494,28 +576,31 @@ func (c *column) convert(arena, cell []byte) (Value, []byte, error) {
 		}
 		wkb := Blob(cell[4:])
 		if c.kind == kGeometry {
-			return StructOf(wkb, srid), arena, nil
+			*v = StructOf(wkb, srid)
+			return arena, nil
 		}
 		x, y, ok := wkbPoint(cell[4:])
 		if !ok {
-			return Null, arena, fmt.Errorf("%d bytes of WKB are not a 2D point", len(cell)-4)
+			return arena, fmt.Errorf("%d bytes of WKB are not a 2D point", len(cell)-4)
 		}
-		return StructOf(Float(x), Float(y), wkb, srid), arena, nil
+		*v = StructOf(Float(x), Float(y), wkb, srid)
+		return arena, nil
 	case kVector:
 		if len(cell)%4 != 0 {
-			return Null, arena, fmt.Errorf("vector of %d bytes", len(cell))
+			return arena, fmt.Errorf("vector of %d bytes", len(cell))
 		}
 		elems := make([]Value, len(cell)/4)
 		for i := range elems {
 			b := cell[4*i:]
 			elems[i] = Float(float64(math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)))
 		}
-		return ArrayOf(elems...), arena, nil
+		*v = ArrayOf(elems...)
+		return arena, nil
 	}
-	return Null, arena, fmt.Errorf("unknown column kind %d", c.kind)
+	return arena, fmt.Errorf("unknown column kind %d", c.kind)
 }
 
-func (c *column) binaryValue(arena, b []byte) (Value, []byte, error) {
+func (c *column) binaryValue(v *Value, arena, b []byte) ([]byte, error) {
 	start := len(arena)
 	switch c.binary {
 	case "base64":
@@ -528,9 +613,11 @@ func (c *column) binaryValue(arena, b []byte) (Value, []byte, error) {
 			arena = append(arena, digits[x>>4], digits[x&0xf])
 		}
 	default:
-		return Blob(b), arena, nil
+		v.setBlob(b)
+		return arena, nil
 	}
-	return Text(arena[start:]), arena, nil
+	v.setText(arena[start:])
+	return arena, nil
 }
 
 func wkbPoint(wkb []byte) (x, y float64, ok bool) {

@@ -204,6 +204,27 @@ func javaBytes(n *big.Int) []byte {
 }
 
 func TestDecimalBytes(t *testing.T) {
+	// Where the minimal two's complement gains a byte, on both sides of the int64 fast path.
+	var edges []string
+	for k := 1; k <= 9; k++ {
+		b := new(big.Int).Lsh(big.NewInt(1), uint(8*k-1))
+		for _, d := range []int64{-1, 0, 1} {
+			n := new(big.Int).Add(b, big.NewInt(d))
+			edges = append(edges, n.String(), "-"+n.String())
+		}
+	}
+	edges = append(edges, "0", "-0", "999999999999999999", "-999999999999999999", "1000000000000000000", "-1000000000000000000")
+	for _, text := range edges {
+		unscaled, _ := new(big.Int).SetString(text, 10)
+		var buf [96]byte
+		neg, ds, ok := decimalDigits(buf[:0], []byte(text), 0)
+		if !ok {
+			t.Fatalf("%q not read", text)
+		}
+		if got, want := appendUnscaled(nil, neg, ds), javaBytes(unscaled); !bytes.Equal(got, want) {
+			t.Errorf("%q: % x, want % x", text, got, want)
+		}
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 5000; i++ {
 		digits := 1 + rng.IntN(65)

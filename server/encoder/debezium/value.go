@@ -18,6 +18,11 @@ const (
 	KindBytes
 	KindStruct
 	KindArray
+	// KindRow is the row struct of one of the record's row images (Record.Rows), and KindKey
+	// its key struct; I says which image, 0 before or 1 after. Their field values are not
+	// made: a serializer converts the image's cells as it writes them (RowImages).
+	KindRow
+	KindKey
 )
 
 // Value is one typed Connect value. Values are read-only: B and Fields may alias buffers of
@@ -66,8 +71,28 @@ func Blob(b []byte) Value { return Value{Kind: KindBytes, B: b} }
 // StructOf is a struct value with its field values in schema order.
 func StructOf(fields ...Value) Value { return Value{Kind: KindStruct, Fields: fields} }
 
+// RowOf is the row struct of image i (0 before, 1 after) of the record's row images.
+func RowOf(i int) Value { return Value{Kind: KindRow, I: int64(i)} }
+
+// KeyOf is the key struct of image i (0 before, 1 after) of the record's row images.
+func KeyOf(i int) Value { return Value{Kind: KindKey, I: int64(i)} }
+
 // ArrayOf is an array value.
 func ArrayOf(elems ...Value) Value { return Value{Kind: KindArray, Fields: elems} }
+
+// Setters for conversions that write a value in place: only the fields of the kind are set.
+func (v *Value) setInt(i int64)     { v.Kind, v.I = KindInt, i }
+func (v *Value) setFloat(f float64) { v.Kind, v.F = KindFloat, f }
+func (v *Value) setText(b []byte)   { v.Kind, v.B = KindString, b }
+func (v *Value) setBlob(b []byte)   { v.Kind, v.B = KindBytes, b }
+func (v *Value) setStr(s string)    { v.setText(unsafe.Slice(unsafe.StringData(s), len(s))) }
+
+func (v *Value) setBool(b bool) {
+	v.Kind, v.I = KindBool, 0
+	if b {
+		v.I = 1
+	}
+}
 
 // IsNull reports the null value.
 func (v Value) IsNull() bool { return v.Kind == KindNull }
