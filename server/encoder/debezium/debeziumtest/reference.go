@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
@@ -469,4 +471,55 @@ func SnapshotEvents(rowEvents int, chunks ...[]*query.Row) []*binlogdata.VEvent 
 		evs = append(evs, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
 	}
 	return evs
+}
+
+// SplitRows returns the events with each ROW event of several row changes replaced by one ROW
+// event per change, the same in all else. An encoder must write the same messages for both:
+// what it makes once per event and reuses for the event's rows must not show.
+func SplitRows(evs []*binlogdata.VEvent) []*binlogdata.VEvent {
+	var out []*binlogdata.VEvent
+	for _, ev := range evs {
+		changes := ev.GetRowEvent().GetRowChanges()
+		if ev.GetType() != binlogdata.VEventType_ROW || len(changes) < 2 {
+			out = append(out, ev)
+			continue
+		}
+		for _, rc := range changes {
+			one := proto.Clone(ev).(*binlogdata.VEvent)
+			one.RowEvent.RowChanges = []*binlogdata.RowChange{rc}
+			out = append(out, one)
+		}
+	}
+	return out
+}
+
+// ItemEvents is a transaction on table items (database shop) whose rows events hold several
+// changes each: three inserts, three updates of which the second moves its row to a new
+// primary key, two deletes. Row indexes count the changes of each event.
+func ItemEvents() []*binlogdata.VEvent {
+	row := encodertest.Row
+	src := func(pos uint64) *binlogdata.EventSource {
+		return &binlogdata.EventSource{File: "binlog.000003", StartPos: pos, EndPos: pos + 50, ServerId: 7, Database: "shop",
+			ThreadId: 77, Query: "-- statement at " + strconv.FormatUint(pos, 10)}
+	}
+	rowEv := func(pos uint64, changes ...*binlogdata.RowChange) *binlogdata.VEvent {
+		for i, rc := range changes {
+			rc.RowIndex = uint32(i)
+		}
+		return &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: 1700000000, EventGtid: GTID, Source: src(pos),
+			RowEvent: &binlogdata.RowEvent{TableName: "items", RowChanges: changes}}
+	}
+	fe := FieldEvent("items", ItemFields()...)
+	fe.Source = src(150)
+	return []*binlogdata.VEvent{
+		{Type: binlogdata.VEventType_BEGIN, Timestamp: 1700000000, EventGtid: GTID, Source: src(100)},
+		fe,
+		rowEv(200, &binlogdata.RowChange{After: row("1", "pen", "1.50")}, &binlogdata.RowChange{After: row("2", "ink", nil)},
+			&binlogdata.RowChange{After: row("3", "pad", "-0.05")}),
+		rowEv(300, &binlogdata.RowChange{Before: row("1", "pen", "1.50"), After: row("1", "pen", "1.75")},
+			&binlogdata.RowChange{Before: row("2", "ink", nil), After: row("20", "ink", "3.00")},
+			&binlogdata.RowChange{Before: row("3", "pad", "-0.05"), After: row("3", "pad \"A4\"", "0.00")}),
+		rowEv(400, &binlogdata.RowChange{Before: row("1", "pen", "1.75")}, &binlogdata.RowChange{Before: row("20", "ink", "3.00")}),
+		{Type: binlogdata.VEventType_COMMIT, Timestamp: 1700000001, EventGtid: GTID, Source: src(500)},
+	}
 }

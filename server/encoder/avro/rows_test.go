@@ -1,0 +1,86 @@
+package avro
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"testing"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium/debeziumtest"
+)
+
+// TestRowsOfOneEvent checks that what is made once per rows event and reused for the event's
+// rows does not show: a stream whose rows events hold several changes encodes to the same
+// bytes as the stream with one change per rows event.
+func TestRowsOfOneEvent(t *testing.T) {
+	streams := map[string][]*binlogdata.VEvent{
+		"reference": debeziumtest.Events(debeziumtest.Table(t)),
+		"items":     debeziumtest.ItemEvents(),
+		// The snapshot ends with a rows event of three reads: the last is marked "last".
+		"snapshot": snapshotEvents([]*query.Row{row("1", "a", "1.00"), row("2", "b", nil)},
+			[]*query.Row{row("3", "c", nil), row("4", "d", "4.00"), row("5", "e", "5.00")}),
+	}
+	for name, evs := range streams {
+		for _, opts := range []map[string]string{
+			{},
+			{"debezium.layout": "v2.0", "provide.transaction.metadata": "true", "include.query": "true"},
+			{"tombstones.on.delete": "false", "skipped.operations": "u"},
+		} {
+			t.Run(fmt.Sprint(name, opts), func(t *testing.T) {
+				p := encoder.Params{Database: "shop", Flavor: "mysql"}
+				split := debeziumtest.SplitRows(evs)
+				if len(split) == len(evs) {
+					t.Fatal("no rows event of several changes")
+				}
+				want := encodeAll(t, newEncoder(t, p, opts), split...)
+				got := encodeAll(t, newEncoder(t, p, opts), evs...)
+				if len(got) != len(want) {
+					t.Fatalf("%d messages, want %d", len(got), len(want))
+				}
+				for i, g := range got {
+					w := want[i]
+					if g.Topic != w.Topic || g.Tombstone != w.Tombstone || !bytes.Equal(g.Key, w.Key) || !bytes.Equal(g.Value, w.Value) ||
+						!maps.Equal(g.Headers, w.Headers) {
+						t.Errorf("message %d: %s %v % x % x, want %s %v % x % x", i, g.Topic, g.Headers, g.Key, g.Value,
+							w.Topic, w.Headers, w.Key, w.Value)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSourceRowAndSnapshot decodes source.row and source.snapshot of the records of rows
+// events of several changes: each record has its change's row, and only the snapshot's last
+// read says "last".
+func TestSourceRowAndSnapshot(t *testing.T) {
+	e := newEncoder(t, encoder.Params{Database: "shop"}, nil)
+	evs := append(snapshotEvents([]*query.Row{row("1", "a", nil), row("2", "b", nil), row("3", "c", nil)}), debeziumtest.ItemEvents()...)
+	_, decs := decodeStream(t, encodeAll(t, e, evs...))
+	var rowsOf, snapshots, ops []string
+	for _, d := range decs {
+		if d.msg.Tombstone {
+			continue
+		}
+		rowsOf = append(rowsOf, fmt.Sprint(get(d.value, "source", "row")))
+		snapshots = append(snapshots, fmt.Sprint(get(d.value, "source", "snapshot")))
+		ops = append(ops, fmt.Sprint(get(d.value, "op")))
+	}
+	for _, c := range []struct {
+		name      string
+		got, want []string
+	}{
+		// Snapshot reads have no row index; then the inserts, the updates (the second a delete
+		// and a create), the deletes.
+		{"row", rowsOf, []string{"0", "0", "0", "0", "1", "2", "0", "1", "1", "2", "0", "1"}},
+		{"snapshot", snapshots, []string{"true", "true", "last", "false", "false", "false", "false", "false", "false", "false", "false", "false"}},
+		{"op", ops, []string{"r", "r", "r", "c", "c", "c", "u", "d", "c", "u", "d", "d"}},
+	} {
+		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
