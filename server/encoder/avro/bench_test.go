@@ -30,6 +30,23 @@ func BenchmarkEncode(b *testing.B) {
 	encodertest.BenchEncode(b, e, rowEv, out)
 }
 
+// BenchmarkEncodeEvent encodes a ROW event of 100 inserted rows per operation, as the rows
+// events of bench/'s binlog come.
+func BenchmarkEncodeEvent(b *testing.B) {
+	e := newEncoder(b, encoder.Params{Database: "bench"}, nil)
+	fe := fieldEvent("orders", encodertest.BenchFields()...)
+	fe.Source = benchSource
+	var changes []*binlogdata.RowChange
+	for i, r := range encodertest.BenchRows(100) {
+		changes = append(changes, &binlogdata.RowChange{After: r, RowIndex: uint32(i)})
+	}
+	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: 1700000000, Source: benchSource, EventGtid: testGTID,
+		RowEvent: &binlogdata.RowEvent{TableName: "orders", RowChanges: changes}}
+	// The first event sends the schemas; the loop measures the events after it.
+	out := encodeAll(b, e, fe, ev)
+	encodertest.BenchEncodeEvent(b, e, ev, out)
+}
+
 // repeat serializes each record it is given n times, for BenchmarkSerialize.
 type repeat struct {
 	*Serializer

@@ -37,6 +37,8 @@ type Serializer struct {
 	last [2]lastUse
 
 	w writer
+	// source is the latest source block written, which w reuses.
+	source sourceBytes
 	// slab holds the messages and their bytes; hint is the size of the latest record.
 	slab encoder.Slab
 	hint int
@@ -83,8 +85,10 @@ const maxCachedPlans = 1024
 // NewSerializer makes the serializer of a stream whose messages are of format; fieldNames
 // makes field names Avro-safe.
 func NewSerializer(format string, fieldNames bool) *Serializer {
-	return &Serializer{format: format, fieldNames: fieldNames, plans: map[*debezium.Schema]*plan{},
+	s := &Serializer{format: format, fieldNames: fieldNames, plans: map[*debezium.Schema]*plan{},
 		byText: map[string]*plan{}, announced: map[subject]int32{}}
+	s.w.source = &s.source
+	return s
 }
 
 // plan returns the plan of a Connect schema, giving its Avro schema an id when it is new.
@@ -103,7 +107,7 @@ func (s *Serializer) plan(cs *debezium.Schema) (*plan, error) {
 		if _, err := hamba.ParseWithCache(text, "", &hamba.SchemaCache{}); err != nil {
 			return nil, fmt.Errorf("avro: schema %s is not valid Avro: %w", cs.Name, err)
 		}
-		markSnapshot(cs, root)
+		markSource(cs, root)
 		s.nextID++
 		p = &plan{id: s.nextID, text: text, root: root}
 		s.byText[text] = p
@@ -115,17 +119,19 @@ func (s *Serializer) plan(cs *debezium.Schema) (*plan, error) {
 	return p, nil
 }
 
-// markSnapshot marks source.snapshot in a struct with a Debezium source block.
-func markSnapshot(cs *debezium.Schema, root *node) {
+// markSource marks the source block of a struct with one, and its source.snapshot.
+func markSource(cs *debezium.Schema, root *node) {
 	if cs.Type != debezium.Struct {
 		return
 	}
 	i := cs.Field("source")
-	if i < 0 || cs.Fields[i].Schema.Type != debezium.Struct {
+	if i < 0 || cs.Fields[i].Schema.Type != debezium.Struct || root.fields[i].kind != kRecord {
 		return
 	}
-	if j := cs.Fields[i].Schema.Field("snapshot"); j >= 0 && root.fields[i].fields[j].kind == kString {
-		root.fields[i].fields[j].mark = true
+	src, n := cs.Fields[i].Schema, root.fields[i]
+	n.source, n.row = true, src.Field("row")
+	if j := src.Field("snapshot"); j >= 0 && n.fields[j].kind == kString {
+		n.fields[j].mark = true
 	}
 }
 
@@ -181,7 +187,11 @@ func (s *Serializer) Serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, e
 func (s *Serializer) serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, []*vstreamv1.EncodedMessage, error) {
 	var schemas []*vstreamv1.EncodedMessage
 	w := &s.w
-	w.buf, w.mark, w.markAt, w.rows = s.slab.Buffer(s.hint), false, -1, r.Rows
+	if w.rows != r.Rows {
+		w.rows = r.Rows
+	}
+	w.sourceID = r.SourceID
+	b := s.slab.Buffer(s.hint)
 	keyLen := 0
 	if r.KeySchema != nil {
 		p, msgs, err := s.use(schemas, r.KeySchema, r.Topic, false)
@@ -189,27 +199,24 @@ func (s *Serializer) serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, [
 		if err != nil {
 			return nil, schemas, err
 		}
-		w.buf = frame(w.buf, p.id)
-		if err := w.value(p.root, &r.Key); err != nil {
+		if b, err = w.value(frame(b, p.id), p.root, &r.Key); err != nil {
 			return nil, schemas, fmt.Errorf("avro: key of %s: %w", r.Topic, err)
 		}
-		keyLen = len(w.buf)
+		keyLen = len(b)
 	}
+	w.markAt = -1
 	if r.ValueSchema != nil {
 		p, msgs, err := s.use(schemas, r.ValueSchema, r.Topic, true)
 		schemas = msgs
 		if err != nil {
 			return nil, schemas, err
 		}
-		w.buf = frame(w.buf, p.id)
-		w.mark = r.Snapshot
-		if err := w.value(p.root, &r.Value); err != nil {
+		if b, err = w.value(frame(b, p.id), p.root, &r.Value); err != nil {
 			return nil, schemas, fmt.Errorf("avro: value of %s: %w", r.Topic, err)
 		}
 	}
 	// Key and value share the bytes written in place in the slab.
-	b := s.slab.Commit(w.buf)
-	w.buf, w.rows = nil, nil
+	b = s.slab.Commit(b)
 	s.hint = len(b) + len(b)/8
 	m := s.slab.Message()
 	m.Format, m.Topic = s.format, r.Topic

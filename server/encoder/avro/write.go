@@ -50,162 +50,225 @@ type node struct {
 	names []string
 	// mark is set on source.snapshot of a record's source block, whose text MarkLast rewrites.
 	mark bool
+	// source is set on a Debezium source block, whose field row is the index of source.row.
+	source bool
+	row    int
 }
 
-// writer writes Avro binary.
+// writer writes Avro binary. Its methods take and return the bytes written so far rather than
+// keep them in the writer: a slice kept in a struct on the heap would be stored back at every
+// value, a pointer write the garbage collector's write barrier makes dear while it marks.
 type writer struct {
-	buf []byte
-	// mark asks for the offset of the marked string's bytes, noted in markAt (-1: none).
-	mark   bool
+	// markAt is the offset of the marked string's bytes (source.snapshot) in the bytes written,
+	// -1 when none was written.
 	markAt int
 	// rows are the row images KindRow and KindKey values refer to; arena is scratch for
 	// converting their cells.
 	rows  *debezium.RowImages
 	arena []byte
+	// source, when sourceID is not 0, holds the bytes of the source blocks of record sourceID,
+	// made by the first of its records, reused by the others.
+	source   *sourceBytes
+	sourceID uint64
+}
+
+// sourceBytes is a source block as written, split around its row field, for the records with
+// the same debezium.Record.SourceID.
+type sourceBytes struct {
+	node *node
+	id   uint64
+	// snapshot is the offset of source.snapshot's bytes in prefix, or -1.
+	snapshot       int
+	prefix, suffix []byte
 }
 
 // value appends the Avro encoding of v, a value of the schema n was compiled from.
-func (w *writer) value(n *node, v *debezium.Value) error {
+func (w *writer) value(b []byte, n *node, v *debezium.Value) ([]byte, error) {
 	switch n.union {
 	case nullFirst:
 		if v.Kind == debezium.KindNull {
-			w.buf = append(w.buf, 0)
-			return nil
+			return append(b, 0), nil
 		}
-		w.buf = append(w.buf, 2)
+		b = append(b, 2)
 	case nullLast:
 		if v.Kind == debezium.KindNull {
-			w.buf = append(w.buf, 2)
-			return nil
+			return append(b, 2), nil
 		}
-		w.buf = append(w.buf, 0)
+		b = append(b, 0)
 	}
 	if n.kind == kRecord && (v.Kind == debezium.KindRow || v.Kind == debezium.KindKey) {
-		return w.image(n, v)
+		return w.image(b, n, v)
 	}
 	if v.Kind != wantKind[n.kind] {
-		return kindError(n, v)
+		return b, kindError(n, v)
 	}
 	switch n.kind {
 	case kRecord:
-		return w.fields(n, v.Fields)
+		if n.source && w.sourceID != 0 {
+			return w.sourceBlock(b, n, v.Fields)
+		}
+		return w.fields(b, n, v.Fields)
 	case kArray:
 		// One block of all the items, then the empty block that ends the array.
 		if len(v.Fields) > 0 {
-			w.buf = appendLong(w.buf, int64(len(v.Fields)))
+			b = appendLong(b, int64(len(v.Fields)))
 			for i := range v.Fields {
-				if err := w.value(n.items, &v.Fields[i]); err != nil {
-					return err
+				var err error
+				if b, err = w.value(b, n.items, &v.Fields[i]); err != nil {
+					return b, err
 				}
 			}
 		}
-		w.buf = append(w.buf, 0)
-		return nil
+		return append(b, 0), nil
 	}
-	return w.primitive(n, v)
+	return w.primitive(b, n, v)
 }
 
 // fields appends a record's fields. Primitive fields, most of them, are written here rather
 // than through value: a row is mostly primitives, and the calls would cost more than the
 // writes.
-func (w *writer) fields(n *node, vals []debezium.Value) error {
-	for i, f := range n.fields {
+func (w *writer) fields(b []byte, n *node, vals []debezium.Value) ([]byte, error) {
+	return w.fieldRange(b, n, vals, 0, len(n.fields))
+}
+
+// fieldRange appends fields lo to hi-1 of a record.
+func (w *writer) fieldRange(b []byte, n *node, vals []debezium.Value, lo, hi int) ([]byte, error) {
+	for i := lo; i < hi; i++ {
+		f := n.fields[i]
 		v := &debezium.Null
 		if i < len(vals) {
 			v = &vals[i]
 		}
-		if err := w.field(f, v); err != nil {
-			return fmt.Errorf("%s: %w", n.names[i], err)
+		var err error
+		if f.kind == kRecord || f.kind == kArray {
+			b, err = w.value(b, f, v)
+		} else {
+			b, err = w.scalar(b, f, v)
+		}
+		if err != nil {
+			return b, fmt.Errorf("%s: %w", n.names[i], err)
 		}
 	}
-	return nil
+	return b, nil
 }
 
-// field appends the value of one field of a record.
-func (w *writer) field(f *node, v *debezium.Value) error {
-	if f.kind == kRecord || f.kind == kArray {
-		return w.value(f, v)
+// sourceBlock appends a source block: the bytes made for the first record of the same source
+// around this record's row, or, for that first record, the block as any record, keeping the
+// bytes around the row for the next ones.
+func (w *writer) sourceBlock(b []byte, n *node, vals []debezium.Value) ([]byte, error) {
+	c := w.source
+	row := n.row
+	if row < 0 || row >= len(vals) || n.fields[row].kind != kInt || n.fields[row].union != required {
+		return w.fields(b, n, vals)
 	}
-	return w.scalar(f, v)
+	if c.node == n && c.id == w.sourceID {
+		if c.snapshot >= 0 {
+			w.markAt = len(b) + c.snapshot
+		}
+		b = append(b, c.prefix...)
+		var err error
+		if b, err = w.primitive(b, n.fields[row], &vals[row]); err != nil {
+			return b, fmt.Errorf("%s: %w", n.names[row], err)
+		}
+		return append(b, c.suffix...), nil
+	}
+	start := len(b)
+	w.markAt = -1
+	b, err := w.fieldRange(b, n, vals, 0, row)
+	if err != nil {
+		return b, err
+	}
+	*c = sourceBytes{node: n, id: w.sourceID, snapshot: -1, prefix: append(c.prefix[:0], b[start:]...), suffix: c.suffix[:0]}
+	if w.markAt >= 0 {
+		c.snapshot = w.markAt - start
+	}
+	if b, err = w.primitive(b, n.fields[row], &vals[row]); err != nil {
+		c.node = nil
+		return b, fmt.Errorf("%s: %w", n.names[row], err)
+	}
+	rowEnd := len(b)
+	if b, err = w.fieldRange(b, n, vals, row+1, len(n.fields)); err != nil {
+		c.node = nil
+		return b, err
+	}
+	c.suffix = append(c.suffix, b[rowEnd:]...)
+	return b, nil
 }
 
 // scalar appends a value of a primitive node, or its null.
-func (w *writer) scalar(f *node, v *debezium.Value) error {
-	if f.kind == kRecord || f.kind == kArray {
-		return kindError(f, v)
-	}
+func (w *writer) scalar(b []byte, f *node, v *debezium.Value) ([]byte, error) {
 	switch f.union {
 	case nullFirst:
 		if v.Kind == debezium.KindNull {
-			w.buf = append(w.buf, 0)
-			return nil
+			return append(b, 0), nil
 		}
-		w.buf = append(w.buf, 2)
+		b = append(b, 2)
 	case nullLast:
 		if v.Kind == debezium.KindNull {
-			w.buf = append(w.buf, 2)
-			return nil
+			return append(b, 2), nil
 		}
-		w.buf = append(w.buf, 0)
+		b = append(b, 0)
 	}
 	if v.Kind != wantKind[f.kind] {
-		return kindError(f, v)
+		return b, kindError(f, v)
 	}
-	return w.primitive(f, v)
+	return w.primitive(b, f, v)
 }
 
 // image appends the row or key record of a row image, converting its cells one by one.
-func (w *writer) image(n *node, v *debezium.Value) error {
+func (w *writer) image(b []byte, n *node, v *debezium.Value) ([]byte, error) {
 	if w.rows == nil || w.rows.Fields(v) != len(n.fields) {
-		return errors.New("a row image value without its record's row images")
+		return b, errors.New("a row image value without its record's row images")
 	}
-	t := w.rows.Table
+	t, arena := w.rows.Table, w.arena
+	var err error
 	for i, f := range n.fields {
-		col, cell, _ := w.rows.Column(v, i)
+		col, cell := w.rows.Field(v, i)
 		var fv debezium.Value
-		arena, err := t.Convert(&fv, col, w.arena[:0], cell)
-		w.arena = arena
-		if err != nil {
-			return fmt.Errorf("table %s: %w", t.Table, err)
+		if arena, err = t.Convert(&fv, col, arena[:0], cell); err != nil {
+			err = fmt.Errorf("table %s: %w", t.Table, err)
+			break
 		}
 		if f.kind == kRecord || f.kind == kArray {
 			// Geometries and vectors; the copy keeps fv, which the other cells use, off the heap.
 			c := fv
-			err = w.value(f, &c)
+			b, err = w.value(b, f, &c)
 		} else {
-			err = w.scalar(f, &fv)
+			b, err = w.scalar(b, f, &fv)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", n.names[i], err)
+			err = fmt.Errorf("%s: %w", n.names[i], err)
+			break
 		}
 	}
-	return nil
+	w.arena = arena
+	return b, err
 }
 
 // primitive appends a value of a primitive node whose kind matches it.
-func (w *writer) primitive(n *node, v *debezium.Value) error {
+func (w *writer) primitive(b []byte, n *node, v *debezium.Value) ([]byte, error) {
 	switch n.kind {
 	case kString, kBytes:
-		w.buf = appendLong(w.buf, int64(len(v.B)))
-		if n.mark && w.mark {
-			w.markAt = len(w.buf)
+		b = appendLong(b, int64(len(v.B)))
+		if n.mark {
+			w.markAt = len(b)
 		}
-		w.buf = append(w.buf, v.B...)
+		b = append(b, v.B...)
 	case kLong:
-		w.buf = appendLong(w.buf, v.I)
+		b = appendLong(b, v.I)
 	case kInt:
 		if v.I != int64(int32(v.I)) {
-			return fmt.Errorf("%d does not fit an Avro int", v.I)
+			return b, fmt.Errorf("%d does not fit an Avro int", v.I)
 		}
-		w.buf = appendLong(w.buf, v.I)
+		b = appendLong(b, v.I)
 	case kFloat:
-		w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(float32(v.F)))
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v.F)))
 	case kDouble:
-		w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(v.F))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v.F))
 	case kBool:
-		w.buf = append(w.buf, byte(v.I&1))
+		b = append(b, byte(v.I&1))
 	}
-	return nil
+	return b, nil
 }
 
 func kindError(n *node, v *debezium.Value) error {

@@ -334,7 +334,7 @@ func (w *jsonWriter) image(dst []byte, s *Schema, v *Value) []byte {
 		}
 		return append(dst, "null"...)
 	}
-	t := w.rows.Table
+	t, arena := w.rows.Table, w.arena
 	dst = append(dst, '{')
 	keys := w.memberKeys(s)
 	for i := range s.Fields {
@@ -342,11 +342,10 @@ func (w *jsonWriter) image(dst []byte, s *Schema, v *Value) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, keys[i]...)
-		col, cell, _ := w.rows.Column(v, i)
+		col, cell := w.rows.Field(v, i)
 		var fv Value
-		arena, err := t.Convert(&fv, col, w.arena[:0], cell)
-		w.arena = arena
-		if err != nil {
+		var err error
+		if arena, err = t.Convert(&fv, col, arena[:0], cell); err != nil {
 			if w.err == nil {
 				w.err = fmt.Errorf("debezium: table %s: %w", t.Table, err)
 			}
@@ -361,6 +360,7 @@ func (w *jsonWriter) image(dst []byte, s *Schema, v *Value) []byte {
 			dst = scalar(dst, s.Fields[i].Schema, &fv)
 		}
 	}
+	w.arena = arena
 	return append(dst, '}')
 }
 

@@ -220,21 +220,18 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	r.src = info.AppendValues(r.src[:0], &r.cfg)
 	r.sourceID++
 	r.env = r.envelope(r.env[:0], Null, Null, StructOf(r.src...), Null, "", now)
-	width := len(ts.Row.Fields)
+	if r.images.Table != ts {
+		r.images.Table = ts
+	}
 	for _, rc := range re.GetRowChanges() {
 		r.src[r.sourceRow].I = int64(int32(rc.GetRowIndex()))
 		var err error
-		r.images.Table = ts
 		for i, img := range [2]*query.Row{rc.GetBefore(), rc.GetAfter()} {
-			cells := r.images.Cells[i][:0]
-			if img != nil {
-				if cells, err = encoder.Cells(cells, img, width); err != nil {
-					return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
-				}
+			if err = r.images.Set(i, img); err != nil {
+				return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
 			}
-			r.images.Cells[i] = cells
 		}
-		before, after := rc.GetBefore() != nil, rc.GetAfter() != nil
+		before, after := r.images.Has(0), r.images.Has(1)
 		switch {
 		case snapshot:
 			if !after {
@@ -255,12 +252,12 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 			out, err = r.change(out, ts, 'c', info.Micros, now, 1, nil)
 		case !after:
 			out, err = r.change(out, ts, 'd', info.Micros, now, 0, nil)
-		case ts.Key != nil && !ts.SameKey(r.images.Cells[0], r.images.Cells[1]):
+		case ts.Key != nil && !r.images.SameKey():
 			// A new primary key is a new record to Kafka: Debezium deletes the old one and
 			// creates the new one, each telling where the row went or came from.
 			r.arena = r.arena[:0]
 			for i := range r.keys {
-				if r.keys[i], r.arena, err = ts.KeyValues(r.keys[i][:0], r.arena, r.images.Cells[i]); err != nil {
+				if r.keys[i], r.arena, err = r.images.Values(r.keys[i][:0], r.arena, KeyOf(i)); err != nil {
 					return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
 				}
 			}

@@ -296,65 +296,65 @@ func (t *TableSchema) Convert(v *Value, i int, arena, cell []byte) ([]byte, erro
 	return arena, nil
 }
 
-// Values converts a row's cells (nil: NULL) into the values of the Row struct's fields,
-// appending them to dst and the bytes they need to arena. The values alias cells and arena.
-func (t *TableSchema) Values(dst []Value, arena []byte, cells [][]byte) ([]Value, []byte, error) {
-	for i := range t.cols {
-		var v Value
-		var err error
-		if arena, err = t.Convert(&v, i, arena, cellAt(cells, i)); err != nil {
-			return dst, arena, err
-		}
-		dst = append(dst, v)
-	}
-	return dst, arena, nil
+// RowImages are the row images of a change record. The record's key and its envelope's before
+// and after refer to them (KindKey, KindRow values) rather than hold their field values: a
+// serializer converts each cell (Convert) where it writes its value, which spares a row's
+// values being made and then read again.
+type RowImages struct {
+	Table *TableSchema
+	rows  [2]*query.Row
+	// starts holds where each column's cell starts in its row's values, -1 for NULL: offsets
+	// rather than slices, so that splitting a row writes no pointers.
+	starts [2][]int
 }
 
-// KeyValues converts the key columns' cells of a row into the values of the Key struct's
-// fields, like Values.
-func (t *TableSchema) KeyValues(dst []Value, arena []byte, cells [][]byte) ([]Value, []byte, error) {
-	for _, i := range t.PK {
-		var v Value
-		var err error
-		if arena, err = t.Convert(&v, i, arena, cellAt(cells, i)); err != nil {
-			return dst, arena, err
-		}
-		dst = append(dst, v)
-	}
-	return dst, arena, nil
-}
+// emptyCell is the empty value, which is not NULL.
+var emptyCell = []byte{}
 
-func cellAt(cells [][]byte, i int) []byte {
-	if i < len(cells) {
-		return cells[i]
+// Set makes image i (0 before, 1 after) a row of Table, or none when row is nil. Columns past
+// the row's end are NULL.
+func (r *RowImages) Set(i int, row *query.Row) error {
+	r.rows[i] = row
+	if row == nil {
+		return nil
+	}
+	width := len(r.Table.cols)
+	starts := r.starts[i]
+	if len(starts) != width {
+		starts = make([]int, width)
+		r.starts[i] = starts
+	}
+	vals, lengths := row.GetValues(), row.GetLengths()
+	off := 0
+	for c := range starts {
+		if c >= len(lengths) || lengths[c] < 0 {
+			starts[c] = -1
+			continue
+		}
+		if l := lengths[c]; l > int64(len(vals)-off) {
+			return fmt.Errorf("row cell %d overruns the row's %d value bytes", c, len(vals))
+		}
+		starts[c] = off
+		off += int(lengths[c])
 	}
 	return nil
 }
 
-// RowImages are the row images of a change record, as cells. The record's key and its
-// envelope's before and after refer to them (KindKey, KindRow values) rather than hold their
-// field values: a serializer converts each cell (Convert) where it writes its value, which
-// spares a row's values being made and then read again.
-type RowImages struct {
-	Table *TableSchema
-	// Cells are the before and after images, a cell per column (nil: NULL).
-	Cells [2][][]byte
-}
+// Has reports whether image i is set.
+func (r *RowImages) Has(i int) bool { return r.rows[i] != nil }
 
-// Column returns the column index and the cell of field f of the struct v refers to
-// (KindRow or KindKey), and whether there is such a field.
-func (r *RowImages) Column(v *Value, f int) (col int, cell []byte, ok bool) {
-	col = f
-	if v.Kind == KindKey {
-		if f >= len(r.Table.PK) {
-			return 0, nil, false
-		}
-		col = r.Table.PK[f]
+// Cell returns the cell of column col of image i: nil for NULL, else the value's bytes, which
+// alias the row.
+func (r *RowImages) Cell(i, col int) []byte {
+	row := r.rows[i]
+	if row == nil || col >= len(r.starts[i]) || r.starts[i][col] < 0 {
+		return nil
 	}
-	if col >= len(r.Table.cols) || v.I < 0 || v.I > 1 {
-		return 0, nil, false
+	off, end := r.starts[i][col], r.starts[i][col]+int(row.Lengths[col])
+	if off == end {
+		return emptyCell
 	}
-	return col, cellAt(r.Cells[v.I], col), true
+	return row.Values[off:end:end]
 }
 
 // Fields returns the number of fields of the struct v refers to (KindRow or KindKey).
@@ -365,10 +365,37 @@ func (r *RowImages) Fields(v *Value) int {
 	return len(r.Table.cols)
 }
 
-// SameKey reports whether two images of a row have the same primary key.
-func (t *TableSchema) SameKey(a, b [][]byte) bool {
-	for _, i := range t.PK {
-		if (a[i] == nil) != (b[i] == nil) || string(a[i]) != string(b[i]) {
+// Field returns the column of field f of the struct v refers to (KindRow or KindKey) and its
+// cell; f must be below Fields(v).
+func (r *RowImages) Field(v *Value, f int) (col int, cell []byte) {
+	col = f
+	if v.Kind == KindKey {
+		col = r.Table.PK[f]
+	}
+	return col, r.Cell(int(v.I&1), col)
+}
+
+// Values converts the cells of the struct v refers to (KindRow or KindKey) into its field
+// values, appending them to dst and the bytes they need to arena, for a serializer that wants
+// the values themselves. The values alias the row and arena.
+func (r *RowImages) Values(dst []Value, arena []byte, v Value) ([]Value, []byte, error) {
+	for f := range r.Fields(&v) {
+		col, cell := r.Field(&v, f)
+		var fv Value
+		var err error
+		if arena, err = r.Table.Convert(&fv, col, arena, cell); err != nil {
+			return dst, arena, err
+		}
+		dst = append(dst, fv)
+	}
+	return dst, arena, nil
+}
+
+// SameKey reports whether the two images have the same primary key.
+func (r *RowImages) SameKey() bool {
+	for _, i := range r.Table.PK {
+		a, b := r.Cell(0, i), r.Cell(1, i)
+		if (a == nil) != (b == nil) || string(a) != string(b) {
 			return false
 		}
 	}
