@@ -19,9 +19,11 @@ type JSONSerializer struct {
 	// Format names the messages' format.
 	Format string
 
-	cache map[*Schema]*cachedSchema
-	names map[*Schema][]string
-	// slab holds the messages and their bytes; buf is where a document is written first.
+	plans map[*Schema]*jsonPlan
+	// last holds the plans of the latest key and value schemas: rows of one table mostly
+	// follow each other.
+	last [2]*jsonPlan
+	// slab holds the messages and their bytes; buf is where a header is written first.
 	slab encoder.Slab
 	buf  []byte
 	// arena holds what converting a cell of a row image needs.
@@ -29,74 +31,141 @@ type JSONSerializer struct {
 	// markMsg and markAt locate the source.snapshot value of the latest snapshot read.
 	markMsg *vstreamv1.EncodedMessage
 	markAt  int
-	// source is the latest source block written.
+	// source is the latest source block written; ints the text of the envelope's latest
+	// integer fields (its times), which stay the same for the records of a rows event.
 	source sourceText
+	ints   intTexts
 }
 
-// cachedSchema is a schema's JSON and the size of the last document that used it; for an
-// envelope, its source field's schema.
-type cachedSchema struct {
+// jsonPlan is how the documents of a schema are written: its JSON (with schemas), the size of
+// the last document, and its compiled value writer.
+type jsonPlan struct {
+	schema *Schema
 	json   []byte
 	hint   int
-	source *Schema
+	root   *jsonNode
+}
+
+// jsonNode is a compiled schema: how one value is written.
+type jsonNode struct {
+	typ Type
+	// keys are a struct's member names with what precedes them: `{"a":`, `,"b":`...;
+	// fields the members' nodes. items is an array's element.
+	keys   []string
+	fields []*jsonNode
+	items  *jsonNode
+	// source marks a Debezium source block; row and snapshot are the indexes of its fields
+	// row and snapshot (-1: none).
+	source        bool
+	row, snapshot int
+	// envelope marks a struct with a source block, whose integer members are remembered.
+	envelope bool
 }
 
 // sourceText is a source block as written, split around the value of its row field, for the
 // records with the same Record.SourceID.
 type sourceText struct {
-	schema *Schema
-	id     uint64
-	// row is the index of the row field; snapshot the offset of the snapshot value's text in
-	// prefix, or -1.
-	row, snapshot  int
+	node *jsonNode
+	id   uint64
+	// snapshot is the offset of the snapshot value's text in prefix, or -1.
+	snapshot       int
 	prefix, suffix []byte
 }
 
-// maxCachedSchemas bounds the cache; schemas are rebuilt on every FIELD event.
+// intTexts remembers the text of the integer members of an envelope.
+type intTexts struct {
+	node  *jsonNode
+	known []bool
+	vals  []int64
+	texts [][]byte
+}
+
+// maxCachedSchemas bounds the plans; schemas are rebuilt on every FIELD event.
 const maxCachedSchemas = 1024
+
+// plan returns the plan of a key (value false) or value schema.
+func (j *JSONSerializer) plan(s *Schema, value bool) *jsonPlan {
+	i := 0
+	if value {
+		i = 1
+	}
+	if p := j.last[i]; p != nil && p.schema == s {
+		return p
+	}
+	if j.plans == nil || len(j.plans) > maxCachedSchemas {
+		j.plans = map[*Schema]*jsonPlan{}
+	}
+	p := j.plans[s]
+	if p == nil {
+		p = &jsonPlan{schema: s, root: compileJSON(s, map[*Schema]*jsonNode{})}
+		if j.Schemas {
+			p.json = AppendSchemaJSON(nil, s)
+		}
+		j.plans[s] = p
+	}
+	j.last[i] = p
+	return p
+}
+
+// compileJSON compiles a schema; done holds the nodes compiled already, so that a schema met
+// twice (before and after) is compiled once.
+func compileJSON(s *Schema, done map[*Schema]*jsonNode) *jsonNode {
+	if n := done[s]; n != nil {
+		return n
+	}
+	n := &jsonNode{typ: s.Type, row: -1, snapshot: -1}
+	done[s] = n
+	for i, f := range s.Fields {
+		sep := ","
+		if i == 0 {
+			sep = "{"
+		}
+		n.keys = append(n.keys, string(append(encoder.AppendJSONString([]byte(sep), f.Name), ':')))
+		n.fields = append(n.fields, compileJSON(f.Schema, done))
+	}
+	if s.Items != nil {
+		n.items = compileJSON(s.Items, done)
+	}
+	if i := s.Field("source"); i >= 0 && s.Type == Struct && s.Fields[i].Schema.Type == Struct {
+		n.envelope = true
+		src, sn := s.Fields[i].Schema, n.fields[i]
+		sn.source, sn.row, sn.snapshot = true, src.Field("row"), src.Field("snapshot")
+	}
+	return n
+}
 
 // Serialize implements Serializer.
 func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error) {
 	m := j.slab.Message()
 	m.Format, m.Topic = j.Format, r.Topic
+	w := jsonWriter{markAt: -1, rows: r.Rows, arena: j.arena, source: &j.source, ints: &j.ints, sourceID: r.SourceID}
 	if r.KeySchema != nil {
-		w := jsonWriter{keys: j.keys(), markAt: -1, rows: r.Rows, arena: j.arena}
-		m.Key = j.slabDocument(&w, r.KeySchema, r.Key)
-		if j.arena = w.arena; w.err != nil {
-			return nil, w.err
-		}
+		m.Key = j.slabDocument(&w, j.plan(r.KeySchema, false), r.Key)
 	}
 	if r.ValueSchema == nil {
 		m.Tombstone = true
 	} else {
-		source := j.schema(r.ValueSchema).source
-		var mark *Schema
-		if r.Snapshot {
-			mark = source
-		}
-		w := jsonWriter{keys: j.keys(), mark: mark, markAt: -1, rows: r.Rows, arena: j.arena}
-		if r.SourceID != 0 {
-			w.source, w.sourceID = &j.source, r.SourceID
-			if j.source.schema != source || j.source.id != r.SourceID {
-				j.source = sourceText{schema: source, id: r.SourceID, row: -1, snapshot: -1,
-					prefix: j.source.prefix[:0], suffix: j.source.suffix[:0]}
-				if source != nil {
-					j.source.row = source.Field("row")
-				}
-			}
-		}
-		m.Value = j.slabDocument(&w, r.ValueSchema, r.Value)
-		if j.arena = w.arena; w.err != nil {
-			return nil, w.err
-		}
+		m.Value = j.slabDocument(&w, j.plan(r.ValueSchema, true), r.Value)
 		if r.Snapshot {
 			j.markMsg, j.markAt = m, w.markAt
 		}
 	}
+	j.arena = w.arena
+	if w.err != nil {
+		return nil, w.err
+	}
 	if len(r.Headers) > 0 {
 		m.Headers = make(map[string]string, len(r.Headers))
 		for _, h := range r.Headers {
-			m.Headers[h.Key] = string(j.document(h.Schema, h.Value))
+			b := j.buf[:0]
+			if j.Schemas {
+				b = append(AppendSchemaJSON(append(b, `{"schema":`...), h.Schema), `,"payload":`...)
+			}
+			b = AppendValueJSON(b, h.Schema, h.Value)
+			if j.Schemas {
+				b = append(b, '}')
+			}
+			m.Headers[h.Key], j.buf = string(b), b
 		}
 	}
 	return m, nil
@@ -112,58 +181,21 @@ func (j *JSONSerializer) MarkLast(m *vstreamv1.EncodedMessage) error {
 	return nil
 }
 
-func (j *JSONSerializer) document(s *Schema, v Value) []byte {
-	w := jsonWriter{keys: j.keys(), markAt: -1}
-	j.buf = j.documentWith(j.buf[:0], &w, s, v)
-	return j.buf
-}
-
 // slabDocument writes a document straight into the slab.
-func (j *JSONSerializer) slabDocument(w *jsonWriter, s *Schema, v Value) []byte {
-	c := j.schema(s)
-	b := j.slab.Commit(j.documentWith(j.slab.Buffer(c.hint+c.hint/8+64), w, s, v))
-	c.hint = len(b)
-	return b
-}
-
-// keys returns the member-name cache, emptied with the schema cache.
-func (j *JSONSerializer) keys() map[*Schema][]string {
-	if j.names == nil || len(j.names) > maxCachedSchemas {
-		j.names = map[*Schema][]string{}
-	}
-	return j.names
-}
-
-func (j *JSONSerializer) schema(s *Schema) *cachedSchema {
-	if j.cache == nil || len(j.cache) > maxCachedSchemas {
-		j.cache = map[*Schema]*cachedSchema{}
-	}
-	c := j.cache[s]
-	if c == nil {
-		c = &cachedSchema{}
-		if j.Schemas {
-			c.json = AppendSchemaJSON(nil, s)
-		}
-		if i := s.Field("source"); i >= 0 && s.Type == Struct && s.Fields[i].Schema.Type == Struct {
-			c.source = s.Fields[i].Schema
-		}
-		j.cache[s] = c
-	}
-	return c
-}
-
-// documentWith appends a document to b.
-func (j *JSONSerializer) documentWith(b []byte, w *jsonWriter, s *Schema, v Value) []byte {
-	c := j.schema(s)
+func (j *JSONSerializer) slabDocument(w *jsonWriter, p *jsonPlan, v Value) []byte {
+	b := j.slab.Buffer(p.hint + p.hint/8 + 64)
 	if j.Schemas {
 		b = append(b, `{"schema":`...)
-		b = append(b, c.json...)
+		b = append(b, p.json...)
 		b = append(b, `,"payload":`...)
 	}
-	b = w.value(b, s, &v)
+	w.markAt = -1
+	b = w.value(b, p.root, &v)
 	if j.Schemas {
 		b = append(b, '}')
 	}
+	b = j.slab.Commit(b)
+	p.hint = len(b)
 	return b
 }
 
@@ -214,8 +246,7 @@ func appendSchema(dst []byte, s *Schema, field string) []byte {
 	}
 	if s.Default != nil {
 		dst = append(dst, `,"default":`...)
-		w := jsonWriter{markAt: -1}
-		dst = w.value(dst, s, s.Default)
+		dst = AppendValueJSON(dst, s, *s.Default)
 	}
 	if field != "" {
 		dst = append(dst, `,"field":`...)
@@ -229,48 +260,34 @@ func appendSchema(dst []byte, s *Schema, field string) []byte {
 // Decimal) as base64.
 func AppendValueJSON(dst []byte, s *Schema, v Value) []byte {
 	w := jsonWriter{markAt: -1}
-	return w.value(dst, s, &v)
+	return w.value(dst, compileJSON(s, map[*Schema]*jsonNode{}), &v)
 }
 
-// jsonWriter writes payloads; it notes where the snapshot field of struct mark is written.
+// jsonWriter writes payloads.
 type jsonWriter struct {
-	// keys caches the quoted member names ("name":) of struct schemas.
-	keys   map[*Schema][]string
-	mark   *Schema
+	// markAt is the offset of the value of the latest source.snapshot written (-1: none).
 	markAt int
-	// source, when set, is the text of the source blocks of record sourceID, made by the
-	// first of its records that writes its source.schema struct, reused by the others.
-	source   *sourceText
-	sourceID uint64
 	// rows are the row images KindRow and KindKey values refer to; arena is scratch for
 	// converting their cells. err is the first cell that failed to convert.
 	rows  *RowImages
 	arena []byte
 	err   error
-}
-
-func (w *jsonWriter) memberKeys(s *Schema) []string {
-	if k, ok := w.keys[s]; ok {
-		return k
-	}
-	k := make([]string, len(s.Fields))
-	for i, f := range s.Fields {
-		k[i] = string(append(encoder.AppendJSONString(nil, f.Name), ':'))
-	}
-	if w.keys != nil {
-		w.keys[s] = k
-	}
-	return k
+	// source, when sourceID is not 0, is the text of the source blocks of record sourceID,
+	// made by the first of its records, reused by the others; ints remembers the text of the
+	// envelope's integers.
+	source   *sourceText
+	sourceID uint64
+	ints     *intTexts
 }
 
 // scalar writes a value that is not a struct or an array.
-func scalar(dst []byte, s *Schema, v *Value) []byte {
+func scalar(dst []byte, n *jsonNode, v *Value) []byte {
 	switch v.Kind {
 	case KindInt:
 		return strconv.AppendInt(dst, v.I, 10)
 	case KindFloat:
 		bits := 64
-		if s.Type == Float32 {
+		if n.typ == Float32 {
 			bits = 32
 		}
 		return encoder.AppendJavaFloat(dst, v.F, bits)
@@ -286,37 +303,38 @@ func scalar(dst []byte, s *Schema, v *Value) []byte {
 	return append(dst, "null"...)
 }
 
-func (w *jsonWriter) value(dst []byte, s *Schema, v *Value) []byte {
+func (w *jsonWriter) value(dst []byte, n *jsonNode, v *Value) []byte {
 	switch v.Kind {
 	case KindNull, KindInt, KindFloat, KindBool, KindString, KindBytes:
-		return scalar(dst, s, v)
+		return scalar(dst, n, v)
 	case KindArray:
 		dst = append(dst, '[')
 		for i := range v.Fields {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = w.value(dst, s.Items, &v.Fields[i])
+			dst = w.value(dst, n.items, &v.Fields[i])
 		}
 		return append(dst, ']')
 	case KindRow, KindKey:
-		return w.image(dst, s, v)
+		return w.image(dst, n, v)
 	case KindStruct:
-		if w.source != nil && s == w.source.schema {
-			return w.sourceBlock(dst, s, v)
+		if n.source && w.sourceID != 0 && w.source != nil {
+			return w.sourceBlock(dst, n, v)
 		}
-		dst = append(dst, '{')
-		keys := w.memberKeys(s)
-		for i := range s.Fields {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, keys[i]...)
-			if s == w.mark && s.Fields[i].Name == "snapshot" {
+		if n.envelope && w.ints != nil {
+			return w.envelope(dst, n, v)
+		}
+		if len(n.keys) == 0 {
+			return append(dst, "{}"...)
+		}
+		for i, key := range n.keys {
+			dst = append(dst, key...)
+			if i == n.snapshot && n.source {
 				w.markAt = len(dst) + 1
 			}
 			if i < len(v.Fields) {
-				dst = w.value(dst, s.Fields[i].Schema, &v.Fields[i])
+				dst = w.value(dst, n.fields[i], &v.Fields[i])
 			} else {
 				dst = append(dst, "null"...)
 			}
@@ -326,22 +344,52 @@ func (w *jsonWriter) value(dst []byte, s *Schema, v *Value) []byte {
 	return append(dst, "null"...)
 }
 
+// envelope writes a struct with a source block, taking the text of its integer members (the
+// times, the same for all the records of a rows event) from the previous envelope when their
+// values are the same.
+func (w *jsonWriter) envelope(dst []byte, n *jsonNode, v *Value) []byte {
+	m := w.ints
+	if m.node != n {
+		m.node = n
+		if len(m.known) < len(n.keys) {
+			m.known, m.vals, m.texts = make([]bool, len(n.keys)), make([]int64, len(n.keys)), make([][]byte, len(n.keys))
+		}
+		clear(m.known)
+	}
+	for i, key := range n.keys {
+		dst = append(dst, key...)
+		if i >= len(v.Fields) {
+			dst = append(dst, "null"...)
+			continue
+		}
+		f := &v.Fields[i]
+		if f.Kind != KindInt {
+			dst = w.value(dst, n.fields[i], f)
+			continue
+		}
+		if !m.known[i] || m.vals[i] != f.I {
+			m.texts[i] = strconv.AppendInt(m.texts[i][:0], f.I, 10)
+			m.known[i], m.vals[i] = true, f.I
+		}
+		dst = append(dst, m.texts[i]...)
+	}
+	return append(dst, '}')
+}
+
 // image writes the row or key struct of a row image, converting its cells one by one.
-func (w *jsonWriter) image(dst []byte, s *Schema, v *Value) []byte {
-	if w.rows == nil || w.rows.Fields(v) != len(s.Fields) {
+func (w *jsonWriter) image(dst []byte, n *jsonNode, v *Value) []byte {
+	if w.rows == nil || w.rows.Fields(v) != len(n.fields) {
 		if w.err == nil {
 			w.err = errors.New("debezium: a row image value without its record's row images")
 		}
 		return append(dst, "null"...)
 	}
+	if len(n.keys) == 0 {
+		return append(dst, "{}"...)
+	}
 	t, arena := w.rows.Table, w.arena
-	dst = append(dst, '{')
-	keys := w.memberKeys(s)
-	for i := range s.Fields {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, keys[i]...)
+	for i, key := range n.keys {
+		dst = append(dst, key...)
 		col, cell := w.rows.Field(v, i)
 		var fv Value
 		var err error
@@ -355,9 +403,9 @@ func (w *jsonWriter) image(dst []byte, s *Schema, v *Value) []byte {
 		if fv.Kind == KindStruct || fv.Kind == KindArray {
 			// Geometries and vectors; the copy keeps fv, which the other cells use, off the heap.
 			c := fv
-			dst = w.value(dst, s.Fields[i].Schema, &c)
+			dst = w.value(dst, n.fields[i], &c)
 		} else {
-			dst = scalar(dst, s.Fields[i].Schema, &fv)
+			dst = scalar(dst, n.fields[i], &fv)
 		}
 	}
 	w.arena = arena
@@ -367,49 +415,39 @@ func (w *jsonWriter) image(dst []byte, s *Schema, v *Value) []byte {
 // sourceBlock writes a source block: the text made for the first record of the same source
 // around this record's row, or, for that first record, the block as any struct, keeping the
 // text around the row for the next ones.
-func (w *jsonWriter) sourceBlock(dst []byte, s *Schema, v *Value) []byte {
+func (w *jsonWriter) sourceBlock(dst []byte, n *jsonNode, v *Value) []byte {
 	c := w.source
-	row := c.row
-	if row < 0 || row >= len(v.Fields) {
-		w.source = nil
-		dst = w.value(dst, s, v)
-		w.source = c
+	row := n.row
+	if row < 0 || row >= len(v.Fields) || len(v.Fields) != len(n.keys) {
+		id := w.sourceID
+		w.sourceID = 0
+		dst = w.value(dst, n, v)
+		w.sourceID = id
 		return dst
 	}
-	if len(c.prefix) > 0 {
-		if s == w.mark && c.snapshot >= 0 {
+	if c.node == n && c.id == w.sourceID {
+		if c.snapshot >= 0 {
 			w.markAt = len(dst) + c.snapshot
 		}
 		dst = append(dst, c.prefix...)
-		dst = w.value(dst, s.Fields[row].Schema, &v.Fields[row])
+		dst = scalar(dst, n.fields[row], &v.Fields[row])
 		return append(dst, c.suffix...)
 	}
-	start := len(dst)
-	dst = append(dst, '{')
-	keys := w.memberKeys(s)
-	rowEnd := 0
-	for i := range s.Fields {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, keys[i]...)
-		if s.Fields[i].Name == "snapshot" {
-			c.snapshot = len(dst) + 1 - start
-			if s == w.mark {
-				w.markAt = len(dst) + 1
-			}
+	start, rowEnd := len(dst), 0
+	c.node, c.id, c.snapshot = n, w.sourceID, -1
+	for i, key := range n.keys {
+		dst = append(dst, key...)
+		if i == n.snapshot {
+			w.markAt = len(dst) + 1
+			c.snapshot = w.markAt - start
 		}
 		if i == row {
 			c.prefix = append(c.prefix[:0], dst[start:]...)
-		}
-		if i < len(v.Fields) {
-			dst = w.value(dst, s.Fields[i].Schema, &v.Fields[i])
-		} else {
-			dst = append(dst, "null"...)
-		}
-		if i == row {
+			dst = scalar(dst, n.fields[i], &v.Fields[i])
 			rowEnd = len(dst)
+			continue
 		}
+		dst = w.value(dst, n.fields[i], &v.Fields[i])
 	}
 	dst = append(dst, '}')
 	c.suffix = append(c.suffix[:0], dst[rowEnd:]...)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
@@ -96,6 +97,43 @@ func TestSourceRowAndSnapshot(t *testing.T) {
 	} {
 		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestEnvelopeTimes checks the envelope's times, whose text is kept from record to record:
+// each rows event's records have the time of the clock when their event was encoded.
+func TestEnvelopeTimes(t *testing.T) {
+	for _, layout := range []string{"v2.6", "v2.0"} {
+		var calls []time.Time
+		clock := func() time.Time {
+			calls = append(calls, time.UnixMicro(1_700_000_000_000_000+int64(len(calls))*1_001_001))
+			return calls[len(calls)-1]
+		}
+		e := newEncoder(t, encoder.Params{Database: "shop", Clock: clock}, map[string]string{"debezium.layout": layout})
+		var got, want []string
+		for _, ev := range debeziumtest.ItemEvents() {
+			n := len(calls)
+			out := encodeAll(t, e, ev)
+			if len(calls) != n+1 && len(out) > 0 {
+				t.Fatalf("%d clock calls for one event", len(calls)-n)
+			}
+			for _, m := range out {
+				if m.Tombstone {
+					continue
+				}
+				doc := get(parse(t, m.Value), "payload")
+				now := calls[len(calls)-1]
+				got = append(got, fmt.Sprintf("%v %v %v", get(doc, "ts_ms"), get(doc, "ts_us"), get(doc, "ts_ns")))
+				if layout == "v2.6" {
+					want = append(want, fmt.Sprintf("%v %v %v", now.UnixMilli(), now.UnixMicro(), now.UnixNano()))
+				} else {
+					want = append(want, fmt.Sprintf("%v %v %v", now.UnixMilli(), nil, nil))
+				}
+			}
+		}
+		if len(got) != 9 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: times\n%v\nwant\n%v", layout, got, want)
 		}
 	}
 }
