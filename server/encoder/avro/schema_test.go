@@ -305,3 +305,23 @@ func TestSchemaNames(t *testing.T) {
 		t.Errorf("colliding field names: %v", err)
 	}
 }
+
+// TestCheckCache checks that the schema texts found valid are remembered across streams and
+// that invalid ones are not: each stream that uses an invalid schema fails.
+func TestCheckCache(t *testing.T) {
+	valid := `{"type":"record","name":"CheckCache","fields":[{"name":"a","type":"long"}]}`
+	invalid := `{"type":"record","name":"Check-Cache","fields":[{"name":"a","type":"long"}]}`
+	for i := range 2 {
+		if err := check(valid); err != nil {
+			t.Fatalf("check %d of a valid schema: %v", i, err)
+		}
+		if err := check(invalid); err == nil {
+			t.Fatalf("check %d of an invalid schema passed", i)
+		}
+	}
+	checked.Lock()
+	defer checked.Unlock()
+	if !checked.texts[valid] || checked.texts[invalid] {
+		t.Errorf("remembered: valid %v, invalid %v", checked.texts[valid], checked.texts[invalid])
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	hamba "github.com/hamba/avro/v2"
 
@@ -102,9 +103,7 @@ func (s *Serializer) plan(cs *debezium.Schema) (*plan, error) {
 	}
 	p := s.byText[text]
 	if p == nil {
-		// Checked once per distinct schema, with a cache of its own so that names of other
-		// schemas (or earlier versions of this one) play no part.
-		if _, err := hamba.ParseWithCache(text, "", &hamba.SchemaCache{}); err != nil {
+		if err := check(text); err != nil {
 			return nil, fmt.Errorf("avro: schema %s is not valid Avro: %w", cs.Name, err)
 		}
 		markSource(cs, root)
@@ -117,6 +116,37 @@ func (s *Serializer) plan(cs *debezium.Schema) (*plan, error) {
 	}
 	s.plans[cs] = p
 	return p, nil
+}
+
+// checked holds the schema texts found valid, for all streams: parsing a schema costs about a
+// millisecond, which every stream of the same tables would otherwise pay again when it starts.
+var checked struct {
+	sync.Mutex
+	texts map[string]bool
+}
+
+// maxChecked bounds checked; past it, it starts again empty.
+const maxChecked = 4096
+
+// check parses an Avro schema text, with a cache of its own so that names of other schemas
+// (or earlier versions of this one) play no part.
+func check(text string) error {
+	checked.Lock()
+	ok := checked.texts[text]
+	checked.Unlock()
+	if ok {
+		return nil
+	}
+	if _, err := hamba.ParseWithCache(text, "", &hamba.SchemaCache{}); err != nil {
+		return err
+	}
+	checked.Lock()
+	if checked.texts == nil || len(checked.texts) >= maxChecked {
+		checked.texts = map[string]bool{}
+	}
+	checked.texts[text] = true
+	checked.Unlock()
+	return nil
 }
 
 // markSource marks the source block of a struct with one, and its source.snapshot.

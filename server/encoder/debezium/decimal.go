@@ -133,6 +133,37 @@ func appendPlainDecimal(dst []byte, neg bool, digits []byte, scale int) []byte {
 // appendZoned appends a UTC date-time as ISO-8601 with 'Z' and exactly fsp fraction digits
 // (io.debezium.time.ZonedTimestamp).
 func appendZoned(dst []byte, d encoder.DateTime, fsp int) []byte {
+	if uint(d.Year) > 9999 || uint(max(d.Month, d.Day, d.Hour, d.Minute, d.Second)) > 99 || uint(d.Micro) > 999999 {
+		return appendZonedParts(dst, d, fsp)
+	}
+	// Parts of a parsed cell have fixed widths: written digit by digit.
+	var b [32]byte
+	b[0], b[1], b[2], b[3] = '0'+byte(d.Year/1000), '0'+byte(d.Year/100%10), '0'+byte(d.Year/10%10), '0'+byte(d.Year%10)
+	b[4], b[7], b[10], b[13], b[16] = '-', '-', 'T', ':', ':'
+	put2(b[5:], d.Month)
+	put2(b[8:], d.Day)
+	put2(b[11:], d.Hour)
+	put2(b[14:], d.Minute)
+	put2(b[17:], d.Second)
+	n := 19
+	if fsp > 0 {
+		b[n] = '.'
+		n++
+		frac := d.Micro
+		for i := 5; i >= 0; i-- {
+			b[n+i] = '0' + byte(frac%10)
+			frac /= 10
+		}
+		n += min(fsp, 6)
+	}
+	b[n] = 'Z'
+	return append(dst, b[:n+1]...)
+}
+
+func put2(b []byte, n int) { b[0], b[1] = '0'+byte(n/10), '0'+byte(n%10) }
+
+// appendZonedParts is appendZoned for parts of any size.
+func appendZonedParts(dst []byte, d encoder.DateTime, fsp int) []byte {
 	dst = appendPadded(dst, d.Year, 4)
 	dst = append(dst, '-')
 	dst = appendPadded(dst, d.Month, 2)
