@@ -391,6 +391,12 @@ func (w *jsonWriter) image(dst []byte, n *jsonNode, v *Value) []byte {
 	for i, key := range n.keys {
 		dst = append(dst, key...)
 		col, cell := w.rows.Field(v, i)
+		if cell != nil {
+			var ok bool
+			if dst, ok = appendCellJSON(dst, &t.cols[col], cell); ok {
+				continue
+			}
+		}
 		var fv Value
 		var err error
 		if arena, err = t.Convert(&fv, col, arena[:0], cell); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"strconv"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -278,5 +279,66 @@ func TestZonedText(t *testing.T) {
 	}
 	if got := string(appendZoned(nil, encoder.DateTime{Year: 2024, Month: 1, Day: 2, Hour: 3, Minute: 4, Second: 5, Micro: 678000}, 3)); got != "2024-01-02T03:04:05.678Z" {
 		t.Errorf("zoned text %s", got)
+	}
+}
+
+// TestCellJSON checks the JSON written straight from integer and floating-point cells against
+// the JSON of their converted values, for cells as the binlog reader writes them, and that
+// cells in other forms are left to conversion.
+func TestCellJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	cols := map[string]*column{"int": {kind: kInt}, "uint": {kind: kUint}, "double": {kind: kFloat64}, "float": {kind: kFloat32}}
+	schemas := map[string]*jsonNode{"int": {typ: Int64}, "uint": {typ: Int64}, "double": {typ: Float64}, "float": {typ: Float32}}
+	check := func(name, cell string, direct bool) {
+		t.Helper()
+		c := cols[name]
+		got, ok := appendCellJSON(nil, c, []byte(cell))
+		if ok != direct {
+			t.Fatalf("%s %q: written from its text %v, want %v", name, cell, ok, direct)
+		}
+		var v Value
+		if _, err := c.convert(&v, nil, []byte(cell)); err != nil {
+			if ok {
+				t.Fatalf("%s %q: written from its text, but does not convert: %v", name, cell, err)
+			}
+			return
+		}
+		if want := string(scalar(nil, schemas[name], &v)); ok && string(got) != want {
+			t.Fatalf("%s %q: %s, want %s", name, cell, got, want)
+		}
+	}
+	for i := 0; i < 20000; i++ {
+		bits := rng.Uint64()
+		x := math.Float64frombits(bits)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		// Numbers of every size, and of the ranges where Java switches notation.
+		if i%2 == 0 {
+			x = (rng.Float64()*2 - 1) * math.Pow(10, float64(rng.IntN(14)-5))
+		}
+		check("double", strconv.FormatFloat(x, 'E', -1, 64), true)
+		if f := float32(x); !math.IsInf(float64(f), 0) {
+			check("float", strconv.FormatFloat(float64(f), 'E', -1, 32), true)
+		}
+		// Integers of every length: those of up to 18 digits are copied.
+		in := strconv.FormatInt(int64(bits)>>rng.IntN(64), 10)
+		check("int", in, len(strings.TrimPrefix(in, "-")) <= 18)
+		un := strconv.FormatUint(bits>>rng.IntN(64), 10)
+		check("uint", un, len(un) <= 18)
+	}
+	for _, c := range []struct {
+		name, cell string
+		direct     bool
+	}{
+		{"double", "0E+00", true}, {"double", "-0E+00", true}, {"double", "1E+07", true}, {"double", "9.999999999999998E+06", true},
+		{"double", "1E-03", true}, {"double", "9.999999999999998E-04", true}, {"double", "5E-324", true}, {"double", "1.7976931348623157E+308", true},
+		{"double", "4115.0", false}, {"double", "4.1150E+03", false}, {"double", "4.E+03", false}, {"double", "41E+03", false},
+		{"double", "4.115e+03", false}, {"double", "4.115E3", false}, {"double", "NaN", false}, {"double", "+4.115E+03", false},
+		{"float", "1.1E+00", true}, {"float", "3.4028235E+38", true}, {"float", "1.000000001E+00", false},
+		{"int", "0", true}, {"int", "-0", false}, {"int", "007", false}, {"int", "+7", false}, {"int", "", false}, {"int", "-", false},
+		{"int", "999999999999999999", true}, {"int", "9223372036854775807", false}, {"uint", "18446744073709551615", false},
+	} {
+		check(c.name, c.cell, c.direct)
 	}
 }

@@ -1,0 +1,134 @@
+package debezium
+
+// appendCellJSON appends the JSON of a cell of column c (not NULL) straight from its text
+// where the text gives it without converting, and reports whether it did; the caller converts
+// the cell otherwise. That is an integer column's cell in canonical decimal, and a FLOAT or
+// DOUBLE column's cell, which the binlog reader writes in Go's shortest 'E' form (formats.md
+// 1.3, strconv 'E' with precision -1 at the column's width): its digits are those Java's
+// Float.toString and Double.toString print, so the text is only rearranged.
+func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
+	switch c.kind {
+	case kInt, kUint, kYear:
+		if canonicalInt(cell) {
+			return append(dst, cell...), true
+		}
+	case kFloat64:
+		return appendJavaFromE(dst, cell, 17)
+	case kFloat32:
+		return appendJavaFromE(dst, cell, 9)
+	}
+	return dst, false
+}
+
+// canonicalInt reports decimal integer text as strconv writes it ("0", "-12"), short enough
+// to fit an int64 whatever its digits.
+func canonicalInt(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+		if len(b) > 0 && b[0] == '0' {
+			return false
+		}
+	}
+	if len(b) == 0 || len(b) > 18 || b[0] == '0' && len(b) > 1 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendJavaFromE appends, as Java prints the number (encoder.AppendJavaFloat), a number in
+// Go's shortest 'E' form of at most maxDigits significant digits: "-4.115E+03" becomes
+// "-4115.0", "1.2510357E+07" "1.2510357E7". Text in another form is refused.
+func appendJavaFromE(dst, b []byte, maxDigits int) ([]byte, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	// d[.ddd]E(+|-)dd[d]: the first digit is not 0 but for zero, the fraction has no
+	// trailing 0.
+	e := 0
+	for e < len(b) && b[e] != 'E' {
+		e++
+	}
+	if e == 0 || e > maxDigits+1 || e+4 > len(b) || e+5 < len(b) {
+		return dst, false
+	}
+	mant, exp := b[:e], b[e+1:]
+	var digits [24]byte
+	nd := 0
+	for i, c := range mant {
+		switch {
+		case i == 1 && c == '.' && len(mant) > 2 && mant[len(mant)-1] != '0':
+		case c >= '0' && c <= '9' && (i == 0 || i > 1 && len(mant) > 2):
+			digits[nd] = c
+			nd++
+		default:
+			return dst, false
+		}
+	}
+	if exp[0] != '+' && exp[0] != '-' {
+		return dst, false
+	}
+	x := 0
+	for _, c := range exp[1:] {
+		if c < '0' || c > '9' {
+			return dst, false
+		}
+		x = x*10 + int(c-'0')
+	}
+	if exp[0] == '-' {
+		x = -x
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	if digits[0] == '0' {
+		if nd != 1 || x != 0 {
+			return dst, false
+		}
+		return append(dst, "0.0"...), true
+	}
+	ds := digits[:nd]
+	switch {
+	case x >= 0 && x <= 6:
+		// Plain, at least one fraction digit.
+		if nd <= x+1 {
+			dst = append(dst, ds...)
+			for i := nd; i <= x; i++ {
+				dst = append(dst, '0')
+			}
+			return append(dst, ".0"...), true
+		}
+		dst = append(dst, ds[:x+1]...)
+		dst = append(dst, '.')
+		return append(dst, ds[x+1:]...), true
+	case x < 0 && x >= -3:
+		dst = append(dst, "0."...)
+		for i := -1; i > x; i-- {
+			dst = append(dst, '0')
+		}
+		return append(dst, ds...), true
+	}
+	dst = append(dst, ds[0], '.')
+	if nd == 1 {
+		dst = append(dst, '0')
+	} else {
+		dst = append(dst, ds[1:]...)
+	}
+	dst = append(dst, 'E')
+	if x < 0 {
+		dst = append(dst, '-')
+		x = -x
+	}
+	if x >= 100 {
+		dst = append(dst, '0'+byte(x/100))
+	}
+	if x >= 10 {
+		dst = append(dst, '0'+byte(x/10%10))
+	}
+	return append(dst, '0'+byte(x%10)), true
+}
