@@ -6,9 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
-	"strconv"
 	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
