@@ -221,9 +221,25 @@ func (w *writer) image(b []byte, n *node, v *debezium.Value) ([]byte, error) {
 		return b, errors.New("a row image value without its record's row images")
 	}
 	t, arena := w.rows.Table, w.arena
+	// A row's cells are read in order; a key's are picked.
+	var vals []byte
+	var lengths []int64
+	if v.Kind == debezium.KindRow {
+		vals, lengths = w.rows.Row(int(v.I & 1))
+	}
+	off := 0
 	var err error
 	for i, f := range n.fields {
-		col, cell := w.rows.Field(v, i)
+		var col int
+		var cell []byte
+		if v.Kind == debezium.KindRow {
+			col = i
+			if i < len(lengths) {
+				cell, off = debezium.NextCell(vals, lengths[i], off)
+			}
+		} else {
+			col, cell = w.rows.Field(v, i)
+		}
 		var fv debezium.Value
 		if arena, err = t.Convert(&fv, col, arena[:0], cell); err != nil {
 			err = fmt.Errorf("table %s: %w", t.Table, err)

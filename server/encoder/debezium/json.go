@@ -388,9 +388,25 @@ func (w *jsonWriter) image(dst []byte, n *jsonNode, v *Value) []byte {
 		return append(dst, "{}"...)
 	}
 	t, arena := w.rows.Table, w.arena
+	// A row's cells are read in order; a key's are picked.
+	var vals []byte
+	var lengths []int64
+	if v.Kind == KindRow {
+		vals, lengths = w.rows.Row(int(v.I & 1))
+	}
+	off := 0
 	for i, key := range n.keys {
 		dst = append(dst, key...)
-		col, cell := w.rows.Field(v, i)
+		var col int
+		var cell []byte
+		if v.Kind == KindRow {
+			col = i
+			if i < len(lengths) {
+				cell, off = NextCell(vals, lengths[i], off)
+			}
+		} else {
+			col, cell = w.rows.Field(v, i)
+		}
 		if cell != nil {
 			var ok bool
 			if dst, ok = appendCellJSON(dst, &t.cols[col], cell); ok {
