@@ -1,11 +1,21 @@
 package debezium
 
-// appendCellJSON appends the JSON of a cell of column c (not NULL) straight from its text
-// where the text gives it without converting, and reports whether it did; the caller converts
-// the cell otherwise. That is an integer column's cell in canonical decimal, and a FLOAT or
-// DOUBLE column's cell, which the binlog reader writes in Go's shortest 'E' form (formats.md
-// 1.3, strconv 'E' with precision -1 at the column's width): its digits are those Java's
-// Float.toString and Double.toString print, so the text is only rearranged.
+import (
+	"encoding/base64"
+	"strconv"
+
+	"github.com/vstream-cdc/vstream/server/encoder"
+)
+
+// appendCellJSON appends the JSON of a cell of column c (not NULL) as convert and scalar
+// would write it, but without making its value first, and reports whether it did: it leaves
+// to them the cells it does not read in one pass (malformed ones, zero dates, padding, latin1
+// and JSON text, numeric ENUM and SET, geometries...), which also report the errors.
+//
+// An integer column's cell in canonical decimal is copied. A FLOAT or DOUBLE column's cell,
+// which the binlog reader writes in Go's shortest 'E' form (formats.md 1.3, strconv 'E' with
+// precision -1 at the column's width), has the digits Java's Float.toString and
+// Double.toString print: its text is only rearranged.
 func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
 	switch c.kind {
 	case kInt, kUint, kYear:
@@ -16,6 +26,81 @@ func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
 		return appendJavaFromE(dst, cell, 17)
 	case kFloat32:
 		return appendJavaFromE(dst, cell, 9)
+	case kDecimalBytes, kDecimalString:
+		var buf [96]byte
+		neg, digits, ok := decimalDigits(buf[:0], cell, c.scale)
+		if !ok {
+			return dst, false
+		}
+		dst = append(dst, '"')
+		if c.kind == kDecimalString {
+			dst = appendPlainDecimal(dst, neg, digits, c.scale)
+		} else {
+			var unscaled [40]byte
+			dst = base64.StdEncoding.AppendEncode(dst, appendUnscaled(unscaled[:0], neg, digits))
+		}
+		return append(dst, '"'), true
+	case kDate, kDateTimeMillis, kDateTimeMicros, kTimestamp:
+		d, err := parseDateTime(cell)
+		if err != nil || d.IsZeroDate() {
+			return dst, false
+		}
+		switch c.kind {
+		case kDate:
+			return strconv.AppendInt(dst, epochDay(d), 10), true
+		case kDateTimeMillis:
+			return strconv.AppendInt(dst, floorDiv(unixMicro(d), 1000), 10), true
+		case kDateTimeMicros:
+			return strconv.AppendInt(dst, unixMicro(d), 10), true
+		}
+		return append(appendZoned(append(dst, '"'), d, c.fsp), '"'), true
+	case kTime:
+		us, _, err := encoder.ParseTime(cell)
+		if err != nil {
+			return dst, false
+		}
+		return strconv.AppendInt(dst, us, 10), true
+	case kText:
+		if !c.latin1 {
+			return encoder.AppendJSONString(dst, unsafeString(cell)), true
+		}
+	case kEnum, kSet:
+		if !c.numeric {
+			return encoder.AppendJSONString(dst, unsafeString(cell)), true
+		}
+	case kBit1:
+		return strconv.AppendBool(dst, encoder.BitValue(cell) != 0), true
+	case kBits:
+		// Little-endian, padded to the column's bytes.
+		var buf [8]byte
+		if len(cell) > len(buf) || c.size > len(buf) {
+			return dst, false
+		}
+		for i := range cell {
+			buf[i] = cell[len(cell)-1-i]
+		}
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, buf[:max(len(cell), c.size)])
+		return append(dst, '"'), true
+	case kBinary:
+		if len(cell) < c.size {
+			return dst, false
+		}
+		dst = append(dst, '"')
+		switch c.binary {
+		case "bytes", "base64":
+			dst = base64.StdEncoding.AppendEncode(dst, cell)
+		case "base64-url-safe":
+			dst = base64.URLEncoding.AppendEncode(dst, cell)
+		case "hex":
+			const digits = "0123456789abcdef"
+			for _, x := range cell {
+				dst = append(dst, digits[x>>4], digits[x&0xf])
+			}
+		default:
+			return dst[:len(dst)-1], false
+		}
+		return append(dst, '"'), true
 	}
 	return dst, false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -340,5 +341,100 @@ func TestCellJSON(t *testing.T) {
 		{"int", "999999999999999999", true}, {"int", "9223372036854775807", false}, {"uint", "18446744073709551615", false},
 	} {
 		check(c.name, c.cell, c.direct)
+	}
+}
+
+// TestCellJSONKinds checks, for the cell of every type case and for random DECIMAL, DATE,
+// DATETIME, TIMESTAMP, TIME, BIT and binary cells, that the JSON written straight from a cell
+// is what converting it and writing the value gives, and that the cells it leaves are
+// converted.
+func TestCellJSONKinds(t *testing.T) {
+	// column builds a one-column table and returns the column and its compiled schema.
+	columnOf := func(f *query.Field, opts map[string]string) (*column, *jsonNode) {
+		t.Helper()
+		cfg, err := ReadConfig(encoder.Params{Keyspace: "ks", Options: encoder.NewOptions(opts)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f = proto.CloneOf(f)
+		f.Name = "v"
+		ts, err := NewTableSchema(&cfg, "db", encoder.NewTable(fieldEvent("t", true, f).GetFieldEvent()), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &ts.cols[0], compileJSON(ts.Row.Fields[0].Schema, map[*Schema]*jsonNode{})
+	}
+	check := func(name string, c *column, node *jsonNode, cell string) bool {
+		t.Helper()
+		got, direct := appendCellJSON(nil, c, []byte(cell))
+		var v Value
+		if _, err := c.convert(&v, nil, []byte(cell)); err != nil {
+			if direct {
+				t.Errorf("%s %q: written as %s, but does not convert: %v", name, cell, got, err)
+			}
+			return false
+		}
+		want := string(scalar(nil, node, &v))
+		if v.Kind == KindStruct || v.Kind == KindArray {
+			w := jsonWriter{markAt: -1}
+			want = string(w.value(nil, node, &v))
+		}
+		if direct && string(got) != want {
+			t.Errorf("%s %q: %s, want %s", name, cell, got, want)
+		}
+		return direct
+	}
+	direct := 0
+	for _, tc := range typeCases {
+		if tc.cell == nil {
+			continue
+		}
+		c, node := columnOf(tc.field, tc.opts)
+		if check(tc.name, c, node, tc.cell.(string)) {
+			direct++
+		}
+	}
+	if direct < len(typeCases)/2 {
+		t.Errorf("only %d type cases written straight from their cells", direct)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, r := range []struct {
+		field *query.Field
+		opts  map[string]string
+		cell  func() string
+	}{
+		{fld(query.Type_DECIMAL, "decimal(30,4)", 0), nil, func() string {
+			return fmt.Sprintf("%s%d.%04d", []string{"", "-"}[rng.IntN(2)], rng.Int64N(1<<62)>>rng.IntN(62), rng.IntN(10000))
+		}},
+		{fld(query.Type_DECIMAL, "decimal(30,4)", 0), map[string]string{"decimal.handling.mode": "string"}, func() string {
+			return fmt.Sprintf("%s%d.%04d", []string{"", "-"}[rng.IntN(2)], rng.Int64N(1<<62)>>rng.IntN(62), rng.IntN(10000))
+		}},
+		{fld(query.Type_DATE, "date", 0), nil, func() string {
+			return fmt.Sprintf("%04d-%02d-%02d", rng.IntN(10000), rng.IntN(13), rng.IntN(32))
+		}},
+		{fld(query.Type_DATETIME, "datetime(2)", notNull), nil, func() string {
+			return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d.%02d", rng.IntN(10000), rng.IntN(13), rng.IntN(32), rng.IntN(24), rng.IntN(60), rng.IntN(60), rng.IntN(100))
+		}},
+		{fld(query.Type_DATETIME, "datetime(6)", 0), nil, func() string {
+			return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d.%06d", rng.IntN(10000), 1+rng.IntN(12), 1+rng.IntN(31), rng.IntN(24), rng.IntN(60), rng.IntN(60), rng.IntN(1000000))
+		}},
+		{fld(query.Type_TIMESTAMP, "timestamp(3)", 0), nil, func() string {
+			return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d.%03d", 1970+rng.IntN(68), 1+rng.IntN(12), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60), rng.IntN(60), rng.IntN(1000))
+		}},
+		{fld(query.Type_TIME, "time(3)", 0), nil, func() string {
+			return fmt.Sprintf("%s%d:%02d:%02d.%03d", []string{"", "-"}[rng.IntN(2)], rng.IntN(839), rng.IntN(60), rng.IntN(60), rng.IntN(1000))
+		}},
+		{fld(query.Type_BIT, "bit(20)", 0), nil, func() string { return string([]byte{byte(rng.IntN(16)), byte(rng.IntN(256)), byte(rng.IntN(256))}) }},
+		{fld(query.Type_BINARY, "binary(3)", 0), map[string]string{"binary.handling.mode": "hex"}, func() string {
+			return string([]byte{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256))})[:1+rng.IntN(3)]
+		}},
+		{fld(query.Type_VARBINARY, "varbinary(9)", 0), map[string]string{"binary.handling.mode": "base64-url-safe"}, func() string {
+			return string([]byte{byte(rng.IntN(256)), byte(rng.IntN(256)), 0xfb, 0xff}[:rng.IntN(5)])
+		}},
+	} {
+		c, node := columnOf(r.field, r.opts)
+		for range 2000 {
+			check(r.field.GetColumnType(), c, node, r.cell())
+		}
 	}
 }
