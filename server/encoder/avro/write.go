@@ -84,17 +84,9 @@ type sourceBytes struct {
 
 // value appends the Avro encoding of v, a value of the schema n was compiled from.
 func (w *writer) value(b []byte, n *node, v *debezium.Value) ([]byte, error) {
-	switch n.union {
-	case nullFirst:
-		if v.Kind == debezium.KindNull {
-			return append(b, 0), nil
-		}
-		b = append(b, 2)
-	case nullLast:
-		if v.Kind == debezium.KindNull {
-			return append(b, 2), nil
-		}
-		b = append(b, 0)
+	b, null := branch(b, n, v)
+	if null {
+		return b, nil
 	}
 	if n.kind == kRecord && (v.Kind == debezium.KindRow || v.Kind == debezium.KindKey) {
 		return w.image(b, n, v)
@@ -195,19 +187,29 @@ func (w *writer) sourceBlock(b []byte, n *node, vals []debezium.Value) ([]byte, 
 	return b, nil
 }
 
-// scalar appends a value of a primitive node, or its null.
-func (w *writer) scalar(b []byte, f *node, v *debezium.Value) ([]byte, error) {
-	switch f.union {
+// branch appends the union branch of an optional node's value, and reports a null value,
+// which is then written.
+func branch(b []byte, n *node, v *debezium.Value) ([]byte, bool) {
+	switch n.union {
 	case nullFirst:
 		if v.Kind == debezium.KindNull {
-			return append(b, 0), nil
+			return append(b, 0), true
 		}
-		b = append(b, 2)
+		return append(b, 2), false
 	case nullLast:
 		if v.Kind == debezium.KindNull {
-			return append(b, 2), nil
+			return append(b, 2), true
 		}
-		b = append(b, 0)
+		return append(b, 0), false
+	}
+	return b, false
+}
+
+// scalar appends a value of a primitive node, or its null.
+func (w *writer) scalar(b []byte, f *node, v *debezium.Value) ([]byte, error) {
+	b, null := branch(b, f, v)
+	if null {
+		return b, nil
 	}
 	if v.Kind != wantKind[f.kind] {
 		return b, kindError(f, v)

@@ -86,21 +86,14 @@ func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
 		if len(cell) < c.size {
 			return dst, false
 		}
-		dst = append(dst, '"')
-		switch c.binary {
-		case "bytes", "base64":
-			dst = base64.StdEncoding.AppendEncode(dst, cell)
-		case "base64-url-safe":
-			dst = base64.URLEncoding.AppendEncode(dst, cell)
-		case "hex":
-			const digits = "0123456789abcdef"
-			for _, x := range cell {
-				dst = append(dst, digits[x>>4], digits[x&0xf])
-			}
-		default:
-			return dst[:len(dst)-1], false
+		// Bytes are written in base64, as the text of the base64 mode.
+		mode := c.binary
+		if mode == "bytes" {
+			mode = "base64"
 		}
-		return append(dst, '"'), true
+		if b, ok := appendBinaryText(append(dst, '"'), mode, cell); ok {
+			return append(b, '"'), true
+		}
 	}
 	return dst, false
 }

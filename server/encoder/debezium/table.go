@@ -648,22 +648,31 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 
 func (c *column) binaryValue(v *Value, arena, b []byte) ([]byte, error) {
 	start := len(arena)
-	switch c.binary {
-	case "base64":
-		arena = base64.StdEncoding.AppendEncode(arena, b)
-	case "base64-url-safe":
-		arena = base64.URLEncoding.AppendEncode(arena, b)
-	case "hex":
-		const digits = "0123456789abcdef"
-		for _, x := range b {
-			arena = append(arena, digits[x>>4], digits[x&0xf])
-		}
-	default:
+	arena, text := appendBinaryText(arena, c.binary, b)
+	if !text {
 		v.setBlob(b)
 		return arena, nil
 	}
 	v.setText(arena[start:])
 	return arena, nil
+}
+
+// appendBinaryText appends binary bytes as text in a binary.handling.mode that makes them
+// text (base64, base64-url-safe, hex), and reports whether the mode does.
+func appendBinaryText(dst []byte, mode string, b []byte) ([]byte, bool) {
+	switch mode {
+	case "base64":
+		return base64.StdEncoding.AppendEncode(dst, b), true
+	case "base64-url-safe":
+		return base64.URLEncoding.AppendEncode(dst, b), true
+	case "hex":
+		const digits = "0123456789abcdef"
+		for _, x := range b {
+			dst = append(dst, digits[x>>4], digits[x&0xf])
+		}
+		return dst, true
+	}
+	return dst, false
 }
 
 func wkbPoint(wkb []byte) (x, y float64, ok bool) {

@@ -523,3 +523,20 @@ func ItemEvents() []*binlogdata.VEvent {
 		{Type: binlogdata.VEventType_COMMIT, Timestamp: 1700000001, EventGtid: GTID, Source: src(500)},
 	}
 }
+
+// SourceEvents is a copy of table items in one chunk, a rows event of three reads, then
+// ItemEvents. SourceWant is what its records but the tombstones say, in order: source.row,
+// source.snapshot and op. Each record has its change's row index; only the last read says
+// "last"; the update that moves a row is a delete and a create.
+func SourceEvents() []*binlogdata.VEvent {
+	row := encodertest.Row
+	return append(SnapshotEvents(1, []*query.Row{row("1", "a", nil), row("2", "b", nil), row("3", "c", nil)}), ItemEvents()...)
+}
+
+// SourceWant: see SourceEvents.
+var SourceWant = [][3]string{
+	{"0", "true", "r"}, {"0", "true", "r"}, {"0", "last", "r"},
+	{"0", "false", "c"}, {"1", "false", "c"}, {"2", "false", "c"},
+	{"0", "false", "u"}, {"1", "false", "d"}, {"1", "false", "c"}, {"2", "false", "u"},
+	{"0", "false", "d"}, {"1", "false", "d"},
+}
