@@ -6,7 +6,9 @@
 // The Connect model is kept apart from the JSON rendering so that other converters can reuse
 // it: Schema and Value are Connect schemas and typed values, TableSchema builds a table's key,
 // row and envelope schemas and converts its cells, Records turns VEvents into Records, and a
-// Serializer (JSONSerializer here) renders them.
+// Serializer (JSONSerializer here) renders them. A change record's key and row images are not
+// made into values: they refer to the row's cells (RowImages), which the serializer converts
+// as it writes them, and the source block is made once per rows event.
 package debezium
 
 import (
