@@ -150,7 +150,9 @@ func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error)
 			j.markMsg, j.markAt = m, w.markAt
 		}
 	}
-	j.arena = w.arena
+	if cap(w.arena) != cap(j.arena) {
+		j.arena = w.arena
+	}
 	if w.err != nil {
 		return nil, w.err
 	}

@@ -74,8 +74,10 @@ type Records struct {
 	// source values r.src holds for the changes of a rows event.
 	sourceRow int
 	sourceID  uint64
-	// envOp and envTxn are the indexes of op and transaction among the envelope's fields.
+	// envOp and envTxn are the indexes of op and transaction among the envelope's fields;
+	// envOpName is the op r.env holds (0: none yet).
 	envOp, envTxn int
+	envOpName     byte
 
 	// Scratch reused from row to row.
 	images    RowImages
@@ -220,6 +222,13 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	r.src = info.AppendValues(r.src[:0], &r.cfg)
 	r.sourceID++
 	r.env = r.envelope(r.env[:0], Null, Null, StructOf(r.src...), Null, "", now)
+	r.envOpName = 0
+	// The record's fields that stay the same for the event's changes; change sets the others.
+	// Fields are set one by one, each when it changes: a pointer stored in the heap costs a
+	// write barrier while the collector marks.
+	rec := &r.rec
+	rec.Topic, rec.KeySchema, rec.ValueSchema, rec.Rows = ts.Topic, ts.Key, ts.Envelope, &r.images
+	rec.Value = StructOf(r.env...)
 	if r.images.Table != ts {
 		r.images.Table = ts
 	}
@@ -294,21 +303,25 @@ func (r *Records) change(out []*vstreamv1.EncodedMessage, ts *TableSchema, op by
 	if op != 'd' {
 		env[1].Kind = KindRow
 	}
-	env[r.envOp].setStr(opName(op))
+	if r.envOpName != op {
+		env[r.envOp].setStr(opName(op))
+		r.envOpName = op
+	}
 	if r.cfg.TransactionMetadata {
 		env[r.envTxn] = r.txnBlock(ts)
 	}
+	// The event's fields were set by rows.
 	rec := &r.rec
-	rec.Topic = ts.Topic
-	rec.KeySchema, rec.Key.Kind, rec.Key.I = nil, KindNull, 0
+	rec.Key.Kind, rec.Key.I = KindNull, 0
 	if ts.Key != nil {
-		rec.KeySchema, rec.Key.Kind, rec.Key.I = ts.Key, KindKey, int64(keyImage)
+		rec.Key.Kind, rec.Key.I = KindKey, int64(keyImage)
 	}
-	rec.ValueSchema, rec.Value.Kind, rec.Value.Fields = ts.Envelope, KindStruct, env
-	rec.Headers, rec.Rows, rec.Snapshot, rec.SourceID = nil, &r.images, op == 'r', r.sourceID
+	rec.Snapshot, rec.SourceID = op == 'r', r.sourceID
 	if h != nil {
 		r.hdr[0] = *h
 		rec.Headers = r.hdr[:]
+	} else if rec.Headers != nil {
+		rec.Headers = nil
 	}
 	m, err := r.ser.Serialize(rec)
 	if err != nil {
@@ -316,8 +329,10 @@ func (r *Records) change(out []*vstreamv1.EncodedMessage, ts *TableSchema, op by
 	}
 	out = append(out, m)
 	if op == 'd' && r.cfg.Tombstones {
-		rec.ValueSchema, rec.Value, rec.Headers = nil, Null, nil
-		if m, err = r.ser.Serialize(rec); err != nil {
+		rec.ValueSchema, rec.Value.Kind, rec.Headers = nil, KindNull, nil
+		m, err = r.ser.Serialize(rec)
+		rec.ValueSchema, rec.Value.Kind = ts.Envelope, KindStruct
+		if err != nil {
 			return out, err
 		}
 		out = append(out, m)
