@@ -37,11 +37,12 @@ type JSONSerializer struct {
 	ints   intTexts
 }
 
-// jsonPlan is how the documents of a schema are written: its JSON (with schemas), the size of
-// the last document, and its compiled value writer.
+// jsonPlan is how the documents of a schema are written: with schemas, their start,
+// {"schema":<the schema's JSON>,"payload":; the size of the last document; the compiled
+// value writer.
 type jsonPlan struct {
 	schema *Schema
-	json   []byte
+	head   []byte
 	hint   int
 	root   *jsonNode
 }
@@ -99,7 +100,7 @@ func (j *JSONSerializer) plan(s *Schema, value bool) *jsonPlan {
 	if p == nil {
 		p = &jsonPlan{schema: s, root: compileJSON(s, map[*Schema]*jsonNode{})}
 		if j.Schemas {
-			p.json = AppendSchemaJSON(nil, s)
+			p.head = append(AppendSchemaJSON([]byte(`{"schema":`), s), `,"payload":`...)
 		}
 		j.plans[s] = p
 	}
@@ -186,11 +187,7 @@ func (j *JSONSerializer) MarkLast(m *vstreamv1.EncodedMessage) error {
 // slabDocument writes a document straight into the slab.
 func (j *JSONSerializer) slabDocument(w *jsonWriter, p *jsonPlan, v Value) []byte {
 	b := j.slab.Buffer(p.hint + p.hint/8 + 64)
-	if j.Schemas {
-		b = append(b, `{"schema":`...)
-		b = append(b, p.json...)
-		b = append(b, `,"payload":`...)
-	}
+	b = append(b, p.head...)
 	w.markAt = -1
 	b = w.value(b, p.root, &v)
 	if j.Schemas {
