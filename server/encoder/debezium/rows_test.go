@@ -123,3 +123,23 @@ func TestEnvelopeTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyCells checks that an empty cell is the empty value, not NULL, also in a row whose
+// cells are all empty (its values are then no bytes at all, possibly a nil slice).
+func TestEmptyCells(t *testing.T) {
+	e := newEncoder(t, encoder.Params{Database: "shop"}, map[string]string{"schemas.enable": "false"})
+	fields := []*query.Field{{Name: "a", Type: query.Type_VARCHAR, ColumnType: "varchar(8)", Charset: 45},
+		{Name: "b", Type: query.Type_VARBINARY, ColumnType: "varbinary(8)", Charset: 63}, {Name: "c", Type: query.Type_INT32, ColumnType: "int"}}
+	out := encodeAll(t, e, fieldEvent("t", true, fields...), &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: 1,
+		RowEvent: &binlogdata.RowEvent{TableName: "t", RowChanges: []*binlogdata.RowChange{
+			{After: &query.Row{Lengths: []int64{0, 0, -1}}}, {After: &query.Row{Lengths: []int64{0, 0, -1}, Values: []byte{}}}}}})
+	if len(out) != 2 {
+		t.Fatalf("%d messages", len(out))
+	}
+	for _, m := range out {
+		after := get(parse(t, m.Value), "after")
+		if got := fmt.Sprint(get(after, "a"), "|", get(after, "b"), "|", get(after, "c")); got != "|"+"|"+"<nil>" {
+			t.Errorf("after %v", after)
+		}
+	}
+}
