@@ -2,9 +2,12 @@ package encoder
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/vstream-cdc/vstream/gen/query"
 )
 
 func TestAppendJavaFloat(t *testing.T) {
@@ -163,5 +166,37 @@ func TestSourceZone(t *testing.T) {
 		if _, off := at.In(loc).Zone(); loc.String() != c.want || off != c.off {
 			t.Errorf("SourceZone(%q, %d) = %s (offset %d), want %s (%d)", c.name, c.offset, loc, off, c.want, c.off)
 		}
+	}
+}
+
+func TestCells(t *testing.T) {
+	cases := []struct {
+		name string
+		row  *query.Row
+		want []string // "<NULL>" for NULL
+	}{
+		{"values", &query.Row{Lengths: []int64{1, -1, 2}, Values: []byte("abc")}, []string{"a", "<NULL>", "bc"}},
+		{"empty values without value bytes", &query.Row{Lengths: []int64{0, 0, -1}}, []string{"", "", "<NULL>"}},
+		{"short row padded with NULL", &query.Row{Lengths: []int64{0}}, []string{"", "<NULL>", "<NULL>"}},
+	}
+	for _, c := range cases {
+		cells, err := Cells(nil, c.row, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, cell := range cells {
+			if cell == nil {
+				got = append(got, "<NULL>")
+			} else {
+				got = append(got, string(cell))
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if _, err := Cells(nil, &query.Row{Lengths: []int64{5}, Values: []byte("ab")}, 1); err == nil {
+		t.Error("a cell past the values was accepted")
 	}
 }

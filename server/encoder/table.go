@@ -84,6 +84,12 @@ func Cells(dst [][]byte, r *query.Row, width int) ([][]byte, error) {
 		if off+l > int64(len(vals)) {
 			return dst, fmt.Errorf("row cell %d overruns the row's %d value bytes", i, len(vals))
 		}
+		if l == 0 {
+			// A row of empty values may have no value bytes at all; slicing nil would read
+			// as NULL.
+			dst = append(dst, emptyCell)
+			continue
+		}
 		dst = append(dst, vals[off:off+l:off+l])
 		off += l
 	}
@@ -92,6 +98,9 @@ func Cells(dst [][]byte, r *query.Row, width int) ([][]byte, error) {
 	}
 	return dst, nil
 }
+
+// emptyCell is the empty, non-NULL value.
+var emptyCell = []byte{}
 
 // EnumIndex is the 1-based index of an ENUM label among the members (0: the empty invalid
 // value, or a label not among them).
