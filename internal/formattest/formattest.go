@@ -85,6 +85,11 @@ type Result struct {
 	DDL []string
 	// CopiedIDs are the ids of the rows that existed before the stream started.
 	CopiedIDs []string
+
+	format  string
+	options map[string]string
+	// end is the source's position after the workload.
+	end position.Position
 }
 
 // Column returns a column by name.
@@ -174,28 +179,9 @@ func Run(t *testing.T, format string, options map[string]string) *Result {
 		r.CopiedIDs = append(r.CopiedIDs, strconv.Itoa(i+1))
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	addr := serve(t, vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: r.Database})
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
-		Vgtid:         &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: r.Database, Shard: "0"}}},
-		Format:        format,
-		FormatOptions: options,
-	}}}); err != nil {
-		t.Fatal(err)
-	}
-	rec := &receiver{}
-	go rec.run(st)
-
+	r.format, r.options = format, options
+	rec, stop := r.open(t, &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: r.Database, Shard: "0"}}})
+	defer stop()
 	// The copy is over at the first position without copy state.
 	rec.waitFor(t, "the copy to finish", func(resp *vstreamv1.StreamResponse) bool {
 		sg := resp.GetPosition().GetShardGtids()
@@ -204,8 +190,64 @@ func Run(t *testing.T, format string, options map[string]string) *Result {
 	for _, w := range workload {
 		exec(w...)
 	}
-	end := readPosition(t, conn)
-	rec.waitFor(t, "the stream to reach "+end.String(), func(resp *vstreamv1.StreamResponse) bool {
+	r.end = readPosition(t, conn)
+	r.Responses = rec.untilEnd(t, r.end)
+	for _, resp := range r.Responses {
+		r.Messages = append(r.Messages, resp.GetMessages()...)
+	}
+	r.Columns = readColumns(t, conn, r.Database)
+	r.Want = readRows(t, conn, r.Columns)
+	return r
+}
+
+// Resume streams the run's format again from a position a message or response carried,
+// to where the run ended, and returns the messages.
+func (r *Result) Resume(t *testing.T, from *binlogdata.VGtid) []*vstreamv1.EncodedMessage {
+	t.Helper()
+	rec, stop := r.open(t, from)
+	defer stop()
+	var msgs []*vstreamv1.EncodedMessage
+	for _, resp := range rec.untilEnd(t, r.end) {
+		msgs = append(msgs, resp.GetMessages()...)
+	}
+	return msgs
+}
+
+// open starts a stream of the run's format from a position through a new server.
+func (r *Result) open(t *testing.T, from *binlogdata.VGtid) (*receiver, func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	addr := serve(t, vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: r.Database})
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	stop := func() {
+		cancel()
+		cc.Close()
+	}
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+		Vgtid: from, Format: r.format, FormatOptions: r.options,
+	}}}); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	rec := &receiver{}
+	go rec.run(st)
+	return rec, stop
+}
+
+// untilEnd waits for the response whose position contains end and returns the responses up
+// to it.
+func (r *receiver) untilEnd(t *testing.T, end position.Position) []*vstreamv1.StreamResponse {
+	t.Helper()
+	r.waitFor(t, "the stream to reach "+end.String(), func(resp *vstreamv1.StreamResponse) bool {
 		sg := resp.GetPosition().GetShardGtids()
 		if len(sg) != 1 {
 			return false
@@ -213,14 +255,7 @@ func Run(t *testing.T, format string, options map[string]string) *Result {
 		p, err := position.Parse(sg[0].GetGtid())
 		return err == nil && p.Contains(end)
 	})
-	cancel()
-	r.Responses = rec.take()
-	for _, resp := range r.Responses {
-		r.Messages = append(r.Messages, resp.GetMessages()...)
-	}
-	r.Columns = readColumns(t, conn, r.Database)
-	r.Want = readRows(t, conn, r.Columns)
-	return r
+	return r.take()
 }
 
 // serve starts a server for cfg on a loopback port until the test ends.
