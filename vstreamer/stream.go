@@ -660,7 +660,7 @@ type txnSource struct {
 	originalCommitUs int64
 	// query is the SQL of the rows events that follow (annotate rows / rows query events).
 	query string
-	// rowsEvents counts the rows events of the transaction sent so far.
+	// rowsEvents counts the rows events of the transaction read so far, sent or not.
 	rowsEvents uint32
 }
 
