@@ -438,21 +438,21 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 	}
 	switch c.kind {
 	case kInt:
-		i, ok := parseInt(cell)
+		i, ok := encoder.ParseInt(cell)
 		if !ok {
 			return arena, fmt.Errorf("%q is not an integer", cell)
 		}
 		v.setInt(i)
 		return arena, nil
 	case kUint:
-		u, ok := parseUint(cell)
+		u, ok := encoder.ParseUint(cell)
 		if !ok {
 			return arena, fmt.Errorf("%q is not an unsigned integer", cell)
 		}
 		v.setInt(int64(u))
 		return arena, nil
 	case kUintDecimal:
-		if _, ok := parseUint(cell); !ok {
+		if _, ok := encoder.ParseUint(cell); !ok {
 			return arena, fmt.Errorf("%q is not an unsigned integer", cell)
 		}
 		start := len(arena)
@@ -530,7 +530,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		v.setInt(us)
 		return arena, nil
 	case kYear:
-		y, ok := parseInt(cell)
+		y, ok := encoder.ParseInt(cell)
 		if !ok {
 			return arena, fmt.Errorf("%q is not a year", cell)
 		}
@@ -577,7 +577,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 			v.setText(cell)
 			return arena, nil
 		}
-		i, ok := parseInt(cell)
+		i, ok := encoder.ParseInt(cell)
 		if !ok || i < 0 {
 			return arena, fmt.Errorf("%q is not an ENUM index", cell)
 		}
@@ -592,7 +592,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 			v.setText(cell)
 			return arena, nil
 		}
-		mask, ok := parseUint(cell)
+		mask, ok := encoder.ParseUint(cell)
 		if !ok {
 			return arena, fmt.Errorf("%q is not a SET bitmask", cell)
 		}
@@ -704,43 +704,4 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	return n, true
-}
-
-func parseInt(b []byte) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg || len(b) > 0 && b[0] == '+' {
-		b = b[1:]
-	}
-	u, ok := parseUint(b)
-	if !ok {
-		return 0, false
-	}
-	if neg {
-		if u > 1<<63 {
-			return 0, false
-		}
-		return -int64(u), true
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
 }

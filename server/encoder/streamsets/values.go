@@ -105,13 +105,13 @@ func kindOf(f *query.Field) (kind, uint8) {
 func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, error) {
 	switch t.kinds[i] {
 	case kindSigned:
-		v, ok := parseInt(cell)
+		v, ok := encoder.ParseInt(cell)
 		if !ok {
 			return b, fmt.Errorf("%q is not an integer", cell)
 		}
 		return strconv.AppendInt(b, v, 10), nil
 	case kindUnsigned:
-		v, ok := parseUint(cell)
+		v, ok := encoder.ParseUint(cell)
 		if !ok {
 			return b, fmt.Errorf("%q is not an unsigned integer", cell)
 		}
@@ -123,7 +123,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		shift := 64 - t.bits[i]
 		return strconv.AppendInt(b, int64(v<<shift)>>shift, 10), nil
 	case kindYear:
-		v, ok := parseUint(cell)
+		v, ok := encoder.ParseUint(cell)
 		if !ok {
 			return b, fmt.Errorf("%q is not a year", cell)
 		}
@@ -184,7 +184,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		return append(b, '"'), nil
 	case kindEnum:
 		if !t.labelText {
-			v, ok := parseUint(cell)
+			v, ok := encoder.ParseUint(cell)
 			if !ok {
 				return b, fmt.Errorf("%q is not an ENUM index", cell)
 			}
@@ -197,7 +197,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 			mask = setMask(t.Labels[i], cell)
 		} else {
 			var ok bool
-			if mask, ok = parseUint(cell); !ok {
+			if mask, ok = encoder.ParseUint(cell); !ok {
 				return b, fmt.Errorf("%q is not a SET bitmask", cell)
 			}
 		}
@@ -270,43 +270,6 @@ func allDigits(s []byte) bool {
 		}
 	}
 	return true
-}
-
-// parseInt reads signed decimal text, leading zeros allowed.
-func parseInt(s []byte) (int64, bool) {
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	u, ok := parseUint(s)
-	switch {
-	case !ok:
-		return 0, false
-	case neg && u <= 1<<63:
-		return -int64(u-1) - 1, true
-	case !neg && u < 1<<63:
-		return int64(u), true
-	}
-	return 0, false
-}
-
-// parseUint reads unsigned decimal text, leading zeros allowed.
-func parseUint(s []byte) (uint64, bool) {
-	if len(s) == 0 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	return v, true
 }
 
 // appendLatin1 writes bytes as a JSON string of ISO-8859-1 text: byte b is U+00bb, which a
