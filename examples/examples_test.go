@@ -182,8 +182,17 @@ func TestGrpcurl(t *testing.T) {
 			t.Fatalf("grpcurl: %v %s %s", err, out, out2)
 		}
 	}
-	_, out, done := start(t, "./grpcurl/stream.sh", addr, pos, "4")
-	time.Sleep(2 * time.Second)
+	_, out, done := start(t, "./grpcurl/stream.sh", addr, pos, "8")
+	// Started at "current": a row inserted before the stream is up would be before its
+	// position, so wait for the first resume point, which comes before any row.
+	waitFor(t, "the stream to start", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("example exited before streaming: %v\n%s", err, out)
+		default:
+		}
+		return out.has("VGTID")
+	})
 	execSQL(t, "INSERT INTO ex_grpcurl VALUES (1, 'one')")
 	wait(t, done, out)
 	// Row values are base64 in grpcurl's JSON: "1one" and "2two".
@@ -191,7 +200,7 @@ func TestGrpcurl(t *testing.T) {
 		t.Fatalf("first run did not print the row:\n%s", out)
 	}
 	execSQL(t, "INSERT INTO ex_grpcurl VALUES (2, 'two')")
-	_, out, done = start(t, "./grpcurl/stream.sh", addr, pos, "4")
+	_, out, done = start(t, "./grpcurl/stream.sh", addr, pos, "8")
 	wait(t, done, out)
 	if !out.has("MnR3bw==") || out.has("MW9uZQ==") {
 		t.Fatalf("resumed run should print exactly the second row:\n%s", out)

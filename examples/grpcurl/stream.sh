@@ -16,10 +16,10 @@ vgtid='{"shardGtids":[{"gtid":"current"}]}'
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-# grpcurl ends the stream after --max-time; that is how this example stops.
+# grpcurl ends the stream after --max-time; that is how this example stops. tee prints each
+# response as it arrives and keeps a copy for picking out the position.
 "${grpcurl[@]}" -plaintext -max-time "$seconds" -d "{\"start\":{\"vgtid\":$vgtid}}" \
-	"$addr" vstream.v1.VStreamService/Stream >"$out" 2>/dev/null || true
-cat "$out"
+	"$addr" vstream.v1.VStreamService/Stream 2>/dev/null | tee "$out" || true
 
 # Keep the last VGTID that follows a COMMIT, DDL or OTHER: the resume point.
 python3 - "$out" "$posfile" <<'PY'
