@@ -126,7 +126,7 @@ func wait(t *testing.T, done chan error, out *output) {
 // runResumable checks an example that takes --server, --position-file, --table, --max-rows.
 func runResumable(t *testing.T, table string, command ...string) {
 	addr := serve(t)
-	execSQL(t, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(10))")
+	execSQL(t, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(10))")
 	pos := filepath.Join(t.TempDir(), "pos.json")
 	args := append(command[1:], "--server", addr, "--position-file", pos, "--table", table, "--max-rows", "1")
 
@@ -174,7 +174,7 @@ func TestNode(t *testing.T) {
 
 func TestGrpcurl(t *testing.T) {
 	addr := serve(t)
-	execSQL(t, "CREATE TABLE ex_grpcurl (id INT PRIMARY KEY, v VARCHAR(10))")
+	execSQL(t, "DROP TABLE IF EXISTS ex_grpcurl", "CREATE TABLE ex_grpcurl (id INT PRIMARY KEY, v VARCHAR(10))")
 	pos := filepath.Join(t.TempDir(), "pos.json")
 	// Build grpcurl first so the timed runs below measure streaming, not compiling.
 	if out, err := exec.Command("go", "build", "-o", os.DevNull, "github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3").CombinedOutput(); err != nil {
