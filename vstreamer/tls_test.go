@@ -92,26 +92,28 @@ func TestTLSToDatabase(t *testing.T) {
 			return nil
 		})
 	}()
-	waitRow := func() {
+	waitFor := func(typ binlogdata.VEventType) {
 		deadline := time.After(15 * time.Second)
 		for {
 			select {
 			case ev := <-got:
-				if ev.Type == binlogdata.VEventType_ROW {
+				if ev.Type == typ {
 					return
 				}
 			case err := <-errc:
 				t.Fatalf("TLS stream ended: %v", err)
 			case <-deadline:
-				t.Fatal("no row over TLS")
+				t.Fatalf("no %s over TLS", typ)
 			}
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
+	// A stream from "current" sends its position first; a row written before that could
+	// fall before the position.
+	waitFor(binlogdata.VEventType_VGTID)
 	if err := srv.Exec("INSERT INTO t VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
-	waitRow()
+	waitFor(binlogdata.VEventType_ROW)
 
 	cfg.TLS = nil
 	plain, _ := NewEngine(cfg)
