@@ -23,6 +23,10 @@ import (
 // benchmarks replay from memory.
 const encodeTxns = 100
 
+// responseBytes is the server's default bound on the messages of one response (the engine's
+// default max batch bytes).
+const responseBytes = 256 << 10
+
 var (
 	captureOnce sync.Once
 	captured    struct {
@@ -163,9 +167,22 @@ func BenchmarkEncode(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				// As the server does: a response goes out when its messages reach the
+				// default max batch bytes, and then their memory is reused.
+				recycler, _ := enc.(encoder.Recycler)
+				size := 0
 				for _, ev := range captured.events {
 					if out, err = enc.Encode(out[:0], ev); err != nil {
 						b.Fatal(err)
+					}
+					for _, m := range out {
+						size += len(m.Key) + len(m.Value)
+					}
+					if size >= responseBytes {
+						if recycler != nil {
+							recycler.Recycle()
+						}
+						size = 0
 					}
 				}
 			}

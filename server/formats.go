@@ -94,14 +94,48 @@ func NewEncoder(format string, options map[string]string, p encoder.Params) (enc
 // heartbeats as native events.
 type encodedBatch struct {
 	enc encoder.Encoder
+	// limit bounds the message bytes of one response (the stream's max batch bytes): encoded
+	// rows are often many times the size of their VEvents, and gRPC clients refuse messages
+	// over 4 MiB by default.
+	limit int
 	// last is the VGtid after the last transaction (or DDL, OTHER) seen.
 	last *binlogdata.VGtid
+	resp vstreamv1.StreamResponse
+	msgs []*vstreamv1.EncodedMessage
 }
 
-func (b *encodedBatch) encode(resp *vstreamv1.StreamResponse, events []*binlogdata.VEvent) error {
-	resp.Messages = resp.Messages[:0]
-	resp.Events = resp.Events[:0]
-	resp.Position = nil
+// messageOverhead approximates what a message costs in a response besides its key, value
+// and headers: its format, position and framing.
+const messageOverhead = 64
+
+// send encodes a batch of events and sends it in as many responses as the limit needs. One
+// event may become many messages (a rows event of a hundred rows), so a response may end
+// between two messages of one event; each message carries its own resume position.
+func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.StreamResponse) error) error {
+	resp := &b.resp
+	// msgs[from:] are encoded and not sent; size is their bytes.
+	msgs, from, size := b.msgs[:0], 0, 0
+	defer func() { clear(msgs); b.msgs = msgs[:0] }()
+	// emit sends msgs[from:to] with the heartbeats and position gathered so far.
+	emit := func(to int) error {
+		if to == from && len(resp.Events) == 0 && resp.Position == nil {
+			return nil
+		}
+		resp.Messages = msgs[from:to]
+		err := send(resp)
+		resp.Messages, resp.Events, resp.Position = nil, resp.Events[:0], nil
+		from, size = to, 0
+		if from == len(msgs) {
+			// Everything encoded has gone out: its memory may be written again. SendMsg
+			// has marshalled the messages into gRPC's own buffers by now; only a stats
+			// handler or grpc.EnableTracing could keep them, and this server sets neither.
+			msgs, from = msgs[:0], 0
+			if r, ok := b.enc.(encoder.Recycler); ok && err == nil {
+				r.Recycle()
+			}
+		}
+		return err
+	}
 	terminal := false
 	for _, ev := range events {
 		switch ev.GetType() {
@@ -121,14 +155,27 @@ func (b *encodedBatch) encode(resp *vstreamv1.StreamResponse, events []*binlogda
 		case binlogdata.VEventType_BEGIN, binlogdata.VEventType_ROW, binlogdata.VEventType_FIELD:
 			resp.Position = nil
 		}
-		n := len(resp.Messages)
+		n := len(msgs)
 		var err error
-		if resp.Messages, err = b.enc.Encode(resp.Messages, ev); err != nil {
+		if msgs, err = b.enc.Encode(msgs, ev); err != nil {
 			return err
 		}
-		for _, m := range resp.Messages[n:] {
-			m.Position = b.last
+		for i := n; i < len(msgs); i++ {
+			msgs[i].Position = b.last
+			if size += messageSize(msgs[i]); size >= b.limit {
+				if err := emit(i + 1); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	return nil
+	return emit(len(msgs))
+}
+
+func messageSize(m *vstreamv1.EncodedMessage) int {
+	n := messageOverhead + len(m.Topic) + len(m.Key) + len(m.Value)
+	for k, v := range m.Headers {
+		n += len(k) + len(v) + 8
+	}
+	return n
 }

@@ -65,7 +65,11 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	resp := &vstreamv1.StreamResponse{}
 	var encoded *encodedBatch
 	if enc != nil {
-		encoded = &encodedBatch{enc: enc}
+		limit := req.MaxBatchBytes
+		if limit <= 0 {
+			limit = v.srv.engine.Config().MaxBatchBytes
+		}
+		encoded = &encodedBatch{enc: enc, limit: limit}
 	}
 	send := func(events []*binlogdata.VEvent) error {
 		for i := len(events) - 1; i >= 0; i-- {
@@ -76,13 +80,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		}
 		stats.sent(events)
 		if encoded != nil {
-			if err := encoded.encode(resp, events); err != nil {
-				return err
-			}
-			if len(resp.Messages) == 0 && len(resp.Events) == 0 && resp.Position == nil {
-				return nil
-			}
-			return stream.Send(resp)
+			return encoded.send(events, stream.Send)
 		}
 		resp.Events = events
 		err := stream.Send(resp)

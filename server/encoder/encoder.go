@@ -25,6 +25,15 @@ type Encoder interface {
 	Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error)
 }
 
+// Recycler is an Encoder that can reuse the memory of the messages it returned once they
+// have been sent. The server calls Recycle after each response has gone out (gRPC has copied
+// the messages into its frames by then), so that a stream's messages are written over the
+// same few blocks instead of fresh memory. Messages an encoder still holds back are not
+// affected.
+type Recycler interface {
+	Recycle()
+}
+
 // Params are what every encoder is built with.
 type Params struct {
 	// Options are the stream's format options; encoders read them through Options.

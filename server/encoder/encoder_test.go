@@ -104,6 +104,52 @@ func TestSlabBuffer(t *testing.T) {
 	}
 }
 
+func TestSlabRecycle(t *testing.T) {
+	var s Slab
+	// Fill two blocks and a bit of a third.
+	chunk := make([]byte, slabBlock/8)
+	var first [][]byte
+	for range 17 {
+		first = append(first, s.Bytes(chunk))
+	}
+	m := s.Message()
+	s.Recycle()
+	// After Recycle the same memory is written again, starting with the current block, and
+	// messages are not reused.
+	again := s.Bytes([]byte("x"))
+	if unsafe.SliceData(again) != unsafe.SliceData(first[16]) {
+		t.Error("the current block was not reused from its start")
+	}
+	// The next two blocks' worth are written over the two filled blocks: no new memory.
+	inOld := func(b []byte) bool {
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		for _, start := range []int{0, 8, 16} {
+			s := uintptr(unsafe.Pointer(unsafe.SliceData(first[start])))
+			if p >= s && p < s+slabBlock {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range 16 {
+		if b := s.Bytes(chunk); !inOld(b) {
+			t.Fatalf("chunk %d after Recycle is in new memory", i)
+		}
+	}
+	if s.Message() == m {
+		t.Error("a message struct was reused")
+	}
+	// Without Recycle nothing is written over.
+	var fresh Slab
+	a := fresh.Bytes([]byte("keep"))
+	for range 40 {
+		fresh.Bytes(chunk)
+	}
+	if string(a) != "keep" {
+		t.Errorf("a message was written over: %q", a)
+	}
+}
+
 // adjacent reports whether b starts right where a ends.
 func adjacent(a, b []byte) bool {
 	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(a)), len(a)) == unsafe.Pointer(unsafe.SliceData(b))

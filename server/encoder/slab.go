@@ -15,8 +15,41 @@ const slabBlock = 64 << 10
 // message costs a copy instead of its own allocations. Each slice it returns is capped at
 // its length: appending to one reallocates instead of overwriting its neighbour.
 type Slab struct {
-	buf  []byte
-	msgs []vstreamv1.EncodedMessage
+	buf []byte
+	// used are the blocks filled since the last Recycle; free are blocks Recycle gave back.
+	used, free [][]byte
+	msgs       []vstreamv1.EncodedMessage
+}
+
+// maxFreeBlocks bounds the blocks a Slab keeps for reuse: what one response of the default
+// size needs, with room to spare; a burst beyond it is left to the collector.
+const maxFreeBlocks = 64
+
+// block makes a fresh or recycled block the current one.
+func (s *Slab) block() {
+	if cap(s.buf) > 0 {
+		s.used = append(s.used, s.buf[:0])
+	}
+	if n := len(s.free); n > 0 {
+		s.buf, s.free[n-1] = s.free[n-1], nil
+		s.free = s.free[:n-1]
+		return
+	}
+	s.buf = make([]byte, 0, slabBlock)
+}
+
+// Recycle makes the bytes of every message handed out so far free for reuse: the caller has
+// sent them and keeps none. The message structs themselves are not reused, so a pointer to
+// one stays valid; its bytes must be copied first if it is still needed.
+func (s *Slab) Recycle() {
+	for _, b := range s.used {
+		if len(s.free) < maxFreeBlocks {
+			s.free = append(s.free, b)
+		}
+	}
+	clear(s.used)
+	s.used = s.used[:0]
+	s.buf = s.buf[:0]
 }
 
 // Bytes returns a copy of b.
@@ -29,7 +62,7 @@ func (s *Slab) Bytes(b []byte) []byte {
 			// Large messages get their own allocation rather than wasting a block's tail.
 			return append([]byte(nil), b...)
 		}
-		s.buf = make([]byte, 0, slabBlock)
+		s.block()
 	}
 	start := len(s.buf)
 	s.buf = append(s.buf, b...)
@@ -53,7 +86,7 @@ func (s *Slab) Buffer(hint int) []byte {
 		if hint > slabBlock/4 {
 			return make([]byte, 0, hint+hint/8)
 		}
-		s.buf = make([]byte, 0, slabBlock)
+		s.block()
 	}
 	return s.buf[len(s.buf):len(s.buf)]
 }

@@ -94,6 +94,9 @@ func New(p encoder.Params) (*Encoder, error) {
 	return &Encoder{records: debezium.NewRecords(cfg, p, ser), ser: ser}, nil
 }
 
+// Recycle implements encoder.Recycler.
+func (e *Encoder) Recycle() { e.records.Recycle() }
+
 // Encode implements encoder.Encoder.
 func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
 	n := len(out)

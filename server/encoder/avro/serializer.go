@@ -273,6 +273,9 @@ func (s *Serializer) serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, [
 	return m, schemas, nil
 }
 
+// Recycle implements encoder.Recycler.
+func (s *Serializer) Recycle() { s.slab.Recycle() }
+
 // MarkLast implements debezium.Serializer: the snapshot marker "true" becomes "last", which
 // has the same length.
 func (s *Serializer) MarkLast(m *vstreamv1.EncodedMessage) error {

@@ -101,6 +101,9 @@ func New(p encoder.Params) (*Encoder, error) {
 	return e, nil
 }
 
+// Recycle implements encoder.Recycler.
+func (e *Encoder) Recycle() { e.slab.Recycle() }
+
 // Encode implements encoder.Encoder.
 func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
 	switch ev.GetType() {

@@ -45,6 +45,9 @@ func New(p encoder.Params) (*Encoder, error) {
 	return &Encoder{records: NewRecords(cfg, p, &JSONSerializer{Schemas: schemas, Format: Name})}, nil
 }
 
+// Recycle implements encoder.Recycler.
+func (e *Encoder) Recycle() { e.records.Recycle() }
+
 // Encode implements encoder.Encoder.
 func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
 	return e.records.Encode(out, ev)

@@ -174,6 +174,9 @@ func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error)
 	return m, nil
 }
 
+// Recycle implements encoder.Recycler.
+func (j *JSONSerializer) Recycle() { j.slab.Recycle() }
+
 // MarkLast implements Serializer.
 func (j *JSONSerializer) MarkLast(m *vstreamv1.EncodedMessage) error {
 	if m != j.markMsg || j.markAt < 0 || string(m.Value[j.markAt:j.markAt+len(SnapshotTrue)]) != SnapshotTrue {

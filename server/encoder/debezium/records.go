@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -172,6 +173,19 @@ func (r *Records) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 		r.thread = 0
 	}
 	return out, nil
+}
+
+// Recycle lets a serializer that is an encoder.Recycler reuse the memory of the messages
+// sent. The held snapshot read has not been sent: its bytes move out first.
+func (r *Records) Recycle() {
+	rc, ok := r.ser.(encoder.Recycler)
+	if !ok {
+		return
+	}
+	if r.held != nil {
+		r.held.Key, r.held.Value = bytes.Clone(r.held.Key), bytes.Clone(r.held.Value)
+	}
+	rc.Recycle()
 }
 
 // release sends the held snapshot read as it is.
