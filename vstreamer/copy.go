@@ -359,8 +359,11 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 		if err != nil {
 			return err
 		}
-		// The copy quotes with backslashes and reads at repeatable read.
-		for _, q := range []string{"SET SESSION sql_mode = ''", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"} {
+		// The copy quotes with backslashes and reads at repeatable read. Its rows come back
+		// unconverted, in each column's character set, as the binlog's rows are; literals
+		// stay in the connection's utf8mb4.
+		for _, q := range []string{"SET SESSION sql_mode = ''", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+			"SET SESSION character_set_results = binary"} {
 			if _, err := conn.Execute(q); err != nil {
 				conn.Close()
 				return fmt.Errorf("%w: prepare copy connection: %s: %v", ErrUnavailable, q, err)

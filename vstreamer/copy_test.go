@@ -184,12 +184,14 @@ func TestCopyTablesToCopyAndAddingATable(t *testing.T) {
 }
 
 // TestCopyRowsMatchBinlogRows copies a table of every column type and compares each copied
-// row with the row the binlog carried when it was written.
+// row with the row the binlog carried when it was written. Text in other character sets
+// comes in its own bytes in both, as the binlog has it.
 func TestCopyRowsMatchBinlogRows(t *testing.T) {
 	execSQL(t, `CREATE TABLE cm_all (id INT PRIMARY KEY, ti TINYINT, tu TINYINT UNSIGNED, bu BIGINT UNSIGNED, mi MEDIUMINT,
 		de DECIMAL(65,30), f FLOAT, d DOUBLE, dt DATE, dtm DATETIME(6), ts TIMESTAMP(3) NULL, tm TIME(2), y YEAR,
 		c CHAR(5), vc VARCHAR(50), tx TEXT, bn BINARY(4), vb VARBINARY(8), bl BLOB, bt BIT(10),
-		en ENUM('x','y','z'), st SET('a','b','c'), js JSON, g POINT NULL)`)
+		en ENUM('x','y','z'), st SET('a','b','c'), js JSON, g POINT NULL,
+		l1 VARCHAR(10) CHARACTER SET latin1, gk CHAR(4) CHARACTER SET gbk, u16 VARCHAR(10) CHARACTER SET utf16)`)
 	e := newEngine(t)
 	bin := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "cm_all"})})
 	bin.expect("GTID", "OTHER", "VGTID")
@@ -197,11 +199,14 @@ func TestCopyRowsMatchBinlogRows(t *testing.T) {
 		`INSERT INTO cm_all VALUES
 		(1, -128, 255, 18446744073709551615, -8388608, -0.000000000000000000000000000001, 1.2345678, 0.1, '2024-02-29', '2024-01-02 03:04:05.123456',
 		 '2024-06-01 12:00:00.5', '-838:59:59.99', 1999, 'ab', '汉字😀', 'long\ntext', x'01', x'00ff', x'deadbeef', b'1010101010',
-		 'y', 'a,c', '{"k": [1, 2.5]}', ST_GeomFromText('POINT(1 2)')),
+		 'y', 'a,c', '{"k": [1, 2.5]}', ST_GeomFromText('POINT(1 2)'), 'café', '中文', 'é'),
 		(2, NULL, NULL, NULL, NULL, 12345678901234567890123456789012345.5, -3.4e38, -1.7976931348623157e308, '0000-00-00', '0000-00-00 00:00:00',
-		 NULL, '00:00:00', 0, '', '', '', x'', x'', x'', b'0', NULL, '', NULL, NULL)`,
+		 NULL, '00:00:00', 0, '', '', '', x'', x'', x'', b'0', NULL, '', NULL, NULL, '', '', '')`,
 		"SET time_zone = SYSTEM")
 	evs := bin.expect("BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID")
+	if c := cells(evs[2].RowEvent.RowChanges[0].After); string(c[24]) != "caf\xe9" || string(c[25]) != "\xd6\xd0\xce\xc4" || string(c[26]) != "\x00\xe9" {
+		t.Errorf("binlog text cells %q, want each in its column's bytes", c[24:])
+	}
 	var want []string
 	for _, rc := range evs[2].RowEvent.RowChanges {
 		want = append(want, fmt.Sprintf("%q", cells(rc.After)))
