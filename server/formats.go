@@ -64,7 +64,7 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 	cfg := s.engine.Config()
 	enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: cfg.Database,
 		Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: cfg.Keyspace,
-		Zone: encoder.SourceZone(desc.TimeZone, desc.UTCOffset)})
+		Zone: encoder.SourceZone(desc.TimeZone, desc.UTCOffset), Collations: encoder.NewCollations(desc.Collations)})
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

@@ -404,6 +404,8 @@ type Description struct {
 	// UTCOffset is the server's current offset from UTC in seconds, for zone names that
 	// only the server knows.
 	UTCOffset int
+	// Collations maps the server's collation ids to their character sets' names.
+	Collations map[uint32]string
 }
 
 // Describe says what the server is, asking it the first time.
@@ -434,6 +436,37 @@ func (e *Engine) Describe(ctx context.Context) (Description, error) {
 			d.Flavor = "mariadb"
 		}
 	}
+	if d.Collations, err = collations(conn); err != nil {
+		return Description{}, err
+	}
 	e.desc.Store(&d)
 	return d, nil
+}
+
+// collations reads the server's collation ids. MariaDB 10.10 and later also give ids to the
+// UCA 14.0.0 collations, which COLLATIONS lists without one, in
+// COLLATION_CHARACTER_SET_APPLICABILITY; older servers have no ID column there.
+func collations(conn *client.Conn) (map[uint32]string, error) {
+	m := map[uint32]string{}
+	read := func(query string) error {
+		r, err := conn.Execute(query)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for i := range r.RowNumber() {
+			id, _ := r.GetUint(i, 0)
+			m[uint32(id)] = resultString(r, i, 1)
+		}
+		return nil
+	}
+	if err := read("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL"); err != nil {
+		return nil, fmt.Errorf("%w: read the server's collations: %v", ErrUnavailable, err)
+	}
+	err := read("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID IS NOT NULL")
+	var me *mysql.MyError
+	if err != nil && !(errors.As(err, &me) && me.Code == mysql.ER_BAD_FIELD_ERROR) {
+		return nil, fmt.Errorf("%w: read the server's collations: %v", ErrUnavailable, err)
+	}
+	return m, nil
 }

@@ -52,6 +52,9 @@ type Params struct {
 	// Zone is the source server's time zone, where its SELECTs print TIMESTAMP values; nil
 	// is UTC.
 	Zone *time.Location
+	// Collations maps the collation ids of text columns to their character sets, to convert
+	// their text to UTF-8; nil means DefaultCollations.
+	Collations *Collations
 }
 
 // RenderZone reads the render_zone option of the formats that print TIMESTAMP values as

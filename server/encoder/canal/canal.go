@@ -22,6 +22,8 @@ type Options struct {
 	Zone *time.Location
 	// BaseType prints column types without sizes ("bigint unsigned", not "bigint(20) unsigned").
 	BaseType bool
+	// Collations give the character sets text is converted from (nil: the default ids).
+	Collations *encoder.Collations
 }
 
 // ReadOptions reads the shared options:
@@ -39,6 +41,7 @@ func ReadOptions(p encoder.Params) (Options, error) {
 		return opts, err
 	}
 	opts.BaseType = mt == "base"
+	opts.Collations = p.Collations
 	return opts, nil
 }
 
@@ -187,7 +190,8 @@ func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell [
 	case query.Type_VARBINARY, query.Type_BLOB, query.Type_GEOMETRY:
 		return AppendLatin1(dst, cell), code, nil
 	}
-	return append(dst, cell...), code, nil
+	// Text as Java strings hold it: decoded from the column's character set.
+	return o.Collations.Text(f).Append(dst, cell), code, nil
 }
 
 // appendTimestamp renders a UTC TIMESTAMP cell in the render zone, keeping its fraction digits.

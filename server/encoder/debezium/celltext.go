@@ -9,7 +9,7 @@ import (
 
 // appendCellJSON appends the JSON of a cell of column c (not NULL) as convert and scalar
 // would write it, but without making its value first, and reports whether it did: it leaves
-// to them the cells it does not read in one pass (malformed ones, zero dates, padding, latin1
+// to them the cells it does not read in one pass (malformed ones, zero dates, padding, non-UTF-8
 // and JSON text, numeric ENUM and SET, geometries...), which also report the errors.
 //
 // An integer column's cell in canonical decimal is copied. A FLOAT or DOUBLE column's cell,
@@ -61,7 +61,7 @@ func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
 		}
 		return strconv.AppendInt(dst, us, 10), true
 	case kText:
-		if !c.latin1 {
+		if c.charset == nil {
 			return encoder.AppendJSONString(dst, unsafeString(cell)), true
 		}
 	case kEnum, kSet:

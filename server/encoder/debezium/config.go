@@ -50,6 +50,8 @@ type Config struct {
 	Connector string
 	// Version is source.version.
 	Version string
+	// Collations give the character sets text columns are converted from.
+	Collations *encoder.Collations
 }
 
 // Skips reports whether records of operation op ('c', 'u', 'd', 't') are left out.
@@ -76,7 +78,7 @@ func ReadConfig(p encoder.Params) (Config, error) {
 	if o == nil {
 		o = encoder.NewOptions(nil)
 	}
-	var c Config
+	c := Config{Collations: p.Collations}
 	var err error
 	str := func(dst *string, name, def string, allowed ...string) {
 		if err == nil {

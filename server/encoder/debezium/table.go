@@ -6,9 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
-
-	"golang.org/x/text/encoding/charmap"
 
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
@@ -76,7 +73,8 @@ type column struct {
 	// labels are the members of an ENUM or SET; numeric says its cells are indexes/bitmasks.
 	labels  []string
 	numeric bool
-	latin1  bool
+	// charset converts the text of a character column that is not UTF-8.
+	charset *encoder.Charset
 	// binary is how binary columns are rendered: bytes, base64, base64-url-safe or hex.
 	binary string
 }
@@ -160,15 +158,6 @@ func arg(args []int, i, def int) int {
 	return def
 }
 
-// isLatin1 reports MySQL's latin1 collations, whose bytes are Windows-1252.
-func isLatin1(collation uint32) bool {
-	switch collation {
-	case 5, 8, 15, 31, 47, 48, 49, 94:
-		return true
-	}
-	return false
-}
-
 func newColumn(c *Config, f *query.Field, labels []string, enumLabels bool) (column, *Schema, error) {
 	optional := f.GetFlags()&uint32(query.MySqlFlag_NOT_NULL_FLAG) == 0
 	col := column{name: f.GetName(), optional: optional}
@@ -237,7 +226,7 @@ func newColumn(c *Config, f *query.Field, labels []string, enumLabels bool) (col
 	case query.Type_YEAR:
 		return sem(kYear, Int32, YearName)
 	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT:
-		col.latin1 = isLatin1(f.GetCharset())
+		col.charset = c.Collations.Text(f)
 		return prim(kText, String)
 	case query.Type_BINARY, query.Type_VARBINARY, query.Type_BLOB:
 		if f.GetType() == query.Type_BINARY {
@@ -421,14 +410,6 @@ func (r *RowImages) SameKey() bool {
 	return true
 }
 
-// latin1Runes maps MySQL latin1 (Windows-1252) bytes to runes.
-var latin1Runes = func() (t [256]rune) {
-	for i := range t {
-		t[i] = charmap.Windows1252.DecodeByte(byte(i))
-	}
-	return t
-}()
-
 // convert sets *v to the value of a cell (nil: NULL), appending the bytes it needs to arena.
 // Only the fields of v its kind uses are set.
 func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
@@ -537,14 +518,12 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		v.setInt(y)
 		return arena, nil
 	case kText:
-		if !c.latin1 {
+		if c.charset == nil {
 			v.setText(cell)
 			return arena, nil
 		}
 		start := len(arena)
-		for _, b := range cell {
-			arena = utf8.AppendRune(arena, latin1Runes[b])
-		}
+		arena = c.charset.Append(arena, cell)
 		v.setText(arena[start:])
 		return arena, nil
 	case kBinary:

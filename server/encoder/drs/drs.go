@@ -60,6 +60,8 @@ type Encoder struct {
 
 	cells    [][]byte
 	sizeHint int
+	// text holds a cell converted to UTF-8.
+	text []byte
 }
 
 // copyState is the copy of one table: the chunk being read and its full-sync members.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 )
 
@@ -28,6 +29,8 @@ type column struct {
 	labels   []string // ENUM and SET members
 	// labelsInRows: ENUM/SET cells are labels, not numbers.
 	labelsInRows bool
+	// charset converts the text of a character column that is not UTF-8.
+	charset *encoder.Charset
 }
 
 // kind is how a column's cells become DRS text.
@@ -126,6 +129,7 @@ func (e *Encoder) field(ev *binlogdata.VEvent) *table {
 		c := &t.cols[i]
 		c.name = f.GetName()
 		c.kind = kindOf(f.GetType())
+		c.charset = e.p.Collations.Text(f)
 		c.nameJSON = append(appendString(nil, c.name), ':')
 		if c.kind == kindEnum || c.kind == kindSet {
 			c.labels = ddl.Labels(f.GetColumnType())

@@ -17,6 +17,10 @@ func (e *Encoder) appendValue(b []byte, c *column, cell []byte) ([]byte, error) 
 		b = append(b, cell...)
 		return append(b, '"'), nil
 	case kindText:
+		if c.charset != nil {
+			e.text = c.charset.Append(e.text[:0], cell)
+			cell = e.text
+		}
 		return appendString(b, cell), nil
 	case kindFloat32, kindFloat64:
 		bits := 64

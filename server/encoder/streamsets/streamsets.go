@@ -35,6 +35,8 @@ const (
 // Encoder is a StreamSets record encoder for one stream.
 type Encoder struct {
 	p encoder.Params
+	// text holds a cell converted to UTF-8.
+	text []byte
 	// gtid selects the GTID offset (GTID, SeqNo, JSON Offset) over file and position.
 	gtid bool
 	// snapshot keeps copied rows, as INSERT records.

@@ -38,6 +38,8 @@ type table struct {
 	kinds []kind
 	// bits is the width of unsigned integer columns.
 	bits []uint8
+	// charsets convert the text of character columns that is not UTF-8.
+	charsets []*encoder.Charset
 	// keys are the columns' names as JSON object keys, colon included.
 	keys [][]byte
 	// labelText says ENUM and SET values arrive as labels, not numbers.
@@ -49,9 +51,10 @@ func (e *Encoder) field(ev *binlogdata.VEvent) {
 	fe := ev.GetFieldEvent()
 	t := &table{Table: encoder.NewTable(fe), labelText: fe.GetEnumSetStringValues(), database: ev.GetSource().GetDatabase()}
 	n := len(t.Fields)
-	t.kinds, t.bits, t.keys = make([]kind, n), make([]uint8, n), make([][]byte, n)
+	t.kinds, t.bits, t.keys, t.charsets = make([]kind, n), make([]uint8, n), make([][]byte, n), make([]*encoder.Charset, n)
 	for i, f := range t.Fields {
 		t.kinds[i], t.bits[i] = kindOf(f)
+		t.charsets[i] = e.p.Collations.Text(f)
 		t.keys[i] = append(encoder.AppendJSONString(nil, f.GetName()), ':')
 	}
 	e.tables[t.Name] = t
@@ -171,6 +174,10 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		}
 		return strconv.AppendInt(b, us, 10), nil
 	case kindText:
+		if cs := t.charsets[i]; cs != nil {
+			e.text = cs.Append(e.text[:0], cell)
+			cell = e.text
+		}
 		return encoder.AppendJSONString(b, view(cell)), nil
 	case kindBlob:
 		b = append(b, '"')
