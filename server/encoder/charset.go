@@ -133,26 +133,27 @@ var charsets = func() map[string]*Charset {
 // Collations maps collation ids, which the binlog's column metadata and query.Field.Charset
 // carry, to character sets.
 type Collations struct {
-	// ids is indexed by collation id: every id in use fits (MariaDB's go to 3327), and a
-	// text cell's lookup is an index, not a hash.
-	ids []*Charset
+	// ids and names are indexed by collation id: every id in use fits (MariaDB's go to
+	// 3327), and a text cell's lookup is an index, not a hash.
+	ids   []*Charset
+	names []string
 }
 
 // maxCollation bounds the ids Collations holds; a larger id converts nothing.
 const maxCollation = 4096
 
-func (c *Collations) set(id uint64, cs *Charset) {
+func (c *Collations) set(id uint64, name string) {
 	if id < maxCollation {
-		c.ids[id] = cs
+		c.ids[id], c.names[id] = charsets[name], name
 	}
 }
 
 // NewCollations builds the map from a server's collation ids and character set names (its
 // information_schema), on top of the default ids.
 func NewCollations(charsetOf map[uint32]string) *Collations {
-	c := &Collations{ids: slices.Clone(DefaultCollations.ids)}
+	c := &Collations{ids: slices.Clone(DefaultCollations.ids), names: slices.Clone(DefaultCollations.names)}
 	for id, name := range charsetOf {
-		c.set(uint64(id), charsets[name])
+		c.set(uint64(id), name)
 	}
 	return c
 }
@@ -169,6 +170,17 @@ func (c *Collations) Of(collation uint32) *Charset {
 	return nil
 }
 
+// Name returns the name of a collation's character set, "" when unknown.
+func (c *Collations) Name(collation uint32) string {
+	if c == nil {
+		c = DefaultCollations
+	}
+	if collation < uint32(len(c.names)) {
+		return c.names[collation]
+	}
+	return ""
+}
+
 // Text returns the character set of a text column (CHAR, VARCHAR, TEXT); nil for the others,
 // whose bytes are not text in a character set.
 func (c *Collations) Text(f *query.Field) *Charset {
@@ -179,11 +191,15 @@ func (c *Collations) Text(f *query.Field) *Charset {
 	return nil
 }
 
-// defaultCollationIDs lists, for each character set that needs converting, its collation
-// ids as MariaDB's information_schema has them. Below 256 MySQL has the same ids, and adds
-// gb18030's; MariaDB's NO PAD collations (1024 and up) and UCA 14.0.0 collations (2048 and
-// up) are its own.
+// defaultCollationIDs lists each character set's collation ids as MariaDB's
+// information_schema has them. Below 256 MySQL has the same ids, and adds gb18030's and
+// utf8mb4's 255 to 323; MariaDB's NO PAD collations (1024 and up) and UCA 14.0.0
+// collations (2048 and up) are its own.
 const defaultCollationIDs = `
+ascii 11 65 1035 1089
+binary 63
+utf8mb3 33 76 83 192-215 223 576-578 1057 1107 1216 1238 2048-2303
+utf8mb4 45 46 224-247 255-323 608-610 1069 1070 1248 1270 2304-2559
 gb18030 248 249 250
 big5 1 84 1025 1108
 cp1250 26 34 44 66 99 1050 1090
@@ -219,10 +235,9 @@ utf32 60 61 160-183 736-738 1084 1085 1184 1206 3072-3327
 // DefaultCollations maps the collation ids of defaultCollationIDs; streams use the source
 // server's own table (NewCollations), which also knows ids added since.
 var DefaultCollations = func() *Collations {
-	c := &Collations{ids: make([]*Charset, maxCollation)}
+	c := &Collations{ids: make([]*Charset, maxCollation), names: make([]string, maxCollation)}
 	for _, line := range strings.Split(strings.TrimSpace(defaultCollationIDs), "\n") {
 		f := strings.Fields(line)
-		cs := charsets[f[0]]
 		for _, r := range f[1:] {
 			lo, hi, _ := strings.Cut(r, "-")
 			from, err1 := strconv.ParseUint(lo, 10, 32)
@@ -231,11 +246,11 @@ var DefaultCollations = func() *Collations {
 			if hi != "" {
 				to, err2 = strconv.ParseUint(hi, 10, 32)
 			}
-			if cs == nil || err1 != nil || err2 != nil {
+			if err1 != nil || err2 != nil {
 				panic("encoder: bad default collation line " + line)
 			}
 			for id := from; id <= to; id++ {
-				c.set(id, cs)
+				c.set(id, f[0])
 			}
 		}
 	}

@@ -83,6 +83,14 @@ func TestCollations(t *testing.T) {
 			t.Errorf("collation %d: %q, want %q", c.id, got, c.want)
 		}
 	}
+	for id, want := range map[uint32]string{45: "utf8mb4", 33: "utf8mb3", 63: "binary", 28: "gbk", 300: "utf8mb4", 9999: "", 1000: ""} {
+		if got := (*Collations)(nil).Name(id); got != want {
+			t.Errorf("name of collation %d: %q, want %q", id, got, want)
+		}
+	}
+	if got := NewCollations(map[uint32]string{1000: "utf8mb4"}).Name(1000); got != "utf8mb4" {
+		t.Errorf("the server's name of collation 1000 is lost: %q", got)
+	}
 	if (*Collations)(nil).Text(&query.Field{Type: query.Type_VARBINARY, Charset: 8}) != nil ||
 		(*Collations)(nil).Text(&query.Field{Type: query.Type_VARCHAR, Charset: 8}).Name() != "latin1" {
 		t.Error("Text converts binary columns or not text columns")

@@ -133,7 +133,26 @@ func TestWorkload(t *testing.T) {
 		env := v.(map[string]any)
 		if m.Topic == prefix {
 			ops["schema change"]++
-			if _, ddl := branch(field(vs, "ddl"), env["ddl"]); ddl != r.DDL[0] {
+			_, ddl := branch(field(vs, "ddl"), env["ddl"])
+			changes, _ := env["tableChanges"].([]any)
+			if ops["schema change"] == 1 {
+				// The copy's: CREATE TABLE, and the table (before the workload's DDL) in
+				// tableChanges.
+				text, _ := ddl.(string)
+				if !strings.HasPrefix(text, "CREATE TABLE `"+formattest.Table+"`") || len(changes) != 1 {
+					t.Fatalf("the copy's schema change %v", env)
+				}
+				change := changes[0].(map[string]any)
+				changeSchema := field(vs, "tableChanges").(*hamba.ArraySchema).Items()
+				_, table := branch(field(changeSchema, "table"), change["table"])
+				cols, _ := table.(map[string]any)["columns"].([]any)
+				if change["type"] != "CREATE" || len(cols) != len(r.Columns)-1 ||
+					cols[0].(map[string]any)["name"] != "id" || cols[0].(map[string]any)["jdbcType"] != 4 {
+					t.Errorf("the copy's table change %v", change)
+				}
+				continue
+			}
+			if ddl != r.DDL[0] || len(changes) != 0 {
 				t.Errorf("schema change %v", env)
 			}
 			ddlSeen = true

@@ -3,6 +3,12 @@
 // asked, transaction boundaries, rendered as Kafka's JsonConverter renders them
 // (debezium-json).
 //
+// Schema-change records: the copy of a table starts with one holding its CREATE TABLE and,
+// in tableChanges, the table as its FIELD event describes it (columns with Debezium's JDBC
+// types, type names, lengths, character sets, ENUM values; no comments or defaults, which
+// the FIELD event lacks), as Debezium's snapshot writes them. A DDL's record has the
+// statement and an empty tableChanges: the table after the DDL is not known when it is read.
+//
 // The Connect model is kept apart from the JSON rendering so that other converters can reuse
 // it: Schema and Value are Connect schemas and typed values, TableSchema builds a table's key,
 // row and envelope schemas and converts its cells, Records turns VEvents into Records, and a

@@ -41,6 +41,85 @@ type envelope struct {
 	// Schema-change records.
 	DDL          string `json:"ddl"`
 	DatabaseName string `json:"databaseName"`
+	TableChanges []struct {
+		Type  string
+		ID    string
+		Table struct {
+			DefaultCharsetName    string
+			PrimaryKeyColumnNames []string
+			Columns               []struct {
+				Name, TypeName string
+				JdbcType       int
+				CharsetName    *string
+				Length, Scale  *int
+				Position       int
+				Optional       bool
+				EnumValues     []string
+			}
+		}
+	} `json:"tableChanges"`
+}
+
+// checkCreate checks the schema-change record of the copied table: its CREATE TABLE and the
+// table in tableChanges, column by column, against the source's columns.
+func checkCreate(t *testing.T, r *formattest.Result, env envelope, value []byte) {
+	t.Helper()
+	if !strings.HasPrefix(env.DDL, "CREATE TABLE `"+formattest.Table+"`") || env.Source["snapshot"] != "true" || len(env.TableChanges) != 1 {
+		t.Fatalf("the copy's schema change %s", value)
+	}
+	tc := env.TableChanges[0]
+	if tc.Type != "CREATE" || tc.ID != `"`+r.Database+`"."`+formattest.Table+`"` || tc.Table.DefaultCharsetName != "utf8mb4" ||
+		!slices.Equal(tc.Table.PrimaryKeyColumnNames, []string{"id"}) {
+		t.Errorf("table change %s", value)
+	}
+	// The table at the copy has every column but the one the DDL adds last.
+	if len(tc.Table.Columns) != len(r.Columns)-1 {
+		t.Fatalf("%d columns in the table change, the table had %d", len(tc.Table.Columns), len(r.Columns)-1)
+	}
+	for i, c := range tc.Table.Columns {
+		src := r.Columns[i]
+		// MariaDB reports JSON columns as longtext.
+		if c.Name != src.Name || c.Position != i+1 || !strings.EqualFold(strings.Fields(c.TypeName)[0], src.DataType) && c.TypeName != "JSON" {
+			t.Errorf("column %d: %+v, source %+v", i, c, src)
+		}
+	}
+	byName := map[string]int{}
+	for i, c := range tc.Table.Columns {
+		byName[c.Name] = i
+	}
+	col := func(name string) string {
+		c := tc.Table.Columns[byName[name]]
+		cs, l, sc := "<nil>", "<nil>", "<nil>"
+		if c.CharsetName != nil {
+			cs = *c.CharsetName
+		}
+		if c.Length != nil {
+			l = strconv.Itoa(*c.Length)
+		}
+		if c.Scale != nil {
+			sc = strconv.Itoa(*c.Scale)
+		}
+		return fmt.Sprintf("%s %d %s %s %s %v %v", c.TypeName, c.JdbcType, cs, l, sc, c.Optional, c.EnumValues)
+	}
+	for name, want := range map[string]string{
+		"id":   "INT 4 <nil> 11 <nil> false []",
+		"iu":   "INT UNSIGNED 4 <nil> 10 <nil> true []",
+		"ti":   "TINYINT 5 <nil> 4 <nil> true []",
+		"dec1": "DECIMAL 3 <nil> 10 2 true []",
+		"ts":   "TIMESTAMP 2014 <nil> 3 <nil> true []",
+		"dtm6": "DATETIME 93 <nil> 6 <nil> true []",
+		"vc":   "VARCHAR 12 utf8mb4 64 <nil> true []",
+		"gk":   "VARCHAR 12 gbk 20 <nil> true []",
+		"tx":   "TEXT 12 utf8mb4 <nil> <nil> true []",
+		"bl":   "BLOB 2004 <nil> <nil> <nil> true []",
+		"e":    "ENUM 1 utf8mb4 <nil> <nil> true [a b c]",
+		"j":    "JSON 1111 <nil> <nil> <nil> true []",
+		"g":    "GEOMETRY 1111 <nil> <nil> <nil> true []",
+	} {
+		if got := col(name); got != want {
+			t.Errorf("column %s: %s, want %s", name, got, want)
+		}
+	}
 }
 
 // TestWorkload streams the shared workload as debezium-json and rebuilds the table from the
@@ -81,7 +160,13 @@ func TestWorkload(t *testing.T) {
 		}
 		if m.Topic == prefix {
 			ops["schema change"]++
-			if env.DDL != r.DDL[0] || env.DatabaseName != r.Database || doc.Schema.Name != "io.debezium.connector.mariadb.SchemaChangeValue" {
+			if env.DatabaseName != r.Database || doc.Schema.Name != "io.debezium.connector.mariadb.SchemaChangeValue" {
+				t.Errorf("schema change %s", m.Value)
+			}
+			if ops["schema change"] == 1 {
+				// The copy's: the table as created, before the workload's DDL.
+				checkCreate(t, r, env, m.Value)
+			} else if env.DDL != r.DDL[0] || len(env.TableChanges) != 0 || env.Source["snapshot"] != "false" {
 				t.Errorf("schema change %s", m.Value)
 			}
 			continue

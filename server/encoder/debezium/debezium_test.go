@@ -11,6 +11,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/debezium/debeziumtest"
+	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
 )
 
 var pkFlags = uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_PRI_KEY_FLAG)
@@ -213,6 +214,51 @@ func TestSchemaChange(t *testing.T) {
 	}
 }
 
+// TestSnapshotSchemaChange checks the schema-change record the copy of a table starts with, as
+// Debezium's snapshot writes one per table: its CREATE TABLE and the table, from the FIELD
+// event, in tableChanges.
+func TestSnapshotSchemaChange(t *testing.T) {
+	evs := debeziumtest.SnapshotEvents(1, []*query.Row{row("1", "a", "1.00")})
+	evs[1].Source.CreateTable = "CREATE TABLE `items` (\n  `id` int(11) NOT NULL AUTO_INCREMENT ...\n) ENGINE=InnoDB DEFAULT CHARSET=latin1 COLLATE=latin1_swedish_ci"
+	fields := evs[1].FieldEvent.Fields
+	fields[0].ColumnType, fields[0].Flags = "int(11)", fields[0].Flags|uint32(query.MySqlFlag_AUTO_INCREMENT_FLAG)
+	fields = append(fields, &query.Field{Name: "size", Type: query.Type_ENUM, ColumnType: "enum('s','m','l')", Charset: 8,
+		Flags: uint32(query.MySqlFlag_NOT_NULL_FLAG)}, &query.Field{Name: "qty", Type: query.Type_UINT32, ColumnType: "int(10) unsigned zerofill"})
+	evs[1].FieldEvent.Fields = fields
+	evs[2].RowEvent.RowChanges[0].After = row("1", "a", "1.00", "m", "7")
+	e := newEncoder(t, encoder.Params{Database: "shop", Flavor: "mariadb", Keyspace: "srv", Clock: encodertest.Clock(1700000000123)},
+		map[string]string{"schemas.enable": "false", "source.version": "9.9"})
+	out := encodeAll(t, e, evs...)
+	if len(out) != 2 || out[0].Topic != "srv" || get(parse(t, out[1].Value), "op") != "r" {
+		t.Fatalf("%d messages, want the schema change, then the read", len(out))
+	}
+	sameJSON(t, "key", parse(t, out[0].Key), map[string]any{"databaseName": "shop"})
+	sameJSON(t, "schema change", parse(t, out[0].Value), parse(t, []byte(`{"source":{"version":"9.9","connector":"mariadb","name":"srv",
+		"ts_ms":1700000000123,"snapshot":"true","db":"shop","sequence":null,"ts_us":1700000000123000,"ts_ns":1700000000123000000,
+		"table":"items","server_id":0,"gtid":null,"file":"binlog.000002","pos":4242,"row":0,"thread":null,"query":null},
+		"ts_ms":1700000000123,"databaseName":"shop","schemaName":null,"ddl":`+string(encoder.AppendJSONString(nil, evs[1].Source.CreateTable))+`,
+		"tableChanges":[{"type":"CREATE","id":"\"shop\".\"items\"","table":{"defaultCharsetName":"latin1","primaryKeyColumnNames":["id"],"columns":[
+		{"name":"id","jdbcType":4,"nativeType":null,"typeName":"INT","typeExpression":"INT","charsetName":null,"length":11,"scale":null,
+		 "position":1,"optional":false,"autoIncremented":true,"generated":true,"comment":null,"defaultValueExpression":null,"enumValues":null},
+		{"name":"name","jdbcType":12,"nativeType":null,"typeName":"VARCHAR","typeExpression":"VARCHAR","charsetName":"utf8mb4","length":32,"scale":null,
+		 "position":2,"optional":true,"autoIncremented":false,"generated":false,"comment":null,"defaultValueExpression":null,"enumValues":null},
+		{"name":"amount","jdbcType":3,"nativeType":null,"typeName":"DECIMAL","typeExpression":"DECIMAL","charsetName":null,"length":10,"scale":2,
+		 "position":3,"optional":true,"autoIncremented":false,"generated":false,"comment":null,"defaultValueExpression":null,"enumValues":null},
+		{"name":"size","jdbcType":1,"nativeType":null,"typeName":"ENUM","typeExpression":"ENUM","charsetName":"latin1","length":null,"scale":null,
+		 "position":4,"optional":false,"autoIncremented":false,"generated":false,"comment":null,"defaultValueExpression":null,"enumValues":["s","m","l"]},
+		{"name":"qty","jdbcType":4,"nativeType":null,"typeName":"INT UNSIGNED ZEROFILL","typeExpression":"INT UNSIGNED ZEROFILL","charsetName":null,
+		 "length":10,"scale":null,"position":5,"optional":true,"autoIncremented":false,"generated":false,"comment":null,"defaultValueExpression":null,"enumValues":null}
+		],"comment":null}}]}`)))
+
+	// include.schema.changes=false leaves it out; a binlog FIELD (no CREATE TABLE) writes none.
+	if out := encodeAll(t, newEncoder(t, encoder.Params{Database: "shop"}, map[string]string{"include.schema.changes": "false"}), evs...); len(out) != 1 {
+		t.Errorf("include.schema.changes=false: %d messages", len(out))
+	}
+	if out := encodeAll(t, newEncoder(t, encoder.Params{Database: "shop"}, nil), debeziumtest.ItemEvents()...); slices.ContainsFunc(out, func(m *vstreamv1.EncodedMessage) bool { return m.Topic == "shop" }) {
+		t.Errorf("a binlog FIELD event wrote a schema change")
+	}
+}
+
 func TestTruncate(t *testing.T) {
 	trunc := &binlogdata.VEvent{Type: binlogdata.VEventType_DDL, Timestamp: 5, Statement: "TRUNCATE TABLE items", Source: &binlogdata.EventSource{Database: "shop"}}
 	evs := append(txnEvents(), trunc)
@@ -244,7 +290,9 @@ func snapshotEvents(chunks ...[]*query.Row) []*binlogdata.VEvent {
 }
 
 func TestSnapshotReads(t *testing.T) {
-	e := newEncoder(t, encoder.Params{Database: "shop"}, map[string]string{"schemas.enable": "false"})
+	// The copy's schema-change record is TestSnapshotSchemaChange's.
+	noDDL := map[string]string{"include.schema.changes": "false"}
+	e := newEncoder(t, encoder.Params{Database: "shop"}, map[string]string{"schemas.enable": "false", "include.schema.changes": "false"})
 	evs := snapshotEvents(
 		[]*query.Row{row("1", "a", "1.00"), row("2", "b", "2.00"), row("3", "c", nil)},
 		[]*query.Row{row("4", "d", nil), row("5", "e", nil)})
@@ -287,7 +335,7 @@ func TestSnapshotReads(t *testing.T) {
 	}
 
 	// With schemas the marker is rewritten inside the document, the schema untouched.
-	out = encodeAll(t, newEncoder(t, encoder.Params{Database: "shop"}, nil), evs...)
+	out = encodeAll(t, newEncoder(t, encoder.Params{Database: "shop"}, noDDL), evs...)
 	if got := get(parse(t, out[4].Value), "payload", "source", "snapshot"); got != "last" {
 		t.Errorf("with schemas, the last read says %v", got)
 	}

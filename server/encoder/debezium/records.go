@@ -159,6 +159,9 @@ func (r *Records) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 			return out, fmt.Errorf("debezium: %w", err)
 		}
 		r.schema[t.Name] = ts
+		if src := ev.GetSource(); src.GetSnapshot() && src.GetCreateTable() != "" && r.cfg.SchemaChanges {
+			return r.snapshotSchemaChange(out, ev, db, t)
+		}
 	case binlogdata.VEventType_ROW:
 		return r.rows(out, ev)
 	case binlogdata.VEventType_DDL:

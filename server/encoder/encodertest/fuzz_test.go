@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
@@ -64,12 +66,12 @@ func FuzzEncoders(f *testing.F) {
 		}
 		fields := make([]*query.Field, len(types))
 		for i, ty := range types {
-			c := *fuzzColumns[int(ty)%len(fuzzColumns)]
+			c := proto.CloneOf(fuzzColumns[int(ty)%len(fuzzColumns)])
 			c.Name = string(rune('a' + i))
 			if i == 0 {
 				c.Flags = uint32(query.MySqlFlag_PRI_KEY_FLAG | query.MySqlFlag_NOT_NULL_FLAG)
 			}
-			fields[i] = &c
+			fields[i] = c
 		}
 		// Cells are separated by 0xff; an empty part is NULL when it follows 0xfe.
 		parts := bytes.Split(cells, []byte{0xff})

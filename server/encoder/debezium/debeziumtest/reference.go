@@ -526,8 +526,9 @@ func ItemEvents() []*binlogdata.VEvent {
 
 // SourceEvents is a copy of table items in one chunk, a rows event of three reads, then
 // ItemEvents. SourceWant is what its records but the tombstones say, in order: source.row,
-// source.snapshot and op. Each record has its change's row index; only the last read says
-// "last"; the update that moves a row is a delete and a create.
+// source.snapshot and op. The copy's schema-change record (no op) comes first; each record
+// has its change's row index; only the last read says "last"; the update that moves a row is
+// a delete and a create.
 func SourceEvents() []*binlogdata.VEvent {
 	row := encodertest.Row
 	return append(SnapshotEvents(1, []*query.Row{row("1", "a", nil), row("2", "b", nil), row("3", "c", nil)}), ItemEvents()...)
@@ -535,6 +536,7 @@ func SourceEvents() []*binlogdata.VEvent {
 
 // SourceWant: see SourceEvents.
 var SourceWant = [][3]string{
+	{"0", "true", "<nil>"},
 	{"0", "true", "r"}, {"0", "true", "r"}, {"0", "last", "r"},
 	{"0", "false", "c"}, {"1", "false", "c"}, {"2", "false", "c"},
 	{"0", "false", "u"}, {"1", "false", "d"}, {"1", "false", "c"}, {"2", "false", "u"},
