@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,9 @@ func TestEncodedResponseSize(t *testing.T) {
 				for _, m := range resp.Messages {
 					size += proto.Size(m)
 					largest = max(largest, proto.Size(m))
+					if !strings.HasSuffix(m.Topic, ".bigtx") {
+						continue // the copy's schema-change record
+					}
 					var v struct {
 						Payload struct {
 							Op    string
