@@ -123,15 +123,10 @@ func wait(t *testing.T, done chan error, out *output) {
 	}
 }
 
-// runResumable checks an example that takes --server, --position-file, --table, --max-rows.
-func runResumable(t *testing.T, table string, command ...string) {
-	addr := serve(t)
-	execSQL(t, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(10))")
-	pos := filepath.Join(t.TempDir(), "pos.json")
-	args := append(command[1:], "--server", addr, "--position-file", pos, "--table", table, "--max-rows", "1")
-
-	_, out, done := start(t, command[0], args...)
-	// Started at "current": the first resume point arrives before any row.
+// waitStarted waits for an example started at "current" to print its first resume point,
+// which comes before any row: a row written before it would fall before the stream's start.
+func waitStarted(t *testing.T, out *output, done chan error) {
+	t.Helper()
 	waitFor(t, "the stream to start", func() bool {
 		select {
 		case err := <-done:
@@ -140,6 +135,17 @@ func runResumable(t *testing.T, table string, command ...string) {
 		}
 		return out.has("VGTID")
 	})
+}
+
+// runResumable checks an example that takes --server, --position-file, --table, --max-rows.
+func runResumable(t *testing.T, table string, command ...string) {
+	addr := serve(t)
+	execSQL(t, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(10))")
+	pos := filepath.Join(t.TempDir(), "pos.json")
+	args := append(command[1:], "--server", addr, "--position-file", pos, "--table", table, "--max-rows", "1")
+
+	_, out, done := start(t, command[0], args...)
+	waitStarted(t, out, done)
 	execSQL(t, "INSERT INTO "+table+" VALUES (1, 'one')")
 	wait(t, done, out)
 	if !out.has("ROW " + table + " 1,one") {
@@ -183,16 +189,7 @@ func TestGrpcurl(t *testing.T) {
 		}
 	}
 	_, out, done := start(t, "./grpcurl/stream.sh", addr, pos, "8")
-	// Started at "current": a row inserted before the stream is up would be before its
-	// position, so wait for the first resume point, which comes before any row.
-	waitFor(t, "the stream to start", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("example exited before streaming: %v\n%s", err, out)
-		default:
-		}
-		return out.has("VGTID")
-	})
+	waitStarted(t, out, done)
 	execSQL(t, "INSERT INTO ex_grpcurl VALUES (1, 'one')")
 	wait(t, done, out)
 	// Row values are base64 in grpcurl's JSON: "1one" and "2two".
