@@ -60,6 +60,8 @@ type Encoder struct {
 
 	cells    [][]byte
 	sizeHint int
+	// slab holds the row messages and their bytes.
+	slab encoder.Slab
 	// text holds a cell converted to UTF-8.
 	text []byte
 }
@@ -140,6 +142,9 @@ func newEncoder(p encoder.Params, jsonc bool) (*Encoder, error) {
 	}
 	return e, nil
 }
+
+// Recycle implements encoder.Recycler.
+func (e *Encoder) Recycle() { e.slab.Recycle() }
 
 // Encode implements encoder.Encoder.
 func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
@@ -319,7 +324,7 @@ func eventID(src *binlogdata.EventSource) string {
 
 // dml writes one message for row changes of one kind.
 func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, changes []*binlogdata.RowChange) (*vstreamv1.EncodedMessage, error) {
-	b := make([]byte, 0, e.sizeHint)
+	b := e.slab.Buffer(e.sizeHint)
 	if cs != nil {
 		b = append(b, cs.head...)
 		b = append(b, `"mysqlType":`...)
@@ -409,7 +414,9 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 	if len(b) > e.sizeHint {
 		e.sizeHint = len(b) + len(b)/4
 	}
-	msg := &vstreamv1.EncodedMessage{Format: e.name, Value: b[:n:n]}
+	b = e.slab.Commit(b)
+	msg := e.slab.Message()
+	msg.Format, msg.Value = e.name, b[:n:n]
 	if len(b) > n {
 		msg.Key = b[n:]
 	}

@@ -54,8 +54,10 @@ type Encoder struct {
 	// Scratch, reused from event to event.
 	prefix []byte
 	cells  [][]byte
-	// perRow is the size of the last record written, to size the next event's buffer.
+	// perRow is the size of the last record written, to size the next one's buffer.
 	perRow int
+	// slab holds the records and their bytes.
+	slab encoder.Slab
 }
 
 // New builds an encoder from the stream's options:
@@ -88,6 +90,15 @@ func New(p encoder.Params) (*Encoder, error) {
 	e.widen = unsigned == "widen"
 	return e, nil
 }
+
+// opHeaders are the headers of each operation's records. Records share them: nothing
+// writes to a message's headers once it is made.
+var opHeaders = map[string]map[string]string{
+	OpInsert: {HeaderOperation: OpInsert}, OpDelete: {HeaderOperation: OpDelete}, OpUpdate: {HeaderOperation: OpUpdate},
+}
+
+// Recycle implements encoder.Recycler.
+func (e *Encoder) Recycle() { e.slab.Recycle() }
 
 // Encode implements encoder.Encoder. Only ROW events become records; BEGIN starts the
 // transaction whose GTID offsets the rows carry, FIELD describes the rows to come, and DDL
@@ -136,11 +147,8 @@ func (e *Encoder) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	if err := e.writePrefix(ev, t, snapshot); err != nil {
 		return out, err
 	}
-	changes := re.GetRowChanges()
-	buf := make([]byte, 0, len(changes)*(e.perRow+e.perRow/8+64))
-	msgs := make([]vstreamv1.EncodedMessage, len(changes))
-	for i, rc := range changes {
-		start := len(buf)
+	for _, rc := range re.GetRowChanges() {
+		buf := e.slab.Buffer(e.perRow + e.perRow/8 + 64)
 		before, after := rc.GetBefore(), rc.GetAfter()
 		var typ, code string
 		switch {
@@ -171,11 +179,10 @@ func (e *Encoder) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 			}
 		}
 		buf = append(buf, '}')
-		e.perRow = len(buf) - start
-		m := &msgs[i]
-		m.Format = Name
-		m.Value = buf[start:len(buf):len(buf)]
-		m.Headers = map[string]string{HeaderOperation: code}
+		e.perRow = len(buf)
+		m := e.slab.Message()
+		m.Format, m.Value = Name, e.slab.Commit(buf)
+		m.Headers = opHeaders[code]
 		out = append(out, m)
 	}
 	return out, nil
