@@ -111,19 +111,7 @@ func testEncoder(t *testing.T, opts map[string]string) *canalproto.Encoder {
 	return encodertest.New(t, canalproto.New, encoder.Params{Database: "shop", Clock: encodertest.Clock(1700000000999)}, opts)
 }
 
-func cells(vals ...any) *query.Row {
-	r := &query.Row{}
-	for _, v := range vals {
-		if v == nil {
-			r.Lengths = append(r.Lengths, -1)
-			continue
-		}
-		s := v.(string)
-		r.Lengths = append(r.Lengths, int64(len(s)))
-		r.Values = append(r.Values, s...)
-	}
-	return r
-}
+var cells = encodertest.Row
 
 func encodeAll(t *testing.T, e *canalproto.Encoder, evs ...*binlogdata.VEvent) []*vstreamv1.EncodedMessage {
 	t.Helper()
