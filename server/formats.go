@@ -129,6 +129,7 @@ func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.St
 			// Everything encoded has gone out: its memory may be written again. SendMsg
 			// has marshalled the messages into gRPC's own buffers by now; only a stats
 			// handler or grpc.EnableTracing could keep them, and this server sets neither.
+			clear(msgs) // nor keep large messages alive until overwritten
 			msgs, from = msgs[:0], 0
 			if r, ok := b.enc.(encoder.Recycler); ok && err == nil {
 				r.Recycle()
