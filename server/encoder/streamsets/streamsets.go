@@ -35,8 +35,6 @@ const (
 // Encoder is a StreamSets record encoder for one stream.
 type Encoder struct {
 	p encoder.Params
-	// text holds a cell converted to UTF-8.
-	text []byte
 	// gtid selects the GTID offset (GTID, SeqNo, JSON Offset) over file and position.
 	gtid bool
 	// snapshot keeps copied rows, as INSERT records.
@@ -54,6 +52,8 @@ type Encoder struct {
 	// Scratch, reused from event to event.
 	prefix []byte
 	cells  [][]byte
+	// text holds a cell converted to UTF-8.
+	text []byte
 	// perRow is the size of the last record written, to size the next one's buffer.
 	perRow int
 	// slab holds the records and their bytes.
