@@ -478,3 +478,14 @@ func show(v *string) string {
 	}
 	return strconv.Quote(*v)
 }
+
+// Members reads the labels of a column type such as "enum('a','b')" (the workload's labels
+// hold no quotes or commas).
+func Members(columnType string) []string {
+	inner := columnType[strings.IndexByte(columnType, '(')+1 : strings.LastIndexByte(columnType, ')')]
+	var out []string
+	for _, p := range strings.Split(inner, ",") {
+		out = append(out, strings.Trim(p, "'"))
+	}
+	return out
+}

@@ -2,7 +2,6 @@ package canaljson
 
 import (
 	"encoding/json"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,25 +24,6 @@ func newEncoder(t *testing.T, db string, clockMs int64, opts map[string]string) 
 	return encodertest.New(t, New, encoder.Params{Database: db, Clock: func() time.Time { return time.UnixMilli(clockMs) }}, opts)
 }
 
-// sameJSON compares two JSON documents parsed, not as bytes.
-func sameJSON(t *testing.T, got []byte, wantFile string) {
-	t.Helper()
-	want, err := os.ReadFile(wantFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, got)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("differs from %s\n got %s\nwant %s", wantFile, got, want)
-	}
-}
-
 var dtsTestFields = []*query.Field{
 	{Name: "id", Type: query.Type_INT32, ColumnType: "int(11)", Flags: uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_PRI_KEY_FLAG)},
 	{Name: "name", Type: query.Type_CHAR, ColumnType: "char(255)", Charset: 45},
@@ -58,7 +38,7 @@ func TestGoldenDTS(t *testing.T) {
 	if len(out) != 1 {
 		t.Fatalf("%d messages for a DDL", len(out))
 	}
-	sameJSON(t, out[0].Value, "testdata/000-dts-canal-json-ddl.json")
+	encodertest.SameJSONFile(t, out[0].Value, "testdata/000-dts-canal-json-ddl.json")
 
 	e = newEncoder(t, "dts_test", 1682578770185, map[string]string{"profile": "dts"})
 	out = encode(t, e,
@@ -68,7 +48,7 @@ func TestGoldenDTS(t *testing.T) {
 	if len(out) != 1 {
 		t.Fatalf("%d messages for one row", len(out))
 	}
-	sameJSON(t, out[0].Value, "testdata/000-dts-canal-json-insert.json")
+	encodertest.SameJSONFile(t, out[0].Value, "testdata/000-dts-canal-json-insert.json")
 	if string(out[0].Key) != "dts_test.test:1" || out[0].Format != "canal-json" {
 		t.Errorf("key %q format %q", out[0].Key, out[0].Format)
 	}

@@ -125,7 +125,7 @@ func decodeRow(t *testing.T, f flat, data map[string]*string) formattest.Row {
 			if err != nil {
 				t.Fatalf("column %s: enum index %q", name, s)
 			}
-			labels := members(mt)
+			labels := formattest.Members(mt)
 			s = ""
 			if idx > 0 {
 				s = labels[idx-1]
@@ -136,7 +136,7 @@ func decodeRow(t *testing.T, f flat, data map[string]*string) formattest.Row {
 				t.Fatalf("column %s: set mask %q", name, s)
 			}
 			var parts []string
-			for i, l := range members(mt) {
+			for i, l := range formattest.Members(mt) {
 				if mask&(1<<i) != 0 {
 					parts = append(parts, l)
 				}
@@ -146,14 +146,4 @@ func decodeRow(t *testing.T, f flat, data map[string]*string) formattest.Row {
 		row[name] = &s
 	}
 	return row
-}
-
-// members reads the labels of "enum('a','b')" (the workload's labels hold no quotes).
-func members(columnType string) []string {
-	inner := columnType[strings.IndexByte(columnType, '(')+1 : strings.LastIndexByte(columnType, ')')]
-	var out []string
-	for _, p := range strings.Split(inner, ",") {
-		out = append(out, strings.Trim(p, "'"))
-	}
-	return out
 }

@@ -1,9 +1,6 @@
 package drs
 
 import (
-	"encoding/json"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -44,25 +41,6 @@ func fieldEvent(table string, src *binlogdata.EventSource, fields ...*query.Fiel
 func rowEvent(table string, ts int64, src *binlogdata.EventSource, changes ...*binlogdata.RowChange) *binlogdata.VEvent {
 	return &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: ts, Source: src,
 		RowEvent: &binlogdata.RowEvent{TableName: table, RowChanges: changes}}
-}
-
-// sameJSON compares a message with a golden file, both parsed.
-func sameJSON(t *testing.T, got []byte, wantFile string) {
-	t.Helper()
-	want, err := os.ReadFile(wantFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, got)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("differs from %s\n got %s\nwant %s", wantFile, got, want)
-	}
 }
 
 // mustContain asserts lexical details that parsing hides.
@@ -134,7 +112,7 @@ func TestGoldenUpdate(t *testing.T) {
 	if len(out) != 1 {
 		t.Fatalf("%d messages for one update", len(out))
 	}
-	sameJSON(t, out[0].Value, "testdata/001-drs-json-update.json")
+	encodertest.SameJSONFile(t, out[0].Value, "testdata/001-drs-json-update.json")
 	mustContain(t, out[0].Value, append([]string{`"id":27677,`, `"es":1624614713000,`, `"ts":1625058726990,`}, test01Lexical...)...)
 	if out[0].Format != NameJSON || string(out[0].Key) != "test01.test :104" {
 		t.Errorf("format %q key %q", out[0].Format, out[0].Key)
@@ -169,7 +147,7 @@ func TestGoldenFullSync(t *testing.T) {
 	if len(out) != 1 {
 		t.Fatalf("%d messages for the FIELD opening a copy, want 1 INIT_DDL", len(out))
 	}
-	sameJSON(t, out[0].Value, "testdata/001-drs-json-init-ddl.json")
+	encodertest.SameJSONFile(t, out[0].Value, "testdata/001-drs-json-init-ddl.json")
 	mustContain(t, out[0].Value, `"id":0,`, `"es":1733998006282,"ts":1733998006282,`)
 
 	c.ms = 1625058726990
@@ -179,7 +157,7 @@ func TestGoldenFullSync(t *testing.T) {
 	if len(out) != 1 {
 		t.Fatalf("%d messages for one copied row", len(out))
 	}
-	sameJSON(t, out[0].Value, "testdata/001-drs-json-init.json")
+	encodertest.SameJSONFile(t, out[0].Value, "testdata/001-drs-json-init.json")
 	mustContain(t, out[0].Value, append([]string{`"id":27677,`, `"es":1624614713000,`, `"identifier":"1",`}, test01Lexical...)...)
 	if len(shardNames) != 1 || !strings.HasSuffix(shardNames[0], "/test01.test/1") {
 		t.Errorf("shard ids derived from %q, want one for chunk 1 of test01.test", shardNames)

@@ -3,6 +3,9 @@
 package encodertest
 
 import (
+	"encoding/json"
+	"os"
+	"reflect"
 	"testing"
 	"time"
 
@@ -57,4 +60,24 @@ func Encode(t testing.TB, e encoder.Encoder, evs ...*binlogdata.VEvent) []*vstre
 		}
 	}
 	return out
+}
+
+// SameJSONFile compares a message with a golden JSON file, both parsed, so that spacing and
+// member order do not count.
+func SameJSONFile(t testing.TB, got []byte, wantFile string) {
+	t.Helper()
+	want, err := os.ReadFile(wantFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, got)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("differs from %s\n got %s\nwant %s", wantFile, got, want)
+	}
 }

@@ -392,7 +392,7 @@ func decodeValue(c formattest.Column, dec decoding, raw json.RawMessage) (string
 		if idx == 0 {
 			return "", nil
 		}
-		return members(ct)[idx-1], nil
+		return formattest.Members(ct)[idx-1], nil
 	case "set":
 		// SET is a LONG: signed unless widened.
 		var mask uint64
@@ -410,7 +410,7 @@ func decodeValue(c formattest.Column, dec decoding, raw json.RawMessage) (string
 			mask = uint64(n)
 		}
 		var parts []string
-		for i, l := range members(ct) {
+		for i, l := range formattest.Members(ct) {
 			if mask&(1<<i) != 0 {
 				parts = append(parts, l)
 			}
@@ -431,14 +431,4 @@ func fsp(columnType string) int {
 	}
 	n, _ := strconv.Atoi(columnType[open+1 : len(columnType)-1])
 	return n
-}
-
-// members reads the labels of "enum('a','b')" (the workload's labels hold no quotes).
-func members(columnType string) []string {
-	inner := columnType[strings.IndexByte(columnType, '(')+1 : strings.LastIndexByte(columnType, ')')]
-	var out []string
-	for _, p := range strings.Split(inner, ",") {
-		out = append(out, strings.Trim(p, "'"))
-	}
-	return out
 }
