@@ -1,6 +1,10 @@
 GO ?= go
 
-.PHONY: all deps generate check-generate build vet test test-interop test-race bench soak run
+.PHONY: all deps generate check-generate build vet lint test test-interop test-race bench soak run
+
+# The code generators and the linter are pinned in a module of their own, so that the
+# service's go.mod carries only what the service and its tests import.
+TOOL = $(GO) tool -modfile=tools/go.mod
 
 all: build
 
@@ -8,7 +12,7 @@ all: build
 # deleted .proto disappears while hand-written files in gen/ survive.
 generate:
 	find gen -type f -name '*.pb.go' -exec rm -f {} +
-	$(GO) tool buf generate
+	$(TOOL) buf generate
 
 check-generate: generate
 	@if ! git diff --quiet --exit-code -- gen || [ -n "$$(git ls-files --others --exclude-standard -- gen)" ]; then \
@@ -25,6 +29,10 @@ build:
 
 vet:
 	$(GO) vet ./...
+
+# errcheck, exhaustive, govet (with shadow), staticcheck and more: see .golangci.yml.
+lint:
+	$(TOOL) golangci-lint run ./...
 
 # vet runs in the recipe rather than as a prerequisite so that 'make -j'
 # cannot vet while generate is rewriting gen/.
