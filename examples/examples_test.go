@@ -18,10 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
-var (
-	db   *testdb.Server
-	addr string
-)
+var db *testdb.Server
 
 func TestMain(m *testing.M) {
 	os.Exit(testdb.RunTests(m, testdb.Options{Database: "ex"}, &db))

@@ -36,7 +36,6 @@ func SetupWorkload(t testing.TB, db *testdb.Server) {
 type Writer struct {
 	stop chan struct{}
 	done chan struct{}
-	err  error
 }
 
 // StartWriter starts a writer on its own connection to database; pause is the mean time
@@ -52,7 +51,7 @@ func StartWriter(t testing.TB, db *testdb.Server, database string, seed uint64, 
 			select {
 			case <-w.stop:
 				if conn != nil {
-					conn.Close()
+					_ = conn.Close() // the workload is over
 				}
 				return
 			default:
@@ -80,7 +79,7 @@ func StartWriter(t testing.TB, db *testdb.Server, database string, seed uint64, 
 			}
 			for _, q := range stmts[rng.IntN(len(stmts))] {
 				if _, qerr := conn.Execute(q); qerr != nil && !strings.Contains(qerr.Error(), "Duplicate entry") {
-					conn.Close()
+					_ = conn.Close() // broken or not, it is replaced by a new connection
 					conn, err = nil, qerr
 					break
 				}

@@ -131,10 +131,10 @@ func Start(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("testdb: %w", err)
 		}
 	}
-	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
+	if err = os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
 		return nil, fmt.Errorf("testdb: %w", err)
 	}
-	if err := s.install(installDB); err != nil {
+	if err = s.install(installDB); err != nil {
 		return nil, err
 	}
 
@@ -532,7 +532,7 @@ func (s *Server) dropConn() {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	if s.conn != nil {
-		s.conn.Close() // the server is gone by now; no point saying goodbye
+		_ = s.conn.Close() // the server is gone by now; no point saying goodbye
 		s.conn = nil
 	}
 }
@@ -546,7 +546,7 @@ func (s *Server) bindFailed() bool {
 // connection" warning, which would clutter LogTail output.
 func hangUp(c *client.Conn) {
 	if c.Quit() != nil {
-		c.Close()
+		_ = c.Close() // nothing more can be done for a connection that would not quit
 	}
 }
 
@@ -572,8 +572,11 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("testdb: pick a free port: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		return 0, fmt.Errorf("testdb: free port %d: %w", port, err)
+	}
+	return port, nil
 }
 
 // fileTail reads at most the last 256 KiB, which is plenty for n error-log

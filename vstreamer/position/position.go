@@ -143,7 +143,7 @@ func parseBody(f Flavor, body string) (mysql.GTIDSet, error) {
 }
 
 func stripSpace(s string) string {
-	if strings.IndexAny(s, " \t\n\r\v\f") < 0 {
+	if !strings.ContainsAny(s, " \t\n\r\v\f") {
 		return s
 	}
 	b := make([]byte, 0, len(s))

@@ -96,7 +96,7 @@ func run() error {
 			return err
 		}
 		// A DSN left behind would point at a server that no longer exists.
-		defer os.Remove(*dsnFile)
+		defer func() { _ = os.Remove(*dsnFile) }()
 	}
 	fmt.Printf("DSN=%s\n", dsn)
 
@@ -111,16 +111,16 @@ func writeFileAtomic(path, content string) error {
 		return err
 	}
 	if _, err := tmp.WriteString(content); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+		_ = tmp.Close() // the write error is the one worth reporting
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return err
 	}
 	return nil
@@ -130,7 +130,7 @@ func writeLoad(ctx context.Context, srv *testdb.Server, interval time.Duration, 
 	var conn *client.Conn
 	defer func() {
 		if conn != nil {
-			conn.Quit()
+			_ = conn.Quit() // the demo is ending; a failed goodbye changes nothing
 		}
 	}()
 	ticker := time.NewTicker(interval)
@@ -153,7 +153,7 @@ func writeLoad(ctx context.Context, srv *testdb.Server, interval time.Duration, 
 		if err := transaction(conn, logger); err != nil {
 			// Drop the connection: it may be broken, and closing it rolls
 			// back whatever the failed transaction left open.
-			conn.Close()
+			_ = conn.Close()
 			conn = nil
 			failures++
 			logger.Warn("transaction failed", "err", err, "consecutive", failures)
@@ -197,7 +197,7 @@ func transaction(c *client.Conn, logger *slog.Logger) error {
 
 	updated := int64(0)
 	if id, err := earlierOrder(c, newID, "status <> 'shipped'"); err == nil {
-		if _, err := c.Execute("UPDATE orders SET status = IF(status = 'new', 'paid', 'shipped') WHERE id = ?", id); err != nil {
+		if _, err = c.Execute("UPDATE orders SET status = IF(status = 'new', 'paid', 'shipped') WHERE id = ?", id); err != nil {
 			return err
 		}
 		updated = id
@@ -208,7 +208,7 @@ func transaction(c *client.Conn, logger *slog.Logger) error {
 	deleted := int64(0)
 	if rand.IntN(5) == 0 {
 		if id, err := earlierOrder(c, newID, fmt.Sprintf("id <> %d", updated)); err == nil {
-			if _, err := c.Execute("DELETE FROM orders WHERE id = ?", id); err != nil {
+			if _, err = c.Execute("DELETE FROM orders WHERE id = ?", id); err != nil {
 				return err
 			}
 			deleted = id
