@@ -26,6 +26,7 @@ var codeOf = []struct {
 	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
+	{vstreamer.ErrStatementRollback, codes.FailedPrecondition},
 	{vstreamer.ErrUnavailable, codes.Unavailable},
 	{vstreamer.ErrShuttingDown, codes.Unavailable},
 }
