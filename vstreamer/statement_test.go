@@ -65,6 +65,11 @@ func TestStatementMode(t *testing.T) {
 		sql:    []string{"INSERT INTO stmt_other.stream1 VALUES (1)"},
 		want:   []string{"BEGIN", "GTID", "COMMIT", "VGTID"},
 	}, {
+		name:   "a statement run from another database on a streamed table is sent",
+		format: "STATEMENT",
+		sql:    []string{"USE stmt_other", "INSERT INTO test.stream2 VALUES (8, 'q')", "USE test"},
+		want:   []string{"BEGIN", "INSERT INSERT INTO test.stream2 VALUES (8, 'q')", "GTID", "COMMIT", "VGTID"},
+	}, {
 		name:   "an online schema change's table is not streamed",
 		format: "STATEMENT",
 		sql:    []string{"INSERT INTO _stmt_old VALUES (1)"},

@@ -73,7 +73,8 @@ func TestClassify(t *testing.T) {
 }
 
 func FuzzClassify(f *testing.F) {
-	for _, s := range []string{"ALTER TABLE `a` RENAME TO b", "DROP TABLE a,b", "/*!40000 ALTER TABLE t DISABLE KEYS */", "CREATE INDEX i ON", "'"} {
+	for _, s := range []string{"ALTER TABLE `a` RENAME TO b", "DROP TABLE a,b", "/*!40000 ALTER TABLE t DISABLE KEYS */", "CREATE INDEX i ON", "'",
+		"UPDATE a INNER JOIN b ON LEFT(a.k, 2) = b.k SET a.x = 1", "DELETE a, b.* FROM a JOIN b USING (k)", "WITH c AS (SELECT 1) DELETE FROM t"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { Classify(s) })
