@@ -16,9 +16,9 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/queryservice"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
-	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 )
 
 // statementInsert runs an INSERT logged as a statement and returns its transaction's GTID.
