@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -72,7 +73,8 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 }
 
 // NewEncoder builds the encoder of a named format (not vevent) from its options, refusing
-// unknown formats and options; p.Options is set from options.
+// unknown formats and options; p.Options is set from options. The encoder stops
+// statement-based changes as the statement_dml option says (encoder.Statements).
 func NewEncoder(format string, options map[string]string, p encoder.Params) (encoder.Encoder, error) {
 	build := encoders[format]
 	if build == nil {
@@ -80,13 +82,29 @@ func NewEncoder(format string, options map[string]string, p encoder.Params) (enc
 	}
 	p.Options = encoder.NewOptions(options)
 	enc, err := build(p)
+	var guarded *encoder.Statements
+	if err == nil {
+		guarded, err = encoder.GuardStatements(enc, format, p)
+	}
 	if err == nil {
 		err = p.Options.Unknown()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("format %s: %w", format, err)
 	}
-	return enc, nil
+	return guarded, nil
+}
+
+// reportSkips logs and counts each statement-based change a stream's encoder skips.
+func (s *Server) reportSkips(enc encoder.Encoder, format string, log *slog.Logger) {
+	g, ok := enc.(*encoder.Statements)
+	if !ok {
+		return
+	}
+	g.OnSkip = func(sk encoder.Skipped) {
+		s.stats.statementsSkipped.WithLabelValues(format).Inc()
+		log.Warn("statement-based change skipped", "gtid", sk.GTID, "table", sk.Table, "statement", sk.Statement)
+	}
 }
 
 // encodedBatch re-wraps a batch of events. Each message carries the last transaction boundary

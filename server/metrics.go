@@ -20,6 +20,8 @@ type metrics struct {
 	batches  prometheus.Counter
 	dbErrors prometheus.Counter
 
+	statementsSkipped *prometheus.CounterVec
+
 	ackLag       *prometheus.GaugeVec
 	binlogLag    *prometheus.GaugeVec
 	position     *prometheus.GaugeVec
@@ -39,6 +41,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		events:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "events_sent_total", Help: "Events sent to clients."}),
 		batches:  prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "batches_sent_total", Help: "Responses (batches of events) sent to clients."}),
 		dbErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "database_errors_total", Help: "Streams ended because the database could not be reached or its connection broke; their clients reconnect."}),
+		statementsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "statement_dml_skipped_total",
+			Help: "Statement-based changes (binlog_format STATEMENT or MIXED) dropped by streams whose format cannot carry them and that asked for statement_dml=skip."}, []string{"format"}),
 		ackLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "client_ack_lag_seconds",
 			Help: "Per stream: how long before its last ack the acknowledged position had been sent."}, perStream),
 		binlogLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "stream_binlog_lag_seconds",
@@ -54,7 +58,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Per stream and table: the server's estimate of the table's rows."}, []string{"stream", "table"}),
 	}
 	reg.MustRegister(m.grpc, m.open, m.events, m.batches, m.dbErrors, m.ackLag, m.binlogLag, m.position,
-		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated)
+		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped)
 	return m
 }
 

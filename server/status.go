@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
@@ -26,6 +27,8 @@ var codeOf = []struct {
 	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
+	{vstreamer.ErrStatementRollback, codes.FailedPrecondition},
+	{encoder.ErrStatementDML, codes.FailedPrecondition},
 	{vstreamer.ErrUnavailable, codes.Unavailable},
 	{vstreamer.ErrShuttingDown, codes.Unavailable},
 }

@@ -53,6 +53,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	id := v.srv.streamIDs.Add(1)
 	log := v.srv.log.With("stream", id, "position", req.Position)
 	log.Info("stream starting", "format", formatName(start.GetFormat()))
+	v.srv.reportSkips(enc, formatName(start.GetFormat()), log)
 	stats := v.srv.stats.stream(id)
 	var engineErr error
 	defer func() { stats.done(engineErr) }()

@@ -31,8 +31,10 @@ var (
 	ErrUnavailable = errors.New("database unavailable")
 	// ErrPurged: the server no longer has the binlogs the position needs.
 	ErrPurged = errors.New("position purged")
-	// ErrAhead: the position holds transactions the server has not executed.
-	ErrAhead = errors.New("position ahead of the server")
+	// ErrAhead: the position holds transactions the server has not executed. Its text is
+	// Vitess's for the case: vtgate looks for it in a tablet's InvalidArgument error to try
+	// another tablet instead of failing the stream.
+	ErrAhead = errors.New("GTIDSet Mismatch")
 	// ErrFlavor: the position's flavor is not the server's.
 	ErrFlavor = errors.New("position flavor does not match the server")
 	// ErrServerConfig: the server's binlog settings cannot support a change stream.
@@ -367,8 +369,8 @@ func resolve(req string, info *serverInfo) (start position.Position, current boo
 		return start, false, fmt.Errorf("%w: position is %s but the server is %s", ErrFlavor, start.Flavor, info.flavor)
 	}
 	if ahead := position.Ahead(start, info.current); ahead != "" {
-		return start, false, fmt.Errorf("%w: position %s has transactions the server has not executed (%s); the server is at %s",
-			ErrAhead, start, ahead, info.current)
+		return start, false, fmt.Errorf("%w: requested source position: %s, current target vrep position: %s: the position has transactions the server has not executed (%s)",
+			ErrAhead, start, info.current, ahead)
 	}
 	if missing := position.Missing(start, info.purged); missing != "" {
 		return start, false, fmt.Errorf("%w: the server no longer has the binlogs for position %s: %s (errno 1236); start from \"current\" or a newer position",

@@ -93,7 +93,7 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 		meta:  slices.Clone(tm.ColumnMeta),
 		names: slices.Clone(tm.ColumnNameString()),
 	}
-	if string(tm.Schema) != s.cfg.Database || s.filter.Table(p.name) == nil {
+	if string(tm.Schema) != s.cfg.Database || schema.Internal(p.name) || s.filter.Table(p.name) == nil {
 		return p, nil
 	}
 	p.selected = true

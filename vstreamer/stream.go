@@ -547,6 +547,7 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 	sql := string(e.Query)
 	kind, tables, parsed := ddl.Classify(sql)
 	s.txn.threadID = uint64(e.SlaveProxyID)
+	db := string(e.Schema)
 	switch kind {
 	case ddl.Begin:
 		s.begin(ts)
@@ -554,22 +555,36 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 	case ddl.Commit, ddl.Rollback:
 		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
 	case ddl.Savepoint:
+		if s.txn.statements > 0 && isRollbackTo(sql) {
+			// The server logs ROLLBACK TO only when the transaction also changed a
+			// non-transactional table; the statements after the savepoint were undone in
+			// the others, and the stream has no event that says so.
+			return fmt.Errorf("%w: transaction %s rolls back to a savepoint after statement-based changes (%q); "+
+				"the changes it undid cannot be told from those it kept; set binlog_format=ROW on the source",
+				ErrStatementRollback, s.eventGTI, sql)
+		}
 		return nil
+	case ddl.Insert, ddl.Update, ddl.Delete, ddl.Replace:
+		return s.statementDML(ts, kind, db, tables, parsed, sql)
 	}
 	if s.inTxn {
-		// Statements inside a row-based transaction (temporary tables and the like) carry
-		// no row data; the transaction's rows and commit follow.
+		// Other statements inside a transaction (temporary tables and the like) change no
+		// streamed table; the transaction's changes and commit follow.
 		return nil
 	}
-	db := string(e.Schema)
 	typ := binlogdata.VEventType_OTHER
-	if kind == ddl.DDL {
-		if s.ddlMatches(db, tables, parsed) {
+	if kind == ddl.DDL || kind == ddl.Executable {
+		if kind == ddl.DDL && s.ddlMatches(db, tables, parsed) {
 			typ = binlogdata.VEventType_DDL
 		}
 		s.forget(db, tables, parsed)
 	}
-	ev := &binlogdata.VEvent{Type: typ, Statement: sql}
+	// OTHER carries no statement, as in Vitess: it may be a DDL of a table the filter leaves
+	// out, or a GRANT or CREATE USER with a password.
+	ev := &binlogdata.VEvent{Type: typ}
+	if typ == binlogdata.VEventType_DDL {
+		ev.Statement = sql
+	}
 	if ev.Source = s.source(); ev.Source != nil {
 		ev.Source.Database = db
 		ev.Source.ThreadId = s.txn.threadID
@@ -662,6 +677,8 @@ type txnSource struct {
 	query string
 	// rowsEvents counts the rows events of the transaction read so far, sent or not.
 	rowsEvents uint32
+	// statements counts the statement-based changes of the transaction sent so far.
+	statements int
 }
 
 // source is the EventSource of the binlog event being handled, or nil when the stream does

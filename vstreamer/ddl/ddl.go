@@ -1,6 +1,7 @@
 // Package ddl reads what a binlog QUERY event's statement means for a change stream: a
-// transaction boundary, a savepoint, a DDL and the tables it names, or something else. It is
-// just enough of a MySQL lexer for that; statements it cannot read are reported as such.
+// transaction boundary, a savepoint, a DDL or a statement-based INSERT, UPDATE, DELETE or
+// REPLACE and the tables it names, or something else. It is just enough of a MySQL lexer for
+// that; statements it cannot read are reported as such.
 package ddl
 
 import "strings"
@@ -15,6 +16,17 @@ const (
 	Rollback
 	Savepoint
 	DDL
+	// Insert, Update, Delete and Replace are DML logged as a statement (binlog_format
+	// STATEMENT or MIXED) instead of row images. Their tables are the ones the statement
+	// writes; for multi-table forms, every table it names.
+	Insert
+	Update
+	Delete
+	Replace
+	// Executable is a statement held wholly in an executable comment, such as mysqldump's
+	// "/*!40000 ALTER TABLE t DISABLE KEYS */". Vitess streams it as OTHER; its tables are
+	// those of the DDL inside, if it is one, whose schema may have changed.
+	Executable
 )
 
 // Table is a possibly qualified table named by a statement; DB is empty when unqualified.
@@ -22,12 +34,50 @@ type Table struct {
 	DB, Name string
 }
 
-// Classify reads the kind of a statement and, for DDL, the tables it names. ok is false when
-// a DDL's tables could not be read; callers then treat it as touching every table.
+// Classify reads the kind of a statement and, for DDL and DML, the tables it names. ok is
+// false when a DDL's or DML's tables could not be read; callers then treat it as touching
+// every table.
 func Classify(sql string) (kind Kind, tables []Table, ok bool) {
+	if executableComment(sql) {
+		// The lexer reads an executable comment's body as SQL.
+		if k, t, ok := classify(sql); k == DDL {
+			return Executable, t, ok
+		}
+		return Executable, nil, true
+	}
+	return classify(sql)
+}
+
+func classify(sql string) (kind Kind, tables []Table, ok bool) {
 	l := lexer{s: sql}
 	first := l.keyword()
 	switch first {
+	case "INSERT", "REPLACE":
+		kind := Insert
+		if first == "REPLACE" {
+			kind = Replace
+		}
+		for l.skipWords("LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO") {
+		}
+		t, ok := l.table()
+		if !ok {
+			return kind, nil, false
+		}
+		return kind, []Table{t}, true
+	case "UPDATE":
+		for l.skipWords("LOW_PRIORITY", "IGNORE") {
+		}
+		tables, ok := l.tableRefs()
+		return Update, tables, ok
+	case "DELETE":
+		return deleteTables(&l)
+	case "WITH":
+		// MySQL 8's WITH ... UPDATE / DELETE: the kind is the first statement keyword outside
+		// the common table expressions; their tables are not read.
+		if k := l.afterCTEs(); k != Other {
+			return k, nil, false
+		}
+		return Other, nil, true
 	case "BEGIN":
 		return Begin, nil, true
 	case "START":
@@ -58,6 +108,72 @@ func Classify(sql string) (kind Kind, tables []Table, ok bool) {
 		return DDL, tables, ok
 	}
 	return Other, nil, true
+}
+
+// deleteTables reads the tables of DELETE [LOW_PRIORITY] [QUICK] [IGNORE] FROM t ..., or of
+// the multi-table forms DELETE t1, t2 FROM refs and DELETE FROM t1, t2 USING refs, which
+// name the tables deleted from (or their aliases) and the tables joined.
+func deleteTables(l *lexer) (Kind, []Table, bool) {
+	for l.skipWords("LOW_PRIORITY", "QUICK", "IGNORE") {
+	}
+	var targets []Table
+	if l.peekKeyword() != "FROM" {
+		var ok bool
+		if targets, ok = l.targetList(); !ok || l.keyword() != "FROM" {
+			return Delete, nil, false
+		}
+	} else {
+		l.keyword()
+		// DELETE FROM t1.*, t2 USING refs names its targets after FROM.
+		save := l.pos
+		if t, ok := l.targetList(); ok && l.peekKeyword() == "USING" {
+			targets = t
+		} else {
+			l.pos = save
+		}
+	}
+	var refs []Table
+	if targets == nil || l.peekKeyword() != "USING" {
+		var ok bool
+		if refs, ok = l.tableRefs(); !ok {
+			return Delete, nil, false
+		}
+	}
+	if l.peekKeyword() == "USING" {
+		l.keyword()
+		more, ok := l.tableRefs()
+		if !ok {
+			return Delete, nil, false
+		}
+		refs = append(refs, more...)
+	}
+	return Delete, append(targets, refs...), true
+}
+
+// executableComment reports a statement that, past ordinary comments, starts with an
+// executable comment (/*!NNNNN ... */ or MariaDB's /*M!NNNNN ... */).
+func executableComment(sql string) bool {
+	for {
+		sql = strings.TrimLeft(sql, " \t\r\n")
+		switch {
+		case strings.HasPrefix(sql, "/*!"), strings.HasPrefix(sql, "/*M!"):
+			return true
+		case strings.HasPrefix(sql, "/*"):
+			end := strings.Index(sql[2:], "*/")
+			if end < 0 {
+				return false
+			}
+			sql = sql[end+4:]
+		case strings.HasPrefix(sql, "#"), strings.HasPrefix(sql, "-- "):
+			end := strings.IndexByte(sql, '\n')
+			if end < 0 {
+				return false
+			}
+			sql = sql[end+1:]
+		default:
+			return false
+		}
+	}
 }
 
 func ddlTables(verb string, l *lexer) ([]Table, bool) {
@@ -291,6 +407,212 @@ func (l *lexer) table() (Table, bool) {
 		return Table{DB: name, Name: t}, ok
 	}
 	return Table{Name: name}, true
+}
+
+// skipWords moves past the next bare word when it is one of words.
+func (l *lexer) skipWords(words ...string) bool {
+	for _, w := range words {
+		if l.peekKeyword() == w {
+			l.keyword()
+			return true
+		}
+	}
+	return false
+}
+
+// refEnd are the words that end a list of table references (or start a join's condition).
+var refEnd = map[string]bool{"SET": true, "WHERE": true, "ORDER": true, "LIMIT": true, "USING": true,
+	"RETURNING": true, "FROM": true, "ON": true, "PARTITION": true}
+
+// joinWords may stand between two table references.
+var joinWords = map[string]bool{"JOIN": true, "INNER": true, "CROSS": true, "LEFT": true, "RIGHT": true,
+	"OUTER": true, "NATURAL": true, "STRAIGHT_JOIN": true}
+
+// tableRefs reads a list of table references (t [AS a], joins with ON or USING conditions)
+// up to the clause that follows them, returning every table named. A derived table or a
+// parenthesised join is not read (ok is false).
+func (l *lexer) tableRefs() ([]Table, bool) {
+	var out []Table
+	for {
+		if l.punct('(') {
+			return out, false
+		}
+		t, ok := l.table()
+		if !ok {
+			return out, false
+		}
+		out = append(out, t)
+		// [AS] alias, index hints and PARTITION (...) are skipped.
+		if l.peekKeyword() == "AS" {
+			l.keyword()
+			l.ident()
+		} else if kw := l.peekKeyword(); kw != "" && !refEnd[kw] && !joinWords[kw] && !hintWords[kw] {
+			l.ident()
+		} else if kw == "" && l.peekByte() == '`' {
+			l.ident()
+		}
+		if !l.skipHints() {
+			return out, false
+		}
+		// A join condition: ON expr or USING (cols).
+		switch l.peekKeyword() {
+		case "ON":
+			l.keyword()
+			if !l.skipExpr() {
+				return out, false
+			}
+		case "USING":
+			if len(out) > 1 && l.peekAfterKeyword() == '(' {
+				l.keyword()
+				if !l.skipParens() {
+					return out, false
+				}
+			}
+		}
+		switch {
+		case l.punct(','):
+			continue
+		case joinWords[l.peekKeyword()]:
+			for joinWords[l.peekKeyword()] {
+				l.keyword()
+			}
+			continue
+		}
+		return out, true
+	}
+}
+
+// hintWords start index hints (USE INDEX (...), FORCE KEY FOR JOIN (...), ...).
+var hintWords = map[string]bool{"USE": true, "IGNORE": true, "FORCE": true}
+
+// skipHints moves past PARTITION (...) and index hints; false when they are malformed.
+func (l *lexer) skipHints() bool {
+	for {
+		kw := l.peekKeyword()
+		if kw != "PARTITION" && !hintWords[kw] {
+			return true
+		}
+		l.keyword()
+		for !l.done() && l.peekByte() != '(' {
+			if l.keyword() == "" {
+				return false
+			}
+		}
+		if !l.skipParens() {
+			return false
+		}
+	}
+}
+
+// skipExpr moves past a join condition: tokens up to a comma, join word or clause word at
+// depth zero. A word followed by "(" is a function (LEFT(...)), not a join.
+func (l *lexer) skipExpr() bool {
+	for !l.done() {
+		switch c := l.peekByte(); {
+		case c == '(':
+			if !l.skipParens() {
+				return false
+			}
+			continue
+		case c == ',':
+			return true
+		}
+		if kw := l.peekKeyword(); kw != "" && (joinWords[kw] || refEnd[kw]) && l.peekAfterKeyword() != '(' {
+			return true
+		}
+		l.skip()
+	}
+	return true
+}
+
+// skipParens moves past a parenthesised group, quotes included; false when it is not closed.
+func (l *lexer) skipParens() bool {
+	if !l.punct('(') {
+		return false
+	}
+	for depth := 1; depth > 0; {
+		if l.done() {
+			return false
+		}
+		switch l.peekByte() {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+		l.skip()
+	}
+	return true
+}
+
+// targetList reads the tables named before FROM in a multi-table DELETE: t1, t2.*, db.t3.*.
+func (l *lexer) targetList() ([]Table, bool) {
+	var out []Table
+	for {
+		first, ok := l.ident()
+		if !ok {
+			return out, false
+		}
+		t := Table{Name: first}
+		if l.punct('.') && !l.punct('*') {
+			if t.Name, ok = l.ident(); !ok {
+				return out, false
+			}
+			t.DB = first
+			if l.punct('.') && !l.punct('*') {
+				return out, false
+			}
+		}
+		out = append(out, t)
+		if !l.punct(',') {
+			return out, true
+		}
+	}
+}
+
+// afterCTEs moves past WITH [RECURSIVE] name [(cols)] AS (...), ... and returns the kind of
+// the statement that follows.
+func (l *lexer) afterCTEs() Kind {
+	for !l.done() {
+		if l.peekByte() == '(' {
+			if !l.skipParens() {
+				return Other
+			}
+			continue
+		}
+		switch l.keyword() {
+		case "UPDATE":
+			return Update
+		case "DELETE":
+			return Delete
+		case "INSERT":
+			return Insert
+		case "REPLACE":
+			return Replace
+		case "SELECT":
+			return Other
+		case "":
+			l.skip()
+		}
+	}
+	return Other
+}
+
+func (l *lexer) peekByte() byte {
+	l.space()
+	if l.pos >= len(l.s) {
+		return 0
+	}
+	return l.s[l.pos]
+}
+
+// peekAfterKeyword is the byte after the next bare word and the space that follows it.
+func (l *lexer) peekAfterKeyword() byte {
+	save := l.pos
+	l.keyword()
+	c := l.peekByte()
+	l.pos = save
+	return c
 }
 
 func (l *lexer) onTable() ([]Table, bool) {

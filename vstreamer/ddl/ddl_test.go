@@ -36,6 +36,31 @@ func TestClassify(t *testing.T) {
 		{"GRANT SELECT ON *.* TO u", Other, nil, true},
 		{"FLUSH PRIVILEGES", Other, nil, true},
 		{"DROP TABLE", DDL, nil, false},
+		// Statement-based DML (binlog_format STATEMENT or MIXED) names the tables it writes.
+		{"insert into stream1 values (1, 'aaa')", Insert, []Table{{Name: "stream1"}}, true},
+		{"INSERT LOW_PRIORITY IGNORE INTO `db`.`t` (a) SELECT a FROM other", Insert, []Table{{DB: "db", Name: "t"}}, true},
+		{"insert t values (1)", Insert, []Table{{Name: "t"}}, true},
+		{"/* app:42 */ REPLACE DELAYED INTO t SET a = 1", Replace, []Table{{Name: "t"}}, true},
+		{"update stream1 set val='bbb' where id = 1", Update, []Table{{Name: "stream1"}}, true},
+		{"UPDATE LOW_PRIORITY IGNORE t AS x SET x.a = 1", Update, []Table{{Name: "t"}}, true},
+		{"UPDATE t x FORCE INDEX (PRIMARY) SET a = 1", Update, []Table{{Name: "t"}}, true},
+		{"UPDATE a, db2.b SET a.x = b.x", Update, []Table{{Name: "a"}, {DB: "db2", Name: "b"}}, true},
+		{"UPDATE a INNER JOIN b ON LEFT(a.k, 2) = b.k AND (a.v > 1) LEFT JOIN c USING (k) SET a.x = 1", Update,
+			[]Table{{Name: "a"}, {Name: "b"}, {Name: "c"}}, true},
+		{"UPDATE (SELECT 1) d SET x = 1", Update, nil, false},
+		{"delete from stream1 where id = 1", Delete, []Table{{Name: "stream1"}}, true},
+		{"DELETE QUICK IGNORE FROM t PARTITION (p0) WHERE a = 1 LIMIT 2", Delete, []Table{{Name: "t"}}, true},
+		{"DELETE a, b.* FROM a JOIN b ON a.k = b.k", Delete, []Table{{Name: "a"}, {Name: "b"}, {Name: "a"}, {Name: "b"}}, true},
+		{"DELETE FROM a.* USING a JOIN db2.b", Delete, []Table{{Name: "a"}, {Name: "a"}, {DB: "db2", Name: "b"}}, true},
+		{"WITH c AS (SELECT id FROM x) DELETE t FROM t JOIN c USING (id)", Delete, nil, false},
+		{"WITH c AS (SELECT 1) SELECT * FROM c", Other, nil, true},
+		{"INSERT INTO", Insert, nil, false},
+		// A statement wholly in an executable comment is not a DDL for the stream (Vitess sends
+		// OTHER); the tables of the DDL inside are still reported, since it may change them.
+		{"/*!40000 ALTER TABLE `t1` DISABLE KEYS */", Executable, []Table{{Name: "t1"}}, true},
+		{"/* dump */ /*M!100100 ALTER TABLE t2 ENABLE KEYS */", Executable, []Table{{Name: "t2"}}, true},
+		{"/*!50001 CREATE ALGORITHM=UNDEFINED VIEW v AS SELECT 1 */", Executable, nil, true},
+		{"CREATE TABLE t3 (id INT) /*!50100 PARTITION BY HASH (id) */", DDL, []Table{{Name: "t3"}}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.sql, func(t *testing.T) {
@@ -48,7 +73,8 @@ func TestClassify(t *testing.T) {
 }
 
 func FuzzClassify(f *testing.F) {
-	for _, s := range []string{"ALTER TABLE `a` RENAME TO b", "DROP TABLE a,b", "/*!40000 ALTER TABLE t DISABLE KEYS */", "CREATE INDEX i ON", "'"} {
+	for _, s := range []string{"ALTER TABLE `a` RENAME TO b", "DROP TABLE a,b", "/*!40000 ALTER TABLE t DISABLE KEYS */", "CREATE INDEX i ON", "'",
+		"UPDATE a INNER JOIN b ON LEFT(a.k, 2) = b.k SET a.x = 1", "DELETE a, b.* FROM a JOIN b USING (k)", "WITH c AS (SELECT 1) DELETE FROM t"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { Classify(s) })

@@ -1,0 +1,214 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+)
+
+// statementMode runs sqls in a session logging binlog_format=format, then puts the session
+// back to ROW (the test connection is shared by the package's tests).
+func statementMode(t *testing.T, format string, sqls ...string) {
+	t.Helper()
+	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_format = 'ROW'") })
+	execSQL(t, append([]string{"SET SESSION binlog_format = '" + format + "'"}, sqls...)...)
+	execSQL(t, "SET SESSION binlog_format = 'ROW'")
+}
+
+// Statement-based DML is streamed as INSERT, UPDATE, DELETE and REPLACE events carrying the
+// statement in dml (Vitess's TestStatementMode), for the tables the filter selects only.
+func TestStatementMode(t *testing.T) {
+	execSQL(t,
+		"CREATE TABLE stream1 (id INT, val VARBINARY(128), PRIMARY KEY (id))",
+		"CREATE TABLE stream2 (id INT, val VARBINARY(128), PRIMARY KEY (id))",
+		"CREATE TABLE stmt_hidden (id INT PRIMARY KEY, val INT)",
+		"CREATE DATABASE IF NOT EXISTS stmt_other",
+		"CREATE TABLE IF NOT EXISTS stmt_other.stream1 (id INT PRIMARY KEY)",
+		"CREATE TABLE _stmt_old (id INT PRIMARY KEY)",
+	)
+	e := newEngine(t)
+	ts := startStream(t, e, Request{Position: "current", Filter: rules(
+		&binlogdata.Rule{Match: "stmt_hidden", Filter: "exclude"},
+		&binlogdata.Rule{Match: "/.*/"},
+	)})
+	ts.expect("GTID", "OTHER", "VGTID")
+	cases := []struct {
+		name   string
+		format string
+		sql    []string
+		want   []string
+	}{{
+		name:   "a transaction of statements",
+		format: "STATEMENT",
+		sql: []string{"begin", "insert into stream1 values (1, 'aaa')", "update stream1 set val='bbb' where id = 1",
+			"delete from stream1 where id = 1", "commit"},
+		want: []string{"BEGIN", "INSERT insert into stream1 values (1, 'aaa')", "UPDATE update stream1 set val='bbb' where id = 1",
+			"DELETE delete from stream1 where id = 1", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name:   "an autocommitted statement, REPLACE",
+		format: "STATEMENT",
+		sql:    []string{"REPLACE INTO stream2 VALUES (7, 'r')"},
+		want:   []string{"BEGIN", "REPLACE REPLACE INTO stream2 VALUES (7, 'r')", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name:   "a statement on a table the filter excludes is not sent; the position still advances",
+		format: "STATEMENT",
+		sql:    []string{"INSERT INTO stmt_hidden VALUES (1, 1)"},
+		want:   []string{"BEGIN", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name:   "a statement on another database's table of the same name is not sent",
+		format: "STATEMENT",
+		sql:    []string{"INSERT INTO stmt_other.stream1 VALUES (1)"},
+		want:   []string{"BEGIN", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name:   "a statement run from another database on a streamed table is sent",
+		format: "STATEMENT",
+		sql:    []string{"USE stmt_other", "INSERT INTO test.stream2 VALUES (8, 'q')", "USE test"},
+		want:   []string{"BEGIN", "INSERT INSERT INTO test.stream2 VALUES (8, 'q')", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name:   "an online schema change's table is not streamed",
+		format: "STATEMENT",
+		sql:    []string{"INSERT INTO _stmt_old VALUES (1)"},
+		want:   []string{"BEGIN", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name:   "a multi-table UPDATE is sent when it names a streamed table",
+		format: "STATEMENT",
+		sql:    []string{"UPDATE stmt_hidden h JOIN stream2 s ON s.id = h.id + 6 SET h.val = 2"},
+		want:   []string{"BEGIN", "UPDATE UPDATE stmt_hidden h JOIN stream2 s ON s.id = h.id + 6 SET h.val = 2", "GTID", "COMMIT", "VGTID"},
+	}, {
+		name:   "MIXED logs safe statements as statements and unsafe ones as rows",
+		format: "MIXED",
+		sql:    []string{"INSERT INTO stream1 VALUES (2, 'safe')", "INSERT INTO stream1 VALUES (3, LEFT(UUID(), 0))"},
+		want: []string{"BEGIN", "INSERT INSERT INTO stream1 VALUES (2, 'safe')", "GTID", "COMMIT", "VGTID",
+			"BEGIN", "FIELD stream1 id:INT32 val:VARBINARY", "ROW stream1 +[3 ]", "GTID", "COMMIT", "VGTID"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			statementMode(t, c.format, c.sql...)
+			ts.t = t
+			for _, ev := range ts.expect(c.want...) {
+				checkStamps(t, ev)
+			}
+		})
+	}
+	ts.t = t
+}
+
+// OTHER carries no statement (Vitess's TestOther and TestMissingTables): a DDL of a table the
+// filter leaves out, a GRANT, a statement wholly in an executable comment (TestStmtComment).
+func TestOtherHasNoStatement(t *testing.T) {
+	execSQL(t, "CREATE TABLE oth1 (id INT PRIMARY KEY)", "CREATE TABLE oth_short (id INT PRIMARY KEY)")
+	e := newEngine(t)
+	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "oth1", Filter: "select * from oth1"})})
+	ts.expect("GTID", "OTHER", "VGTID")
+	for _, sql := range []string{
+		"ALTER TABLE oth_short RENAME TO _oth_short",
+		"/*!40000 ALTER TABLE `oth1` DISABLE KEYS */",
+		"REPAIR TABLE oth1",
+		"OPTIMIZE TABLE oth1",
+		"ANALYZE TABLE oth1",
+		"GRANT SELECT ON test.oth1 TO CURRENT_USER()",
+		"REVOKE SELECT ON test.oth1 FROM CURRENT_USER()",
+		"CREATE DATABASE IF NOT EXISTS oth_db",
+	} {
+		t.Run(sql, func(t *testing.T) {
+			execSQL(t, sql)
+			ts.t = t
+			evs := ts.expect("GTID", "OTHER", "VGTID")
+			if evs[1].Statement != "" || evs[1].Dml != "" {
+				t.Errorf("OTHER carries %q %q, want nothing", evs[1].Statement, evs[1].Dml)
+			}
+		})
+	}
+	ts.t = t
+	// The stream goes on: rows of the table whose keys were disabled still arrive.
+	execSQL(t, "INSERT INTO oth1 VALUES (1)")
+	ts.expect("BEGIN", "FIELD oth1 id:INT32", "ROW oth1 +[1]", "GTID", "COMMIT", "VGTID")
+}
+
+// Rows of online schema change tables are not streamed (Vitess's TestOnlineDDLTables).
+func TestOnlineDDLTables(t *testing.T) {
+	internal := []string{
+		"_1e275eef_3b20_11eb_a38f_04ed332e05c2_20201210204529_gho",
+		"_vt_prg_1f9194b43b2011eb8a0104ed332e05c2_20201210194431_",
+		"_product_old",
+	}
+	execSQL(t, "CREATE TABLE vitess_test (id INT, val VARBINARY(128), PRIMARY KEY (id))")
+	for _, n := range internal {
+		execSQL(t, "CREATE TABLE "+n+" (id INT, val VARBINARY(128), PRIMARY KEY (id))")
+	}
+	e := newEngine(t)
+	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/.*/"})})
+	ts.expect("GTID", "OTHER", "VGTID")
+	execSQL(t, "INSERT INTO vitess_test VALUES (1, 'abc')")
+	for _, n := range internal {
+		execSQL(t, "INSERT INTO "+n+" VALUES (1, 'abc')")
+	}
+	execSQL(t, "INSERT INTO vitess_test VALUES (2, 'abc')")
+	ts.expect(
+		"BEGIN", "FIELD vitess_test id:INT32 val:VARBINARY", "ROW vitess_test +[1 abc]", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "ROW vitess_test +[2 abc]", "GTID", "COMMIT", "VGTID",
+	)
+}
+
+// A position holding a transaction the server has not executed fails with Vitess's
+// "GTIDSet Mismatch" wording (Vitess's TestNoFutureGTID), which vtgate reads to try another
+// tablet.
+func TestNoFutureGTID(t *testing.T) {
+	execSQL(t, "CREATE TABLE IF NOT EXISTS future1 (id INT PRIMARY KEY)", "INSERT INTO future1 VALUES (1)")
+	cur, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := "MariaDB/" + cur
+	i := strings.LastIndexByte(pos, '-')
+	n, err := strconv.Atoi(pos[i+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	future := pos[:i+1] + strconv.Itoa(n+1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = newEngine(t).Stream(ctx, Request{Position: future}, func([]*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, ErrAhead) || !strings.Contains(err.Error(), "GTIDSet Mismatch") || !strings.Contains(err.Error(), future) {
+		t.Fatalf("err = %v, want ErrAhead with GTIDSet Mismatch naming %s", err, future)
+	}
+}
+
+// A statement-based transaction that rolls back to a savepoint after changes were sent ends
+// the stream with an error naming it: the server logs ROLLBACK TO only when a
+// non-transactional table changed too, and the stream cannot tell the undone statements from
+// the kept ones.
+func TestStatementRollbackToSavepoint(t *testing.T) {
+	execSQL(t, "CREATE TABLE sp_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sp_myisam (id INT PRIMARY KEY) ENGINE=MyISAM")
+	e := newEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	started := make(chan struct{})
+	var once bool
+	go func() {
+		errc <- e.Stream(ctx, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sp_/"})}, func([]*binlogdata.VEvent) error {
+			if !once {
+				once = true
+				close(started)
+			}
+			return nil
+		})
+	}()
+	<-started
+	statementMode(t, "STATEMENT", "BEGIN", "INSERT INTO sp_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO sp_myisam VALUES (1)",
+		"INSERT INTO sp_inno VALUES (2)", "ROLLBACK TO SAVEPOINT a", "COMMIT")
+	err := <-errc
+	if !errors.Is(err, ErrStatementRollback) || !strings.Contains(err.Error(), "ROLLBACK TO") {
+		t.Fatalf("err = %v, want ErrStatementRollback naming the statement", err)
+	}
+	t.Log(err)
+}
