@@ -277,3 +277,25 @@ func TestSkippableEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestMySQLAnonymousTransactionEndsStream: after gtid_mode leaves ON, transactions are
+// logged with an ANONYMOUS_GTID_LOG_EVENT and have no GTID to resume from; the stream ends
+// naming gtid_mode. The event is the captured 8.0.19 GTID event body with the uuid and
+// number cleared, as MySQL writes an anonymous one.
+func TestMySQLAnonymousTransactionEndsStream(t *testing.T) {
+	createCustomer(t)
+	body := fixture(t, "gtid_body_8019.hex")
+	clear(body[1:25])
+	src := &replaySource{info: mysqlInfo(t, "MySQL56/"+payloadUUID+":1-118"), events: parseBinlog(t,
+		formatEvent(),
+		makeEvent(replication.ANONYMOUS_GTID_EVENT, 1, payloadStart, body),
+		withChecksum(t, fixture(t, "payload_insert.hex")),
+	)}
+	evs, err := collect(t, replayEngine(t, "vt_commerce", src), Request{Position: "MySQL56/" + payloadUUID + ":1-118"}, 100)
+	if !errors.Is(err, ErrServerConfig) || !strings.Contains(err.Error(), "gtid_mode=ON") {
+		t.Fatalf("err = %v, want ErrServerConfig naming gtid_mode", err)
+	}
+	if len(evs) != 0 {
+		t.Fatalf("events = %q, want none", shorts(evs))
+	}
+}
