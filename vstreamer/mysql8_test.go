@@ -1,8 +1,10 @@
 package vstreamer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -202,7 +204,7 @@ func tableMapJSON() []byte {
 func TestMySQL8PartialJSONUpdate(t *testing.T) {
 	execSQL(t, "CREATE DATABASE IF NOT EXISTS vt_commerce",
 		"CREATE TABLE IF NOT EXISTS vt_commerce.customer_json (customer_id BIGINT NOT NULL PRIMARY KEY, email VARBINARY(128), jd JSON)")
-	for _, name := range []string{"partial_update_json_insert.hex", "partial_update_json_replace.hex"} {
+	for _, name := range []string{"partial_update_json_insert.hex", "partial_update_json_replace.hex", "partial_update_json_remove_and_replace.hex"} {
 		t.Run(name, func(t *testing.T) {
 			src := &replaySource{info: mysqlInfo(t, "MySQL56/"+payloadUUID+":1-119"), events: parseBinlog(t,
 				formatEvent(),
@@ -221,6 +223,32 @@ func TestMySQL8PartialJSONUpdate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGoMySQLDecodesOneJSONDiff shows why partial JSON updates are refused rather than
+// applied to the before image: MySQL logs a vector of diffs per value (here JSON_REPLACE of
+// $.day, then JSON_REMOVE of $.favorite_color), and go-mysql v1.16.0 decodes only the first.
+func TestGoMySQLDecodesOneJSONDiff(t *testing.T) {
+	evs := parseBinlog(t, formatEvent(), makeEvent(replication.TABLE_MAP_EVENT, 1, 1100, tableMapJSON()),
+		withChecksum(t, fixture(t, "partial_update_json_remove_and_replace.hex")))
+	rows := evs[2].Event.(*replication.RowsEvent).Rows
+	if len(rows) != 10 {
+		t.Fatalf("%d row images, want 5 updates", len(rows))
+	}
+	diff, ok := rows[1][2].(*replication.JsonDiff)
+	if !ok {
+		t.Fatalf("after image of jd is %T, want a JSON diff", rows[1][2])
+	}
+	if diff.Op != replication.JsonDiffOperationReplace || diff.Path != "$.day" {
+		t.Fatalf("diff = %v, want the REPLACE of $.day", diff)
+	}
+	// The REMOVE of $.favorite_color is in the event but nowhere in what go-mysql returns.
+	if strings.Contains(fmt.Sprint(rows[1]), "favorite_color") {
+		t.Fatalf("go-mysql now decodes the second diff (%v): partial JSON could be applied", rows[1])
+	}
+	if !bytes.Contains(fixture(t, "partial_update_json_remove_and_replace.hex"), []byte("$.favorite_color")) {
+		t.Fatal("the captured event does not hold the second diff")
 	}
 }
 
