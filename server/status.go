@@ -25,6 +25,7 @@ var codeOf = []struct {
 	{vstreamer.ErrFlavor, codes.InvalidArgument},
 	{vstreamer.ErrPurged, codes.FailedPrecondition},
 	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
+	{vstreamer.ErrUnsupportedEvent, codes.FailedPrecondition},
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
 	{vstreamer.ErrStatementRollback, codes.FailedPrecondition},

@@ -29,6 +29,7 @@ func TestToStatus(t *testing.T) {
 		{wrap(vstreamer.ErrFlavor), codes.InvalidArgument},
 		{wrap(vstreamer.ErrPurged), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrServerConfig), codes.FailedPrecondition},
+		{wrap(vstreamer.ErrUnsupportedEvent), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrSchema), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrNoKey), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrStatementRollback), codes.FailedPrecondition},

@@ -39,6 +39,9 @@ var (
 	ErrFlavor = errors.New("position flavor does not match the server")
 	// ErrServerConfig: the server's binlog settings cannot support a change stream.
 	ErrServerConfig = errors.New("server binlog configuration unsupported")
+	// ErrUnsupportedEvent: the binlog holds an event the engine cannot turn into changes and
+	// may not skip (it can carry row changes); the stream ends rather than lose them.
+	ErrUnsupportedEvent = errors.New("unsupported binlog event")
 	// ErrSchema: a binlog row cannot be matched to its table's columns.
 	ErrSchema = errors.New("schema mismatch")
 	// ErrShuttingDown: the engine is draining; the stream ended between transactions and the
@@ -123,6 +126,8 @@ type Engine struct {
 	// desc caches Describe: a server's flavor does not change, and its version only with a
 	// restart that the cache may miss without harm (it only labels output).
 	desc atomic.Pointer[Description]
+	// src is where streams read from; nil is the configured server.
+	src binlogSource
 }
 
 // NewEngine validates cfg and returns an engine. It does not connect.
@@ -219,7 +224,10 @@ type serverInfo struct {
 	port uint16
 }
 
-func (e *Engine) inspect(conn *client.Conn) (*serverInfo, error) {
+// inspect reads the server's flavor and positions and checks its binlog settings. It runs
+// at the start of every stream, so also on every reconnect of a client: settings changed
+// since the last stream are seen then.
+func (e *Engine) inspect(conn *client.Conn, bestEffort bool) (*serverInfo, error) {
 	info := &serverInfo{}
 	host, portStr, _ := net.SplitHostPort(e.cfg.Addr)
 	port, err := strconv.ParseUint(portStr, 10, 16)
@@ -244,21 +252,8 @@ func (e *Engine) inspect(conn *client.Conn) (*serverInfo, error) {
 		return nil, err
 	}
 
-	r, err := conn.Execute("SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image")
-	if err != nil {
-		return nil, fmt.Errorf("%w: read binlog settings: %v", ErrUnavailable, err)
-	}
-	logBin, _ := r.GetInt(0, 0)
-	format := resultString(r, 0, 1)
-	image := resultString(r, 0, 2)
-	r.Close()
-	switch {
-	case logBin != 1:
-		return nil, fmt.Errorf("%w: binary logging is off; start the server with log_bin", ErrServerConfig)
-	case !strings.EqualFold(format, "ROW"):
-		return nil, fmt.Errorf("%w: binlog_format is %s; set binlog_format=ROW", ErrServerConfig, format)
-	case strings.EqualFold(image, "MINIMAL"):
-		return nil, fmt.Errorf("%w: binlog_row_image is MINIMAL; set binlog_row_image=FULL", ErrServerConfig)
+	if err := checkSettings(conn, info.flavor, bestEffort); err != nil {
+		return nil, err
 	}
 
 	if info.flavor == position.MariaDB {

@@ -171,13 +171,22 @@ func TestBestEffortColumnDroppedBehindTheStream(t *testing.T) {
 	e := newEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = e.Stream(ctx, Request{Position: "MariaDB/" + start, Filter: rules(&binlogdata.Rule{Match: "be"})}, func([]*binlogdata.VEvent) error { return nil })
-	if !errors.Is(err, ErrSchema) {
-		t.Fatalf("ERR_ON_MISMATCH: err = %v, want ErrSchema", err)
+	strict := Request{Position: "MariaDB/" + start, Filter: rules(&binlogdata.Rule{Match: "be"})}
+	// While the server logs without names, only BEST_EFFORT streams start.
+	err = e.Stream(ctx, strict, func([]*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, ErrServerConfig) || !strings.Contains(err.Error(), "binlog_row_metadata is MINIMAL") {
+		t.Fatalf("ERR_ON_MISMATCH under MINIMAL: err = %v, want ErrServerConfig naming binlog_row_metadata", err)
 	}
 	ts := startStream(t, e, Request{Position: "MariaDB/" + start, Filter: &binlogdata.Filter{
 		Rules: []*binlogdata.Rule{{Match: "be"}}, FieldEventMode: binlogdata.Filter_BEST_EFFORT}})
 	ts.expect("BEGIN", "FIELD be @1:INT32 @2:INT32 @3:VARCHAR", "ROW be +[1 2 x]", "GTID", "COMMIT", "VGTID")
+	// Once the server logs names again, a strict stream starts and fails on the old rows
+	// logged without them.
+	execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'")
+	err = e.Stream(ctx, strict, func([]*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, ErrSchema) {
+		t.Fatalf("ERR_ON_MISMATCH: err = %v, want ErrSchema", err)
+	}
 }
 
 // TestKeyrangeSplitsUpdates: with a keyrange rule an update that moves a row across ranges

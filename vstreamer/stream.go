@@ -40,7 +40,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		return err
 	}
 	defer conn.Close()
-	info, err := e.inspect(conn)
+	info, err := e.source().inspect(e, conn, flt.BestEffort())
 	if err != nil {
 		return err
 	}
@@ -216,33 +216,11 @@ const (
 )
 
 func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error {
-	var dumpFlags uint16
-	if s.withSrc && info.flavor == position.MariaDB {
-		// MariaDB sends the SQL of row events only when asked; sources carry it.
-		dumpFlags |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
-	}
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		DumpCommandFlag:         dumpFlags,
-		ServerID:                randomServerID(),
-		Flavor:                  info.flavor.GoMySQL(),
-		Host:                    info.host,
-		Port:                    info.port,
-		User:                    s.cfg.User,
-		Password:                s.cfg.Password,
-		TLSConfig:               s.cfg.TLS,
-		TimestampStringLocation: time.UTC,
-		HeartbeatPeriod:         s.cfg.ServerHeartbeat,
-		ReadTimeout:             3 * s.cfg.ServerHeartbeat,
-		// Retrying inside go-mysql replays half transactions; the client resumes instead.
-		DisableRetrySync: true,
-		EventCacheCount:  decodedQueue,
-		Logger:           s.log.With("component", "binlog"),
-	})
-	defer syncer.Close()
-	streamer, err := syncer.StartSyncGTID(s.pos.Normalized().GTIDSet)
+	streamer, closeReader, err := s.eng.source().open(s, info)
 	if err != nil {
-		return fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, s.pos, err)
+		return err
 	}
+	defer closeReader()
 
 	events := make(chan *replication.BinlogEvent, loopQueue)
 	g, gctx := errgroup.WithContext(ctx)
@@ -498,11 +476,11 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 			s.begin(ts)
 		}
 	case *replication.GTIDEvent:
-		if len(e.SID) != 16 || isZero(e.SID) {
-			return fmt.Errorf("%w: anonymous GTID event; the server needs gtid_mode=ON", ErrServerConfig)
-		}
-		s.eventGTI = formatMySQLGTID(e.SID, e.GNO)
-		s.txn = txnSource{originalCommitUs: int64(e.OriginalCommitTimestamp)}
+		return s.mysqlGTID(e)
+	case *replication.GtidTaggedLogEvent:
+		return s.mysqlGTID(&e.GTIDEvent)
+	case *replication.TransactionPayloadEvent:
+		return s.payload(ev, e)
 	case *replication.QueryEvent:
 		return s.query(ts, e)
 	case *replication.XIDEvent:
@@ -522,10 +500,15 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	case *replication.TableMapEvent:
 		return s.tableMap(ts, e)
 	case *replication.RowsEvent:
+		if err := s.checkRows(ev.Header.EventType, e); err != nil {
+			return err
+		}
 		return s.rows(ts, ev.Header.EventType, e)
 	case *replication.FormatDescriptionEvent:
 		// Table ids are reused after a server restart.
 		clear(s.plans)
+	default:
+		return s.unhandled(ev)
 	}
 	return nil
 }

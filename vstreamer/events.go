@@ -1,0 +1,134 @@
+package vstreamer
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// This file holds what handle() does with MySQL 8 events and with events it has no case for.
+
+// mysqlGTID starts a MySQL transaction: an untagged GTID event, or MySQL 8.4's tagged one
+// (GTID_TAGGED_LOG_EVENT, uuid:tag:number), which go-mysql decodes into the same fields.
+func (s *stream) mysqlGTID(e *replication.GTIDEvent) error {
+	if len(e.SID) != 16 || isZero(e.SID) {
+		return fmt.Errorf("%w: a transaction without a GTID (ANONYMOUS_GTID_LOG_EVENT) at %s:%d: gtid_mode is no longer ON; the stream needs gtid_mode=ON",
+			ErrServerConfig, s.binlogFile, s.binlogPos)
+	}
+	if tag := e.Tag.String(); tag != "" {
+		s.eventGTI = formatMySQLTaggedGTID(e.SID, tag, e.GNO)
+	} else {
+		s.eventGTI = formatMySQLGTID(e.SID, e.GNO)
+	}
+	s.txn = txnSource{originalCommitUs: int64(e.OriginalCommitTimestamp)}
+	return nil
+}
+
+// formatMySQLTaggedGTID writes uuid:tag:number, as MySQL prints a tagged GTID.
+func formatMySQLTaggedGTID(sid []byte, tag string, gno int64) string {
+	plain := formatMySQLGTID(sid, gno)
+	u := plain[:36]
+	return u + ":" + tag + ":" + strconv.FormatInt(gno, 10)
+}
+
+// payload streams the events of a compressed transaction (MySQL 8.0.20+ with
+// binlog_transaction_compression=ON) exactly as if they had been logged one by one: go-mysql
+// has decompressed and decoded them. The transaction's GTID event precedes the payload,
+// uncompressed.
+//
+// The inner events have no place of their own in the binlog file: they are inside the
+// payload event, so their sources span the payload event, and the position in the file
+// moves past the payload only with its last event.
+func (s *stream) payload(outer *replication.BinlogEvent, p *replication.TransactionPayloadEvent) error {
+	for _, inner := range p.Events {
+		inner.Header.LogPos = outer.Header.LogPos
+		inner.Header.EventSize = outer.Header.EventSize
+		if err := s.handle(inner); err != nil {
+			return fmt.Errorf("compressed transaction (TRANSACTION_PAYLOAD_EVENT) at %s:%d: %w", s.binlogFile, outer.Header.LogPos, err)
+		}
+	}
+	return nil
+}
+
+// checkRows refuses a rows event of a streamed table that does not hold whole rows: the
+// session that wrote it logged partial images (binlog_row_image MINIMAL or NOBLOB) or JSON
+// diffs (binlog_row_value_options=PARTIAL_JSON), which would reach the client as wrong
+// values. Both are session settings, so a stream that started under the right global ones can
+// still meet them.
+func (s *stream) checkRows(typ replication.EventType, e *replication.RowsEvent) error {
+	p := s.plans[e.TableID]
+	if p == nil || !p.selected {
+		return nil
+	}
+	for _, skipped := range e.SkippedColumns {
+		if len(skipped) > 0 {
+			return fmt.Errorf("%w: %s of table %s at %s:%d logs only some columns of a row (binlog_row_image is not FULL in the session that wrote it); the stream needs binlog_row_image=FULL",
+				ErrServerConfig, typ, p.name, s.binlogFile, s.binlogPos)
+		}
+	}
+	if typ != replication.PARTIAL_UPDATE_ROWS_EVENT {
+		return nil
+	}
+	// PARTIAL_UPDATE_ROWS_EVENT whose JSON columns were all logged whole is an ordinary update.
+	for _, row := range e.Rows {
+		for _, v := range row {
+			if _, ok := v.(*replication.JsonDiff); ok {
+				return fmt.Errorf("%w: %s of table %s at %s:%d holds a JSON column logged as a partial diff (binlog_row_value_options is PARTIAL_JSON in the session that wrote it); the stream needs binlog_row_value_options=''",
+					ErrServerConfig, typ, p.name, s.binlogFile, s.binlogPos)
+			}
+		}
+	}
+	return nil
+}
+
+// skippable marks the binlog events that carry no change a stream must deliver. handle()
+// has a case for every event it turns into changes; anything else go-mysql hands over is
+// skipped only when it is listed here, and ends the stream otherwise: an event we do not know
+// may carry row changes (a rows event of a newer server, say), and skipping it would lose them.
+var skippable = func() (t [256]bool) {
+	for _, typ := range []replication.EventType{
+		replication.START_EVENT_V3,  // pre-5.0 format start marker
+		replication.STOP_EVENT,      // the server stopped; the binlog continues in the next file
+		replication.INTVAR_EVENT,    // AUTO_INCREMENT / LAST_INSERT_ID context of a statement
+		replication.RAND_EVENT,      // RAND() seeds of a statement
+		replication.USER_VAR_EVENT,  // user variables of a statement
+		replication.IGNORABLE_EVENT, // by definition safe to ignore
+		replication.HEARTBEAT_EVENT,
+		replication.HEARTBEAT_LOG_EVENT_V2,
+		replication.PREVIOUS_GTIDS_EVENT,      // the set before this file; positions come from GTID events
+		replication.TRANSACTION_CONTEXT_EVENT, // group replication certification data
+		replication.VIEW_CHANGE_EVENT,         // group replication membership, inside its own transaction
+		replication.MARIADB_BINLOG_CHECKPOINT_EVENT,
+		replication.MARIADB_GTID_LIST_EVENT,
+		replication.MARIADB_START_ENCRYPTION_EVENT, // the server decrypts before sending
+	} {
+		t[typ] = true
+	}
+	return t
+}()
+
+// unhandled decides about an event handle() has no case for (see skippable).
+func (s *stream) unhandled(ev *replication.BinlogEvent) error {
+	typ := ev.Header.EventType
+	if skippable[typ] {
+		return nil
+	}
+	why := "it may carry row changes the stream would lose"
+	switch typ {
+	case replication.XA_PREPARE_LOG_EVENT:
+		why = "XA transactions are not streamed"
+	case replication.INCIDENT_EVENT:
+		why = "the server reports changes missing from its binlog"
+	case replication.BEGIN_LOAD_QUERY_EVENT, replication.EXECUTE_LOAD_QUERY_EVENT, replication.APPEND_BLOCK_EVENT:
+		why = "LOAD DATA logged as a statement is not streamed; the stream needs binlog_format=ROW"
+	}
+	if !s.inTxn {
+		// The transactions before the event are complete: the client gets them, and their
+		// position, before the error.
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %s (type %d) at %s:%d after position %s: %s", ErrUnsupportedEvent, typ, byte(typ), s.binlogFile, ev.Header.LogPos, s.pos, why)
+}

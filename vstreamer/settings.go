@@ -1,0 +1,102 @@
+package vstreamer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// binlogSetting is a server variable a change stream depends on and the value it needs.
+type binlogSetting struct {
+	name string
+	// need is the value the stream needs, as the server prints it.
+	need string
+	// flavor limits the rule to one flavor; "" applies to both.
+	flavor position.Flavor
+	// why says what goes wrong under another value.
+	why string
+}
+
+// binlogSettings are checked when a stream starts, which includes every reconnect of a
+// client. A variable the server does not have (binlog_row_metadata before MySQL 8.0.1 and
+// MariaDB 10.5, binlog_row_value_options on MariaDB) is not checked. While a stream runs,
+// a change of these settings shows in the events themselves and ends the stream there
+// (see checkRows and the GTID events).
+var binlogSettings = []binlogSetting{
+	{name: "log_bin", need: "ON", why: "there is no binlog to stream; start the server with log_bin"},
+	// A server whose sessions log statements by default would stream almost every change as
+	// SQL text without row images; only sessions that choose STATEMENT themselves, on a ROW
+	// server, are streamed that way.
+	{name: "binlog_format", need: "ROW", why: "changes are logged as statements, not rows"},
+	// MINIMAL leaves out columns and NOBLOB unchanged BLOB and TEXT columns, which would
+	// reach the client as NULLs.
+	{name: "binlog_row_image", need: "FULL", why: "rows are logged without all their columns"},
+	// Without column names a row is matched to today's schema by position, which names
+	// the columns wrongly after a DDL that reordered them; BEST_EFFORT streams accept that.
+	{name: "binlog_row_metadata", need: "FULL", why: "rows are logged without their column names; or use field_event_mode BEST_EFFORT"},
+	{name: "binlog_row_value_options", need: "", flavor: position.MySQL56, why: "JSON updates are logged as partial diffs, not values"},
+	{name: "gtid_mode", need: "ON", flavor: position.MySQL56, why: "transactions without a GTID have no position to resume from"},
+}
+
+// checkSettings reads the server's binlog settings and refuses those a stream cannot run under.
+func checkSettings(conn *client.Conn, flavor position.Flavor, bestEffort bool) error {
+	names := make([]string, len(binlogSettings))
+	for i, s := range binlogSettings {
+		names[i] = "'" + s.name + "'"
+	}
+	r, err := conn.Execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + strings.Join(names, ", ") + ")")
+	if err != nil {
+		return fmt.Errorf("%w: read binlog settings: %v", ErrUnavailable, err)
+	}
+	defer r.Close()
+	vars := make(map[string]string, r.RowNumber())
+	for i := range r.RowNumber() {
+		vars[strings.ToLower(resultString(r, i, 0))] = resultString(r, i, 1)
+	}
+	return settingsProblem(flavor, vars, bestEffort)
+}
+
+// settingsProblem returns ErrServerConfig naming every variable in vars (name -> global value)
+// whose value a stream cannot run under, with the value it needs; nil when all fit.
+func settingsProblem(flavor position.Flavor, vars map[string]string, bestEffort bool) error {
+	var bad []string
+	for _, s := range binlogSettings {
+		if s.flavor != "" && s.flavor != flavor {
+			continue
+		}
+		v, ok := vars[s.name]
+		if !ok {
+			if s.name == "log_bin" {
+				bad = append(bad, "log_bin is not reported by the server; the stream needs log_bin=ON")
+			}
+			continue
+		}
+		if fits(s, v) || s.name == "binlog_row_metadata" && bestEffort {
+			continue
+		}
+		shown := v
+		if shown == "" {
+			shown = "''"
+		}
+		need := s.need
+		if need == "" {
+			need = "''"
+		}
+		bad = append(bad, fmt.Sprintf("%s is %s; the stream needs %s=%s (%s)", s.name, shown, s.name, need, s.why))
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrServerConfig, strings.Join(bad, "; "))
+}
+
+func fits(s binlogSetting, v string) bool {
+	v = strings.TrimSpace(v)
+	if s.name == "log_bin" && v == "1" {
+		return true
+	}
+	return strings.EqualFold(v, s.need)
+}
