@@ -26,6 +26,10 @@ var codeOf = []struct {
 	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
+	{vstreamer.ErrBadOption, codes.InvalidArgument},
+	// Starting again meets the same event: the client must not retry.
+	{vstreamer.ErrPoison, codes.FailedPrecondition},
+	{vstreamer.ErrPanic, codes.Internal},
 	{vstreamer.ErrUnavailable, codes.Unavailable},
 	{vstreamer.ErrShuttingDown, codes.Unavailable},
 }
