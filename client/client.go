@@ -136,6 +136,10 @@ type Request struct {
 	TablesToCopy         []string
 	CopyTablesWithoutKey bool
 	CopyChunkRows        int64
+	// FailureMode is what the server does with an event it cannot decode or encode: "fail"
+	// (or empty) ends the stream with FailedPrecondition, which Stream returns without
+	// retrying; "warn" and "skip" skip the event (see Flags in the .proto).
+	FailureMode string
 }
 
 // Handler gets each batch; returning an error stops the stream with that error (not retried).
@@ -267,7 +271,8 @@ func (s *stream) startPosition() *binlogdata.VGtid {
 
 func (s *stream) startRequest() *vstreamv1.StreamRequest {
 	flags := &vstreamv1.Flags{MaxBatchBytes: s.req.MaxBatchBytes, TablesToCopy: s.req.TablesToCopy,
-		CopyTablesWithoutKey: s.req.CopyTablesWithoutKey, CopyChunkRows: s.req.CopyChunkRows}
+		CopyTablesWithoutKey: s.req.CopyTablesWithoutKey, CopyChunkRows: s.req.CopyChunkRows,
+		EventProcessingFailureHandlingMode: s.req.FailureMode}
 	if s.req.HeartbeatInterval > 0 {
 		flags.HeartbeatInterval = durationpb.New(s.req.HeartbeatInterval)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/avro"
 	"github.com/vstream-cdc/vstream/server/encoder/canaljson"
@@ -20,6 +21,7 @@ import (
 	"github.com/vstream-cdc/vstream/server/encoder/debezium"
 	"github.com/vstream-cdc/vstream/server/encoder/drs"
 	"github.com/vstream-cdc/vstream/server/encoder/streamsets"
+	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
 // nativeFormat is the stream's own VEvent batches.
@@ -120,6 +122,15 @@ type encodedBatch struct {
 	last *binlogdata.VGtid
 	resp vstreamv1.StreamResponse
 	msgs []*vstreamv1.EncodedMessage
+
+	// failMode is what an event the encoder refuses does (vstreamer.FailStop, ...); skipped
+	// hears of the ones skipped, log logs them.
+	failMode string
+	skipped  vstreamer.PoisonObserver
+	log      *slog.Logger
+	// cur is the event being encoded, failed the panic that broke the encoder.
+	cur    *binlogdata.VEvent
+	failed error
 }
 
 // messageOverhead approximates what a message costs in a response besides its key, value
@@ -129,7 +140,11 @@ const messageOverhead = 64
 // send encodes a batch of events and sends it in as many responses as the limit needs. One
 // event may become many messages (a rows event of a hundred rows), so a response may end
 // between two messages of one event; each message carries its own resume position.
-func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.StreamResponse) error) error {
+func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.StreamResponse) error) (err error) {
+	if b.failed != nil {
+		return b.failed
+	}
+	defer b.catchEncode(&err)
 	resp := &b.resp
 	// msgs[from:] are encoded and not sent; size is their bytes.
 	msgs, from, size := b.msgs[:0], 0, 0
@@ -175,9 +190,18 @@ func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.St
 			resp.Position = nil
 		}
 		n := len(msgs)
+		b.cur = ev
+		if faults.Enabled() {
+			faults.At(faults.Encode, eventTable(ev), ev)
+		}
 		var err error
 		if msgs, err = b.enc.Encode(msgs, ev); err != nil {
-			return err
+			clear(msgs[n:])
+			msgs = msgs[:n]
+			if err := b.encodeFailed(ev, err); err != nil {
+				return err
+			}
+			continue
 		}
 		for i := n; i < len(msgs); i++ {
 			msgs[i].Position = b.last

@@ -30,6 +30,8 @@ type metrics struct {
 	streamBytes  *prometheus.CounterVec
 	copied       *prometheus.GaugeVec
 	estimated    *prometheus.GaugeVec
+	panics       *prometheus.CounterVec
+	poison       *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -56,9 +58,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Per stream and table: rows read by the table copy so far."}, []string{"stream", "table"}),
 		estimated: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "copy_rows_estimated",
 			Help: "Per stream and table: the server's estimate of the table's rows."}, []string{"stream", "table"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "stream_panics_total",
+			Help: "Streams ended by a panic, by where it happened; the server and the other streams went on."}, []string{"stage"}),
+		poison: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "poison_events_total",
+			Help: "Events or copied rows that could not be decoded or encoded: action failed (the stream ended) or skipped."}, []string{"action"}),
 	}
 	reg.MustRegister(m.grpc, m.open, m.events, m.batches, m.dbErrors, m.ackLag, m.binlogLag, m.position,
-		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped)
+		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped, m.panics, m.poison)
 	return m
 }
 
@@ -131,6 +137,7 @@ func (s *streamStats) done(err error) {
 	if isDatabaseError(err) {
 		s.m.dbErrors.Inc()
 	}
+	s.m.failed(err)
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{s.m.ackLag, s.m.binlogLag, s.m.position, s.m.streamEvents, s.m.streamRows, s.m.streamBytes, s.m.copied, s.m.estimated} {

@@ -85,10 +85,7 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
-	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
-		s.log.ErrorContext(ctx, "panic in handler", "panic", p)
-		return status.Errorf(codes.Internal, "internal error: %v", p)
-	})
+	recover := recovery.WithRecoveryHandlerContext(s.handlerPanic)
 	authFn := s.authenticate
 	streamInterceptors := []grpc.StreamServerInterceptor{
 		s.stats.grpc.StreamServerInterceptor(),

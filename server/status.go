@@ -30,6 +30,10 @@ var codeOf = []struct {
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
 	{vstreamer.ErrStatementRollback, codes.FailedPrecondition},
 	{encoder.ErrStatementDML, codes.FailedPrecondition},
+	{vstreamer.ErrBadOption, codes.InvalidArgument},
+	// Starting again meets the same event: the client must not retry.
+	{vstreamer.ErrPoison, codes.FailedPrecondition},
+	{vstreamer.ErrPanic, codes.Internal},
 	{vstreamer.ErrUnavailable, codes.Unavailable},
 	{vstreamer.ErrShuttingDown, codes.Unavailable},
 }

@@ -23,8 +23,8 @@ type vstreamService struct {
 }
 
 func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) error {
-	ctx, cancel := context.WithCancel(stream.Context())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(stream.Context())
+	defer cancel(nil)
 	first, err := stream.Recv()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -61,7 +61,10 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	lag := v.srv.stats.ackLag.WithLabelValues(streamLabel(id))
 
 	acks := &ackTracker{}
-	go v.readAcks(ctx, stream, acks, log, lag)
+	go func() {
+		defer catchAcks(cancel, log)
+		v.readAcks(ctx, stream, acks, log, lag)
+	}()
 
 	resp := &vstreamv1.StreamResponse{}
 	var encoded *encodedBatch
@@ -70,7 +73,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		if limit <= 0 {
 			limit = v.srv.engine.Config().MaxBatchBytes
 		}
-		encoded = &encodedBatch{enc: enc, limit: limit}
+		encoded = &encodedBatch{enc: enc, limit: limit, failMode: req.FailureMode, skipped: stats, log: log}
 	}
 	send := func(events []*binlogdata.VEvent) error {
 		for i := len(events) - 1; i >= 0; i-- {
@@ -88,7 +91,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		resp.Events = nil
 		return err
 	}
-	err = v.srv.engine.Stream(ctx, req, send)
+	err = causeOf(ctx, v.srv.engine.Stream(ctx, req, send))
 	engineErr = err
 	acked, ackLag := acks.state()
 	log.Info("stream ended", "err", err, "acked", acked, "ack_lag", ackLag)
@@ -110,6 +113,10 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 		TablesToCopy:         flags.GetTablesToCopy(),
 		CopyTablesWithoutKey: flags.GetCopyTablesWithoutKey(),
 		CopyChunkRows:        int(flags.GetCopyChunkRows()),
+		FailureMode:          flags.GetEventProcessingFailureHandlingMode(),
+	}
+	if _, err := vstreamer.ParseFailureMode(req.FailureMode); err != nil {
+		return req, status.Error(codes.InvalidArgument, err.Error())
 	}
 	if d := start.GetFlags().GetHeartbeatInterval(); d != nil {
 		req.HeartbeatInterval = d.AsDuration()

@@ -18,6 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
@@ -376,7 +377,7 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 		return err
 	}
 	c.snap = snap
-	defer c.conn.Execute("ROLLBACK")
+	defer s.endSnapshot()
 	// Bring the stream to the snapshot: the chunk continues exactly where the binlog is.
 	for !s.reached(snap) {
 		if s.draining && !s.inTxn {
@@ -391,7 +392,9 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 			continue
 		}
 		if err := s.handle(ev); err != nil {
-			return err
+			if err = s.poisoned(err); err != nil {
+				return err
+			}
 		}
 		if s.batchSize >= s.maxBatch {
 			if err := s.flush(); err != nil {
@@ -399,7 +402,11 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 			}
 		}
 	}
-	return s.copyChunk(t)
+	// copying stays set if the chunk panics, to name the table.
+	s.copying = t
+	err = s.copyChunk(t)
+	s.copying = nil
+	return err
 }
 
 // snapshot is where a consistent snapshot sits in the binlog: a GTID position (MySQL) or a
@@ -491,7 +498,7 @@ func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (snapshot, erro
 	if _, err := exec(c.lock, "LOCK TABLES "+filter.QuoteIdent(s.cfg.Database)+"."+filter.QuoteIdent(t.name)+" READ"); err != nil {
 		return snapshot{}, err
 	}
-	defer c.lock.Execute("UNLOCK TABLES")
+	defer s.unlockTables()
 	body, err := queryString(c.lock, "SELECT @@GLOBAL.gtid_executed")
 	if err != nil {
 		return snapshot{}, err
@@ -687,6 +694,9 @@ func (s *stream) copyChunk(t *copyTable) error {
 	defer stopBeats()
 	err := c.conn.ExecuteSelectStreaming(sql, &result, func(row []mysql.FieldValue) error {
 		n++
+		if faults.Enabled() {
+			faults.At(faults.Copy, t.name, row)
+		}
 		if direct {
 			start, lstart := len(arena), len(lensArena)
 			for j := range cols {
@@ -694,7 +704,8 @@ func (s *stream) copyChunk(t *copyTable) error {
 				var null bool
 				var err error
 				if arena, null, err = t.cols[j].AppendCopied(arena, &row[j]); err != nil {
-					return err
+					arena, lensArena = arena[:start], lensArena[:lstart]
+					return s.copyPoison(t, cols, keyIdx, j, row, err)
 				}
 				if null {
 					lensArena = append(lensArena, -1)
@@ -723,7 +734,7 @@ func (s *stream) copyChunk(t *copyTable) error {
 			var err error
 			scratch, null, err = t.cols[ci].AppendCopied(scratch, &row[j])
 			if err != nil {
-				return err
+				return s.copyPoison(t, cols, keyIdx, ci, row, err)
 			}
 			if null {
 				lens = append(lens, -1)
@@ -753,6 +764,9 @@ func (s *stream) copyChunk(t *copyTable) error {
 	}, nil)
 	if sendErr != nil {
 		return sendErr
+	}
+	if po := (*PoisonError)(nil); errors.As(err, &po) {
+		return po
 	}
 	if err != nil {
 		return fmt.Errorf("%w: copy of %s: %v", ErrUnavailable, t.name, err)

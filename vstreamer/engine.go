@@ -169,6 +169,9 @@ type Request struct {
 	CopyChunkRows int
 	// Observer, when set, hears of the stream's progress.
 	Observer Observer
+	// FailureMode is what an event or row that cannot be decoded or encoded does: FailStop
+	// (or empty) ends the stream with ErrPoison, FailWarn and FailSkip skip it.
+	FailureMode string
 	// WithSource stamps every event with its binlog provenance (VEvent.source and
 	// RowChange.row_index), which output formats other than VEvents need.
 	WithSource bool

@@ -12,6 +12,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
@@ -151,6 +152,9 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 		// The table's rows will come from its copy, with these changes in them.
 		return nil
 	}
+	if faults.Enabled() {
+		rowsFaults(p, ct, e)
+	}
 	images := 1
 	if e.Type() == replication.EnumRowsEventTypeUpdate {
 		images = 2
@@ -282,7 +286,7 @@ func (p *tablePlan) encode(values []byte, lengths []int64, row []any) ([]byte, [
 		var err error
 		values, null, err = p.cols[c].Append(values, row[c])
 		if err != nil {
-			return values, lengths, fmt.Errorf("table %s: %w", p.name, err)
+			return values, lengths, &PoisonError{Table: p.name, Column: p.cols[c].Name, Err: err}
 		}
 		if null {
 			lengths = append(lengths, -1)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
@@ -34,6 +35,9 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	flt, err := filter.New(req.Filter)
 	if err != nil {
 		return err
+	}
+	if req.FailureMode, err = ParseFailureMode(req.FailureMode); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadOption, err)
 	}
 	conn, err := e.connect(ctx)
 	if err != nil {
@@ -83,6 +87,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		drain:     e.drain,
 		observer:  req.Observer,
 		withSrc:   req.WithSource,
+		failMode:  req.FailureMode,
 	}
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
@@ -205,6 +210,15 @@ type stream struct {
 	copy      *copier
 	copyPlans map[string]*tablePlan
 	timer     *time.Timer
+
+	// cur is the binlog event being handled and copying the table whose chunk is being
+	// read, to name them if the stream panics.
+	cur     *replication.BinlogEvent
+	copying *copyTable
+	// failMode is what a poison event does (FailStop, FailWarn, FailSkip).
+	failMode string
+	// failed, under sendMu, is a panic of the heartbeat goroutine: every later send returns it.
+	failed error
 }
 
 // Queue lengths between the binlog connection, its decoder and the stream loop. They bound
@@ -224,29 +238,39 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 
 	events := make(chan *replication.BinlogEvent, loopQueue)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		defer close(events)
-		for {
-			ev, err := streamer.GetEvent(gctx)
-			if err != nil {
-				return err
-			}
-			select {
-			case events <- ev:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-		}
-	})
-	g.Go(func() error {
-		err := s.loop(gctx, events, current)
+	g.Go(func() error { return s.read(gctx, streamer, events) })
+	g.Go(func() (err error) {
+		defer catch(&err, StageStream, s.where)
+		err = s.loop(gctx, events, current)
 		if err == nil {
 			err = context.Canceled
 		}
 		return err
 	})
 	err = g.Wait()
+	s.settle(err)
 	return s.classify(err)
+}
+
+// read hands the binlog's events to the stream goroutine. It touches no stream state.
+func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- *replication.BinlogEvent) (err error) {
+	var ev *replication.BinlogEvent
+	defer catch(&err, StageRead, func(pe *PanicError) { pe.Table = eventTable(ev) })
+	defer close(events)
+	for {
+		ev, err = streamer.GetEvent(ctx)
+		if err != nil {
+			return err
+		}
+		if faults.Enabled() {
+			faults.At(faults.Read, s.readTable(ev), ev)
+		}
+		select {
+		case events <- ev:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // classify wraps binlog errors with the sentinel the server maps to a status code.
@@ -258,7 +282,7 @@ func (s *stream) classify(err error) error {
 	if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
 		return fmt.Errorf("%w: at %s: %s (errno %d)", ErrPurged, s.pos, me.Message, me.Code)
 	}
-	for _, sentinel := range []error{ErrSchema, ErrUnavailable, filter.ErrInvalid} {
+	for _, sentinel := range []error{ErrSchema, ErrUnavailable, filter.ErrInvalid, ErrPanic, ErrPoison} {
 		if errors.Is(err, sentinel) {
 			return err
 		}
@@ -310,7 +334,9 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			continue
 		}
 		if err := s.handle(ev); err != nil {
-			return err
+			if err = s.poisoned(err); err != nil {
+				return err
+			}
 		}
 		if s.batchSize >= s.maxBatch || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
 			if err := s.flush(); err != nil {
@@ -374,13 +400,23 @@ func (s *stream) flush() error {
 	if len(s.batch) == 0 {
 		return nil
 	}
-	s.sendMu.Lock()
-	err := s.send(s.batch)
-	s.lastSend = time.Now()
-	s.sendMu.Unlock()
+	err := s.sendLocked(s.batch)
 	clear(s.batch)
 	s.batch = s.batch[:0]
 	s.batchSize = 0
+	return err
+}
+
+// sendLocked sends under sendMu, released even if send panics: the heartbeat goroutine must
+// not be left waiting for it while the stream unwinds.
+func (s *stream) sendLocked(batch []*binlogdata.VEvent) error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.failed != nil {
+		return s.failed
+	}
+	err := s.send(batch)
+	s.lastSend = time.Now()
 	return err
 }
 
@@ -396,6 +432,10 @@ func (s *stream) heartbeatWhile() (stop func()) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// A panic here ends the stream at the stream goroutine's next send.
+		var failed error
+		defer s.fail(&failed)
+		defer catch(&failed, StageHeartbeat, func(pe *PanicError) { pe.Table = s.copying.tableName() })
 		t := time.NewTicker(s.heartbeat / 2)
 		defer t.Stop()
 		for {
@@ -404,22 +444,30 @@ func (s *stream) heartbeatWhile() (stop func()) {
 				return
 			case <-t.C:
 			}
-			s.sendMu.Lock()
-			if time.Since(s.lastSend) >= s.heartbeat {
-				now := nowNanos()
-				ev := &binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: now / int64(time.Second),
-					CurrentTime: now, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
-				// A failed send surfaces on the stream goroutine's next send.
-				if s.send([]*binlogdata.VEvent{ev}) == nil {
-					s.lastSend = time.Now()
-				}
-			}
-			s.sendMu.Unlock()
+			s.beat()
 		}
 	}()
 	return func() {
 		close(done)
 		wg.Wait()
+	}
+}
+
+func (s *stream) beat() {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if time.Since(s.lastSend) < s.heartbeat || s.failed != nil {
+		return
+	}
+	if faults.Enabled() {
+		faults.At(faults.Heartbeat, s.copying.tableName(), nil)
+	}
+	now := nowNanos()
+	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: now / int64(time.Second),
+		CurrentTime: now, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
+	// A failed send surfaces on the stream goroutine's next send.
+	if s.send([]*binlogdata.VEvent{ev}) == nil {
+		s.lastSend = time.Now()
 	}
 }
 
@@ -462,6 +510,7 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 func (s *stream) handle(ev *replication.BinlogEvent) error {
 	s.now = time.Now().UnixNano()
 	s.hdr = ev.Header
+	s.cur = ev
 	ts := ev.Header.Timestamp
 	if ev.Header.LogPos != 0 {
 		s.binlogPos = ev.Header.LogPos

@@ -87,6 +87,8 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	maxEvents := fs.Int("max-events", 0, "exit after printing `N` events; 0 means no limit")
 	timeout := fs.Duration("timeout", 0, "exit after this `duration`; 0 means no limit")
 	heartbeat := fs.Duration("heartbeat", 0, "ask for a HEARTBEAT after this idle `duration`; 0 means none")
+	failureMode := fs.String("event-processing-failure-handling-mode", "",
+		"what an event the server cannot decode or encode does: fail (the default: exit with the error naming it), warn or skip (the server skips it and counts it)")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,6 +114,11 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	case *heartbeat < 0:
 		return nil, usagef("--heartbeat must not be negative")
 	}
+	switch *failureMode {
+	case "", "fail", "warn", "skip":
+	default:
+		return nil, usagef("--event-processing-failure-handling-mode %q: want fail, warn or skip", *failureMode)
+	}
 	pos, err := client.ParsePosition(*position, *keyspace, "")
 	if err != nil {
 		return nil, usagef("--position: %v", err)
@@ -126,6 +133,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 		HeartbeatInterval: *heartbeat,
 		Format:            *format,
 		FormatOptions:     formatOptions.m,
+		FailureMode:       *failureMode,
 	}
 	return cfg, nil
 }

@@ -73,6 +73,16 @@ func TestParseArgs(t *testing.T) {
 			},
 		},
 		{
+			name: "skip poison events",
+			args: []string{"--event-processing-failure-handling-mode", "skip"},
+			want: &config{server: defaultServer, request: client.Request{Position: current, FailureMode: "skip"}},
+		},
+		{
+			name:    "unknown failure mode",
+			args:    []string{"--event-processing-failure-handling-mode", "ignore"},
+			wantErr: "want fail, warn or skip",
+		},
+		{
 			name: "filter json",
 			args: []string{"-filter", `{"rules":[{"match":"t1","filter":"select id from t1"}]}`},
 			want: &config{server: defaultServer, request: client.Request{
@@ -123,7 +133,8 @@ func TestParseArgs(t *testing.T) {
 			}
 			g, w := got.request, tt.want.request
 			if !proto.Equal(g.Position, w.Position) || !proto.Equal(g.Filter, w.Filter) ||
-				g.HeartbeatInterval != w.HeartbeatInterval || g.Format != w.Format || g.MaxBatchBytes != w.MaxBatchBytes {
+				g.HeartbeatInterval != w.HeartbeatInterval || g.Format != w.Format || g.MaxBatchBytes != w.MaxBatchBytes ||
+				g.FailureMode != w.FailureMode {
 				t.Errorf("request = %+v, want %+v", g, w)
 			}
 		})
@@ -335,5 +346,31 @@ func TestRunPermanentError(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "unknown table t9") {
 		t.Errorf("stderr = %q", stderr.String())
+	}
+}
+
+// TestRunPoisonEvent: a stream the server ended on an event it cannot process exits with the
+// server's message (which names the table and column) after one attempt, and the failure mode
+// asked for on the command line reaches the server.
+func TestRunPoisonEvent(t *testing.T) {
+	msg := "event cannot be processed: table t1, column v, after position MariaDB/0-1-5: column v: unsupported binlog value"
+	fs := &fakeServer{batches: transaction(), end: status.Error(codes.FailedPrecondition, msg)}
+	addr := serve(t, fs)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--server", addr, "--tables", "t1", "--timeout", "20s",
+		"--event-processing-failure-handling-mode", "fail"}, &stdout, &stderr)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "table t1, column v") {
+		t.Errorf("stderr = %q", stderr.String())
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.starts) != 1 {
+		t.Errorf("%d starts, want 1: the CLI retried a poison event", len(fs.starts))
+	}
+	if m := fs.starts[0].GetFlags().GetEventProcessingFailureHandlingMode(); m != "fail" {
+		t.Errorf("failure mode sent = %q, want fail", m)
 	}
 }

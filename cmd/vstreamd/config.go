@@ -60,6 +60,18 @@ type config struct {
 	DrainTimeout string `yaml:"drain-timeout"`
 
 	checkOnly bool
+	// parsed is the text above parsed once, by validate: run uses it and parses nothing
+	// again, so no error can slip between the check and the use.
+	parsed settings
+}
+
+// settings are the parsed values of a valid config.
+type settings struct {
+	level      slog.Level
+	limits     server.Limits
+	drain      time.Duration
+	dsn        dsn
+	skipVerify bool
 }
 
 type flagDef struct {
@@ -160,7 +172,8 @@ func (c *config) validate() error {
 	if c.MySQLDSN == "" {
 		return errors.New("mysql-dsn is required: --mysql-dsn user:pass@tcp(host:port)/db")
 	}
-	if _, err := parseDSN(c.MySQLDSN); err != nil {
+	var err error
+	if c.parsed.dsn, err = parseDSN(c.MySQLDSN); err != nil {
 		return err
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -186,7 +199,7 @@ func (c *config) validate() error {
 	if (c.MySQLTLSCert == "") != (c.MySQLTLSKey == "") {
 		return errors.New("mysql-tls-cert and mysql-tls-key go together: give both or neither")
 	}
-	if _, err := strconv.ParseBool(c.MySQLTLSSkipVerify); err != nil {
+	if c.parsed.skipVerify, err = strconv.ParseBool(c.MySQLTLSSkipVerify); err != nil {
 		return fmt.Errorf("mysql-tls-skip-verify %q: want true or false", c.MySQLTLSSkipVerify)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
@@ -195,13 +208,13 @@ func (c *config) validate() error {
 	if c.TLSClientCA != "" && c.TLSCert == "" {
 		return errors.New("tls-client-ca needs tls-cert and tls-key")
 	}
-	if _, err := c.level(); err != nil {
+	if c.parsed.level, err = c.level(); err != nil {
 		return err
 	}
-	if _, err := c.limits(); err != nil {
+	if c.parsed.limits, err = c.limits(); err != nil {
 		return err
 	}
-	if _, err := c.drainTimeout(); err != nil {
+	if c.parsed.drain, err = c.drainTimeout(); err != nil {
 		return err
 	}
 	switch c.Flavor {
@@ -302,7 +315,7 @@ func (c *config) drainTimeout() (time.Duration, error) {
 
 // mysqlTLS loads the TLS settings for the database connections; nil when TLS is off.
 func (c *config) mysqlTLS(host string) (*tls.Config, error) {
-	skip, _ := strconv.ParseBool(c.MySQLTLSSkipVerify)
+	skip := c.parsed.skipVerify
 	if c.MySQLTLSCA == "" && c.MySQLTLSCert == "" && !skip {
 		return nil, nil
 	}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -91,5 +95,75 @@ func TestCheckConfig(t *testing.T) {
 	stderr.Reset()
 	if code := run([]string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--max-streams", "x", "--check-config"}, env, &stderr); code != 2 || !strings.Contains(stderr.String(), "max-streams") {
 		t.Fatalf("bad config: exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestCheckConfigBindsNothing: a check beside a running server (which holds the port) passes
+// and leaves the port to it.
+func TestCheckConfigBindsNothing(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	metrics, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer metrics.Close()
+	var stderr strings.Builder
+	args := []string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--listen", lis.Addr().String(),
+		"--metrics-listen", metrics.Addr().String(), "--check-config"}
+	if code := run(args, func(string) string { return "" }, &stderr); code != 0 || !strings.Contains(stderr.String(), "configuration is valid") {
+		t.Fatalf("check with the port taken: exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	args = []string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--listen", "no-such-host.invalid:1", "--check-config"}
+	if code := run(args, func(string) string { return "" }, &stderr); code != 2 || !strings.Contains(stderr.String(), "listen") {
+		t.Fatalf("unresolvable listen address: exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestParsedOnce: validate keeps what it parsed, and run uses that.
+func TestParsedOnce(t *testing.T) {
+	cfg, err := loadConfig([]string{"--mysql-dsn", "u:p@tcp(h:1)/d", "--log-level", "debug", "--max-streams", "7",
+		"--drain-timeout", "3s", "--mysql-tls-skip-verify", "true"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.parsed
+	if p.level != slog.LevelDebug || p.limits.MaxStreams != 7 || p.drain != 3*time.Second || !p.skipVerify ||
+		p.dsn != (dsn{User: "u", Password: "p", Addr: "h:1", Database: "d"}) {
+		t.Errorf("parsed = %+v", p)
+	}
+}
+
+// TestMetricsServeErrorLogged: the metrics server failing is logged, not dropped; closing it
+// on shutdown is not an error.
+func TestMetricsServeErrorLogged(t *testing.T) {
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis.Close() // Accept fails at once
+	serveMetrics(&http.Server{ReadHeaderTimeout: time.Second}, lis, log)
+	if !strings.Contains(logs.String(), "metrics server stopped") {
+		t.Fatalf("log = %q", logs.String())
+	}
+
+	logs.Reset()
+	lis, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{ReadHeaderTimeout: time.Second}
+	done := make(chan struct{})
+	go func() { serveMetrics(hs, lis, log); close(done) }()
+	hs.Close()
+	<-done
+	if logs.Len() != 0 {
+		t.Errorf("closing logged %q", logs.String())
 	}
 }

@@ -46,12 +46,14 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 2
 	}
-	level, _ := cfg.level()
-	limits, _ := cfg.limits()
-	drain, _ := cfg.drainTimeout()
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	d, _ := parseDSN(cfg.MySQLDSN)
-	host, _, _ := net.SplitHostPort(d.Addr)
+	p := cfg.parsed
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: p.level}))
+	d := p.dsn
+	host, _, err := net.SplitHostPort(d.Addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "vstreamd: mysql address:", err)
+		return 2
+	}
 	dbTLS, err := cfg.mysqlTLS(host)
 	if err != nil {
 		fmt.Fprintln(stderr, "vstreamd:", err)
@@ -72,23 +74,34 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 2
 	}
-	lis, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		fmt.Fprintln(stderr, "vstreamd:", err)
-		return 1
-	}
 	tlsCfg, err := cfg.tlsConfig()
 	if err != nil {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 2
 	}
 	if cfg.checkOnly {
+		// Checking binds nothing: a check beside the running server must not fail because
+		// the server holds its port, nor take the port from it.
+		for name, addr := range map[string]string{"listen": cfg.Listen, "metrics-listen": cfg.MetricsListen} {
+			if addr == "" {
+				continue
+			}
+			if _, err := net.ResolveTCPAddr("tcp", addr); err != nil {
+				fmt.Fprintf(stderr, "vstreamd: %s %q: %v\n", name, addr, err)
+				return 2
+			}
+		}
 		fmt.Fprintln(stderr, "vstreamd: configuration is valid")
 		return 0
 	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "vstreamd:", err)
+		return 1
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: limits})
+	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: p.limits})
 	if cfg.MetricsListen != "" {
 		mlis, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
@@ -98,7 +111,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go hs.Serve(mlis)
+		go serveMetrics(hs, mlis, log)
 		defer hs.Close()
 		log.Info("metrics serving", "listen", mlis.Addr().String())
 	}
@@ -116,9 +129,17 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		return 1
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: ending streams at transaction boundaries", "drain_timeout", drain)
-	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	log.Info("shutting down: ending streams at transaction boundaries", "drain_timeout", p.drain)
+	sctx, cancel := context.WithTimeout(context.Background(), p.drain)
 	defer cancel()
 	srv.Shutdown(sctx)
 	return 0
+}
+
+// serveMetrics serves the metrics until hs is closed. The change streams do not depend on it,
+// so a failure is logged, loudly, rather than taking the server down.
+func serveMetrics(hs *http.Server, lis net.Listener, log *slog.Logger) {
+	if err := hs.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("metrics server stopped; /metrics is no longer served", "listen", lis.Addr().String(), "err", err)
+	}
 }

@@ -211,8 +211,13 @@ type Flags struct {
 	CopyTablesWithoutKey bool `protobuf:"varint,4,opt,name=copy_tables_without_key,json=copyTablesWithoutKey,proto3" json:"copy_tables_without_key,omitempty"`
 	// Rows per copy chunk (each chunk is read from its own snapshot); zero means the default.
 	CopyChunkRows int64 `protobuf:"varint,5,opt,name=copy_chunk_rows,json=copyChunkRows,proto3" json:"copy_chunk_rows,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// What a binlog event or copied row that cannot be decoded or encoded does, after
+	// Debezium's event.processing.failure.handling.mode: "fail" (or empty) ends the stream with
+	// FailedPrecondition naming the position, table and column; "warn" skips it and logs a
+	// warning; "skip" skips it quietly. Skipped events are counted in the server's metrics.
+	EventProcessingFailureHandlingMode string `protobuf:"bytes,6,opt,name=event_processing_failure_handling_mode,json=eventProcessingFailureHandlingMode,proto3" json:"event_processing_failure_handling_mode,omitempty"`
+	unknownFields                      protoimpl.UnknownFields
+	sizeCache                          protoimpl.SizeCache
 }
 
 func (x *Flags) Reset() {
@@ -278,6 +283,13 @@ func (x *Flags) GetCopyChunkRows() int64 {
 		return x.CopyChunkRows
 	}
 	return 0
+}
+
+func (x *Flags) GetEventProcessingFailureHandlingMode() string {
+	if x != nil {
+		return x.EventProcessingFailureHandlingMode
+	}
+	return ""
 }
 
 // Ack reports the last position the client has durably processed.
@@ -507,13 +519,14 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x0eformat_options\x18\x05 \x03(\v2$.vstream.v1.Start.FormatOptionsEntryR\rformatOptions\x1a@\n" +
 	"\x12FormatOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfe\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd2\x02\n" +
 	"\x05Flags\x12H\n" +
 	"\x12heartbeat_interval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\x12&\n" +
 	"\x0fmax_batch_bytes\x18\x02 \x01(\x03R\rmaxBatchBytes\x12$\n" +
 	"\x0etables_to_copy\x18\x03 \x03(\tR\ftablesToCopy\x125\n" +
 	"\x17copy_tables_without_key\x18\x04 \x01(\bR\x14copyTablesWithoutKey\x12&\n" +
-	"\x0fcopy_chunk_rows\x18\x05 \x01(\x03R\rcopyChunkRows\".\n" +
+	"\x0fcopy_chunk_rows\x18\x05 \x01(\x03R\rcopyChunkRows\x12R\n" +
+	"&event_processing_failure_handling_mode\x18\x06 \x01(\tR\"eventProcessingFailureHandlingMode\".\n" +
 	"\x03Ack\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"\xa3\x01\n" +
 	"\x0eStreamResponse\x12*\n" +
