@@ -64,7 +64,9 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if creq.wanted() {
 		current = false
 	}
-	if err := checkTables(conn, e.cfg.Database, flt); err != nil {
+	// A full or resumed copy needs its named tables now; a binlog stream plans a named
+	// table when it appears, as Vitess does.
+	if err := checkTables(conn, e.cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
 		return err
 	}
 
@@ -101,11 +103,12 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	return err
 }
 
-// checkTables fails up front when a named rule's table does not exist, or a rule's select or
-// keyrange does not fit a table it selects now; regex rules may pick up tables created later.
-func checkTables(conn *client.Conn, db string, f *filter.Filter) error {
+// checkTables fails up front when a rule's select or keyrange does not fit a table it selects
+// now, and, for a copy, when a named rule's table does not exist. Without a copy a named
+// rule, like a regex, picks up a table created later in the stream.
+func checkTables(conn *client.Conn, db string, f *filter.Filter, copying bool) error {
 	for _, r := range f.Rules() {
-		if r.IsRegex() || r.Exclude() {
+		if !copying || r.IsRegex() || r.Exclude() {
 			continue
 		}
 		res, err := conn.Execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", db, r.Match)
@@ -115,7 +118,8 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter) error {
 		n := res.RowNumber()
 		res.Close()
 		if n == 0 {
-			return fmt.Errorf("%w: rule %d (match %q): table %s.%s does not exist", filter.ErrInvalid, r.Index+1, r.Match, db, r.Match)
+			return fmt.Errorf("%w: rule %d (match %q): table %s is not present in the database %s; create it, or start from a position to stream it once it is created",
+				filter.ErrInvalid, r.Index+1, r.Match, r.Match, db)
 		}
 	}
 	needs := false
