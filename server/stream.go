@@ -45,6 +45,9 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		return err
 	}
 	req.WithSource = enc != nil
+	if enc != nil && len(req.EventTypes) > 0 {
+		return status.Errorf(codes.InvalidArgument, "event_types works with the vevent format only; format %q needs whole transactions", start.GetFormat())
+	}
 	release, err := v.srv.admit(req)
 	if err != nil {
 		return err
@@ -109,6 +112,10 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 		TablesToCopy:         flags.GetTablesToCopy(),
 		CopyTablesWithoutKey: flags.GetCopyTablesWithoutKey(),
 		CopyChunkRows:        int(flags.GetCopyChunkRows()),
+		EventTypes:           flags.GetEventTypes(),
+	}
+	if err := checkEventTypes(req.EventTypes); err != nil {
+		return req, err
 	}
 	if d := start.GetFlags().GetHeartbeatInterval(); d != nil {
 		req.HeartbeatInterval = d.AsDuration()

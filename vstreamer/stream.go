@@ -89,6 +89,13 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
 	}
+	s.packetSize = req.PacketSize
+	for _, t := range req.EventTypes {
+		if t < 0 || t >= 64 {
+			return fmt.Errorf("%w: event type %d is not a VEventType", ErrBadRequest, t)
+		}
+		s.types |= 1 << t
+	}
 	s.copyPlans = make(map[string]*tablePlan)
 	if creq.wanted() {
 		if s.copy, err = s.newCopier(creq); err != nil {
@@ -178,6 +185,14 @@ type stream struct {
 	batch     []*binlogdata.VEvent
 	batchSize int
 	maxBatch  int
+	// packetSize is Vitess's vstream-packet-size when the client set it, and rowBytes the
+	// row values in the batch, which it bounds (see Request.PacketSize).
+	packetSize int
+	rowBytes   int
+	// types is the set of event types sent, as bits; zero sends every type.
+	types uint64
+	// copying is set while a copy chunk is read: its events are sent whatever types says.
+	copying bool
 
 	heartbeat time.Duration
 	// sendMu orders calls of send: the stream goroutine's, and heartbeats sent while it waits
@@ -338,7 +353,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 		if err := s.handle(ev); err != nil {
 			return err
 		}
-		if s.batchSize >= s.maxBatch || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
+		if s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
 			if err := s.flush(); err != nil {
 				return err
 			}
@@ -385,9 +400,34 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 
 func nowNanos() int64 { return time.Now().UnixNano() }
 
-// add appends events to the batch, stamping the fields every event carries.
+// wants reports whether events of type t are sent.
+func (s *stream) wants(t binlogdata.VEventType) bool {
+	return s.types == 0 || s.copying || t == binlogdata.VEventType_VGTID || s.types&(1<<t) != 0
+}
+
+// overBatch reports a batch of binlog events to send now for its size. With a packet size
+// the ROW events bound it themselves (rows).
+func (s *stream) overBatch() bool {
+	return s.packetSize == 0 && s.batchSize >= s.maxBatch
+}
+
+// copyBatchFull reports a batch of copied rows to send now, by Vitess's row streamer's rule
+// when the client set a packet size.
+func (s *stream) copyBatchFull() bool {
+	if s.packetSize > 0 {
+		return s.rowBytes >= s.packetSize
+	}
+	return s.batchSize >= s.maxBatch
+}
+
+// add appends events to the batch, stamping the fields every event carries. Events of types
+// the client did not ask for are dropped here; those that end a batch still end it, since
+// the callers flush after them.
 func (s *stream) add(evs ...*binlogdata.VEvent) {
 	for _, ev := range evs {
+		if !s.wants(ev.Type) {
+			continue
+		}
 		ev.CurrentTime = s.now
 		ev.Keyspace = s.cfg.Keyspace
 		ev.Shard = s.cfg.Shard
@@ -407,6 +447,7 @@ func (s *stream) flush() error {
 	clear(s.batch)
 	s.batch = s.batch[:0]
 	s.batchSize = 0
+	s.rowBytes = 0
 	return err
 }
 
