@@ -122,7 +122,7 @@ func compile(i int, r *binlogdata.Rule) (Rule, error) {
 			return rule, fmt.Errorf("%w: %s: filter %q: %v", ErrInvalid, where, rule.Filter, err)
 		}
 		if st.table != rule.Match {
-			return rule, fmt.Errorf("%w: %s: filter selects from %q; it must select from the rule's table %q", ErrInvalid, where, st.table, rule.Match)
+			return rule, fmt.Errorf("%w: %s: unsupported: select expression table %s does not match the table entry name %s", ErrInvalid, where, st.table, rule.Match)
 		}
 		rule.stmt = st
 	}

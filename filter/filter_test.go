@@ -37,11 +37,11 @@ func TestInvalid(t *testing.T) {
 	}{
 		{&binlogdata.Rule{}, "match is empty"},
 		{&binlogdata.Rule{Match: "/a(("}, "bad regular expression"},
-		{&binlogdata.Rule{Match: "t", Filter: "select a from t where"}, "expected a column name"},
-		{&binlogdata.Rule{Match: "t", Filter: "select a from t where a = 1 or b = 2"}, "OR is not supported"},
-		{&binlogdata.Rule{Match: "t", Filter: "select a from u"}, "must select from the rule's table"},
+		{&binlogdata.Rule{Match: "t", Filter: "select a from t where"}, "syntax error at position 22"},
+		{&binlogdata.Rule{Match: "t", Filter: "select a from t where a = 1 or b = 2"}, "unsupported constraint: a = 1 or b = 2"},
+		{&binlogdata.Rule{Match: "t", Filter: "select a from u"}, "unsupported: select expression table u does not match the table entry name t"},
 		{&binlogdata.Rule{Match: "/t", Filter: "select a from t"}, "a /regex rule takes"},
-		{&binlogdata.Rule{Match: "/t", Filter: "80-40"}, "start is not below end"},
+		{&binlogdata.Rule{Match: "/t", Filter: "80-40"}, `malformed spec: shard limits should be in order: "80-40"`},
 	}
 	for _, c := range cases {
 		_, err := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "ok"}, c.rule}})

@@ -16,27 +16,61 @@ type KeyRange struct {
 	Start, End []byte
 }
 
-// ParseKeyRange reads Vitess's shard notation: "-80", "80-", "40-80"; "-", "0" and "" are the
-// whole range.
+// ParseShardingSpec reads Vitess's shard notation, as Vitess does: "-80", "80-", "40-80",
+// or a list of adjacent ranges such as "-40-80-" (three ranges); "-" and "0" are the whole
+// range. Its errors are Vitess's.
+func ParseShardingSpec(spec string) ([]KeyRange, error) {
+	parts := strings.Split(spec, "-")
+	if len(parts) == 1 {
+		if spec != "0" {
+			return nil, fmt.Errorf("malformed spec: doesn't define a range: %q", spec)
+		}
+		parts = []string{"", ""}
+	}
+	out := make([]KeyRange, 0, len(parts)-1)
+	prev := parts[0]
+	for i, p := range parts[1:] {
+		if p == "" && i != len(parts)-2 {
+			return nil, fmt.Errorf("malformed spec: MinKey/MaxKey cannot be in the middle of the spec: %q", spec)
+		}
+		// Vitess compares the hex text, so "80-100" is out of order as it is there.
+		if p != "" && p <= prev {
+			return nil, fmt.Errorf("malformed spec: shard limits should be in order: %q", spec)
+		}
+		start, err := hex.DecodeString(prev)
+		if err != nil {
+			return nil, fmt.Errorf("keyrange %q: %q is not hex: %w", spec, prev, err)
+		}
+		end, err := hex.DecodeString(p)
+		if err != nil {
+			return nil, fmt.Errorf("keyrange %q: %q is not hex: %w", spec, p, err)
+		}
+		out = append(out, KeyRange{Start: start, End: end})
+		prev = p
+	}
+	return out, nil
+}
+
+// ParseKeyRange reads one range in shard notation: "-80", "80-", "40-80"; "-", "0" and ""
+// are the whole range.
 func ParseKeyRange(s string) (KeyRange, error) {
 	s = strings.TrimSpace(s)
-	if s == "" || s == "-" || s == "0" {
+	if s == "" {
 		return KeyRange{}, nil
 	}
-	lo, hi, ok := strings.Cut(s, "-")
-	if !ok {
-		return KeyRange{}, fmt.Errorf("keyrange %q: want start-end in hex, e.g. -80, 80- or 40-80", s)
+	krs, err := ParseShardingSpec(s)
+	if err != nil {
+		return KeyRange{}, err
 	}
-	var kr KeyRange
-	var err error
-	if kr.Start, err = hex.DecodeString(lo); err != nil {
-		return KeyRange{}, fmt.Errorf("keyrange %q: start %q is not hex", s, lo)
+	if len(krs) != 1 {
+		return KeyRange{}, fmt.Errorf("error parsing keyrange: %s", s)
 	}
-	if kr.End, err = hex.DecodeString(hi); err != nil {
-		return KeyRange{}, fmt.Errorf("keyrange %q: end %q is not hex", s, hi)
+	kr := krs[0]
+	if len(kr.Start) == 0 {
+		kr.Start = nil
 	}
-	if len(kr.End) > 0 && bytes.Compare(kr.Start, kr.End) >= 0 {
-		return KeyRange{}, fmt.Errorf("keyrange %q: start is not below end", s)
+	if len(kr.End) == 0 {
+		kr.End = nil
 	}
 	return kr, nil
 }

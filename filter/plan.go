@@ -92,7 +92,13 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 				return i, nil
 			}
 		}
-		return -1, fmt.Errorf("column %q does not exist in %s", name, table)
+		for _, f := range fields {
+			if !strings.HasPrefix(f.Name, "@") {
+				return -1, fmt.Errorf("column %s not found in table %s", name, table)
+			}
+		}
+		// BEST_EFFORT names columns @1, @2, ... when the binlog has no names for them.
+		return -1, fmt.Errorf("cannot use column names in vstream filter as the current table schema for table %s is not compatible with the current event for this table in the stream", table)
 	}
 	intPK := func() (int, error) {
 		if len(pk) != 1 || fields[pk[0]].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
@@ -124,12 +130,15 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 					return nil, err
 				}
 				needVindex = true
+				// As in Vitess, an alias does not rename the FIELD: consumers that rename
+				// (VReplication) apply their own aliases.
 				name := "keyspace_id"
-				if it.alias != "" {
-					name = it.alias
-				}
 				p.out = append(p.out, outColumn{src: -1, kidFrom: col, kidUns: fields[col].Type&query.Type(query.Flag_ISUNSIGNED) != 0})
 				p.fields = append(p.fields, &query.Field{Name: name, Type: query.Type_VARBINARY, Table: table, OrgTable: table, Charset: 63, ColumnLength: 8, Flags: uint32(query.MySqlFlag_BINARY_FLAG)})
+			case itemOne:
+				p.out = append(p.out, outColumn{src: -1, kidFrom: -1})
+				p.fields = append(p.fields, &query.Field{Name: "1", Type: query.Type_INT64, Charset: 63,
+					Flags: uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_NUM_FLAG)})
 			case itemColumn:
 				i, err := colIndex(it.column)
 				if err != nil {
@@ -190,9 +199,6 @@ func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, erro
 	}
 	from := charsetOf(f.Charset)
 	out := proto.Clone(f).(*query.Field)
-	if it.alias != "" {
-		out.Name = it.alias
-	}
 	var oc outColumn
 	switch it.charset {
 	case "utf8mb4", "utf8", "utf8mb3":
@@ -535,6 +541,11 @@ func (p *TablePlan) Match(cells [][]byte) bool {
 // AppendRow appends the projected row to values and lengths. It allocates only to grow them.
 func (p *TablePlan) AppendRow(values []byte, lengths []int64, cells [][]byte) ([]byte, []int64) {
 	for _, o := range p.out {
+		if o.src < 0 && o.kidFrom < 0 {
+			values = append(values, '1')
+			lengths = append(lengths, 1)
+			continue
+		}
 		if o.src < 0 {
 			cell := cells[o.kidFrom]
 			if cell == nil {

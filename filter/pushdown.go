@@ -85,7 +85,7 @@ func (p *TablePlan) UsedColumns() []int {
 	for _, o := range p.out {
 		if o.src >= 0 {
 			used[o.src] = true
-		} else {
+		} else if o.kidFrom >= 0 {
 			used[o.kidFrom] = true
 		}
 	}

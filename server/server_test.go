@@ -119,6 +119,12 @@ func TestErrorCodes(t *testing.T) {
 		{"negative heartbeat", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{Flags: &vstreamv1.Flags{HeartbeatInterval: durationpb.New(-time.Second)}}}}}, codes.InvalidArgument, "negative"},
 		{"wrong keyspace", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "other", Gtid: "current"}}}}}}}, codes.InvalidArgument, "not served here"},
 		{"copy of nothing", []*vstreamv1.StreamRequest{startMsg("", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^no_such_prefix_"}}})}, codes.InvalidArgument, "nothing to copy"},
+		{"unknown event type", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+			Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}},
+			Flags: &vstreamv1.Flags{EventTypes: []binlogdata.VEventType{77}}}}}}, codes.InvalidArgument, "77 is not a VEventType"},
+		{"event types with an encoded format", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+			Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}}, Format: "canal-json",
+			Flags: &vstreamv1.Flags{EventTypes: []binlogdata.VEventType{binlogdata.VEventType_ROW}}}}}}, codes.InvalidArgument, "vevent format only"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -471,4 +477,38 @@ func openStream(t *testing.T, ctx context.Context, cc *grpc.ClientConn, start *v
 		t.Fatal(err)
 	}
 	return st
+}
+
+// TestNativeEventTypes: Flags.event_types on the native API sends only the listed types, and
+// VGTID, the position to ack, always.
+func TestNativeEventTypes(t *testing.T) {
+	addr := serve(t, dbConfig(), Options{})
+	cc := dial(t, addr)
+	execSQL(t, "CREATE TABLE IF NOT EXISTS native_types (id INT PRIMARY KEY)")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "native_types"}}})
+	start.GetStart().Flags = &vstreamv1.Flags{EventTypes: []binlogdata.VEventType{binlogdata.VEventType_ROW, binlogdata.VEventType_COMMIT}}
+	if err := st.Send(start); err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, "INSERT INTO native_types VALUES (1)")
+	var got []string
+	for len(got) < 4 {
+		resp, err := st.Recv()
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		for _, ev := range resp.Events {
+			got = append(got, ev.Type.String())
+		}
+	}
+	// The start's VGTID, then the insert: ROW, COMMIT, VGTID.
+	if strings.Join(got, " ") != "VGTID ROW COMMIT VGTID" {
+		t.Errorf("events = %v", got)
+	}
 }

@@ -23,6 +23,7 @@ var codeOf = []struct {
 	{filter.ErrInvalid, codes.InvalidArgument},
 	{vstreamer.ErrAhead, codes.InvalidArgument},
 	{vstreamer.ErrFlavor, codes.InvalidArgument},
+	{vstreamer.ErrBadRequest, codes.InvalidArgument},
 	{vstreamer.ErrPurged, codes.FailedPrecondition},
 	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
 	{vstreamer.ErrUnsupportedEvent, codes.FailedPrecondition},

@@ -45,6 +45,9 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		return err
 	}
 	req.WithSource = enc != nil
+	if enc != nil && len(req.EventTypes) > 0 {
+		return status.Errorf(codes.InvalidArgument, "event_types works with the vevent format only; format %q needs whole transactions", start.GetFormat())
+	}
 	release, err := v.srv.admit(req)
 	if err != nil {
 		return err
@@ -114,9 +117,13 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 		CopyTablesWithoutKey: flags.GetCopyTablesWithoutKey(),
 		CopyChunkRows:        int(flags.GetCopyChunkRows()),
 		FailureMode:          flags.GetEventProcessingFailureHandlingMode(),
+		EventTypes:           flags.GetEventTypes(),
 	}
 	if _, err := vstreamer.ParseFailureMode(req.FailureMode); err != nil {
 		return req, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if err := checkEventTypes(req.EventTypes); err != nil {
+		return req, err
 	}
 	if d := start.GetFlags().GetHeartbeatInterval(); d != nil {
 		req.HeartbeatInterval = d.AsDuration()

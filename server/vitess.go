@@ -73,12 +73,22 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 				t.GetKeyspace(), t.GetShard(), cfg.Keyspace, cfg.Shard)
 		}
 	}
+	opts := req.GetOptions()
+	vcfg, err := parseConfigOverrides(opts.GetConfigOverrides())
+	if err != nil {
+		return err
+	}
+	if err := checkEventTypes(opts.GetEventTypes()); err != nil {
+		return err
+	}
 	ereq := vstreamer.Request{
 		Position:          req.GetPosition(),
 		TableLastPKs:      req.GetTableLastPKs(),
 		Filter:            req.GetFilter(),
 		HeartbeatInterval: tabletHeartbeat,
-		TablesToCopy:      req.GetOptions().GetTablesToCopy(),
+		TablesToCopy:      opts.GetTablesToCopy(),
+		EventTypes:        opts.GetEventTypes(),
+		PacketSize:        vcfg.packetSize,
 	}
 	resp := &binlogdata.VStreamResponse{}
 	var out []*binlogdata.VEvent
@@ -239,6 +249,9 @@ func copyFinished(events []*binlogdata.VEvent) bool {
 func (s *Server) admit(req vstreamer.Request) (release func(), err error) {
 	if lim := s.opts.Limits.MaxBatchBytes; lim > 0 && int64(req.MaxBatchBytes) > lim {
 		return nil, status.Errorf(codes.ResourceExhausted, "max_batch_bytes %d is over the server's limit of %d bytes", req.MaxBatchBytes, lim)
+	}
+	if lim := s.opts.Limits.MaxBatchBytes; lim > 0 && int64(req.PacketSize) > lim {
+		return nil, status.Errorf(codes.ResourceExhausted, "vstream-packet-size %d is over the server's limit of %d bytes", req.PacketSize, lim)
 	}
 	return s.slots.acquire()
 }

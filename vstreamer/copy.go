@@ -396,7 +396,7 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 				return err
 			}
 		}
-		if s.batchSize >= s.maxBatch {
+		if s.overBatch() {
 			if err := s.flush(); err != nil {
 				return err
 			}
@@ -617,6 +617,9 @@ func (s *stream) copyChunk(t *copyTable) error {
 	limit := c.chunkRows
 	sql, cols := s.chunkSQL(t, limit)
 	s.now = nowNanos()
+	// A copy's events are sent whatever event types were asked for, as in Vitess.
+	s.inChunk = true
+	defer func() { s.inChunk = false }()
 	src := s.copySource(t)
 	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: src})
 	s.inTxn = true
@@ -673,8 +676,9 @@ func (s *stream) copyChunk(t *copyTable) error {
 		}
 		rowEv.RowChanges = append(rowEv.RowChanges, rc)
 		s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
+		s.rowBytes += len(qr.Values)
 		t.setLastPK(last)
-		if s.batchSize >= s.maxBatch {
+		if s.copyBatchFull() {
 			// The next row starts a new ROW event in the next batch, with new buffers: the
 			// events sent may still be held by the receiver.
 			rowEv = nil

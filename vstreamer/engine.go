@@ -44,6 +44,8 @@ var (
 	ErrUnsupportedEvent = errors.New("unsupported binlog event")
 	// ErrSchema: a binlog row cannot be matched to its table's columns.
 	ErrSchema = errors.New("schema mismatch")
+	// ErrBadRequest: the request asks for something that cannot be served as given.
+	ErrBadRequest = errors.New("invalid request")
 	// ErrShuttingDown: the engine is draining; the stream ended between transactions and the
 	// client resumes from its last position elsewhere or later.
 	ErrShuttingDown = errors.New("server shutting down")
@@ -175,6 +177,16 @@ type Request struct {
 	// WithSource stamps every event with its binlog provenance (VEvent.source and
 	// RowChange.row_index), which output formats other than VEvents need.
 	WithSource bool
+	// EventTypes, when not empty, are the only types of binlog events sent (Vitess's
+	// VStreamOptions.event_types). A batch still ends where it would have: a COMMIT, DDL,
+	// OTHER or HEARTBEAT left out sends what came before it. VGTID is always sent (it is the
+	// position), and so are the events of a table copy, as in Vitess.
+	EventTypes []binlogdata.VEventType
+	// PacketSize, when positive, batches as Vitess's vstream-packet-size does instead of by
+	// MaxBatchBytes: a binlog ROW event that would take the batch's row values past it starts
+	// a new batch (one larger event goes alone), and a copy sends its rows once their values
+	// reach it.
+	PacketSize int
 }
 
 // Observer hears of a stream's progress, for metrics. Its methods are called on the stream's

@@ -51,7 +51,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 		}
 		s.plans[tm.TableID] = p
 	}
-	if !p.selected {
+	if !p.selected || !s.wants(binlogdata.VEventType_ROW) && !s.wants(binlogdata.VEventType_FIELD) {
 		return nil
 	}
 	if ct := s.copy.state(p.name); ct != nil && ct.status == copyPending {
@@ -141,7 +141,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	// Every rows event of the transaction counts, sent or not.
 	s.txn.rowsEvents++
 	p := s.plans[e.TableID]
-	if p == nil || !p.selected {
+	if p == nil || !p.selected || !s.wants(binlogdata.VEventType_ROW) {
 		return nil
 	}
 	if int(e.ColumnCount) != len(p.cols) {
@@ -249,6 +249,16 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	ptrs := make([]*binlogdata.RowChange, len(changes))
 	for i := range changes {
 		ptrs[i] = &changes[i]
+	}
+	if s.packetSize > 0 {
+		// Vitess's vstreamer: the event that would take the batch's row values past the
+		// packet size goes to the next batch.
+		if len(s.batch) > 0 && s.rowBytes+len(arena) > s.packetSize {
+			if err := s.flush(); err != nil {
+				return err
+			}
+		}
+		s.rowBytes += len(arena)
 	}
 	s.begin(ts)
 	ev := &binlogdata.VEvent{

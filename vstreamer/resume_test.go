@@ -111,7 +111,7 @@ func TestBadRequests(t *testing.T) {
 		{"unknown domain", Request{Position: "MariaDB/7-1-3"}, ErrAhead, "domain 7"},
 		{"copy of nothing", Request{Position: "", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^no_such_prefix_"}}}}, filter.ErrInvalid, "nothing to copy"},
 		{"bad regex", Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/a(("}}}}, filter.ErrInvalid, "rule 1"},
-		{"missing table", Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "nosuchtable"}}}}, filter.ErrInvalid, "nosuchtable does not exist"},
+		{"copy of a missing table", Request{Position: "", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "nosuchtable"}}}}, filter.ErrInvalid, "table nosuchtable is not present in the database"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

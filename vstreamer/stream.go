@@ -68,7 +68,9 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if creq.wanted() {
 		current = false
 	}
-	if err := checkTables(conn, e.cfg.Database, flt); err != nil {
+	// A full or resumed copy needs its named tables now; a binlog stream plans a named
+	// table when it appears, as Vitess does.
+	if err := checkTables(conn, e.cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
 		return err
 	}
 
@@ -92,6 +94,13 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
 	}
+	s.packetSize = req.PacketSize
+	for _, t := range req.EventTypes {
+		if t < 0 || t >= 64 {
+			return fmt.Errorf("%w: event type %d is not a VEventType", ErrBadRequest, t)
+		}
+		s.types |= 1 << t
+	}
 	s.copyPlans = make(map[string]*tablePlan)
 	if creq.wanted() {
 		if s.copy, err = s.newCopier(creq); err != nil {
@@ -106,11 +115,12 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	return err
 }
 
-// checkTables fails up front when a named rule's table does not exist, or a rule's select or
-// keyrange does not fit a table it selects now; regex rules may pick up tables created later.
-func checkTables(conn *client.Conn, db string, f *filter.Filter) error {
+// checkTables fails up front when a rule's select or keyrange does not fit a table it selects
+// now, and, for a copy, when a named rule's table does not exist. Without a copy a named
+// rule, like a regex, picks up a table created later in the stream.
+func checkTables(conn *client.Conn, db string, f *filter.Filter, copying bool) error {
 	for _, r := range f.Rules() {
-		if r.IsRegex() || r.Exclude() {
+		if !copying || r.IsRegex() || r.Exclude() {
 			continue
 		}
 		res, err := conn.Execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", db, r.Match)
@@ -120,7 +130,8 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter) error {
 		n := res.RowNumber()
 		res.Close()
 		if n == 0 {
-			return fmt.Errorf("%w: rule %d (match %q): table %s.%s does not exist", filter.ErrInvalid, r.Index+1, r.Match, db, r.Match)
+			return fmt.Errorf("%w: rule %d (match %q): table %s is not present in the database %s; create it, or start from a position to stream it once it is created",
+				filter.ErrInvalid, r.Index+1, r.Match, r.Match, db)
 		}
 	}
 	needs := false
@@ -179,6 +190,14 @@ type stream struct {
 	batch     []*binlogdata.VEvent
 	batchSize int
 	maxBatch  int
+	// packetSize is Vitess's vstream-packet-size when the client set it, and rowBytes the
+	// row values in the batch, which it bounds (see Request.PacketSize).
+	packetSize int
+	rowBytes   int
+	// types is the set of event types sent, as bits; zero sends every type.
+	types uint64
+	// inChunk is set while a copy chunk is read: its events are sent whatever types says.
+	inChunk bool
 
 	heartbeat time.Duration
 	// sendMu orders calls of send: the stream goroutine's, and heartbeats sent while it waits
@@ -338,7 +357,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 				return err
 			}
 		}
-		if s.batchSize >= s.maxBatch || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
+		if s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
 			if err := s.flush(); err != nil {
 				return err
 			}
@@ -385,9 +404,34 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 
 func nowNanos() int64 { return time.Now().UnixNano() }
 
-// add appends events to the batch, stamping the fields every event carries.
+// wants reports whether events of type t are sent.
+func (s *stream) wants(t binlogdata.VEventType) bool {
+	return s.types == 0 || s.inChunk || t == binlogdata.VEventType_VGTID || s.types&(1<<t) != 0
+}
+
+// overBatch reports a batch of binlog events to send now for its size. With a packet size
+// the ROW events bound it themselves (rows).
+func (s *stream) overBatch() bool {
+	return s.packetSize == 0 && s.batchSize >= s.maxBatch
+}
+
+// copyBatchFull reports a batch of copied rows to send now, by Vitess's row streamer's rule
+// when the client set a packet size.
+func (s *stream) copyBatchFull() bool {
+	if s.packetSize > 0 {
+		return s.rowBytes >= s.packetSize
+	}
+	return s.batchSize >= s.maxBatch
+}
+
+// add appends events to the batch, stamping the fields every event carries. Events of types
+// the client did not ask for are dropped here; those that end a batch still end it, since
+// the callers flush after them.
 func (s *stream) add(evs ...*binlogdata.VEvent) {
 	for _, ev := range evs {
+		if !s.wants(ev.Type) {
+			continue
+		}
 		ev.CurrentTime = s.now
 		ev.Keyspace = s.cfg.Keyspace
 		ev.Shard = s.cfg.Shard
@@ -404,6 +448,7 @@ func (s *stream) flush() error {
 	clear(s.batch)
 	s.batch = s.batch[:0]
 	s.batchSize = 0
+	s.rowBytes = 0
 	return err
 }
 

@@ -216,8 +216,14 @@ type Flags struct {
 	// FailedPrecondition naming the position, table and column; "warn" skips it and logs a
 	// warning; "skip" skips it quietly. Skipped events are counted in the server's metrics.
 	EventProcessingFailureHandlingMode string `protobuf:"bytes,6,opt,name=event_processing_failure_handling_mode,json=eventProcessingFailureHandlingMode,proto3" json:"event_processing_failure_handling_mode,omitempty"`
-	unknownFields                      protoimpl.UnknownFields
-	sizeCache                          protoimpl.SizeCache
+	// Only events of these types are sent, as with Vitess's VStreamOptions.event_types; empty
+	// sends every type. VGTID is sent whatever the list says: it is the position to resume
+	// from and to ack. The events left out still end their batch where they would have (a
+	// COMMIT, DDL, OTHER or HEARTBEAT left out still sends what came before it). Only for the
+	// vevent format: the other formats need whole transactions.
+	EventTypes    []binlogdata.VEventType `protobuf:"varint,7,rep,packed,name=event_types,json=eventTypes,proto3,enum=binlogdata.VEventType" json:"event_types,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Flags) Reset() {
@@ -290,6 +296,13 @@ func (x *Flags) GetEventProcessingFailureHandlingMode() string {
 		return x.EventProcessingFailureHandlingMode
 	}
 	return ""
+}
+
+func (x *Flags) GetEventTypes() []binlogdata.VEventType {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
 }
 
 // Ack reports the last position the client has durably processed.
@@ -519,14 +532,16 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x0eformat_options\x18\x05 \x03(\v2$.vstream.v1.Start.FormatOptionsEntryR\rformatOptions\x1a@\n" +
 	"\x12FormatOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd2\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\x03\n" +
 	"\x05Flags\x12H\n" +
 	"\x12heartbeat_interval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\x12&\n" +
 	"\x0fmax_batch_bytes\x18\x02 \x01(\x03R\rmaxBatchBytes\x12$\n" +
 	"\x0etables_to_copy\x18\x03 \x03(\tR\ftablesToCopy\x125\n" +
 	"\x17copy_tables_without_key\x18\x04 \x01(\bR\x14copyTablesWithoutKey\x12&\n" +
 	"\x0fcopy_chunk_rows\x18\x05 \x01(\x03R\rcopyChunkRows\x12R\n" +
-	"&event_processing_failure_handling_mode\x18\x06 \x01(\tR\"eventProcessingFailureHandlingMode\".\n" +
+	"&event_processing_failure_handling_mode\x18\x06 \x01(\tR\"eventProcessingFailureHandlingMode\x127\n" +
+	"\vevent_types\x18\a \x03(\x0e2\x16.binlogdata.VEventTypeR\n" +
+	"eventTypes\".\n" +
 	"\x03Ack\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"\xa3\x01\n" +
 	"\x0eStreamResponse\x12*\n" +
@@ -572,7 +587,8 @@ var file_vstream_v1_vstream_proto_goTypes = []any{
 	(*binlogdata.VGtid)(nil),    // 8: binlogdata.VGtid
 	(*binlogdata.Filter)(nil),   // 9: binlogdata.Filter
 	(*durationpb.Duration)(nil), // 10: google.protobuf.Duration
-	(*binlogdata.VEvent)(nil),   // 11: binlogdata.VEvent
+	(binlogdata.VEventType)(0),  // 11: binlogdata.VEventType
+	(*binlogdata.VEvent)(nil),   // 12: binlogdata.VEvent
 }
 var file_vstream_v1_vstream_proto_depIdxs = []int32{
 	1,  // 0: vstream.v1.StreamRequest.start:type_name -> vstream.v1.Start
@@ -582,19 +598,20 @@ var file_vstream_v1_vstream_proto_depIdxs = []int32{
 	2,  // 4: vstream.v1.Start.flags:type_name -> vstream.v1.Flags
 	6,  // 5: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
 	10, // 6: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
-	8,  // 7: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
-	11, // 8: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
-	5,  // 9: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
-	8,  // 10: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
-	7,  // 11: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
-	8,  // 12: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
-	0,  // 13: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
-	4,  // 14: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
-	14, // [14:15] is the sub-list for method output_type
-	13, // [13:14] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	11, // 7: vstream.v1.Flags.event_types:type_name -> binlogdata.VEventType
+	8,  // 8: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
+	12, // 9: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
+	5,  // 10: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
+	8,  // 11: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
+	7,  // 12: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
+	8,  // 13: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
+	0,  // 14: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
+	4,  // 15: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
+	15, // [15:16] is the sub-list for method output_type
+	14, // [14:15] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_vstream_v1_vstream_proto_init() }
