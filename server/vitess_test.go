@@ -72,8 +72,9 @@ func TestVtgateVStream(t *testing.T) {
 		r, err := st.Recv()
 		return r.GetEvents(), err
 	}
-	got := collect(t, recv, 7)
-	want := "BEGIN FIELD test.vt1 ROW test.vt1 2 VGTID test/0 COMMIT COPY_COMPLETED test/0 COPY_COMPLETED /"
+	got := collect(t, recv, 12)
+	want := "BEGIN FIELD test.vt1 VGTID test/0 pks ROW test.vt1 1 ROW test.vt1 1 VGTID test/0 pks COMMIT " +
+		"BEGIN VGTID test/0 COMMIT COPY_COMPLETED test/0 COPY_COMPLETED /"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
@@ -157,8 +158,8 @@ func TestTabletVStream(t *testing.T) {
 		r, err := st.Recv()
 		return r.GetEvents(), err
 	}
-	got := collect(t, recv, 6)
-	if want := "BEGIN FIELD qt1 ROW qt1 1 LASTPK COMMIT COPY_COMPLETED test/0"; strings.Join(got, " ") != want {
+	got := collect(t, recv, 10)
+	if want := "BEGIN FIELD qt1 GTID ROW qt1 1 LASTPK COMMIT BEGIN LASTPK COMMIT COPY_COMPLETED test/0"; strings.Join(got, " ") != want {
 		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
 	execSQL(t, "INSERT INTO qt1 VALUES (2)")

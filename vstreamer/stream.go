@@ -50,6 +50,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		tablesToCopy:  req.TablesToCopy,
 		withoutKey:    req.CopyTablesWithoutKey,
 		chunkRows:     req.CopyChunkRows,
+		vitess:        req.VitessCopy,
 	}
 	pos := req.Position
 	if creq.emptyPosition {
@@ -86,6 +87,10 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	}
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
+	}
+	s.packetSize = VitessPacketSize
+	if req.MaxBatchBytes > 0 {
+		s.packetSize = req.MaxBatchBytes
 	}
 	s.copyPlans = make(map[string]*tablePlan)
 	if creq.wanted() {
@@ -200,6 +205,12 @@ type stream struct {
 	// drain closes when the engine drains; nil once the stream has seen it.
 	drain    <-chan struct{}
 	draining bool
+
+	// gtidSent is the position of the last GTID event sent, so that a copy tells the client
+	// its snapshot's position only when it moved (Vitess's shape).
+	gtidSent string
+	// packetSize bounds a Vitess-shaped copy packet: the bytes of its rows' values.
+	packetSize int
 
 	// copy is the table copy in progress, if any.
 	copy      *copier
@@ -446,7 +457,8 @@ func (s *stream) heartbeatWhile() (stop func()) {
 }
 
 func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
-	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.pos.String(), EventGtid: s.eventGTI}
+	s.gtidSent = s.pos.String()
+	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.eventGTI}
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
