@@ -700,10 +700,10 @@ func (s *stream) copyChunk(t *copyTable) error {
 		changes   []binlogdata.RowChange
 		qrows     []query.Row
 		// A Vitess-shaped copy sends one ROW event per row; they come from slabs too.
-		vevs    []binlogdata.VEvent
-		rowEvs  []binlogdata.RowEvent
-		rcPtrs  []*binlogdata.RowChange
-		packet  int
+		vevs   []binlogdata.VEvent
+		rowEvs []binlogdata.RowEvent
+		rcPtrs []*binlogdata.RowChange
+		packet int
 	)
 	var result mysql.Result
 	// closePacket ends a Vitess-shaped packet of rows: its LASTPK, then the VGTID that stands
