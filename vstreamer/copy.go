@@ -384,6 +384,11 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 		c.finished = true
 		return nil
 	}
+	if c.vitess {
+		// Vitess streams each catch-up with a new binlog reader, which describes every
+		// table again with a FIELD before its first row.
+		clear(s.fieldsFor)
+	}
 	if c.conn == nil {
 		conn, err := s.eng.connect(ctx)
 		if err != nil {
@@ -942,7 +947,13 @@ func (s *stream) copyEndVitess(t *copyTable, done, open bool, closePacket func()
 		}
 		s.add(s.vgtidEvent(), &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
 		if c.finished {
+			// COPY_COMPLETED goes out alone, and replication after it describes every table
+			// again, as after Vitess's copy.
+			if err := s.flush(); err != nil {
+				return err
+			}
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
+			clear(s.fieldsFor)
 		}
 	}
 	s.inTxn = false
