@@ -88,6 +88,10 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
 	}
+	if !creq.emptyPosition {
+		// The client knows the position it gave.
+		s.gtidSent = start.String()
+	}
 	s.packetSize = VitessPacketSize
 	if req.MaxBatchBytes > 0 {
 		s.packetSize = req.MaxBatchBytes
