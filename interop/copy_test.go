@@ -555,3 +555,115 @@ func TestTabletBestEffortFieldNames(t *testing.T) {
 		})
 	}
 }
+
+// TestVtgateCopyTransactions is vtgate's TestVStreamCopyTransactions: a copy large enough to
+// cross the packet size arrives in transactions, each BEGIN closed by a COMMIT before the
+// next BEGIN.
+func TestVtgateCopyTransactions(t *testing.T) {
+	execSQL(t, "CREATE TABLE ct_basic (id1 INT PRIMARY KEY, id2 INT)", "INSERT INTO ct_basic SELECT seq, seq FROM seq_1_to_100000")
+	conn := vtgate(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := conn.VStream(ctx, topodatapb.TabletType_PRIMARY,
+		&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Shard: "0"}}},
+		&binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "ct_basic", Filter: "select * from ct_basic"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTxn := false
+	commits, rows := 0, 0
+	for done := false; !done; {
+		evs, err := r.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			switch ev.Type {
+			case binlogdatapb.VEventType_BEGIN:
+				if inTxn {
+					t.Fatalf("a second BEGIN within a transaction, after %d commits", commits)
+				}
+				inTxn = true
+			case binlogdatapb.VEventType_COMMIT:
+				if !inTxn {
+					t.Fatalf("COMMIT without BEGIN, after %d commits", commits)
+				}
+				inTxn = false
+				commits++
+			case binlogdatapb.VEventType_ROW:
+				if !inTxn {
+					t.Fatal("ROW outside a transaction")
+				}
+				rows++
+			case binlogdatapb.VEventType_COPY_COMPLETED:
+				done = true
+			}
+		}
+	}
+	// 100,000 rows of about 11 bytes: five packets of 250,000 bytes, and the completion.
+	if rows != 100000 || commits < 5 {
+		t.Errorf("%d rows in %d transactions", rows, commits)
+	}
+}
+
+// TestVtgateCopyResume is vtgate's TestVStreamCopyResume on one shard: a copy resumed at a
+// position with a last key of 4 catches up on the table's changes, then copies the rows after
+// 4. Vitess also sends the catch-up's changes to rows after the last key (the insert and the
+// update of id1 9), which the copy then sends again; vstreamd leaves them to the copy, so
+// each row arrives once, as the copy reads it.
+func TestVtgateCopyResume(t *testing.T) {
+	execSQL(t, "CREATE TABLE cr_resume (id1 BIGINT PRIMARY KEY, id2 BIGINT)", "CREATE TABLE cr_other (id1 BIGINT PRIMARY KEY, id2 BIGINT)",
+		"INSERT INTO cr_resume (id1, id2) VALUES (1,1), (2,2), (3,3), (4,4), (5,5), (6,6), (7,7), (8,8)")
+	pos := "MariaDB/" + gtidBinlogPos(t)
+	execSQL(t,
+		"INSERT INTO cr_resume (id1, id2) VALUES (9, 9)",
+		"UPDATE cr_resume SET id2 = 10 WHERE id1 = 1",
+		"INSERT INTO cr_other (id1, id2) VALUES (100, 100)",
+		"DELETE FROM cr_resume WHERE id1 = 1",
+		"UPDATE cr_resume SET id2 = 90 WHERE id1 = 9")
+	lastPK := []*binlogdatapb.TableLastPK{{TableName: "cr_resume", Lastpk: &querypb.QueryResult{
+		Fields: []*querypb.Field{{Name: "id1", Type: querypb.Type_INT64, Charset: 63, Flags: uint32(querypb.MySqlFlag_NUM_FLAG | querypb.MySqlFlag_BINARY_FLAG)}},
+		Rows:   []*querypb.Row{{Lengths: []int64{1}, Values: []byte("4")}},
+	}}}
+	conn := vtgate(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := conn.VStream(ctx, topodatapb.TabletType_PRIMARY,
+		&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Shard: "0", Gtid: pos, TablePKs: lastPK}}},
+		&binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "cr_resume", Filter: "select * from cr_resume"}}}, &vtgatepb.VStreamFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for done := false; !done; {
+		evs, err := r.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			switch ev.Type {
+			case binlogdatapb.VEventType_ROW:
+				got = append(got, vitessText(ev))
+			case binlogdatapb.VEventType_VGTID:
+				// Every VGTID of the copy holds a complete TableLastPK, fields included, so
+				// that the client can resume from it.
+				for _, tp := range ev.Vgtid.ShardGtids[0].TablePKs {
+					if lp := tp.GetLastpk(); lp == nil || len(lp.Fields) != 1 || len(lp.Rows) != 1 {
+						t.Errorf("VGTID with an incomplete TableLastPK: %v", tp)
+					}
+				}
+			case binlogdatapb.VEventType_COPY_COMPLETED:
+				done = true
+			}
+		}
+	}
+	compareEvents(t, got, []string{
+		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{before:{lengths:1 lengths:1 values:"11"} after:{lengths:1 lengths:2 values:"110"}}}`,
+		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{before:{lengths:1 lengths:2 values:"110"}}}`,
+		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:1 values:"55"}}}`,
+		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:1 values:"66"}}}`,
+		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:1 values:"77"}}}`,
+		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:1 values:"88"}}}`,
+		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:2 values:"990"}}}`,
+	})
+}

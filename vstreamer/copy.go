@@ -150,6 +150,10 @@ func (t *copyTable) lastPKResult() *query.QueryResult {
 	}
 	row := &query.Row{Lengths: make([]int64, len(t.lastpk))}
 	for i, v := range t.lastpk {
+		if v == nil {
+			row.Lengths[i] = -1
+			continue
+		}
 		row.Lengths[i] = int64(len(v))
 		row.Values = append(row.Values, v...)
 	}
@@ -366,10 +370,15 @@ func (t *copyTable) resume(lp *binlogdata.TableLastPK) error {
 	}
 	off := int64(0)
 	for _, l := range row.GetLengths() {
+		if l == -1 {
+			// NULL, in a table copied by all its columns.
+			t.lastpk = append(t.lastpk, nil)
+			continue
+		}
 		if l < 0 || off+l > int64(len(row.GetValues())) {
 			return fmt.Errorf("%w: table_p_ks for %s: malformed row", filter.ErrInvalid, t.name)
 		}
-		t.lastpk = append(t.lastpk, slices.Clone(row.GetValues()[off:off+l]))
+		t.lastpk = append(t.lastpk, append([]byte{}, row.GetValues()[off:off+l]...))
 		off += l
 	}
 	t.status = copyRunning
@@ -595,15 +604,25 @@ func (s *stream) chunkSQL(t *copyTable, limit int) (sql string, cols []int) {
 	return b.String(), cols
 }
 
-// afterLastPK is "key > lastpk" for a composite key: (a > 1) OR (a = 1 AND b > 2).
+// afterLastPK is "key > lastpk" for a composite key: (a > 1) OR (a = 1 AND b > 2). A NULL in
+// lastpk (a table copied by all its columns) sorts first, as ORDER BY puts it: after NULL is
+// IS NOT NULL, equal to it IS NULL.
 func (t *copyTable) afterLastPK() string {
 	var ors []string
 	for i := range t.key {
 		var ands []string
 		for j := 0; j < i; j++ {
+			if t.lastpk[j] == nil {
+				ands = append(ands, filter.QuoteIdent(t.key[j])+" IS NULL")
+				continue
+			}
 			ands = append(ands, filter.QuoteIdent(t.key[j])+" = "+t.literal(j))
 		}
-		ands = append(ands, filter.QuoteIdent(t.key[i])+" > "+t.literal(i))
+		if t.lastpk[i] == nil {
+			ands = append(ands, filter.QuoteIdent(t.key[i])+" IS NOT NULL")
+		} else {
+			ands = append(ands, filter.QuoteIdent(t.key[i])+" > "+t.literal(i))
+		}
 		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
 	}
 	return "(" + strings.Join(ors, " OR ") + ")"
@@ -814,7 +833,11 @@ func (s *stream) copyChunk(t *copyTable) error {
 				for _, l := range lensArena[lstart : lstart+ki] {
 					off += int(max(l, 0))
 				}
-				last = append(last, arena[off:off+int(max(lensArena[lstart+ki], 0))])
+				if lensArena[lstart+ki] < 0 {
+					last = append(last, nil)
+					continue
+				}
+				last = append(last, arena[off:off+int(lensArena[lstart+ki])])
 			}
 			return emit(start, lstart)
 		}
@@ -971,7 +994,12 @@ func (t *copyTable) setLastPK(key [][]byte) {
 		t.lastpk = make([][]byte, len(key))
 	}
 	for i, k := range key {
-		t.lastpk[i] = append(t.lastpk[i][:0], k...)
+		if k == nil {
+			// NULL, in a table copied by all its columns.
+			t.lastpk[i] = nil
+			continue
+		}
+		t.lastpk[i] = append(append(t.lastpk[i][:0], k...), 0)[:len(k)]
 	}
 }
 
@@ -1005,7 +1033,13 @@ func (t *copyTable) inCopiedRange(p *tablePlan, cells [][]byte) (bool, error) {
 	}
 	for i, ci := range p.copyKey {
 		cell := cells[ci]
-		if cell == nil {
+		switch {
+		case cell == nil && t.lastpk[i] == nil:
+			// NULLs are equal in ORDER BY (a table copied by all its columns).
+			continue
+		case cell == nil:
+			return t.oneRead, nil
+		case t.lastpk[i] == nil:
 			return false, nil
 		}
 		if c := filter.Compare(t.keyFields[i], cell, t.lastpk[i]); c != 0 {

@@ -226,3 +226,34 @@ func TestVitessTablesToCopyWithPosition(t *testing.T) {
 	execSQL(t, "INSERT INTO vn_t1 VALUES (2, 'val2')")
 	bs.expect("BEGIN, FIELD vn_t1 id:INT32 val:VARCHAR, ROW vn_t1 +[2 val2], GTID, COMMIT, VGTID{}")
 }
+
+// TestVitessCopyKeylessResume: a table without a key, NULLs included, is copied in the order
+// ORDER BY gives (NULLs first); its LASTPK writes a NULL as NULL, and a resume from it goes on
+// after that row.
+func TestVitessCopyKeylessResume(t *testing.T) {
+	execSQL(t, "CREATE TABLE vkr (id INT, val VARCHAR(10))",
+		"INSERT INTO vkr VALUES (2, 'b'), (1, 'a'), (1, NULL), (NULL, 'x'), (1, '')")
+	e := newEngine(t)
+	flt := rules(&binlogdata.Rule{Match: "vkr"})
+	bs := startBatches(t, e, Request{Filter: flt, VitessCopy: true, MaxBatchBytes: 1})
+	got := bs.expect(
+		"BEGIN, FIELD vkr id:INT32 val:VARCHAR",
+		"GTID, VGTID{vkr}",
+		"ROW vkr +[NULL x], LASTPK vkr[NULL x], VGTID{vkr[NULL x]}, COMMIT",
+		"BEGIN, ROW vkr +[1 NULL], LASTPK vkr[1 NULL], VGTID{vkr[1 NULL]}, COMMIT",
+	)
+	sg := got[3][3].Vgtid.ShardGtids[0]
+	if l := sg.TablePKs[0].Lastpk.Rows[0].Lengths; l[1] != -1 {
+		t.Errorf("LASTPK lengths %v, want -1 for the NULL", l)
+	}
+	bs.cancel()
+	r := startBatches(t, e, Request{Position: sg.Gtid, TableLastPKs: sg.TablePKs, Filter: flt, VitessCopy: true, MaxBatchBytes: 1})
+	r.expect(
+		"BEGIN, FIELD vkr id:INT32 val:VARCHAR",
+		"ROW vkr +[1 ], LASTPK vkr[1 ], VGTID{vkr[1 ]}, COMMIT",
+		"BEGIN, ROW vkr +[1 a], LASTPK vkr[1 a], VGTID{vkr[1 a]}, COMMIT",
+		"BEGIN, ROW vkr +[2 b], LASTPK vkr[2 b], VGTID{vkr[2 b]}, COMMIT",
+		"BEGIN, LASTPK vkr completed, VGTID{}, COMMIT",
+		"COPY_COMPLETED ks/0",
+	)
+}
