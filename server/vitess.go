@@ -28,7 +28,8 @@ type vtgateService struct {
 }
 
 // queryService serves /queryservice.Query/VStream: tablet-level events (GTID and LASTPK as
-// they are, no VGTID, heartbeats when idle for 900 ms).
+// they are, no VGTID, the copy as Vitess's uvstreamer sends it, heartbeats when idle for
+// 900 ms).
 type queryService struct {
 	queryservice.UnimplementedQueryServer
 	srv *Server
@@ -47,6 +48,7 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 		Filter:            req.GetFilter(),
 		HeartbeatInterval: time.Duration(flags.GetHeartbeatInterval()) * time.Second,
 		TablesToCopy:      flags.GetTablesToCopy(),
+		VitessCopy:        true,
 	}
 	prefix := cfg.Keyspace + "."
 	if flags.GetExcludeKeyspaceFromTableName() {
@@ -89,6 +91,7 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 		TablesToCopy:      opts.GetTablesToCopy(),
 		EventTypes:        opts.GetEventTypes(),
 		PacketSize:        vcfg.packetSize,
+		VitessCopy:        true,
 	}
 	resp := &binlogdata.VStreamResponse{}
 	var out []*binlogdata.VEvent
@@ -168,11 +171,11 @@ func nextVGTID(events []*binlogdata.VEvent, i int) *binlogdata.VEvent {
 	return nil
 }
 
-// rewriteVtgate turns engine events into what vtgate sends. The engine writes GTID and LASTPK
-// events in the same batch as the VGTID that follows their transaction's COMMIT, so the VGTID
-// is moved into their place.
+// rewriteVtgate turns engine events into what vtgate sends. The engine (Request.VitessCopy)
+// follows every GTID and LASTPK with the VGTID that stands for it, in the same batch, so the
+// VGTID moves into their place. A shard's COPY_COMPLETED is followed by the final one, with
+// no keyspace or shard, as vtgate sends once every shard has finished.
 func rewriteVtgate(out, events []*binlogdata.VEvent, prefix, keyspace, shard string) []*binlogdata.VEvent {
-	var pendingCopyDone bool
 	for i, ev := range events {
 		switch ev.GetType() {
 		case binlogdata.VEventType_GTID, binlogdata.VEventType_LASTPK:
@@ -183,9 +186,7 @@ func rewriteVtgate(out, events []*binlogdata.VEvent, prefix, keyspace, shard str
 		case binlogdata.VEventType_VGTID:
 			// Already moved into the place of its GTID or LASTPK.
 		case binlogdata.VEventType_COPY_COMPLETED:
-			if ev.GetKeyspace() == "" {
-				pendingCopyDone = true
-			}
+			out = append(out, ev, &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, CurrentTime: ev.GetCurrentTime()})
 		case binlogdata.VEventType_FIELD:
 			ev.FieldEvent.TableName = prefix + ev.FieldEvent.GetTableName()
 			out = append(out, ev)
@@ -195,14 +196,6 @@ func rewriteVtgate(out, events []*binlogdata.VEvent, prefix, keyspace, shard str
 		case binlogdata.VEventType_HEARTBEAT:
 			ev.Keyspace, ev.Shard = "", ""
 			out = append(out, ev)
-		case binlogdata.VEventType_COMMIT:
-			out = append(out, ev)
-			if pendingCopyDone {
-				out = append(out,
-					&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, Keyspace: keyspace, Shard: shard, CurrentTime: ev.GetCurrentTime()},
-					&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, CurrentTime: ev.GetCurrentTime()})
-				pendingCopyDone = false
-			}
 		default:
 			out = append(out, ev)
 		}
@@ -210,39 +203,15 @@ func rewriteVtgate(out, events []*binlogdata.VEvent, prefix, keyspace, shard str
 	return out
 }
 
-// rewriteTablet turns engine events into what a tablet sends: no VGTID, one COPY_COMPLETED
-// when the whole copy is done.
+// rewriteTablet turns engine events (Request.VitessCopy) into what a tablet sends: the same,
+// without VGTID.
 func rewriteTablet(out, events []*binlogdata.VEvent) []*binlogdata.VEvent {
-	var pendingCopyDone *binlogdata.VEvent
 	for _, ev := range events {
-		switch ev.GetType() {
-		case binlogdata.VEventType_VGTID:
-		case binlogdata.VEventType_COPY_COMPLETED:
-			if ev.GetKeyspace() != "" {
-				pendingCopyDone = &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, Keyspace: ev.GetKeyspace(), Shard: ev.GetShard(), CurrentTime: ev.GetCurrentTime()}
-			}
-		case binlogdata.VEventType_COMMIT:
-			out = append(out, ev)
-			// Only the last table's COPY_COMPLETED stands for the whole copy.
-			if pendingCopyDone != nil && copyFinished(events) {
-				out = append(out, pendingCopyDone)
-			}
-			pendingCopyDone = nil
-		default:
+		if ev.GetType() != binlogdata.VEventType_VGTID {
 			out = append(out, ev)
 		}
 	}
 	return out
-}
-
-// copyFinished reports a batch that holds the final COPY_COMPLETED.
-func copyFinished(events []*binlogdata.VEvent) bool {
-	for _, ev := range events {
-		if ev.GetType() == binlogdata.VEventType_COPY_COMPLETED && ev.GetKeyspace() == "" {
-			return true
-		}
-	}
-	return false
 }
 
 // admit checks a stream against the server's limits and takes one of its slots.

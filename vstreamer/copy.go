@@ -51,8 +51,13 @@ type copyTable struct {
 	// key names the columns the copy orders by; empty copies the table in one read.
 	key   []string
 	index string
-	// keyFields describe the key columns, for LASTPK and for ordering binlog rows.
+	// keyFields describe the key columns, for ordering binlog rows; pkFields are their
+	// name, type, character set and flags, which is what LASTPK carries (as Vitess's do).
 	keyFields []*query.Field
+	pkFields  []*query.Field
+	// oneRead copies the table in a single read: it is ordered by all its columns, having
+	// no key a chunk could restart after safely (NULLs, duplicate rows).
+	oneRead bool
 	// lastpk is the key of the last row copied; nil before the first.
 	lastpk [][]byte
 	cols   []rowcodec.Column
@@ -73,6 +78,8 @@ type copier struct {
 	lock      *client.Conn
 	// finished is set once the final COPY_COMPLETED went out.
 	finished bool
+	// vitess shapes the copy's events as Vitess's tablets send them (Request.VitessCopy).
+	vitess bool
 	// snap is the snapshot of the chunk being read.
 	snap snapshot
 }
@@ -114,12 +121,21 @@ func (c *copier) state(table string) *copyTable {
 }
 
 // tablePKs renders the copy state for a VGtid.
+//
+// Vitess marks a completed table by leaving it out of table_p_ks, and a client that keeps
+// the VGtid with Vitess's protos drops our completed flag (field 100) anyway. So a
+// Vitess-shaped copy lists only the tables still to copy: the one in progress with its last
+// key, the ones not started without one. Resuming from such a VGtid copies exactly the
+// tables listed, so a completed table is not copied again.
 func (c *copier) tablePKs() []*binlogdata.TableLastPK {
 	if !c.active() {
 		return nil
 	}
 	out := make([]*binlogdata.TableLastPK, 0, len(c.tables))
 	for _, t := range c.tables {
+		if c.vitess && t.status == copyDone {
+			continue
+		}
 		e := &binlogdata.TableLastPK{TableName: t.name, Completed: t.status == copyDone}
 		if t.status != copyDone && t.lastpk != nil {
 			e.Lastpk = t.lastPKResult()
@@ -135,10 +151,14 @@ func (t *copyTable) lastPKResult() *query.QueryResult {
 	}
 	row := &query.Row{Lengths: make([]int64, len(t.lastpk))}
 	for i, v := range t.lastpk {
+		if v == nil {
+			row.Lengths[i] = -1
+			continue
+		}
 		row.Lengths[i] = int64(len(v))
 		row.Values = append(row.Values, v...)
 	}
-	return &query.QueryResult{Fields: t.keyFields, Rows: []*query.Row{row}}
+	return &query.QueryResult{Fields: t.pkFields, Rows: []*query.Row{row}}
 }
 
 // copyRequest is what a request says about copying.
@@ -148,10 +168,13 @@ type copyRequest struct {
 	tablesToCopy  []string
 	withoutKey    bool
 	chunkRows     int
+	vitess        bool
 }
 
+// wanted reports whether the request copies. tables_to_copy alone, with a position, adds
+// tables to a running stream; Vitess ignores it there (it only narrows a copy that runs).
 func (r copyRequest) wanted() bool {
-	return r.emptyPosition || len(r.lastPKs) > 0 || len(r.tablesToCopy) > 0
+	return r.emptyPosition || len(r.lastPKs) > 0 || len(r.tablesToCopy) > 0 && !r.vitess
 }
 
 // newCopier works out which tables to copy and from where, and checks each can be copied.
@@ -189,7 +212,7 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 	}
 	slices.Sort(set)
 	set = slices.Compact(set)
-	c := &copier{byName: map[string]*copyTable{}, chunkRows: req.chunkRows}
+	c := &copier{byName: map[string]*copyTable{}, chunkRows: req.chunkRows, vitess: req.vitess}
 	if c.chunkRows <= 0 {
 		c.chunkRows = DefaultCopyChunkRows
 	}
@@ -198,7 +221,7 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 			return nil, fmt.Errorf("%w: table_p_ks names %s, which is not a table of %s", filter.ErrInvalid, name, db)
 		}
 		t := &copyTable{name: name}
-		if err := s.describeCopy(t, req.withoutKey); err != nil {
+		if err := s.describeCopy(t, req.withoutKey, req.vitess); err != nil {
 			return nil, err
 		}
 		c.tables = append(c.tables, t)
@@ -238,7 +261,10 @@ func baseTables(conn *client.Conn, db string) ([]string, error) {
 }
 
 // describeCopy reads the table's columns and the key to copy it by.
-func (s *stream) describeCopy(t *copyTable, withoutKey bool) error {
+//
+// A table without a key is copied in one read; the Vitess shape orders that read by all its
+// columns, which then stand for the key in LASTPK, as Vitess's rowstreamer does.
+func (s *stream) describeCopy(t *copyTable, withoutKey, allColumns bool) error {
 	info, err := schema.Load(s.conn, s.cfg.Database, t.name)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -259,6 +285,12 @@ func (s *stream) describeCopy(t *copyTable, withoutKey bool) error {
 	if err != nil {
 		return err
 	}
+	if len(t.key) == 0 && allColumns {
+		for _, f := range t.fields {
+			t.key = append(t.key, f.Name)
+		}
+		t.oneRead = true
+	}
 	if len(t.key) == 0 && !withoutKey {
 		return fmt.Errorf("%w: %s.%s has neither a primary key nor a unique key on NOT NULL columns; add one, or set copy_tables_without_key to copy it in one consistent read",
 			ErrNoKey, s.cfg.Database, t.name)
@@ -268,7 +300,9 @@ func (s *stream) describeCopy(t *copyTable, withoutKey bool) error {
 		if i < 0 {
 			return fmt.Errorf("%w: key column %s of %s not found", ErrSchema, k, t.name)
 		}
-		t.keyFields = append(t.keyFields, t.fields[i])
+		f := t.fields[i]
+		t.keyFields = append(t.keyFields, f)
+		t.pkFields = append(t.pkFields, &query.Field{Name: f.Name, Type: f.Type, Charset: f.Charset, Flags: f.Flags})
 	}
 	return nil
 }
@@ -337,10 +371,15 @@ func (t *copyTable) resume(lp *binlogdata.TableLastPK) error {
 	}
 	off := int64(0)
 	for _, l := range row.GetLengths() {
+		if l == -1 {
+			// NULL, in a table copied by all its columns.
+			t.lastpk = append(t.lastpk, nil)
+			continue
+		}
 		if l < 0 || off+l > int64(len(row.GetValues())) {
 			return fmt.Errorf("%w: table_p_ks for %s: malformed row", filter.ErrInvalid, t.name)
 		}
-		t.lastpk = append(t.lastpk, slices.Clone(row.GetValues()[off:off+l]))
+		t.lastpk = append(t.lastpk, append([]byte{}, row.GetValues()[off:off+l]...))
 		off += l
 	}
 	t.status = copyRunning
@@ -354,6 +393,11 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 	if t == nil {
 		c.finished = true
 		return nil
+	}
+	if c.vitess {
+		// Vitess streams each catch-up with a new binlog reader, which describes every
+		// table again with a FIELD before its first row.
+		clear(s.fieldsFor)
 	}
 	if c.conn == nil {
 		conn, err := s.eng.connect(ctx)
@@ -560,20 +604,32 @@ func (s *stream) chunkSQL(t *copyTable, limit int) (sql string, cols []int) {
 			keys[i] = filter.QuoteIdent(k)
 		}
 		b.WriteString(" ORDER BY " + strings.Join(keys, ", "))
-		fmt.Fprintf(&b, " LIMIT %d", limit)
+		if !t.oneRead {
+			fmt.Fprintf(&b, " LIMIT %d", limit)
+		}
 	}
 	return b.String(), cols
 }
 
-// afterLastPK is "key > lastpk" for a composite key: (a > 1) OR (a = 1 AND b > 2).
+// afterLastPK is "key > lastpk" for a composite key: (a > 1) OR (a = 1 AND b > 2). A NULL in
+// lastpk (a table copied by all its columns) sorts first, as ORDER BY puts it: after NULL is
+// IS NOT NULL, equal to it IS NULL.
 func (t *copyTable) afterLastPK() string {
 	var ors []string
 	for i := range t.key {
 		var ands []string
 		for j := 0; j < i; j++ {
+			if t.lastpk[j] == nil {
+				ands = append(ands, filter.QuoteIdent(t.key[j])+" IS NULL")
+				continue
+			}
 			ands = append(ands, filter.QuoteIdent(t.key[j])+" = "+t.literal(j))
 		}
-		ands = append(ands, filter.QuoteIdent(t.key[i])+" > "+t.literal(i))
+		if t.lastpk[i] == nil {
+			ands = append(ands, filter.QuoteIdent(t.key[i])+" IS NOT NULL")
+		} else {
+			ands = append(ands, filter.QuoteIdent(t.key[i])+" > "+t.literal(i))
+		}
 		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
 	}
 	return "(" + strings.Join(ors, " OR ") + ")"
@@ -616,23 +672,45 @@ func (s *stream) copyChunk(t *copyTable) error {
 	c := s.copy
 	limit := c.chunkRows
 	sql, cols := s.chunkSQL(t, limit)
+	if c.vitess {
+		// The catch-up's transactions go out before the chunk, as their own packets.
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
 	s.now = nowNanos()
 	// A copy's events are sent whatever event types were asked for, as in Vitess.
 	s.inChunk = true
 	defer func() { s.inChunk = false }()
 	src := s.copySource(t)
-	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: src})
-	s.inTxn = true
+	// open tells whether a copy transaction is open (its BEGIN is in the batch or sent).
+	open := false
+	begin := func() {
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: src})
+		s.inTxn = true
+		open = true
+	}
+	if !c.vitess {
+		begin()
+	}
 	if prev := s.fieldsFor[t.name]; !t.fieldsSent || prev != nil && prev != s.copyFieldsPlan(t) {
 		fsrc, err := s.copyFieldSource(t, src)
 		if err != nil {
 			return err
+		}
+		if !open {
+			begin()
 		}
 		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, Source: fsrc, FieldEvent: &binlogdata.FieldEvent{
 			TableName: t.name, Fields: t.plan.Fields(), Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard, EnumSetStringValues: true,
 		}})
 		t.fieldsSent = true
 		s.fieldsFor[t.name] = s.copyFieldsPlan(t)
+	}
+	if c.vitess {
+		if err := s.copyTellPosition(open); err != nil {
+			return err
+		}
 	}
 	keyIdx := make([]int, len(t.keyFields))
 	for i, kf := range t.keyFields {
@@ -655,8 +733,24 @@ func (s *stream) copyChunk(t *copyTable) error {
 		lensArena []int64
 		changes   []binlogdata.RowChange
 		qrows     []query.Row
+		// A Vitess-shaped copy sends one ROW event per row; they come from slabs too.
+		vevs   []binlogdata.VEvent
+		rowEvs []binlogdata.RowEvent
+		rcPtrs []*binlogdata.RowChange
+		packet int
 	)
 	var result mysql.Result
+	// closePacket ends a Vitess-shaped packet of rows: its LASTPK, then the VGTID that stands
+	// for it at vtgate, then COMMIT.
+	closePacket := func() {
+		if t.lastpk != nil {
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK, LastPKEvent: &binlogdata.LastPKEvent{
+				TableLastPK: &binlogdata.TableLastPK{TableName: t.name, Lastpk: t.lastPKResult()},
+			}})
+		}
+		s.add(s.vgtidEvent(), &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+		s.inTxn, open, packet = false, false, 0
+	}
 	// emit adds one copied row, already encoded at the end of the arenas, to the batch.
 	emit := func(start, lstart int) error {
 		if len(changes) == 0 {
@@ -670,6 +764,37 @@ func (s *stream) copyChunk(t *copyTable) error {
 		rc := &changes[0]
 		rc.After = qr
 		changes, qrows = changes[1:], qrows[1:]
+		if c.vitess {
+			if !open {
+				begin()
+			}
+			if len(vevs) == 0 {
+				vevs = make([]binlogdata.VEvent, slab)
+				rowEvs = make([]binlogdata.RowEvent, slab)
+				rcPtrs = make([]*binlogdata.RowChange, slab)
+			}
+			re := &rowEvs[0]
+			re.TableName, re.Keyspace, re.Shard = t.name, s.cfg.Keyspace, s.cfg.Shard
+			rcPtrs[0] = rc
+			re.RowChanges = rcPtrs[0:1:1]
+			ev := &vevs[0]
+			ev.Type, ev.RowEvent, ev.Source = binlogdata.VEventType_ROW, re, src
+			vevs, rowEvs, rcPtrs = vevs[1:], rowEvs[1:], rcPtrs[1:]
+			s.add(ev)
+			s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
+			t.setLastPK(last)
+			// Vitess's rowstreamer measures a packet by its rows' values.
+			if packet += len(qr.Values); packet >= s.vitessPacket {
+				arena = make([]byte, 0, cap(arena))
+				lensArena = make([]int64, 0, cap(lensArena))
+				closePacket()
+				if err := s.flush(); err != nil {
+					sendErr = err
+					return err
+				}
+			}
+			return nil
+		}
 		if rowEv == nil {
 			rowEv = &binlogdata.RowEvent{TableName: t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: rowEv, Source: src})
@@ -723,7 +848,11 @@ func (s *stream) copyChunk(t *copyTable) error {
 				for _, l := range lensArena[lstart : lstart+ki] {
 					off += int(max(l, 0))
 				}
-				last = append(last, arena[off:off+int(max(lensArena[lstart+ki], 0))])
+				if lensArena[lstart+ki] < 0 {
+					last = append(last, nil)
+					continue
+				}
+				last = append(last, arena[off:off+int(lensArena[lstart+ki])])
 			}
 			return emit(start, lstart)
 		}
@@ -780,7 +909,10 @@ func (s *stream) copyChunk(t *copyTable) error {
 	if s.observer != nil {
 		s.observer.CopyProgress(t.name, t.copied, max(t.estimated, t.copied))
 	}
-	done := len(t.key) == 0 || n < limit
+	done := len(t.key) == 0 || t.oneRead || n < limit
+	if c.vitess {
+		return s.copyEndVitess(t, done, open, closePacket)
+	}
 	if done {
 		t.status = copyDone
 	}
@@ -811,6 +943,67 @@ func (s *stream) copyChunk(t *copyTable) error {
 	return s.flush()
 }
 
+// copyTellPosition starts a Vitess-shaped chunk: the FIELD group, if the chunk opened one,
+// goes out alone, then the snapshot's position when the client has not been told it yet
+// (within the FIELD group, else in a transaction of its own), as Vitess's uvstreamer does.
+// Each GTID is followed by the VGTID that replaces it at vtgate.
+func (s *stream) copyTellPosition(open bool) error {
+	if open {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	if s.pos.String() == s.gtidSent {
+		return nil
+	}
+	if !open {
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN})
+	}
+	s.add(s.gtidEvent(0), s.vgtidEvent())
+	if !open {
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+	}
+	return s.flush()
+}
+
+// copyEndVitess ends a Vitess-shaped chunk: the open packet closes with the last key read,
+// and a table copied to its end is marked so in a transaction of its own,
+// BEGIN, LASTPK{completed}, COMMIT, followed after the last table by COPY_COMPLETED.
+func (s *stream) copyEndVitess(t *copyTable, done, open bool, closePacket func()) error {
+	c := s.copy
+	if open {
+		closePacket()
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	if done {
+		t.status = copyDone
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN},
+			&binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK, LastPKEvent: &binlogdata.LastPKEvent{
+				TableLastPK: &binlogdata.TableLastPK{TableName: t.name}, Completed: true,
+			}})
+		if c.next() == nil {
+			c.finished = true
+		}
+		s.add(s.vgtidEvent(), &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+		if c.finished {
+			// COPY_COMPLETED goes out alone, and replication after it describes every table
+			// again, as after Vitess's copy.
+			if err := s.flush(); err != nil {
+				return err
+			}
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
+			clear(s.fieldsFor)
+		}
+	}
+	s.inTxn = false
+	if s.observer != nil {
+		s.observer.Position(s.pos.String(), time.Now())
+	}
+	return s.flush()
+}
+
 func (t *copyTable) setLastPK(key [][]byte) {
 	if len(t.key) == 0 {
 		return
@@ -819,7 +1012,12 @@ func (t *copyTable) setLastPK(key [][]byte) {
 		t.lastpk = make([][]byte, len(key))
 	}
 	for i, k := range key {
-		t.lastpk[i] = append(t.lastpk[i][:0], k...)
+		if k == nil {
+			// NULL, in a table copied by all its columns.
+			t.lastpk[i] = nil
+			continue
+		}
+		t.lastpk[i] = append(append(t.lastpk[i][:0], k...), 0)[:len(k)]
 	}
 }
 
@@ -853,7 +1051,13 @@ func (t *copyTable) inCopiedRange(p *tablePlan, cells [][]byte) (bool, error) {
 	}
 	for i, ci := range p.copyKey {
 		cell := cells[ci]
-		if cell == nil {
+		switch {
+		case cell == nil && t.lastpk[i] == nil:
+			// NULLs are equal in ORDER BY (a table copied by all its columns).
+			continue
+		case cell == nil:
+			return t.oneRead, nil
+		case t.lastpk[i] == nil:
 			return false, nil
 		}
 		if c := filter.Compare(t.keyFields[i], cell, t.lastpk[i]); c != 0 {

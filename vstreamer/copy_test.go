@@ -301,7 +301,7 @@ func TestCopyPushdown(t *testing.T) {
 	defer conn.Close()
 	s := &stream{cfg: &Config{Database: "test"}, conn: conn, filter: flt}
 	ct := &copyTable{name: "cpd"}
-	if err := s.describeCopy(ct, false); err != nil {
+	if err := s.describeCopy(ct, false, false); err != nil {
 		t.Fatal(err)
 	}
 	ct.lastpk = [][]byte{[]byte("3"), []byte("4")}

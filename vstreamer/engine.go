@@ -187,7 +187,19 @@ type Request struct {
 	// a new batch (one larger event goes alone), and a copy sends its rows once their values
 	// reach it.
 	PacketSize int
+	// VitessCopy shapes the copy as Vitess's tablets send it, for the Vitess-compatible
+	// services (see copyVitess in copy.go): one ROW event per row, every packet of rows its
+	// own transaction closed by LASTPK, a table's completion in a transaction of its own, the
+	// snapshot's GTID after a table's FIELD, one COPY_COMPLETED, copy state in VGTIDs without
+	// the completed flag, tables without a key copied by all their columns, and
+	// tables_to_copy ignored when a position is given without table_p_ks. A copy packet
+	// closes at PacketSize when set, else at MaxBatchBytes when set, else at VitessPacketSize.
+	VitessCopy bool
 }
+
+// VitessPacketSize is Vitess's default vstream-packet-size: a copy packet closes once its
+// rows' values reach this many bytes.
+const VitessPacketSize = 250000
 
 // Observer hears of a stream's progress, for metrics. Its methods are called on the stream's
 // goroutine and must return quickly.

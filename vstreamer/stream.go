@@ -54,6 +54,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		tablesToCopy:  req.TablesToCopy,
 		withoutKey:    req.CopyTablesWithoutKey,
 		chunkRows:     req.CopyChunkRows,
+		vitess:        req.VitessCopy,
 	}
 	pos := req.Position
 	if creq.emptyPosition {
@@ -100,6 +101,16 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 			return fmt.Errorf("%w: event type %d is not a VEventType", ErrBadRequest, t)
 		}
 		s.types |= 1 << t
+	}
+	if !creq.emptyPosition {
+		// The client knows the position it gave.
+		s.gtidSent = start.String()
+	}
+	s.vitessPacket = VitessPacketSize
+	if req.PacketSize > 0 {
+		s.vitessPacket = req.PacketSize
+	} else if req.MaxBatchBytes > 0 {
+		s.vitessPacket = req.MaxBatchBytes
 	}
 	s.copyPlans = make(map[string]*tablePlan)
 	if creq.wanted() {
@@ -224,6 +235,12 @@ type stream struct {
 	// drain closes when the engine drains; nil once the stream has seen it.
 	drain    <-chan struct{}
 	draining bool
+
+	// gtidSent is the position of the last GTID event sent, so that a copy tells the client
+	// its snapshot's position only when it moved (Vitess's shape).
+	gtidSent string
+	// vitessPacket bounds a Vitess-shaped copy packet: the bytes of its rows' values.
+	vitessPacket int
 
 	// copy is the table copy in progress, if any.
 	copy      *copier
@@ -517,7 +534,8 @@ func (s *stream) beat() {
 }
 
 func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
-	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.pos.String(), EventGtid: s.eventGTI}
+	s.gtidSent = s.pos.String()
+	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.eventGTI}
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
