@@ -38,7 +38,12 @@ func Classify(sql string) (kind Kind, tables []Table, ok bool) {
 	case "COMMIT":
 		return Commit, nil, true
 	case "XA":
-		if l.keyword() == "COMMIT" {
+		switch l.keyword() {
+		case "START", "BEGIN":
+			// An XA transaction's rows follow, and its XA_PREPARE_LOG_EVENT or
+			// XA COMMIT ... ONE PHASE ends it.
+			return Begin, nil, true
+		case "COMMIT":
 			return Commit, nil, true
 		}
 		return Other, nil, true
