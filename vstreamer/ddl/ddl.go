@@ -65,6 +65,26 @@ func Classify(sql string) (kind Kind, tables []Table, ok bool) {
 	return Other, nil, true
 }
 
+// CommitsPrepared reports whether sql is XA COMMIT of a transaction prepared earlier, not
+// XA COMMIT ... ONE PHASE: the rows it commits were logged before it, at its XA PREPARE.
+func CommitsPrepared(sql string) bool {
+	l := lexer{s: sql}
+	if l.keyword() != "XA" || l.keyword() != "COMMIT" {
+		return false
+	}
+	for !l.done() {
+		if l.peekKeyword() == "ONE" {
+			l.keyword()
+			if l.keyword() == "PHASE" {
+				return false
+			}
+			continue
+		}
+		l.skip()
+	}
+	return true
+}
+
 func ddlTables(verb string, l *lexer) ([]Table, bool) {
 	switch verb {
 	case "TRUNCATE":

@@ -57,6 +57,23 @@ func FuzzClassify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { Classify(s) })
 }
 
+func TestCommitsPrepared(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"XA COMMIT 'x'":                    true,
+		"xa commit 'x','b',1":              true,
+		"XA COMMIT 'one phase'":            true,
+		"XA COMMIT 'x' ONE PHASE":          false,
+		"XA COMMIT X'0a0b', 'q' one phase": false,
+		"XA START 'x'":                     false,
+		"COMMIT":                           false,
+		"BEGIN":                            false,
+	} {
+		if got := CommitsPrepared(sql); got != want {
+			t.Errorf("CommitsPrepared(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
+
 func TestKeywords(t *testing.T) {
 	got := Keywords("/* c */ ALTER TABLE `t` ADD UNIQUE KEY u (a), DROP INDEX i", 10)
 	want := []string{"ALTER", "TABLE", "ADD", "UNIQUE", "KEY", "U", "A", "DROP", "INDEX", "I"}
