@@ -594,6 +594,9 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	case *replication.TransactionPayloadEvent:
 		return s.payload(ev, e)
 	case *replication.QueryEvent:
+		if err := s.checkQuery(e); err != nil {
+			return err
+		}
 		return s.query(ts, e)
 	case *replication.XIDEvent:
 		c := &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT}

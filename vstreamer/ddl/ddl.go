@@ -88,7 +88,12 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 	case "COMMIT":
 		return Commit, nil, true
 	case "XA":
-		if l.keyword() == "COMMIT" {
+		switch l.keyword() {
+		case "START", "BEGIN":
+			// An XA transaction's rows follow, and its XA_PREPARE_LOG_EVENT or
+			// XA COMMIT ... ONE PHASE ends it.
+			return Begin, nil, true
+		case "COMMIT":
 			return Commit, nil, true
 		}
 		return Other, nil, true
@@ -174,6 +179,26 @@ func executableComment(sql string) bool {
 			return false
 		}
 	}
+}
+
+// CommitsPrepared reports whether sql is XA COMMIT of a transaction prepared earlier, not
+// XA COMMIT ... ONE PHASE: the rows it commits were logged before it, at its XA PREPARE.
+func CommitsPrepared(sql string) bool {
+	l := lexer{s: sql}
+	if l.keyword() != "XA" || l.keyword() != "COMMIT" {
+		return false
+	}
+	for !l.done() {
+		if l.peekKeyword() == "ONE" {
+			l.keyword()
+			if l.keyword() == "PHASE" {
+				return false
+			}
+			continue
+		}
+		l.skip()
+	}
+	return true
 }
 
 func ddlTables(verb string, l *lexer) ([]Table, bool) {

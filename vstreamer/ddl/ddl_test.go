@@ -16,6 +16,9 @@ func TestClassify(t *testing.T) {
 		{"START TRANSACTION", Begin, nil, true},
 		{"COMMIT", Commit, nil, true},
 		{"XA COMMIT 'x'", Commit, nil, true},
+		{"XA START 'x'", Begin, nil, true},
+		{"XA BEGIN 'x'", Begin, nil, true},
+		{"XA END 'x'", Other, nil, true},
 		{"ROLLBACK", Rollback, nil, true},
 		{"ROLLBACK TO SAVEPOINT s", Savepoint, nil, true},
 		{"SAVEPOINT s", Savepoint, nil, true},
@@ -78,6 +81,23 @@ func FuzzClassify(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { Classify(s) })
+}
+
+func TestCommitsPrepared(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"XA COMMIT 'x'":                    true,
+		"xa commit 'x','b',1":              true,
+		"XA COMMIT 'one phase'":            true,
+		"XA COMMIT 'x' ONE PHASE":          false,
+		"XA COMMIT X'0a0b', 'q' one phase": false,
+		"XA START 'x'":                     false,
+		"COMMIT":                           false,
+		"BEGIN":                            false,
+	} {
+		if got := CommitsPrepared(sql); got != want {
+			t.Errorf("CommitsPrepared(%q) = %v, want %v", sql, got, want)
+		}
+	}
 }
 
 func TestKeywords(t *testing.T) {
