@@ -27,7 +27,7 @@ var codeOf = []struct {
 	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
-	{vstreamer.ErrStatementRollback, codes.FailedPrecondition},
+	{vstreamer.ErrStatementChange, codes.FailedPrecondition},
 	{encoder.ErrStatementDML, codes.FailedPrecondition},
 	{vstreamer.ErrUnavailable, codes.Unavailable},
 	{vstreamer.ErrShuttingDown, codes.Unavailable},

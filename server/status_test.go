@@ -31,7 +31,7 @@ func TestToStatus(t *testing.T) {
 		{wrap(vstreamer.ErrServerConfig), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrSchema), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrNoKey), codes.FailedPrecondition},
-		{wrap(vstreamer.ErrStatementRollback), codes.FailedPrecondition},
+		{wrap(vstreamer.ErrStatementChange), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrUnavailable), codes.Unavailable},
 		{wrap(vstreamer.ErrShuttingDown), codes.Unavailable},
 		{wrap(context.Canceled), codes.Canceled},

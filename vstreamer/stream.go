@@ -561,7 +561,7 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 			// the others, and the stream has no event that says so.
 			return fmt.Errorf("%w: transaction %s rolls back to a savepoint after statement-based changes (%q); "+
 				"the changes it undid cannot be told from those it kept; set binlog_format=ROW on the source",
-				ErrStatementRollback, s.eventGTI, sql)
+				ErrStatementChange, s.eventGTI, sql)
 		}
 		return nil
 	case ddl.Insert, ddl.Update, ddl.Delete, ddl.Replace:
