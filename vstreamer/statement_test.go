@@ -159,6 +159,16 @@ func TestOnlineDDLTables(t *testing.T) {
 	)
 }
 
+// Nor are they copied: a copy selected by a regex leaves them out.
+func TestOnlineDDLTablesNotCopied(t *testing.T) {
+	execSQL(t, "CREATE TABLE ic_t (id INT PRIMARY KEY)", "CREATE TABLE _ic_t_old (id INT PRIMARY KEY)",
+		"INSERT INTO ic_t VALUES (1)", "INSERT INTO _ic_t_old VALUES (1)")
+	ts := startStream(t, newEngine(t), Request{Position: "", Filter: rules(&binlogdata.Rule{Match: "/ic_t/"})})
+	ts.expect("BEGIN", "FIELD ic_t id:INT32", "ROW ic_t +[1]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
+	execSQL(t, "INSERT INTO _ic_t_old VALUES (2)", "INSERT INTO ic_t VALUES (2)")
+	ts.expect("BEGIN", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW ic_t +[2]", "GTID", "COMMIT", "VGTID")
+}
+
 // A position holding a transaction the server has not executed fails with Vitess's
 // "GTIDSet Mismatch" wording (Vitess's TestNoFutureGTID), which vtgate reads to try another
 // tablet.
