@@ -28,6 +28,7 @@ var codeOf = []struct {
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
 	{vstreamer.ErrStatementChange, codes.FailedPrecondition},
+	{vstreamer.ErrPartialRollback, codes.FailedPrecondition},
 	{encoder.ErrStatementDML, codes.FailedPrecondition},
 	{vstreamer.ErrUnavailable, codes.Unavailable},
 	{vstreamer.ErrShuttingDown, codes.Unavailable},

@@ -32,6 +32,7 @@ func TestToStatus(t *testing.T) {
 		{wrap(vstreamer.ErrSchema), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrNoKey), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrStatementChange), codes.FailedPrecondition},
+		{wrap(vstreamer.ErrPartialRollback), codes.FailedPrecondition},
 		{wrap(vstreamer.ErrUnavailable), codes.Unavailable},
 		{wrap(vstreamer.ErrShuttingDown), codes.Unavailable},
 		{wrap(context.Canceled), codes.Canceled},

@@ -11,10 +11,9 @@ import (
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
-// ErrStatementChange: a change logged as a statement cannot be streamed exactly: its
-// transaction rolls back to a savepoint after changes the stream has sent (which were kept
-// cannot be told), or it writes a table whose copy is half done (a statement cannot be split
-// at the copied key).
+// ErrStatementChange: a change logged as a statement cannot be streamed exactly: it writes a
+// table whose copy is half done (a statement cannot be split at the copied key), or its
+// transaction rolls it back (only its changes to non-transactional tables stay).
 var ErrStatementChange = errors.New("statement-based change cannot be streamed exactly")
 
 // statementTypes are the events of statement-based DML, as Vitess names them.
@@ -46,7 +45,6 @@ func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.
 		return nil
 	}
 	s.begin(ts)
-	s.txn.statements++
 	ev := &binlogdata.VEvent{Type: statementTypes[kind], Timestamp: int64(ts), EventGtid: s.eventGTI, Dml: sql}
 	if ev.Source = s.source(); ev.Source != nil {
 		ev.Source.Database = db
@@ -122,9 +120,4 @@ func (s *stream) statementDuringCopy(names []string, unread bool, sql string) (s
 			"set binlog_format=ROW on the source, or start the copy again", ErrStatementChange, s.eventGTI, what, sql)
 	}
 	return notHeld == 0, nil
-}
-
-func isRollbackTo(sql string) bool {
-	kw := ddl.Keywords(sql, 2)
-	return len(kw) == 2 && kw[0] == "ROLLBACK" && kw[1] == "TO"
 }

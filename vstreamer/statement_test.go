@@ -193,37 +193,6 @@ func TestNoFutureGTID(t *testing.T) {
 	}
 }
 
-// A statement-based transaction that rolls back to a savepoint after changes were sent ends
-// the stream with an error naming it: the server logs ROLLBACK TO only when a
-// non-transactional table changed too, and the stream cannot tell the undone statements from
-// the kept ones.
-func TestStatementRollbackToSavepoint(t *testing.T) {
-	execSQL(t, "CREATE TABLE sp_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sp_myisam (id INT PRIMARY KEY) ENGINE=MyISAM")
-	e := newEngine(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	errc := make(chan error, 1)
-	started := make(chan struct{})
-	var once bool
-	go func() {
-		errc <- e.Stream(ctx, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sp_/"})}, func([]*binlogdata.VEvent) error {
-			if !once {
-				once = true
-				close(started)
-			}
-			return nil
-		})
-	}()
-	<-started
-	statementMode(t, "STATEMENT", "BEGIN", "INSERT INTO sp_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO sp_myisam VALUES (1)",
-		"INSERT INTO sp_inno VALUES (2)", "ROLLBACK TO SAVEPOINT a", "COMMIT")
-	err := <-errc
-	if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "ROLLBACK TO") {
-		t.Fatalf("err = %v, want ErrStatementChange naming the statement", err)
-	}
-	t.Log(err)
-}
-
 // copyWithHook runs a copy stream of the sc_ tables, calling hook (once) when the first
 // chunk of sc_a has been sent, and returns the events' short forms and the stream's error
 // once done says to stop.
