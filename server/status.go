@@ -29,7 +29,8 @@ var codeOf = []struct {
 	{vstreamer.ErrUnsupportedEvent, codes.FailedPrecondition},
 	{vstreamer.ErrSchema, codes.FailedPrecondition},
 	{vstreamer.ErrNoKey, codes.FailedPrecondition},
-	{vstreamer.ErrStatementRollback, codes.FailedPrecondition},
+	{vstreamer.ErrStatementChange, codes.FailedPrecondition},
+	{vstreamer.ErrPartialRollback, codes.FailedPrecondition},
 	{encoder.ErrStatementDML, codes.FailedPrecondition},
 	{vstreamer.ErrBadOption, codes.InvalidArgument},
 	// Starting again meets the same event: the client must not retry.

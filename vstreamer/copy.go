@@ -188,7 +188,8 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 	var selected []string
 	for _, t := range all {
 		exists[t] = true
-		if s.filter.Table(t) != nil {
+		// Online schema change tables are not streamed from the binlog, so not copied either.
+		if s.filter.Table(t) != nil && !schema.Internal(t) {
 			selected = append(selected, t)
 		}
 	}

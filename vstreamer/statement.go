@@ -2,15 +2,19 @@ package vstreamer
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
-// ErrStatementRollback: a transaction logged as statements rolls back to a savepoint after
-// changes the stream has sent, so which of them were kept cannot be told.
-var ErrStatementRollback = errors.New("statement-based transaction rolled back to a savepoint")
+// ErrStatementChange: a change logged as a statement cannot be streamed exactly: it writes a
+// table whose copy is half done (a statement cannot be split at the copied key), or its
+// transaction rolls it back (only its changes to non-transactional tables stay).
+var ErrStatementChange = errors.New("statement-based change cannot be streamed exactly")
 
 // statementTypes are the events of statement-based DML, as Vitess names them.
 var statementTypes = map[ddl.Kind]binlogdata.VEventType{
@@ -25,7 +29,15 @@ var statementTypes = map[ddl.Kind]binlogdata.VEventType{
 // statement in dml, as Vitess does: there are no row images to send.
 func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.Table, parsed bool, sql string) error {
 	standalone := !s.inTxn
-	if !s.statementMatches(db, tables, parsed) {
+	names, unread := s.statementTables(db, tables, parsed)
+	send := len(names) > 0 || unread
+	if send {
+		var err error
+		if send, err = s.statementDuringCopy(names, unread, sql); err != nil {
+			return err
+		}
+	}
+	if !send {
 		if standalone {
 			s.begin(ts)
 			return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
@@ -33,7 +45,6 @@ func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.
 		return nil
 	}
 	s.begin(ts)
-	s.txn.statements++
 	ev := &binlogdata.VEvent{Type: statementTypes[kind], Timestamp: int64(ts), EventGtid: s.eventGTI, Dml: sql}
 	if ev.Source = s.source(); ev.Source != nil {
 		ev.Source.Database = db
@@ -50,28 +61,63 @@ func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.
 	return nil
 }
 
-// statementMatches reports whether a statement-based DML writes a streamed table: one of
-// the keyspace's database that the filter selects and that is not an online schema change's
-// own table. A statement whose tables cannot be read is sent when its default database is the
-// keyspace's (or none), as Vitess decides for every statement: sending one too many is
-// better than losing a change.
-func (s *stream) statementMatches(defaultDB string, tables []ddl.Table, parsed bool) bool {
+// statementTables returns the streamed tables a statement-based DML writes: tables of the
+// keyspace's database that the filter selects and that are not an online schema change's
+// own. unread is true when its tables could not be read and its default database is the
+// keyspace's (or none): it is then sent, as Vitess decides for every statement, since sending
+// one too many is better than losing a change.
+func (s *stream) statementTables(defaultDB string, tables []ddl.Table, parsed bool) (names []string, unread bool) {
 	if !parsed || len(tables) == 0 {
-		return defaultDB == "" || defaultDB == s.cfg.Database
+		return nil, defaultDB == "" || defaultDB == s.cfg.Database
 	}
 	for _, t := range tables {
 		db := t.DB
 		if db == "" {
 			db = defaultDB
 		}
-		if db == s.cfg.Database && !schema.Internal(t.Name) && s.filter.Table(t.Name) != nil {
-			return true
+		if db == s.cfg.Database && !schema.Internal(t.Name) && s.filter.Table(t.Name) != nil && !slices.Contains(names, t.Name) {
+			names = append(names, t.Name)
 		}
 	}
-	return false
+	return names, false
 }
 
-func isRollbackTo(sql string) bool {
-	kw := ddl.Keywords(sql, 2)
-	return len(kw) == 2 && kw[0] == "ROLLBACK" && kw[1] == "TO"
+// statementDuringCopy decides a statement-based change met while tables are copied. The
+// client holds a copied table's rows up to its copied key only, and a statement's rows cannot
+// be told: a table whose copy has sent no row yet takes the change through its copy (the
+// statement is not sent, as its rows events would not be); a table partly copied cannot take
+// it, and the stream ends.
+func (s *stream) statementDuringCopy(names []string, unread bool, sql string) (send bool, err error) {
+	if !s.copy.active() {
+		return true, nil
+	}
+	if unread {
+		names = names[:0]
+		for _, t := range s.copy.tables {
+			names = append(names, t.name)
+		}
+	}
+	held, notHeld := 0, 0
+	for _, name := range names {
+		ct := s.copy.state(name)
+		switch {
+		case ct == nil:
+			held++
+		case ct.status == copyPending || ct.lastpk == nil:
+			notHeld++
+		default:
+			return false, fmt.Errorf("%w: transaction %s changes table %s by a statement (%q) while the table is being copied, "+
+				"and a statement cannot be split at the copied key; set binlog_format=ROW on the source, or start the copy again",
+				ErrStatementChange, s.eventGTI, name, sql)
+		}
+	}
+	if held > 0 && notHeld > 0 || unread && notHeld > 0 {
+		what := strings.Join(names, ", ")
+		if unread {
+			what = "(its tables could not be read)"
+		}
+		return false, fmt.Errorf("%w: transaction %s changes tables %s by a statement (%q), some copied and some not yet; "+
+			"set binlog_format=ROW on the source, or start the copy again", ErrStatementChange, s.eventGTI, what, sql)
+	}
+	return notHeld == 0, nil
 }

@@ -3,6 +3,7 @@ package vstreamer
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,6 +159,16 @@ func TestOnlineDDLTables(t *testing.T) {
 	)
 }
 
+// Nor are they copied: a copy selected by a regex leaves them out.
+func TestOnlineDDLTablesNotCopied(t *testing.T) {
+	execSQL(t, "CREATE TABLE ic_t (id INT PRIMARY KEY)", "CREATE TABLE _ic_t_old (id INT PRIMARY KEY)",
+		"INSERT INTO ic_t VALUES (1)", "INSERT INTO _ic_t_old VALUES (1)")
+	ts := startStream(t, newEngine(t), Request{Position: "", Filter: rules(&binlogdata.Rule{Match: "/ic_t/"})})
+	ts.expect("BEGIN", "FIELD ic_t id:INT32", "ROW ic_t +[1]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
+	execSQL(t, "INSERT INTO _ic_t_old VALUES (2)", "INSERT INTO ic_t VALUES (2)")
+	ts.expect("BEGIN", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW ic_t +[2]", "GTID", "COMMIT", "VGTID")
+}
+
 // A position holding a transaction the server has not executed fails with Vitess's
 // "GTIDSet Mismatch" wording (Vitess's TestNoFutureGTID), which vtgate reads to try another
 // tablet.
@@ -182,33 +193,72 @@ func TestNoFutureGTID(t *testing.T) {
 	}
 }
 
-// A statement-based transaction that rolls back to a savepoint after changes were sent ends
-// the stream with an error naming it: the server logs ROLLBACK TO only when a
-// non-transactional table changed too, and the stream cannot tell the undone statements from
-// the kept ones.
-func TestStatementRollbackToSavepoint(t *testing.T) {
-	execSQL(t, "CREATE TABLE sp_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sp_myisam (id INT PRIMARY KEY) ENGINE=MyISAM")
-	e := newEngine(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+// copyWithHook runs a copy stream of the sc_ tables, calling hook (once) when the first
+// chunk of sc_a has been sent, and returns the events' short forms and the stream's error
+// once done says to stop.
+func copyWithHook(t *testing.T, hook func(), done func(evs []string) bool) ([]string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	errc := make(chan error, 1)
-	started := make(chan struct{})
-	var once bool
-	go func() {
-		errc <- e.Stream(ctx, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sp_/"})}, func([]*binlogdata.VEvent) error {
-			if !once {
-				once = true
-				close(started)
+	var evs []string
+	hooked := false
+	err := newEngine(t).Stream(ctx, Request{Position: "", Filter: rules(&binlogdata.Rule{Match: "/^sc_/"}), CopyChunkRows: 1},
+		func(batch []*binlogdata.VEvent) error {
+			for _, ev := range batch {
+				evs = append(evs, short(ev))
+				if !hooked && ev.Type == binlogdata.VEventType_ROW && ev.RowEvent.TableName == "sc_a" {
+					hooked = true
+					defer hook()
+				}
+			}
+			if done(evs) {
+				cancel()
 			}
 			return nil
 		})
-	}()
-	<-started
-	statementMode(t, "STATEMENT", "BEGIN", "INSERT INTO sp_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO sp_myisam VALUES (1)",
-		"INSERT INTO sp_inno VALUES (2)", "ROLLBACK TO SAVEPOINT a", "COMMIT")
-	err := <-errc
-	if !errors.Is(err, ErrStatementRollback) || !strings.Contains(err.Error(), "ROLLBACK TO") {
-		t.Fatalf("err = %v, want ErrStatementRollback naming the statement", err)
-	}
-	t.Log(err)
+	return evs, err
+}
+
+// A statement-based change during a table copy: a table whose copy has not begun takes it
+// through its copy (the statement is not sent, like the rows events of such a table); a
+// table partly copied cannot, and the stream ends naming it.
+func TestStatementDuringCopy(t *testing.T) {
+	execSQL(t, "CREATE TABLE sc_a (id INT PRIMARY KEY, v INT)", "CREATE TABLE sc_b (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO sc_a VALUES (1, 0), (2, 0), (3, 0)", "INSERT INTO sc_b VALUES (1, 0)")
+
+	t.Run("a table not copied yet", func(t *testing.T) {
+		copied := false
+		evs, err := copyWithHook(t, func() { statementMode(t, "STATEMENT", "INSERT INTO sc_b VALUES (2, 0)") }, func(evs []string) bool {
+			// One COPY_COMPLETED per table, then the final one.
+			if n := len(slices.DeleteFunc(slices.Clone(evs), func(e string) bool { return e != "COPY_COMPLETED" })); !copied && n == 3 {
+				// Once the copy is done, statements stream as usual.
+				copied = true
+				statementMode(t, "STATEMENT", "INSERT INTO sc_a VALUES (4, 0)")
+			}
+			return slices.Contains(evs, "INSERT INSERT INTO sc_a VALUES (4, 0)")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rowsB, inserts []string
+		for _, ev := range evs {
+			if strings.HasPrefix(ev, "ROW sc_b") {
+				rowsB = append(rowsB, ev)
+			}
+			if strings.HasPrefix(ev, "INSERT ") {
+				inserts = append(inserts, ev)
+			}
+		}
+		if strings.Join(rowsB, ", ") != "ROW sc_b +[1 0], ROW sc_b +[2 0]" || len(inserts) != 1 {
+			t.Errorf("sc_b copied as %v and statements %v; want rows 1 and 2 copied and only the INSERT after the copy\n%s",
+				rowsB, inserts, strings.Join(evs, "\n"))
+		}
+	})
+
+	t.Run("a table partly copied", func(t *testing.T) {
+		_, err := copyWithHook(t, func() { statementMode(t, "STATEMENT", "UPDATE sc_a SET v = v + 1") }, func([]string) bool { return false })
+		if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "table sc_a") {
+			t.Fatalf("err = %v, want ErrStatementChange naming sc_a", err)
+		}
+	})
 }

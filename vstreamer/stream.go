@@ -209,6 +209,8 @@ type stream struct {
 	types uint64
 	// inChunk is set while a copy chunk is read: its events are sent whatever types says.
 	inChunk bool
+	// flushes counts the batches sent, so that a savepoint knows whether its events went out.
+	flushes uint64
 
 	heartbeat time.Duration
 	// sendMu orders calls of send: the stream goroutine's, and heartbeats sent while it waits
@@ -462,6 +464,7 @@ func (s *stream) flush() error {
 		return nil
 	}
 	err := s.sendLocked(s.batch)
+	s.flushes++
 	clear(s.batch)
 	s.batch = s.batch[:0]
 	s.batchSize = 0
@@ -639,6 +642,7 @@ func (s *stream) begin(ts uint32) {
 		ev.Source.ThreadId = s.txn.threadID
 	}
 	s.add(ev)
+	s.txn.begun = savepoint{mark: len(s.batch), flushes: s.flushes}
 }
 
 func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
@@ -650,18 +654,16 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 	case ddl.Begin:
 		s.begin(ts)
 		return nil
-	case ddl.Commit, ddl.Rollback:
+	case ddl.Commit:
+		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+	case ddl.Rollback:
+		if err := s.rollback(sql); err != nil {
+			return err
+		}
+		// The transaction's GTID is spent: the position moves past it.
 		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
 	case ddl.Savepoint:
-		if s.txn.statements > 0 && isRollbackTo(sql) {
-			// The server logs ROLLBACK TO only when the transaction also changed a
-			// non-transactional table; the statements after the savepoint were undone in
-			// the others, and the stream has no event that says so.
-			return fmt.Errorf("%w: transaction %s rolls back to a savepoint after statement-based changes (%q); "+
-				"the changes it undid cannot be told from those it kept; set binlog_format=ROW on the source",
-				ErrStatementRollback, s.eventGTI, sql)
-		}
-		return nil
+		return s.savepoint(sql)
 	case ddl.Insert, ddl.Update, ddl.Delete, ddl.Replace:
 		return s.statementDML(ts, kind, db, tables, parsed, sql)
 	}
@@ -775,8 +777,9 @@ type txnSource struct {
 	query string
 	// rowsEvents counts the rows events of the transaction read so far, sent or not.
 	rowsEvents uint32
-	// statements counts the statement-based changes of the transaction sent so far.
-	statements int
+	// savepoints are the transaction's savepoints, oldest first; begun marks its BEGIN.
+	savepoints []savepoint
+	begun      savepoint
 }
 
 // source is the EventSource of the binlog event being handled, or nil when the stream does

@@ -98,7 +98,11 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 		}
 		return Other, nil, true
 	case "ROLLBACK":
-		if l.keyword() == "TO" {
+		kw := l.keyword()
+		if kw == "WORK" {
+			kw = l.keyword()
+		}
+		if kw == "TO" {
 			return Savepoint, nil, true
 		}
 		return Rollback, nil, true
@@ -113,6 +117,53 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 		return DDL, tables, ok
 	}
 	return Other, nil, true
+}
+
+// SavepointOp is what a savepoint statement does.
+type SavepointOp int
+
+const (
+	NotSavepoint SavepointOp = iota
+	// SetSavepoint is SAVEPOINT name.
+	SetSavepoint
+	// RollbackToSavepoint is ROLLBACK [WORK] TO [SAVEPOINT] name.
+	RollbackToSavepoint
+	// ReleaseSavepoint is RELEASE SAVEPOINT name.
+	ReleaseSavepoint
+)
+
+// ReadSavepoint reads a statement Classify calls a Savepoint: what it does and the
+// savepoint's name.
+func ReadSavepoint(sql string) (SavepointOp, string) {
+	l := lexer{s: sql}
+	op := NotSavepoint
+	switch l.keyword() {
+	case "SAVEPOINT":
+		op = SetSavepoint
+	case "ROLLBACK":
+		if l.peekKeyword() == "WORK" {
+			l.keyword()
+		}
+		if l.keyword() != "TO" {
+			return NotSavepoint, ""
+		}
+		if l.peekKeyword() == "SAVEPOINT" {
+			l.keyword()
+		}
+		op = RollbackToSavepoint
+	case "RELEASE":
+		if l.keyword() != "SAVEPOINT" {
+			return NotSavepoint, ""
+		}
+		op = ReleaseSavepoint
+	default:
+		return NotSavepoint, ""
+	}
+	name, ok := l.ident()
+	if !ok {
+		return NotSavepoint, ""
+	}
+	return op, name
 }
 
 // deleteTables reads the tables of DELETE [LOW_PRIORITY] [QUICK] [IGNORE] FROM t ..., or of

@@ -21,6 +21,8 @@ func TestClassify(t *testing.T) {
 		{"XA END 'x'", Other, nil, true},
 		{"ROLLBACK", Rollback, nil, true},
 		{"ROLLBACK TO SAVEPOINT s", Savepoint, nil, true},
+		{"ROLLBACK WORK TO s", Savepoint, nil, true},
+		{"ROLLBACK WORK", Rollback, nil, true},
 		{"SAVEPOINT s", Savepoint, nil, true},
 		{"create table t1 (id int)", DDL, []Table{{Name: "t1"}}, true},
 		{"CREATE TABLE IF NOT EXISTS `db`.`weird``name` (id int)", DDL, []Table{{DB: "db", Name: "weird`name"}}, true},
@@ -96,6 +98,28 @@ func TestCommitsPrepared(t *testing.T) {
 	} {
 		if got := CommitsPrepared(sql); got != want {
 			t.Errorf("CommitsPrepared(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
+
+func TestReadSavepoint(t *testing.T) {
+	cases := []struct {
+		sql  string
+		op   SavepointOp
+		name string
+	}{
+		{"SAVEPOINT `a`", SetSavepoint, "a"},
+		{"savepoint sp1", SetSavepoint, "sp1"},
+		{"ROLLBACK TO `a`", RollbackToSavepoint, "a"},
+		{"ROLLBACK WORK TO SAVEPOINT `odd``name`", RollbackToSavepoint, "odd`name"},
+		{"RELEASE SAVEPOINT b", ReleaseSavepoint, "b"},
+		{"ROLLBACK", NotSavepoint, ""},
+		{"SAVEPOINT", NotSavepoint, ""},
+		{"INSERT INTO t VALUES (1)", NotSavepoint, ""},
+	}
+	for _, c := range cases {
+		if op, name := ReadSavepoint(c.sql); op != c.op || name != c.name {
+			t.Errorf("ReadSavepoint(%q) = %v %q, want %v %q", c.sql, op, name, c.op, c.name)
 		}
 	}
 }

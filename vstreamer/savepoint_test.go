@@ -1,0 +1,122 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+)
+
+// A transaction that rolls back to a savepoint after changing a non-transactional table: the
+// server writes the undone changes and then ROLLBACK TO; the client receives only what was
+// committed, with rows or statements.
+func TestRollbackToSavepoint(t *testing.T) {
+	execSQL(t, "CREATE TABLE sv_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sv_my (id INT PRIMARY KEY) ENGINE=MyISAM",
+		"CREATE TABLE sv_late (id INT PRIMARY KEY) ENGINE=InnoDB")
+	ts := startStream(t, newEngine(t), Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sv_/"})})
+	ts.expect("GTID", "OTHER", "VGTID")
+	cases := []struct {
+		name   string
+		format string
+		sql    []string
+		want   []string
+	}{{
+		name:   "rows",
+		format: "ROW",
+		sql: []string{"BEGIN", "INSERT INTO sv_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO sv_my VALUES (1)",
+			"INSERT INTO sv_inno VALUES (2)", "SAVEPOINT b", "INSERT INTO sv_inno VALUES (3)", "ROLLBACK TO SAVEPOINT a",
+			"INSERT INTO sv_inno VALUES (4)", "COMMIT"},
+		want: []string{
+			"BEGIN", "FIELD sv_my id:INT32", "ROW sv_my +[1]", "GTID", "COMMIT", "VGTID",
+			"BEGIN", "FIELD sv_inno id:INT32", "ROW sv_inno +[1]", "ROW sv_inno +[4]", "GTID", "COMMIT", "VGTID",
+		},
+	}, {
+		// MariaDB writes the transaction's rows up to the non-transactional change as a
+		// transaction ending in ROLLBACK, and the rest as another.
+		name:   "a transaction written and rolled back; its FIELD event is sent again",
+		format: "ROW",
+		sql: []string{"BEGIN", "SAVEPOINT a", "INSERT INTO sv_late VALUES (1)", "INSERT INTO sv_my VALUES (2)",
+			"ROLLBACK TO a", "INSERT INTO sv_late VALUES (2)", "COMMIT"},
+		want: []string{
+			"BEGIN", "ROW sv_my +[2]", "GTID", "COMMIT", "VGTID",
+			"BEGIN", "GTID", "COMMIT", "VGTID",
+			"BEGIN", "FIELD sv_late id:INT32", "ROW sv_late +[2]", "GTID", "COMMIT", "VGTID",
+		},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			statementMode(t, c.format, c.sql...)
+			ts.t = t
+			ts.expect(c.want...)
+		})
+	}
+	ts.t = t
+	// What the client received is what the tables hold.
+	got, err := queryStringOn(t, "SELECT GROUP_CONCAT(id ORDER BY id) FROM sv_inno")
+	if err != nil || got != "1,4" {
+		t.Errorf("sv_inno holds %q (%v), want 1,4", got, err)
+	}
+}
+
+// streamUntilError runs a stream of the tables matching match, runs sqls once it has
+// started, and returns the stream's error and the GTID position after sqls.
+func streamUntilError(t *testing.T, req Request, format string, sqls ...string) (error, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	started := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		first := true
+		errc <- newEngine(t).Stream(ctx, req, func([]*binlogdata.VEvent) error {
+			if first {
+				first = false
+				close(started)
+			}
+			return nil
+		})
+	}()
+	<-started
+	statementMode(t, format, sqls...)
+	gtid, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return <-errc, gtid
+}
+
+// When the undone changes already went out in an earlier batch, the stream ends naming the
+// transaction.
+func TestRollbackToSavepointAfterSend(t *testing.T) {
+	execSQL(t, "CREATE TABLE sb_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sb_my (id INT PRIMARY KEY) ENGINE=MyISAM")
+	err, gtid := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sb_/"}), MaxBatchBytes: 1}, "ROW",
+		"BEGIN", "INSERT INTO sb_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO sb_inno VALUES (2)", "INSERT INTO sb_my VALUES (1)",
+		"ROLLBACK TO a", "COMMIT")
+	if !errors.Is(err, ErrPartialRollback) || !strings.Contains(err.Error(), "transaction "+gtid+" ") || !strings.Contains(err.Error(), "max_batch_bytes") {
+		t.Fatalf("err = %v, want ErrPartialRollback naming transaction %s", err, gtid)
+	}
+}
+
+// Statements rolled back are another matter: the server writes the statements on
+// non-transactional tables in the same transaction, and they stay. The stream cannot tell
+// them apart and ends naming the transaction.
+func TestRollbackOfStatements(t *testing.T) {
+	execSQL(t, "CREATE TABLE ss_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE ss_my (id INT PRIMARY KEY) ENGINE=MyISAM")
+	for _, end := range []string{"ROLLBACK TO a", "ROLLBACK"} {
+		t.Run(end, func(t *testing.T) {
+			sqls := []string{"BEGIN", "INSERT INTO ss_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO ss_my VALUES (1)",
+				"INSERT INTO ss_inno VALUES (2)", end}
+			if end != "ROLLBACK" {
+				sqls = append(sqls, "COMMIT")
+			}
+			err, gtid := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ss_/"})}, "STATEMENT", sqls...)
+			if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "transaction "+gtid+" ") {
+				t.Fatalf("err = %v, want ErrStatementChange naming transaction %s", err, gtid)
+			}
+			execSQL(t, "DELETE FROM ss_inno", "DELETE FROM ss_my")
+		})
+	}
+}
