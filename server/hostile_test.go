@@ -143,11 +143,11 @@ func TestStartFlood(t *testing.T) {
 
 	const starts, clients = 600, 60
 	var (
-		mu    sync.Mutex
+		mu      sync.Mutex
 		answers = map[codes.Code]int{}
-		peak  atomic.Int64
-		next  atomic.Int64
-		wg    sync.WaitGroup
+		peak    atomic.Int64
+		next    atomic.Int64
+		wg      sync.WaitGroup
 	)
 	req := marshal(t, startOf("current", oneTable("flood", ""), "", nil))
 	began := time.Now()
