@@ -32,6 +32,9 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		return fmt.Errorf("%w: not starting new streams", ErrShuttingDown)
 	default:
 	}
+	if err := checkSize(&req); err != nil {
+		return err
+	}
 	flt, err := filter.New(req.Filter)
 	if err != nil {
 		return err
