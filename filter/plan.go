@@ -325,6 +325,10 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 	pred.ci = kind == kindString && caseInsensitive(f.Charset)
 	for _, lit := range c.values {
 		pred.sql = append(pred.sql, lit.sql())
+		if lit.null && c.op == opIn {
+			// x IN (1, NULL) is true when x = 1: the NULL matches nothing.
+			continue
+		}
 		if lit.null {
 			pred.never = true
 			// Keep positions aligned for BETWEEN; the predicate is never true anyway.
