@@ -175,7 +175,9 @@ func TestPlanErrors(t *testing.T) {
 		{"select convert(id using utf8mb4) from t", "not a character column"},
 		{"select convert(name using koi8r) from t", "only utf8mb4"},
 		{"select id from t where in_keyrange(name, 'hash', '-80')", "needs an integer column"},
-		{"select id from t where in_keyrange(id, 'xxhash', '-80')", `vindex "xxhash" is not supported`},
+		{"select id from t where in_keyrange(id, 'unicode_loose_md5', '-80')", `vindex "unicode_loose_md5" is not supported`},
+		{"select id from t where in_keyrange(id, 'lookup', '-80')", "vindex must be Unique to be used for VReplication: lookup"},
+		{"select id from t where in_keyrange(name, 'numeric', '-80')", "the numeric vindex needs an integer column"},
 		{"select id from t where in_keyrange('zz-')", "not hex"},
 		{"select id, keyspace_id() from t where in_keyrange(id, u, 'hash', '-80')", "the hash vindex takes one column, got 2"},
 	}
@@ -287,7 +289,7 @@ func TestHashVindex(t *testing.T) {
 	v := newHashVindex()
 	for in, want := range map[uint64]string{1: "166b40b44aba4bd6", 2: "06e7ea22ce92708f", 3: "4eb190c9a2fa169c", 4: "d2fd8867d50d2dfe"} {
 		got := ""
-		for _, b := range v.keyspaceID(in) {
+		for _, b := range v.integer(in) {
 			got += string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15])
 		}
 		if got != want {
