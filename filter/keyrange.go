@@ -111,7 +111,7 @@ const vindexNames = "hash, numeric, reverse_bits, binary, binary_md5 or xxhash"
 
 // nonUnique are Vitess vindexes a stream cannot split by, in Vitess's words.
 var nonUnique = map[string]bool{"lookup": true, "lookup_hash": true, "consistent_lookup": true,
-	"lookup_unicodeloosemd5_hash": true, "region_json": false}
+	"lookup_unicodeloosemd5_hash": true}
 
 // vindex computes keyspace ids. It keeps a scratch buffer, so one plan's vindexes are used
 // by one goroutine at a time.

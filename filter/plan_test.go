@@ -333,6 +333,7 @@ func FuzzFilter(f *testing.F) {
 		"select convert(name using utf8mb4) as n from t where born between '2024-01-01' and '2025-01-01' and dur is not null",
 		"-80", "exclude", "select id from t where price >= -1.5e3 and code <> 'x''y'",
 		"select 1, id as x from t where (id = 1 and (name is null)) or not u in (1)",
+		"select id from t where in_keyrange(name, 'xxhash', '80-') and in_keyrange(raw, 'binary_md5', '-40-80-')",
 	} {
 		f.Add(s, "12.5", "2024-01-01 00:00:00", "abc")
 	}
