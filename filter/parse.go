@@ -124,6 +124,21 @@ func tokenize(s string) ([]token, error) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
+		case c == '#' || c == '-' && strings.HasPrefix(s[i:], "-- ") || c == '-' && s[i:] == "--":
+			// A comment to the end of the line.
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(s[i:], "/*"):
+			if strings.HasPrefix(s[i:], "/*!") {
+				// MySQL runs what such a comment holds; a filter does not.
+				return nil, syntaxError(s, token{kind: tkPunct, end: i + 3}, "executable comments are not supported")
+			}
+			end := strings.Index(s[i+2:], "*/")
+			if end < 0 {
+				return nil, syntaxError(s, token{kind: tkEOF}, "unterminated comment")
+			}
+			i += 2 + end + 2
 		case c == '`':
 			start := i
 			i++
@@ -428,6 +443,11 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 	var aliases []string
 	for {
 		if p.acceptPunct("*") {
+			items = append(items, nil)
+			aliases = append(aliases, "")
+		} else if isName(p.peek()) && p.peekAt(1).text == "." && p.peekAt(2).kind == tkPunct && p.peekAt(2).text == "*" {
+			// t.*: Vitess takes it as *, whatever the qualifier.
+			p.i += 3
 			items = append(items, nil)
 			aliases = append(aliases, "")
 		} else {

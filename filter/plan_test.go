@@ -245,7 +245,8 @@ func TestParseErrors(t *testing.T) {
 		{"select id from t where in_keyrange('-80', 'x')", "unexpected in_keyrange parameters"},
 		{"select id from t where in_keyrange(id, 'hash', '-40-80-')", "unexpected in_keyrange parameter: '-40-80-'"},
 		{"select id from t where in_keyrange(id, 'hash', '')", `malformed spec: doesn't define a range: ""`},
-		{"select id from t where id = 1 # comment", "syntax error"},
+		{"select id from t where id = 1 /*! and 1 */", "syntax error at position 34 (executable comments are not supported)"},
+		{"select id from t /* open", "unterminated comment"},
 	}
 	for _, c := range cases {
 		_, err := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: c.filter}}})

@@ -187,6 +187,8 @@ func TestPlanBuilder(t *testing.T) {
 			outErr: "column x2 not found in table t1"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id as a, val b, keyspace_id() as k from t1 x"},
 			plan: "id:INT64<-id val:VARCHAR<-val keyspace_id:VARBINARY<-ksid(id)"},
+		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select t1.* from t1 /* all */ where id > 1 -- the rest\n and val = 'x' # end"},
+			plan: allT1 + " | id > 1 AND val = 'x'"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "SELECT `id`, `val` FROM `t1` WHERE `id` IN (1) AND `val` IS NOT NULL;"},
 			plan: allT1 + " | id IN 1 AND val IS NOT NULL"},
 	}
