@@ -496,8 +496,18 @@ func TestNativeEventTypes(t *testing.T) {
 	if err := st.Send(start); err != nil {
 		t.Fatal(err)
 	}
-	execSQL(t, "INSERT INTO native_types VALUES (1)")
 	var got []string
+	// The stream starts "current" with a VGTID; insert once it has.
+	for len(got) == 0 {
+		resp, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range resp.Events {
+			got = append(got, ev.Type.String())
+		}
+	}
+	execSQL(t, "INSERT INTO native_types VALUES (1)")
 	for len(got) < 4 {
 		resp, err := st.Recv()
 		if err != nil {
