@@ -136,6 +136,9 @@ type Request struct {
 	TablesToCopy         []string
 	CopyTablesWithoutKey bool
 	CopyChunkRows        int64
+	// EventTypes, when not empty, are the only event types sent (native format only); VGTID,
+	// the resume point, always comes.
+	EventTypes []binlogdata.VEventType
 }
 
 // Handler gets each batch; returning an error stops the stream with that error (not retried).
@@ -267,7 +270,7 @@ func (s *stream) startPosition() *binlogdata.VGtid {
 
 func (s *stream) startRequest() *vstreamv1.StreamRequest {
 	flags := &vstreamv1.Flags{MaxBatchBytes: s.req.MaxBatchBytes, TablesToCopy: s.req.TablesToCopy,
-		CopyTablesWithoutKey: s.req.CopyTablesWithoutKey, CopyChunkRows: s.req.CopyChunkRows}
+		CopyTablesWithoutKey: s.req.CopyTablesWithoutKey, CopyChunkRows: s.req.CopyChunkRows, EventTypes: s.req.EventTypes}
 	if s.req.HeartbeatInterval > 0 {
 		flags.HeartbeatInterval = durationpb.New(s.req.HeartbeatInterval)
 	}
