@@ -412,8 +412,10 @@ func (p *parser) render(from, to int) string {
 			b.WriteString("'" + strings.ReplaceAll(t.text, "'", "''") + "'")
 		case tkIdent:
 			switch {
-			case t.quoted:
+			case t.quoted && needsQuote(t.text):
 				b.WriteString(QuoteIdent(t.text))
+			case t.quoted:
+				b.WriteString(t.text)
 			case reserved[strings.ToLower(t.text)] || statements[strings.ToLower(t.text)]:
 				b.WriteString(strings.ToLower(t.text))
 			default:
@@ -427,6 +429,20 @@ func (p *parser) render(from, to int) string {
 }
 
 func (p *parser) renderNode(n *node) string { return p.render(n.from, n.to) }
+
+// needsQuote reports a name that must be backquoted to read as a name: a keyword, digits
+// alone, or characters other than letters, digits, _ and $.
+func needsQuote(name string) bool {
+	if name == "" || reserved[strings.ToLower(name)] || statements[strings.ToLower(name)] || isInteger(name) {
+		return true
+	}
+	for i := 0; i < len(name); i++ {
+		if !isIdentByte(name[i]) {
+			return true
+		}
+	}
+	return false
+}
 
 func (p *parser) selectStmt() (*selectStmt, error) {
 	first := p.peek()

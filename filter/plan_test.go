@@ -223,6 +223,7 @@ func TestParseErrors(t *testing.T) {
 		{"select id from t where id in (select 1)", "syntax error"},
 		{"select id + 1 from t", "unsupported: id + 1"},
 		{"select -id from t", "unsupported: -id"},
+		{"select `id`+`select`+`a b` from t", "unsupported: id + `select` + `a b`"},
 		{"select 'a' from t", "only integer literals are supported"},
 		{"select 1.5 from t", "only integer literals are supported"},
 		{"select 2 from t", "only the integer literal 1 is supported"},
