@@ -140,6 +140,9 @@ type Request struct {
 	// (or empty) ends the stream with FailedPrecondition, which Stream returns without
 	// retrying; "warn" and "skip" skip the event (see Flags in the .proto).
 	FailureMode string
+	// EventTypes, when not empty, are the only event types sent (native format only); VGTID,
+	// the resume point, always comes.
+	EventTypes []binlogdata.VEventType
 }
 
 // Handler gets each batch; returning an error stops the stream with that error (not retried).
@@ -272,7 +275,7 @@ func (s *stream) startPosition() *binlogdata.VGtid {
 func (s *stream) startRequest() *vstreamv1.StreamRequest {
 	flags := &vstreamv1.Flags{MaxBatchBytes: s.req.MaxBatchBytes, TablesToCopy: s.req.TablesToCopy,
 		CopyTablesWithoutKey: s.req.CopyTablesWithoutKey, CopyChunkRows: s.req.CopyChunkRows,
-		EventProcessingFailureHandlingMode: s.req.FailureMode}
+		EventProcessingFailureHandlingMode: s.req.FailureMode, EventTypes: s.req.EventTypes}
 	if s.req.HeartbeatInterval > 0 {
 		flags.HeartbeatInterval = durationpb.New(s.req.HeartbeatInterval)
 	}

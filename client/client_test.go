@@ -361,6 +361,7 @@ func TestStartRequest(t *testing.T) {
 		HeartbeatInterval: 1500 * time.Millisecond,
 		Format:            "vevent",
 		MaxBatchBytes:     4096,
+		EventTypes:        []binlogdata.VEventType{binlogdata.VEventType_ROW},
 	}, func(context.Context, []*binlogdata.VEvent) error { return nil })
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("Stream() = %v, want FailedPrecondition", err)
@@ -379,7 +380,8 @@ func TestStartRequest(t *testing.T) {
 	if d := s.GetFlags().GetHeartbeatInterval().AsDuration(); d != 1500*time.Millisecond {
 		t.Errorf("heartbeat = %v", d)
 	}
-	if s.GetFlags().GetMaxBatchBytes() != 4096 || s.GetFormat() != "vevent" {
+	if s.GetFlags().GetMaxBatchBytes() != 4096 || s.GetFormat() != "vevent" ||
+		len(s.GetFlags().GetEventTypes()) != 1 || s.GetFlags().GetEventTypes()[0] != binlogdata.VEventType_ROW {
 		t.Errorf("start = %v", s)
 	}
 }

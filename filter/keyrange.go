@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"crypto/cipher"
 	"crypto/des"
+	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/bits"
+	"strconv"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // KeyRange is a half-open range of keyspace ids: Start inclusive, End exclusive; an empty End
@@ -83,26 +88,114 @@ func (kr KeyRange) Contains(id []byte) bool {
 // Full reports the whole range.
 func (kr KeyRange) Full() bool { return len(kr.Start) == 0 && len(kr.End) == 0 }
 
-// hashVindex is Vitess's "hash" vindex: the keyspace id of an integer is its big-endian
-// 8 bytes encrypted with DES under an all-zero key.
-type hashVindex struct {
+// vindexKind names one of Vitess's functional unique vindexes: those whose keyspace id is
+// computed from the column's value alone.
+type vindexKind int
+
+const (
+	vindexHash        vindexKind = iota // DES of the integer's 8 big-endian bytes, zero key
+	vindexNumeric                       // the integer's 8 big-endian bytes
+	vindexReverseBits                   // the integer's bits reversed, 8 big-endian bytes
+	vindexBinary                        // the value's bytes
+	vindexBinaryMD5                     // MD5 of the value's bytes
+	vindexXXHash                        // xxHash64 of the value's bytes, 8 little-endian bytes
+)
+
+var vindexKinds = map[string]vindexKind{
+	"hash": vindexHash, "numeric": vindexNumeric, "reverse_bits": vindexReverseBits,
+	"binary": vindexBinary, "binary_md5": vindexBinaryMD5, "xxhash": vindexXXHash,
+}
+
+// vindexNames lists the supported vindexes for messages.
+const vindexNames = "hash, numeric, reverse_bits, binary, binary_md5 or xxhash"
+
+// nonUnique are Vitess vindexes a stream cannot split by, in Vitess's words.
+var nonUnique = map[string]bool{"lookup": true, "lookup_hash": true, "consistent_lookup": true,
+	"lookup_unicodeloosemd5_hash": true}
+
+// vindex computes keyspace ids. It keeps a scratch buffer, so one plan's vindexes are used
+// by one goroutine at a time.
+type vindex struct {
+	kind  vindexKind
 	block cipher.Block
 	// buf holds the plaintext and the keyspace id: buffers passed through the cipher
 	// interface would escape to the heap on every row.
-	buf *[16]byte
+	buf *[24]byte
 }
 
-func newHashVindex() hashVindex {
-	b, err := des.NewCipher(make([]byte, 8))
-	if err != nil {
-		panic(err) // an 8-byte key is always valid
+func newVindex(name string) (vindex, error) {
+	kind, ok := vindexKinds[name]
+	if !ok {
+		if nonUnique[name] {
+			return vindex{}, fmt.Errorf("vindex must be Unique to be used for VReplication: %s", name)
+		}
+		return vindex{}, fmt.Errorf("in_keyrange: vindex %q is not supported; use %s", name, vindexNames)
 	}
-	return hashVindex{block: b, buf: new([16]byte)}
+	v := vindex{kind: kind, buf: new([24]byte)}
+	if kind == vindexHash {
+		b, err := des.NewCipher(make([]byte, 8))
+		if err != nil {
+			panic(err) // an 8-byte key is always valid
+		}
+		v.block = b
+	}
+	return v, nil
 }
 
-// keyspaceID returns the keyspace id of v. The result is valid until the next call.
-func (h hashVindex) keyspaceID(v uint64) []byte {
-	binary.BigEndian.PutUint64(h.buf[:8], v)
-	h.block.Encrypt(h.buf[8:], h.buf[:8])
-	return h.buf[8:]
+func newHashVindex() vindex {
+	v, _ := newVindex("hash")
+	return v
+}
+
+// integral reports a vindex that reads its column as an integer.
+func (v vindex) integral() bool {
+	return v.kind == vindexHash || v.kind == vindexNumeric || v.kind == vindexReverseBits
+}
+
+// keyspaceID returns the keyspace id of a non-NULL cell (integers as decimal text), or false
+// when an integral vindex gets a cell that is not an integer. The result is valid until the
+// next call.
+func (v vindex) keyspaceID(cell []byte, unsigned bool) ([]byte, bool) {
+	switch v.kind {
+	case vindexBinary:
+		return cell, true
+	case vindexBinaryMD5:
+		sum := md5.Sum(cell)
+		copy(v.buf[:16], sum[:])
+		return v.buf[:16], true
+	case vindexXXHash:
+		binary.LittleEndian.PutUint64(v.buf[:8], xxhash.Sum64(cell))
+		return v.buf[:8], true
+	}
+	s := bytesString(cell)
+	var u uint64
+	if unsigned {
+		x, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		u = x
+	} else {
+		x, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		u = uint64(x)
+	}
+	return v.integer(u), true
+}
+
+// integer returns the keyspace id of an integer under an integral vindex.
+func (v vindex) integer(u uint64) []byte {
+	switch v.kind {
+	case vindexNumeric:
+		binary.BigEndian.PutUint64(v.buf[:8], u)
+	case vindexReverseBits:
+		binary.BigEndian.PutUint64(v.buf[:8], bits.Reverse64(u))
+	default:
+		binary.BigEndian.PutUint64(v.buf[:8], u)
+		v.block.Encrypt(v.buf[8:16], v.buf[:8])
+		return v.buf[8:16]
+	}
+	return v.buf[:8]
 }

@@ -124,6 +124,21 @@ func tokenize(s string) ([]token, error) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
+		case c == '#' || c == '-' && strings.HasPrefix(s[i:], "-- ") || c == '-' && s[i:] == "--":
+			// A comment to the end of the line.
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(s[i:], "/*"):
+			if strings.HasPrefix(s[i:], "/*!") {
+				// MySQL runs what such a comment holds; a filter does not.
+				return nil, syntaxError(s, token{kind: tkPunct, end: i + 3}, "executable comments are not supported")
+			}
+			end := strings.Index(s[i+2:], "*/")
+			if end < 0 {
+				return nil, syntaxError(s, token{kind: tkEOF}, "unterminated comment")
+			}
+			i += 2 + end + 2
 		case c == '`':
 			start := i
 			i++
@@ -397,8 +412,10 @@ func (p *parser) render(from, to int) string {
 			b.WriteString("'" + strings.ReplaceAll(t.text, "'", "''") + "'")
 		case tkIdent:
 			switch {
-			case t.quoted:
+			case t.quoted && needsQuote(t.text):
 				b.WriteString(QuoteIdent(t.text))
+			case t.quoted:
+				b.WriteString(t.text)
 			case reserved[strings.ToLower(t.text)] || statements[strings.ToLower(t.text)]:
 				b.WriteString(strings.ToLower(t.text))
 			default:
@@ -412,6 +429,20 @@ func (p *parser) render(from, to int) string {
 }
 
 func (p *parser) renderNode(n *node) string { return p.render(n.from, n.to) }
+
+// needsQuote reports a name that must be backquoted to read as a name: a keyword, digits
+// alone, or characters other than letters, digits, _ and $.
+func needsQuote(name string) bool {
+	if name == "" || reserved[strings.ToLower(name)] || statements[strings.ToLower(name)] || isInteger(name) {
+		return true
+	}
+	for i := 0; i < len(name); i++ {
+		if !isIdentByte(name[i]) {
+			return true
+		}
+	}
+	return false
+}
 
 func (p *parser) selectStmt() (*selectStmt, error) {
 	first := p.peek()
@@ -428,6 +459,11 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 	var aliases []string
 	for {
 		if p.acceptPunct("*") {
+			items = append(items, nil)
+			aliases = append(aliases, "")
+		} else if isName(p.peek()) && p.peekAt(1).text == "." && p.peekAt(2).kind == tkPunct && p.peekAt(2).text == "*" {
+			// t.*: Vitess takes it as *, whatever the qualifier.
+			p.i += 3
 			items = append(items, nil)
 			aliases = append(aliases, "")
 		} else {

@@ -25,7 +25,9 @@ type TablePlan struct {
 	preds []predicate
 	// passthrough: every column in table order, no conditions.
 	passthrough bool
-	vindex      hashVindex
+	// vindex is the table's: the hash vindex over its single-integer primary key, for
+	// keyspace_id() and keyrange rules.
+	vindex vindex
 }
 
 type outColumn struct {
@@ -48,6 +50,7 @@ type predicate struct {
 	kr     KeyRange
 	krCol  int
 	krUns  bool
+	vdx    vindex
 	// sql holds the literals as SQL text, for pushing the condition down into a SELECT.
 	sql []string
 }
@@ -112,8 +115,8 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 		if err != nil {
 			return nil, err
 		}
-		needVindex = true
-		p.preds = append(p.preds, predicate{op: opInKeyrange, kr: *r.keyrange, krCol: col, krUns: fields[col].Type&query.Type(query.Flag_ISUNSIGNED) != 0})
+		p.preds = append(p.preds, predicate{op: opInKeyrange, kr: *r.keyrange, krCol: col, krUns: fields[col].Type&query.Type(query.Flag_ISUNSIGNED) != 0,
+			vdx: newHashVindex()})
 	}
 	st := r.stmt
 	if st == nil || st.star {
@@ -166,9 +169,6 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 			pred, err := buildPredicate(c, fields, colIndex, intPK)
 			if err != nil {
 				return nil, err
-			}
-			if pred.op == opInKeyrange {
-				needVindex = true
 			}
 			p.preds = append(p.preds, pred)
 		}
@@ -283,8 +283,12 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 			return pred, err
 		}
 		pred.kr = kr
-		if c.vindex != "" && c.vindex != "hash" {
-			return pred, fmt.Errorf("in_keyrange: vindex %q is not supported; use 'hash'", c.vindex)
+		name := c.vindex
+		if name == "" {
+			name = "hash"
+		}
+		if pred.vdx, err = newVindex(name); err != nil {
+			return pred, err
 		}
 		switch len(c.krColumns) {
 		case 0:
@@ -298,12 +302,12 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 			if err != nil {
 				return pred, err
 			}
-			if fields[col].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
-				return pred, fmt.Errorf("in_keyrange: the hash vindex needs an integer column; %s is %s", fields[col].Name, fields[col].Type)
+			if pred.vdx.integral() && fields[col].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
+				return pred, fmt.Errorf("in_keyrange: the %s vindex needs an integer column; %s is %s", name, fields[col].Name, fields[col].Type)
 			}
 			pred.krCol = col
 		default:
-			return pred, fmt.Errorf("in_keyrange: the hash vindex takes one column, got %d", len(c.krColumns))
+			return pred, fmt.Errorf("in_keyrange: the %s vindex takes one column, got %d", name, len(c.krColumns))
 		}
 		pred.krUns = fields[pred.krCol].Type&query.Type(query.Flag_ISUNSIGNED) != 0
 		return pred, nil
@@ -325,6 +329,10 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 	pred.ci = kind == kindString && caseInsensitive(f.Charset)
 	for _, lit := range c.values {
 		pred.sql = append(pred.sql, lit.sql())
+		if lit.null && c.op == opIn {
+			// x IN (1, NULL) is true when x = 1: the NULL matches nothing.
+			continue
+		}
 		if lit.null {
 			pred.never = true
 			// Keep positions aligned for BETWEEN; the predicate is never true anyway.
@@ -449,13 +457,13 @@ func (p *predicate) literals() int {
 	return len(p.vals)
 }
 
-func (p *predicate) eval(cells [][]byte, v hashVindex) bool {
+func (p *predicate) eval(cells [][]byte) bool {
 	if p.op == opInKeyrange {
 		cell := cells[p.krCol]
 		if cell == nil {
 			return false
 		}
-		kid, ok := keyspaceID(cell, p.krUns, v)
+		kid, ok := p.vdx.keyspaceID(cell, p.krUns)
 		return ok && p.kr.Contains(kid)
 	}
 	cell := cells[p.col]
@@ -507,31 +515,11 @@ func (p *predicate) eval(cells [][]byte, v hashVindex) bool {
 	return false
 }
 
-// keyspaceID computes the hash-vindex keyspace id of an integer cell.
-func keyspaceID(cell []byte, unsigned bool, v hashVindex) ([]byte, bool) {
-	s := bytesString(cell)
-	var u uint64
-	if unsigned {
-		x, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		u = x
-	} else {
-		x, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		u = uint64(x)
-	}
-	return v.keyspaceID(u), true
-}
-
 // Match reports whether a row image, as cells in table order (nil for NULL), meets every
 // condition. It does not allocate.
 func (p *TablePlan) Match(cells [][]byte) bool {
 	for i := range p.preds {
-		if !p.preds[i].eval(cells, p.vindex) {
+		if !p.preds[i].eval(cells) {
 			return false
 		}
 	}
@@ -552,7 +540,7 @@ func (p *TablePlan) AppendRow(values []byte, lengths []int64, cells [][]byte) ([
 				lengths = append(lengths, -1)
 				continue
 			}
-			kid, ok := keyspaceID(cell, o.kidUns, p.vindex)
+			kid, ok := p.vindex.keyspaceID(cell, o.kidUns)
 			if !ok {
 				lengths = append(lengths, -1)
 				continue

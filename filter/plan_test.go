@@ -99,6 +99,9 @@ func TestWhere(t *testing.T) {
 		{"id in (1, 2, -7) and u > 0 and status = 'new'", false},
 		{"in_keyrange('-')", true},
 		{"(id = -7)", true},
+		{"id in (null, -7)", true},
+		{"id in (null)", false},
+		{"id not in (null, 3)", false},
 		{"((id = -7) and (u > 0 and (status = 'paid')))", true},
 		{"(id = -7) and (status = 'new')", false},
 		{"id = +7", false},
@@ -172,7 +175,9 @@ func TestPlanErrors(t *testing.T) {
 		{"select convert(id using utf8mb4) from t", "not a character column"},
 		{"select convert(name using koi8r) from t", "only utf8mb4"},
 		{"select id from t where in_keyrange(name, 'hash', '-80')", "needs an integer column"},
-		{"select id from t where in_keyrange(id, 'xxhash', '-80')", `vindex "xxhash" is not supported`},
+		{"select id from t where in_keyrange(id, 'unicode_loose_md5', '-80')", `vindex "unicode_loose_md5" is not supported`},
+		{"select id from t where in_keyrange(id, 'lookup', '-80')", "vindex must be Unique to be used for VReplication: lookup"},
+		{"select id from t where in_keyrange(name, 'numeric', '-80')", "the numeric vindex needs an integer column"},
 		{"select id from t where in_keyrange('zz-')", "not hex"},
 		{"select id, keyspace_id() from t where in_keyrange(id, u, 'hash', '-80')", "the hash vindex takes one column, got 2"},
 	}
@@ -218,6 +223,7 @@ func TestParseErrors(t *testing.T) {
 		{"select id from t where id in (select 1)", "syntax error"},
 		{"select id + 1 from t", "unsupported: id + 1"},
 		{"select -id from t", "unsupported: -id"},
+		{"select `id`+`select`+`a b` from t", "unsupported: id + `select` + `a b`"},
 		{"select 'a' from t", "only integer literals are supported"},
 		{"select 1.5 from t", "only integer literals are supported"},
 		{"select 2 from t", "only the integer literal 1 is supported"},
@@ -240,7 +246,8 @@ func TestParseErrors(t *testing.T) {
 		{"select id from t where in_keyrange('-80', 'x')", "unexpected in_keyrange parameters"},
 		{"select id from t where in_keyrange(id, 'hash', '-40-80-')", "unexpected in_keyrange parameter: '-40-80-'"},
 		{"select id from t where in_keyrange(id, 'hash', '')", `malformed spec: doesn't define a range: ""`},
-		{"select id from t where id = 1 # comment", "syntax error"},
+		{"select id from t where id = 1 /*! and 1 */", "syntax error at position 34 (executable comments are not supported)"},
+		{"select id from t /* open", "unterminated comment"},
 	}
 	for _, c := range cases {
 		_, err := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: c.filter}}})
@@ -284,7 +291,7 @@ func TestHashVindex(t *testing.T) {
 	v := newHashVindex()
 	for in, want := range map[uint64]string{1: "166b40b44aba4bd6", 2: "06e7ea22ce92708f", 3: "4eb190c9a2fa169c", 4: "d2fd8867d50d2dfe"} {
 		got := ""
-		for _, b := range v.keyspaceID(in) {
+		for _, b := range v.integer(in) {
 			got += string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15])
 		}
 		if got != want {
@@ -328,6 +335,7 @@ func FuzzFilter(f *testing.F) {
 		"select convert(name using utf8mb4) as n from t where born between '2024-01-01' and '2025-01-01' and dur is not null",
 		"-80", "exclude", "select id from t where price >= -1.5e3 and code <> 'x''y'",
 		"select 1, id as x from t where (id = 1 and (name is null)) or not u in (1)",
+		"select id from t where in_keyrange(name, 'xxhash', '80-') and in_keyrange(raw, 'binary_md5', '-40-80-')",
 	} {
 		f.Add(s, "12.5", "2024-01-01 00:00:00", "abc")
 	}

@@ -134,9 +134,11 @@ func TestPlanBuilder(t *testing.T) {
 		// Vitess: "[BUG] unexpected: *sqlparser.Literal 1", naming its parser's Go type.
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id, val from t1 where in_keyrange(1, 'hash', '-80')"},
 			outErr: "unexpected: in_keyrange takes column names before the vindex; 1 is not one"},
-		// Vitess: "vindex must be Unique to be used for VReplication: lookup"; only hash is here.
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id, val from t1 where in_keyrange(id, 'lookup', '-80')"},
-			outErr: `in_keyrange: vindex "lookup" is not supported; use 'hash'`},
+			outErr: "vindex must be Unique to be used for VReplication: lookup"},
+		// The functional unique vindexes other than hash.
+		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id from t1 where in_keyrange(val, 'xxhash', '80-') and in_keyrange(id, 'numeric', '-80')"},
+			plan: "id:INT64<-id | in_keyrange(val, 80-) AND in_keyrange(id, -80)"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id, val from t1 where in_keyrange(id, 'hash', '80')"},
 			outErr: `malformed spec: doesn't define a range: "80"`},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id, val from t1 where in_keyrange(id, 'hash', '-80-')"},
@@ -185,6 +187,8 @@ func TestPlanBuilder(t *testing.T) {
 			outErr: "column x2 not found in table t1"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id as a, val b, keyspace_id() as k from t1 x"},
 			plan: "id:INT64<-id val:VARCHAR<-val keyspace_id:VARBINARY<-ksid(id)"},
+		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select t1.* from t1 /* all */ where id > 1 -- the rest\n and val = 'x' # end"},
+			plan: allT1 + " | id > 1 AND val = 'x'"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "SELECT `id`, `val` FROM `t1` WHERE `id` IN (1) AND `val` IS NOT NULL;"},
 			plan: allT1 + " | id IN 1 AND val IS NOT NULL"},
 	}
@@ -242,5 +246,50 @@ func TestPlanBestEffortColumns(t *testing.T) {
 	want := "cannot use column names in vstream filter as the current table schema for table testy is not compatible with the current event for this table in the stream"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v, want %q", err, want)
+	}
+}
+
+// Keyspace ids of Vitess's functional unique vindexes, with the values of Vitess's own
+// vindex tests (go/vt/vtgate/vindexes/*_test.go).
+func TestVindexes(t *testing.T) {
+	cases := []struct {
+		vindex, cell string
+		unsigned     bool
+		want         string
+	}{
+		{"hash", "1", false, "\x16\x6b\x40\xb4\x4a\xba\x4b\xd6"},
+		{"numeric", "1", false, "\x00\x00\x00\x00\x00\x00\x00\x01"},
+		{"numeric", "18446744073709551615", true, "\xff\xff\xff\xff\xff\xff\xff\xff"},
+		{"reverse_bits", "1", false, "\x80\x00\x00\x00\x00\x00\x00\x00"},
+		{"reverse_bits", "2", false, "@\x00\x00\x00\x00\x00\x00\x00"},
+		{"reverse_bits", "3", false, "\xc0\x00\x00\x00\x00\x00\x00\x00"},
+		{"binary", "abc", false, "abc"},
+		{"binary_md5", "test1", false, "Z\x10^\x8b\x9d@\xe12\x97\x80\xd6.\xa2&]\x8a"},
+		{"binary_md5", "TEST", false, "\x03;\xd9K\x11h\xd7\xe4\xf0\xd6D\xc3\xc9^5\xbf"},
+		{"xxhash", "test1", false, "\xd0\x1a\xb7\xe4\xd6\x97\x8f\x0b"},
+		{"xxhash", "1", false, "\xd4\x64\x05\x36\x76\x12\xb4\xb7"},
+		{"xxhash", "-1", false, "\xd8\xe2\xa6\xa7\xc8\xc7\x62\x3d"},
+		{"xxhash", "18446744073709551615", true, "\x47\x7c\xfa\x8d\x6d\x8f\x1f\x8d"},
+	}
+	for _, c := range cases {
+		v, err := newVindex(c.vindex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := v.keyspaceID([]byte(c.cell), c.unsigned)
+		if !ok || string(got) != c.want {
+			t.Errorf("%s(%s) = %q %v, want %q", c.vindex, c.cell, got, ok, c.want)
+		}
+	}
+	if _, ok := newHashVindex().keyspaceID([]byte("x"), false); ok {
+		t.Error("hash of a non-integer")
+	}
+	v, _ := newVindex("xxhash")
+	if n := testing.AllocsPerRun(100, func() { v.keyspaceID([]byte("test1"), false) }); n != 0 {
+		t.Errorf("xxhash allocates %.1f times", n)
+	}
+	m, _ := newVindex("binary_md5")
+	if n := testing.AllocsPerRun(100, func() { m.keyspaceID([]byte("test1"), false) }); n != 0 {
+		t.Errorf("binary_md5 allocates %.1f times", n)
 	}
 }

@@ -496,8 +496,8 @@ func TestNativeEventTypes(t *testing.T) {
 	if err := st.Send(start); err != nil {
 		t.Fatal(err)
 	}
-	// The insert must come after the stream's start position, which its first VGTID shows.
 	var got []string
+	// The stream starts "current" with a VGTID; insert once it has.
 	for len(got) == 0 {
 		resp, err := st.Recv()
 		if err != nil {

@@ -168,3 +168,29 @@ func TestTabletVStream(t *testing.T) {
 		t.Fatalf("binlog: %v", got)
 	}
 }
+
+// TestTabletOptionErrors: bad config_overrides and event_types fail the request before it
+// starts, and a packet size above the server's batch limit is refused like max_batch_bytes.
+func TestTabletOptionErrors(t *testing.T) {
+	cc := dial(t, serve(t, dbConfig(), Options{Limits: Limits{MaxBatchBytes: 1000}}))
+	cases := []struct {
+		opts *binlogdata.VStreamOptions
+		code codes.Code
+		msg  string
+	}{
+		{&binlogdata.VStreamOptions{ConfigOverrides: map[string]string{"vstream-packet-size": "2000"}}, codes.ResourceExhausted, "vstream-packet-size 2000 is over the server's limit of 1000 bytes"},
+		{&binlogdata.VStreamOptions{ConfigOverrides: map[string]string{"nope": "1"}}, codes.InvalidArgument, "unknown vreplication config flag: nope"},
+		{&binlogdata.VStreamOptions{EventTypes: []binlogdata.VEventType{-1}}, codes.InvalidArgument, "-1 is not a VEventType"},
+	}
+	for _, c := range cases {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := queryservice.NewQueryClient(cc).VStream(ctx, &binlogdata.VStreamRequest{Position: "current", Options: c.opts})
+		if err == nil {
+			_, err = st.Recv()
+		}
+		cancel()
+		if s := status.Convert(err); s.Code() != c.code || !strings.Contains(s.Message(), c.msg) {
+			t.Errorf("%v: got %v %q, want %v with %q", c.opts, s.Code(), s.Message(), c.code, c.msg)
+		}
+	}
+}

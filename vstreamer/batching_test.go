@@ -2,6 +2,7 @@ package vstreamer
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +173,33 @@ func TestPacketSizeCopy(t *testing.T) {
 		"ROW packet_copy +[4 2345678901]",
 		"ROW packet_copy +[5 2] | LASTPK | COPY_COMPLETED | COPY_COMPLETED | COMMIT | VGTID",
 	)
+}
+
+// TestPacketSizeKeepsBatchBound: with a packet size the row values bound a batch, and the
+// server's batch size still bounds the rest: many small transactions read back to back do
+// not pile up in one batch.
+func TestPacketSizeKeepsBatchBound(t *testing.T) {
+	execSQL(t, "CREATE TABLE pb_seen (id INT PRIMARY KEY)", "CREATE TABLE pb_other (id INT PRIMARY KEY)")
+	start, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		execSQL(t, "INSERT INTO pb_other VALUES ("+strconv.Itoa(i)+")")
+	}
+	e := newEngine(t)
+	next := batchStream(t, e, Request{Position: "MariaDB/" + start, Filter: rules(&binlogdata.Rule{Match: "pb_seen"}),
+		PacketSize: 1 << 20, MaxBatchBytes: 1000})
+	events := 0
+	for events < 200 {
+		b := strings.Split(next(), " | ")
+		// 1000 bytes hold about 31 events of 32 bytes; a transaction's last events may follow.
+		if len(b) > 36 {
+			t.Fatalf("a batch of %d events", len(b))
+		}
+		events += len(b)
+	}
+	if events != 200 {
+		t.Errorf("%d events, want 200 (50 transactions of BEGIN, GTID, COMMIT, VGTID)", events)
+	}
 }

@@ -581,6 +581,10 @@ func (s *stream) chunkSQL(t *copyTable, limit int) (sql string, cols []int) {
 		}
 		sel = append(sel, name)
 	}
+	if len(sel) == 0 {
+		// A rule that reads no column (select 1 from a table without a key) still counts rows.
+		sel = append(sel, "1")
+	}
 	var b strings.Builder
 	b.WriteString("SELECT ")
 	b.WriteString(strings.Join(sel, ", "))

@@ -234,3 +234,19 @@ func TestMissingTables(t *testing.T) {
 		t.Fatalf("copy of a missing table: err = %v", err)
 	}
 }
+
+// TestFilterRollup: the literal 1 as a column (rowstreamer_test.go's rollups), in the copy
+// and the binlog, for a table with a key and one without.
+func TestFilterRollup(t *testing.T) {
+	execSQL(t, "CREATE TABLE fr_roll (id INT PRIMARY KEY, val VARBINARY(10))", "INSERT INTO fr_roll VALUES (1, 'aaa'), (2, 'bbb')",
+		"CREATE TABLE fr_roll_nokey (val VARBINARY(10))", "INSERT INTO fr_roll_nokey VALUES ('x')")
+	e := newEngine(t)
+	ts := startStream(t, e, Request{CopyTablesWithoutKey: true, Filter: rules(
+		&binlogdata.Rule{Match: "fr_roll", Filter: "select 1, val from fr_roll"},
+		&binlogdata.Rule{Match: "fr_roll_nokey", Filter: "select 1 from fr_roll_nokey"},
+	)})
+	ts.expect("BEGIN", "FIELD fr_roll 1:INT64 val:VARBINARY", "ROW fr_roll +[1 aaa] +[1 bbb]", "LASTPK", "COPY_COMPLETED", "COMMIT", "VGTID",
+		"BEGIN", "FIELD fr_roll_nokey 1:INT64", "ROW fr_roll_nokey +[1]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
+	execSQL(t, "INSERT INTO fr_roll VALUES (3, 'ccc')", "DELETE FROM fr_roll_nokey")
+	ts.expect("BEGIN", "ROW fr_roll +[1 ccc]", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW fr_roll_nokey -[1]", "GTID", "COMMIT", "VGTID")
+}

@@ -432,9 +432,13 @@ func (s *stream) wants(t binlogdata.VEventType) bool {
 }
 
 // overBatch reports a batch of binlog events to send now for its size. With a packet size
-// the ROW events bound it themselves (rows).
+// the ROW events bound their values themselves (rows); the rest of the batch (events of many
+// small transactions read back to back) is still bounded by the batch size.
 func (s *stream) overBatch() bool {
-	return s.packetSize == 0 && s.batchSize >= s.maxBatch
+	if s.packetSize > 0 {
+		return s.batchSize-s.rowBytes >= s.maxBatch
+	}
+	return s.batchSize >= s.maxBatch
 }
 
 // copyBatchFull reports a batch of copied rows to send now, by Vitess's row streamer's rule
