@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
@@ -666,4 +668,72 @@ func TestVtgateCopyResume(t *testing.T) {
 		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:1 values:"88"}}}`,
 		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:2 values:"990"}}}`,
 	})
+}
+
+// TestTabletCopyFilterValidations is TestVStreamCopyFilterValidations: which tables a copy
+// takes for a filter (in name order), a last key honoured, and the two errors. Vitess's test
+// reads the uvstreamer's plans; here they are the tables whose copy the stream sends. Table
+// names have a prefix, and regexes match it, for the database is shared.
+func TestTabletCopyFilterValidations(t *testing.T) {
+	execSQL(t, "CREATE TABLE fv_t1 (id11 INT, id12 INT, PRIMARY KEY (id11))",
+		"CREATE TABLE fv_t2a (id21 INT, id22 INT, PRIMARY KEY (id21))",
+		"CREATE TABLE fv_t2b (id21 INT, id22 INT, PRIMARY KEY (id21))",
+		"INSERT INTO fv_t1 VALUES (9, 90), (10, 100), (11, 110)")
+	// copied reads a copy to its end and returns the tables copied and the fv_t1 keys copied.
+	copied := func(rules []*binlogdatapb.Rule, pks []*binlogdatapb.TableLastPK) (tables, keys []string) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: &binlogdatapb.Filter{Rules: rules}, TableLastPKs: pks})
+		for {
+			resp, err := st.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range resp.Events {
+				switch ev.Type {
+				case binlogdatapb.VEventType_FIELD:
+					tables = append(tables, ev.FieldEvent.TableName)
+				case binlogdatapb.VEventType_ROW:
+					keys = append(keys, rowValues(ev.RowEvent.RowChanges[0].After)[0])
+				case binlogdatapb.VEventType_COPY_COMPLETED:
+					return tables, keys
+				}
+			}
+		}
+	}
+	lastPK := []*binlogdatapb.TableLastPK{{TableName: "fv_t1", Lastpk: &querypb.QueryResult{
+		Fields: []*querypb.Field{{Name: "id11", Type: querypb.Type_INT32, Charset: 63, Flags: uint32(querypb.MySqlFlag_BINARY_FLAG | querypb.MySqlFlag_NUM_FLAG)}},
+		Rows:   []*querypb.Row{{Lengths: []int64{2}, Values: []byte("10")}},
+	}}}
+	for _, c := range []struct {
+		rules  []*binlogdatapb.Rule
+		pks    []*binlogdatapb.TableLastPK
+		tables string
+		keys   string
+	}{
+		{[]*binlogdatapb.Rule{{Match: "fv_t1"}}, nil, "fv_t1", "9 10 11"},
+		{[]*binlogdatapb.Rule{{Match: "fv_t2a"}, {Match: "fv_t1"}}, nil, "fv_t1 fv_t2a", "9 10 11"},
+		{[]*binlogdatapb.Rule{{Match: "/^fv_.*"}}, nil, "fv_t1 fv_t2a fv_t2b", "9 10 11"},
+		{[]*binlogdatapb.Rule{{Match: "/^fv_t2.*"}}, nil, "fv_t2a fv_t2b", ""},
+		{[]*binlogdatapb.Rule{{Match: "fv_t1"}}, lastPK, "fv_t1", "11"},
+	} {
+		tables, keys := copied(c.rules, c.pks)
+		if strings.Join(tables, " ") != c.tables || strings.Join(keys, " ") != c.keys {
+			t.Errorf("rules %v, table_p_ks %v: copied %v with keys %v, want %s with keys %s", c.rules, c.pks, tables, keys, c.tables, c.keys)
+		}
+	}
+	for _, c := range []struct {
+		rules []*binlogdatapb.Rule
+		msg   string
+	}{
+		{[]*binlogdatapb.Rule{{Match: "/^fv_.*"}, {Match: "fv_xyz"}}, "fv_xyz does not exist"},
+		{[]*binlogdatapb.Rule{{Match: "/^fv_x.*"}}, "nothing to copy"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: &binlogdatapb.Filter{Rules: c.rules}}).Recv()
+		cancel()
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("rules %v: got %v, want InvalidArgument saying %q", c.rules, err, c.msg)
+		}
+	}
 }
