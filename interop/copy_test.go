@@ -737,3 +737,72 @@ func TestTabletCopyFilterValidations(t *testing.T) {
 		}
 	}
 }
+
+// fieldOf returns the FIELD's description of a column, as LASTPK carries it (name, type,
+// character set, flags).
+func fieldOf(t *testing.T, evs []*binlogdatapb.VEvent, table, col string) string {
+	t.Helper()
+	for _, ev := range evs {
+		if ev.Type == binlogdatapb.VEventType_FIELD && ev.FieldEvent.TableName == table {
+			for _, f := range ev.FieldEvent.Fields {
+				if f.Name == col {
+					return fmt.Sprintf(`name:"%s" type:%s charset:%d flags:%d`, f.Name, f.Type, f.Charset, f.Flags)
+				}
+			}
+		}
+	}
+	t.Fatalf("no FIELD of %s with column %s", table, col)
+	return ""
+}
+
+// TestTabletCopyWithDifferentFilters is TestVStreamCopyWithDifferentFilters: a rule with a
+// projection and a regex rule, copied in name order, a VARCHAR key ordered by its collation.
+// LASTPK's key fields are compared with the FIELD's columns (Vitess's test writes MySQL 8's
+// values: flags 53251 and 20483, the VARCHAR's collation 255).
+func TestTabletCopyWithDifferentFilters(t *testing.T) {
+	execSQL(t, "CREATE TABLE df_t1 (id1 INT, id2 INT, id3 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
+		"CREATE TABLE df_t2a (id1 INT, id2 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
+		"CREATE TABLE df_t2b (id1 VARCHAR(20), id2 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
+		"INSERT INTO df_t1 (id1, id2, id3) VALUES (1, 2, 3)",
+		"INSERT INTO df_t2a (id1, id2) VALUES (1, 4)",
+		"INSERT INTO df_t2b (id1, id2) VALUES ('b', 6)",
+		"INSERT INTO df_t2b (id1, id2) VALUES ('a', 5)")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{
+		{Match: "/^df_t2.*"}, {Match: "df_t1", Filter: "select id1, id2 from df_t1"}}}})
+	got, evs := tabletEvents(t, st, 27)
+	lastPK := func(table, col, lengths, values string) string {
+		return fmt.Sprintf(`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"%s" lastpk:{fields:{%s} rows:{%s values:"%s"}}}}`,
+			table, fieldOf(t, evs, table, col), lengths, values)
+	}
+	compareEvents(t, got, []string{
+		"type:BEGIN",
+		`type:FIELD field_event:{table_name:"df_t1" fields:{name:"id1" type:INT32} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
+		"type:GTID",
+		`type:ROW row_event:{table_name:"df_t1" row_changes:{after:{lengths:1 lengths:1 values:"12"}}}`,
+		lastPK("df_t1", "id1", "lengths:1", "1"),
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t1"} completed:true}`,
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:FIELD field_event:{table_name:"df_t2a" fields:{name:"id1" type:INT32} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
+		`type:ROW row_event:{table_name:"df_t2a" row_changes:{after:{lengths:1 lengths:1 values:"14"}}}`,
+		lastPK("df_t2a", "id1", "lengths:1", "1"),
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t2a"} completed:true}`,
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:FIELD field_event:{table_name:"df_t2b" fields:{name:"id1" type:VARCHAR} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
+		`type:ROW row_event:{table_name:"df_t2b" row_changes:{after:{lengths:1 lengths:1 values:"a5"}}}`,
+		`type:ROW row_event:{table_name:"df_t2b" row_changes:{after:{lengths:1 lengths:1 values:"b6"}}}`,
+		lastPK("df_t2b", "id1", "lengths:1", "b"),
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t2b"} completed:true}`,
+		"type:COMMIT",
+		"type:COPY_COMPLETED",
+	})
+}
