@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
@@ -665,5 +667,142 @@ func TestVtgateCopyResume(t *testing.T) {
 		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:1 values:"77"}}}`,
 		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:1 values:"88"}}}`,
 		`type:ROW row_event:{table_name:"ks.cr_resume" row_changes:{after:{lengths:1 lengths:2 values:"990"}}}`,
+	})
+}
+
+// TestTabletCopyFilterValidations is TestVStreamCopyFilterValidations: which tables a copy
+// takes for a filter (in name order), a last key honoured, and the two errors. Vitess's test
+// reads the uvstreamer's plans; here they are the tables whose copy the stream sends. Table
+// names have a prefix, and regexes match it, for the database is shared.
+func TestTabletCopyFilterValidations(t *testing.T) {
+	execSQL(t, "CREATE TABLE fv_t1 (id11 INT, id12 INT, PRIMARY KEY (id11))",
+		"CREATE TABLE fv_t2a (id21 INT, id22 INT, PRIMARY KEY (id21))",
+		"CREATE TABLE fv_t2b (id21 INT, id22 INT, PRIMARY KEY (id21))",
+		"INSERT INTO fv_t1 VALUES (9, 90), (10, 100), (11, 110)")
+	// copied reads a copy to its end and returns the tables copied and the fv_t1 keys copied.
+	copied := func(rules []*binlogdatapb.Rule, pks []*binlogdatapb.TableLastPK) (tables, keys []string) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: &binlogdatapb.Filter{Rules: rules}, TableLastPKs: pks})
+		for {
+			resp, err := st.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range resp.Events {
+				switch ev.Type {
+				case binlogdatapb.VEventType_FIELD:
+					tables = append(tables, ev.FieldEvent.TableName)
+				case binlogdatapb.VEventType_ROW:
+					keys = append(keys, rowValues(ev.RowEvent.RowChanges[0].After)[0])
+				case binlogdatapb.VEventType_COPY_COMPLETED:
+					return tables, keys
+				}
+			}
+		}
+	}
+	lastPK := []*binlogdatapb.TableLastPK{{TableName: "fv_t1", Lastpk: &querypb.QueryResult{
+		Fields: []*querypb.Field{{Name: "id11", Type: querypb.Type_INT32, Charset: 63, Flags: uint32(querypb.MySqlFlag_BINARY_FLAG | querypb.MySqlFlag_NUM_FLAG)}},
+		Rows:   []*querypb.Row{{Lengths: []int64{2}, Values: []byte("10")}},
+	}}}
+	for _, c := range []struct {
+		rules  []*binlogdatapb.Rule
+		pks    []*binlogdatapb.TableLastPK
+		tables string
+		keys   string
+	}{
+		{[]*binlogdatapb.Rule{{Match: "fv_t1"}}, nil, "fv_t1", "9 10 11"},
+		{[]*binlogdatapb.Rule{{Match: "fv_t2a"}, {Match: "fv_t1"}}, nil, "fv_t1 fv_t2a", "9 10 11"},
+		{[]*binlogdatapb.Rule{{Match: "/^fv_.*"}}, nil, "fv_t1 fv_t2a fv_t2b", "9 10 11"},
+		{[]*binlogdatapb.Rule{{Match: "/^fv_t2.*"}}, nil, "fv_t2a fv_t2b", ""},
+		{[]*binlogdatapb.Rule{{Match: "fv_t1"}}, lastPK, "fv_t1", "11"},
+	} {
+		tables, keys := copied(c.rules, c.pks)
+		if strings.Join(tables, " ") != c.tables || strings.Join(keys, " ") != c.keys {
+			t.Errorf("rules %v, table_p_ks %v: copied %v with keys %v, want %s with keys %s", c.rules, c.pks, tables, keys, c.tables, c.keys)
+		}
+	}
+	for _, c := range []struct {
+		rules []*binlogdatapb.Rule
+		msg   string
+	}{
+		{[]*binlogdatapb.Rule{{Match: "/^fv_.*"}, {Match: "fv_xyz"}}, "fv_xyz does not exist"},
+		{[]*binlogdatapb.Rule{{Match: "/^fv_x.*"}}, "nothing to copy"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: &binlogdatapb.Filter{Rules: c.rules}}).Recv()
+		cancel()
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("rules %v: got %v, want InvalidArgument saying %q", c.rules, err, c.msg)
+		}
+	}
+}
+
+// fieldOf returns the FIELD's description of a column, as LASTPK carries it (name, type,
+// character set, flags).
+func fieldOf(t *testing.T, evs []*binlogdatapb.VEvent, table, col string) string {
+	t.Helper()
+	for _, ev := range evs {
+		if ev.Type == binlogdatapb.VEventType_FIELD && ev.FieldEvent.TableName == table {
+			for _, f := range ev.FieldEvent.Fields {
+				if f.Name == col {
+					return fmt.Sprintf(`name:"%s" type:%s charset:%d flags:%d`, f.Name, f.Type, f.Charset, f.Flags)
+				}
+			}
+		}
+	}
+	t.Fatalf("no FIELD of %s with column %s", table, col)
+	return ""
+}
+
+// TestTabletCopyWithDifferentFilters is TestVStreamCopyWithDifferentFilters: a rule with a
+// projection and a regex rule, copied in name order, a VARCHAR key ordered by its collation.
+// LASTPK's key fields are compared with the FIELD's columns (Vitess's test writes MySQL 8's
+// values: flags 53251 and 20483, the VARCHAR's collation 255).
+func TestTabletCopyWithDifferentFilters(t *testing.T) {
+	execSQL(t, "CREATE TABLE df_t1 (id1 INT, id2 INT, id3 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
+		"CREATE TABLE df_t2a (id1 INT, id2 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
+		"CREATE TABLE df_t2b (id1 VARCHAR(20), id2 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
+		"INSERT INTO df_t1 (id1, id2, id3) VALUES (1, 2, 3)",
+		"INSERT INTO df_t2a (id1, id2) VALUES (1, 4)",
+		"INSERT INTO df_t2b (id1, id2) VALUES ('b', 6)",
+		"INSERT INTO df_t2b (id1, id2) VALUES ('a', 5)")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{
+		{Match: "/^df_t2.*"}, {Match: "df_t1", Filter: "select id1, id2 from df_t1"}}}})
+	got, evs := tabletEvents(t, st, 27)
+	lastPK := func(table, col, lengths, values string) string {
+		return fmt.Sprintf(`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"%s" lastpk:{fields:{%s} rows:{%s values:"%s"}}}}`,
+			table, fieldOf(t, evs, table, col), lengths, values)
+	}
+	compareEvents(t, got, []string{
+		"type:BEGIN",
+		`type:FIELD field_event:{table_name:"df_t1" fields:{name:"id1" type:INT32} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
+		"type:GTID",
+		`type:ROW row_event:{table_name:"df_t1" row_changes:{after:{lengths:1 lengths:1 values:"12"}}}`,
+		lastPK("df_t1", "id1", "lengths:1", "1"),
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t1"} completed:true}`,
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:FIELD field_event:{table_name:"df_t2a" fields:{name:"id1" type:INT32} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
+		`type:ROW row_event:{table_name:"df_t2a" row_changes:{after:{lengths:1 lengths:1 values:"14"}}}`,
+		lastPK("df_t2a", "id1", "lengths:1", "1"),
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t2a"} completed:true}`,
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:FIELD field_event:{table_name:"df_t2b" fields:{name:"id1" type:VARCHAR} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
+		`type:ROW row_event:{table_name:"df_t2b" row_changes:{after:{lengths:1 lengths:1 values:"a5"}}}`,
+		`type:ROW row_event:{table_name:"df_t2b" row_changes:{after:{lengths:1 lengths:1 values:"b6"}}}`,
+		lastPK("df_t2b", "id1", "lengths:1", "b"),
+		"type:COMMIT",
+		"type:BEGIN",
+		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t2b"} completed:true}`,
+		"type:COMMIT",
+		"type:COPY_COMPLETED",
 	})
 }

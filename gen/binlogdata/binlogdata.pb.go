@@ -1034,8 +1034,10 @@ type TableLastPK struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	TableName string                 `protobuf:"bytes,1,opt,name=table_name,json=tableName,proto3" json:"table_name,omitempty"`
 	Lastpk    *query.QueryResult     `protobuf:"bytes,3,opt,name=lastpk,proto3" json:"lastpk,omitempty"`
-	// vstream: the table has been copied completely. A VGtid keeps completed tables while the
-	// copy runs so that a resumed stream does not copy them again.
+	// vstream: the table has been copied completely. A VGtid of the native API keeps completed
+	// tables while the copy runs so that a resumed stream does not copy them again. The Vitess
+	// endpoints never send it: their VGtids leave completed tables out, as vtgate does, and
+	// list the tables still to copy.
 	Completed     bool `protobuf:"varint,100,opt,name=completed,proto3" json:"completed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
