@@ -11,6 +11,7 @@ import (
 	"vitess.io/vitess/go/mysql/replication"
 	"vitess.io/vitess/go/sqltypes"
 	"vitess.io/vitess/go/vt/grpcclient"
+	"vitess.io/vitess/go/vt/vterrors"
 	"vitess.io/vitess/go/vt/vttablet/grpctabletconn"
 	"vitess.io/vitess/go/vt/vttablet/queryservice"
 
@@ -18,6 +19,7 @@ import (
 	querypb "vitess.io/vitess/go/vt/proto/query"
 	topodatapb "vitess.io/vitess/go/vt/proto/topodata"
 	vtgatepb "vitess.io/vitess/go/vt/proto/vtgate"
+	vtrpcpb "vitess.io/vitess/go/vt/proto/vtrpc"
 )
 
 // tablet dials vstreamd with Vitess's own tablet client, as vreplication and vdiff do.
@@ -198,4 +200,44 @@ func rowsText(rows [][]sqltypes.Value) []string {
 		out = append(out, "("+strings.Join(vals, ",")+")")
 	}
 	return out
+}
+
+// TestVStreamResults runs a query the way vdiff does with Vitess's tablet client: fields and
+// the snapshot's gtid first, then the rows; anything but one SELECT on the keyspace is
+// refused with INVALID_ARGUMENT saying what is allowed.
+func TestVStreamResults(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS it_results",
+		"CREATE TABLE it_results (id INT PRIMARY KEY, name VARCHAR(10))",
+		"INSERT INTO it_results VALUES (1, 'a'), (2, 'b')")
+	qs := tablet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var fields []*querypb.Field
+	var gtid string
+	var rows [][]sqltypes.Value
+	err := qs.VStreamResults(ctx, target, "select id, name, id + 1 from it_results order by id", func(r *binlogdatapb.VStreamResultsResponse) error {
+		if len(r.Fields) > 0 {
+			fields, gtid = r.Fields, r.Gtid
+			return nil
+		}
+		rows = append(rows, sqltypes.Proto3ToResult(&querypb.QueryResult{Fields: fields, Rows: r.Rows}).Rows...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replication.DecodePosition(gtid); err != nil {
+		t.Errorf("gtid %q does not decode as a Vitess position: %v", gtid, err)
+	}
+	if got, want := valuesString(rows), `(INT32(1),VARCHAR("a"),INT64(2))(INT32(2),VARCHAR("b"),INT64(3))`; got != want {
+		t.Errorf("rows:\n got %s\nwant %s", got, want)
+	}
+
+	for _, q := range []string{"delete from it_results", "select * from mysql.user", "select * from it_results for update"} {
+		err := qs.VStreamResults(ctx, target, q, func(*binlogdatapb.VStreamResultsResponse) error { return nil })
+		if vterrors.Code(err) != vtrpcpb.Code_INVALID_ARGUMENT || !strings.Contains(err.Error(), "only one SELECT reading tables of ks is allowed") {
+			t.Errorf("%s: got %v, want INVALID_ARGUMENT saying what is allowed", q, err)
+		}
+	}
+	execSQL(t, "SELECT * FROM it_results")
 }

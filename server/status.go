@@ -11,6 +11,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/vstreamer/sqlguard"
 )
 
 // codeOf lists, in order, which engine errors become which status codes.
@@ -20,6 +21,7 @@ var codeOf = []struct {
 }{
 	{position.ErrBadPosition, codes.InvalidArgument},
 	{filter.ErrInvalid, codes.InvalidArgument},
+	{sqlguard.ErrNotAllowed, codes.InvalidArgument},
 	{vstreamer.ErrAhead, codes.InvalidArgument},
 	{vstreamer.ErrFlavor, codes.InvalidArgument},
 	{vstreamer.ErrPurged, codes.FailedPrecondition},

@@ -98,3 +98,13 @@ func (q *queryService) VStreamTables(req *binlogdata.VStreamTablesRequest, strea
 		})
 	})
 }
+
+func (q *queryService) VStreamResults(req *binlogdata.VStreamResultsRequest, stream queryservice.Query_VStreamResultsServer) error {
+	return q.srv.runRead(stream.Context(), "results", req.GetTarget(), func(ctx context.Context) error {
+		resp := &binlogdata.VStreamResultsResponse{}
+		return q.srv.engine.StreamResults(ctx, vstreamer.ResultsRequest{Query: req.GetQuery()}, func(b *vstreamer.RowsBatch) error {
+			*resp = binlogdata.VStreamResultsResponse{Fields: b.Fields, Gtid: b.GTID, Rows: b.Rows}
+			return stream.Send(resp)
+		})
+	})
+}

@@ -119,6 +119,20 @@ func TestVitessReadCodes(t *testing.T) {
 			}
 			return err
 		}, codes.InvalidArgument, "not served here"},
+		{"results: not a select", func(ctx context.Context) error {
+			st, err := qc.VStreamResults(ctx, &binlogdata.VStreamResultsRequest{Query: "drop table vr2"})
+			if err == nil {
+				_, err = recvAllOf(st.Recv)
+			}
+			return err
+		}, codes.InvalidArgument, "only one SELECT reading tables of test is allowed"},
+		{"results: another database", func(ctx context.Context) error {
+			st, err := qc.VStreamResults(ctx, &binlogdata.VStreamResultsRequest{Query: "select * from mysql.user"})
+			if err == nil {
+				_, err = recvAllOf(st.Recv)
+			}
+			return err
+		}, codes.InvalidArgument, "outside test"},
 		{"rows: bad lastpk", func(ctx context.Context) error {
 			st, err := qc.VStreamRows(ctx, &binlogdata.VStreamRowsRequest{Query: "select * from vr2",
 				Lastpk: &query.QueryResult{Rows: []*query.Row{{Lengths: []int64{1, 1}, Values: []byte("12")}}}})

@@ -507,10 +507,12 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 	for i, t := range tables {
 		locks[i] = filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t) + " READ"
 	}
-	if _, err := exec(c.lock, "LOCK TABLES "+strings.Join(locks, ", ")); err != nil {
-		return snapshot{}, err
+	if len(locks) > 0 {
+		if _, err := exec(c.lock, "LOCK TABLES "+strings.Join(locks, ", ")); err != nil {
+			return snapshot{}, err
+		}
+		defer c.lock.Execute("UNLOCK TABLES")
 	}
-	defer c.lock.Execute("UNLOCK TABLES")
 	body, err := queryString(c.lock, "SELECT @@GLOBAL.gtid_executed")
 	if err != nil {
 		return snapshot{}, err
