@@ -12,6 +12,7 @@ import (
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/vstreamer/sqlguard"
 )
 
 // codeOf lists, in order, which engine errors become which status codes.
@@ -21,6 +22,7 @@ var codeOf = []struct {
 }{
 	{position.ErrBadPosition, codes.InvalidArgument},
 	{filter.ErrInvalid, codes.InvalidArgument},
+	{sqlguard.ErrNotAllowed, codes.InvalidArgument},
 	{vstreamer.ErrAhead, codes.InvalidArgument},
 	{vstreamer.ErrFlavor, codes.InvalidArgument},
 	{vstreamer.ErrBadRequest, codes.InvalidArgument},

@@ -401,19 +401,9 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 		clear(s.fieldsFor)
 	}
 	if c.conn == nil {
-		conn, err := s.eng.connect(ctx)
+		conn, err := s.eng.copyConn(ctx)
 		if err != nil {
 			return err
-		}
-		// The copy quotes with backslashes and reads at repeatable read. Its rows come back
-		// unconverted, in each column's character set, as the binlog's rows are; literals
-		// stay in the connection's utf8mb4.
-		for _, q := range []string{"SET SESSION sql_mode = ''", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-			"SET SESSION character_set_results = binary"} {
-			if _, err := conn.Execute(q); err != nil {
-				conn.Close()
-				return fmt.Errorf("%w: prepare copy connection: %s: %v", ErrUnavailable, q, err)
-			}
 		}
 		c.conn = conn
 	}
@@ -452,6 +442,25 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 	err = s.copyChunk(t)
 	s.copying = nil
 	return err
+}
+
+// copyConn opens a connection for reading rows from snapshots.
+func (e *Engine) copyConn(ctx context.Context) (*client.Conn, error) {
+	conn, err := e.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The copy quotes with backslashes and reads at repeatable read. Its rows come back
+	// unconverted, in each column's character set, as the binlog's rows are; literals
+	// stay in the connection's utf8mb4.
+	for _, q := range []string{"SET SESSION sql_mode = ''", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"SET SESSION character_set_results = binary"} {
+		if _, err := conn.Execute(q); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%w: prepare copy connection: %s: %v", ErrUnavailable, q, err)
+		}
+	}
+	return conn, nil
 }
 
 // snapshot is where a consistent snapshot sits in the binlog: a GTID position (MySQL) or a
@@ -496,11 +505,17 @@ func compareBinlogFiles(a, b string) int {
 // openSnapshot starts a consistent-snapshot transaction on the copy connection and returns
 // its place in the binlog.
 func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (snapshot, error) {
+	return s.openSnapshotOf(ctx, t.name)
+}
+
+// openSnapshotOf is openSnapshot for a read of several tables.
+func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot, error) {
 	c := s.copy
+	what := strings.Join(tables, ", ")
 	exec := func(conn *client.Conn, q string, args ...any) (*mysql.Result, error) {
 		r, err := conn.Execute(q, args...)
 		if err != nil {
-			return nil, fmt.Errorf("%w: copy of %s: %s: %v", ErrUnavailable, t.name, q, err)
+			return nil, fmt.Errorf("%w: copy of %s: %s: %v", ErrUnavailable, what, q, err)
 		}
 		return r, nil
 	}
@@ -525,7 +540,7 @@ func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (snapshot, erro
 		}
 		p, err := strconv.ParseUint(off, 10, 32)
 		if file == "" || err != nil {
-			return snapshot{}, fmt.Errorf("copy of %s: the server reports no binlog snapshot position (%q %q); is log_bin on?", t.name, file, off)
+			return snapshot{}, fmt.Errorf("copy of %s: the server reports no binlog snapshot position (%q %q); is log_bin on?", what, file, off)
 		}
 		return snapshot{file: file, pos: uint32(p)}, nil
 	}
@@ -540,10 +555,16 @@ func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (snapshot, erro
 	if _, err := exec(c.lock, "SET SESSION lock_wait_timeout = 30"); err != nil {
 		return snapshot{}, err
 	}
-	if _, err := exec(c.lock, "LOCK TABLES "+filter.QuoteIdent(s.cfg.Database)+"."+filter.QuoteIdent(t.name)+" READ"); err != nil {
-		return snapshot{}, err
+	locks := make([]string, len(tables))
+	for i, t := range tables {
+		locks[i] = filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t) + " READ"
 	}
-	defer s.unlockTables()
+	if len(locks) > 0 {
+		if _, err := exec(c.lock, "LOCK TABLES "+strings.Join(locks, ", ")); err != nil {
+			return snapshot{}, err
+		}
+		defer s.unlockTables()
+	}
 	body, err := queryString(c.lock, "SELECT @@GLOBAL.gtid_executed")
 	if err != nil {
 		return snapshot{}, err
@@ -553,7 +574,7 @@ func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (snapshot, erro
 	}
 	p, err := position.ParseBody(position.MySQL56, body)
 	if err != nil {
-		return snapshot{}, fmt.Errorf("copy of %s: snapshot position %q: %w", t.name, body, err)
+		return snapshot{}, fmt.Errorf("copy of %s: snapshot position %q: %w", what, body, err)
 	}
 	return snapshot{gtid: p}, nil
 }

@@ -1839,6 +1839,624 @@ func (x *VStreamResponse) GetEvents() []*VEvent {
 	return nil
 }
 
+// VStreamRowsRequest asks for a table's rows after a last key, read from one consistent
+// snapshot (queryservice.Query/VStreamRows). query is a rule filter: select <cols> from t
+// [where <conds>].
+type VStreamRowsRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	EffectiveCallerId *vtrpc.CallerID        `protobuf:"bytes,1,opt,name=effective_caller_id,json=effectiveCallerId,proto3" json:"effective_caller_id,omitempty"`
+	ImmediateCallerId *query.VTGateCallerID  `protobuf:"bytes,2,opt,name=immediate_caller_id,json=immediateCallerId,proto3" json:"immediate_caller_id,omitempty"`
+	Target            *query.Target          `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	Query             string                 `protobuf:"bytes,4,opt,name=query,proto3" json:"query,omitempty"`
+	// One row over the table's key (the pkfields of an earlier response); rows after it.
+	Lastpk        *query.QueryResult `protobuf:"bytes,5,opt,name=lastpk,proto3" json:"lastpk,omitempty"`
+	Options       *VStreamOptions    `protobuf:"bytes,6,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VStreamRowsRequest) Reset() {
+	*x = VStreamRowsRequest{}
+	mi := &file_binlogdata_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VStreamRowsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VStreamRowsRequest) ProtoMessage() {}
+
+func (x *VStreamRowsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VStreamRowsRequest.ProtoReflect.Descriptor instead.
+func (*VStreamRowsRequest) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *VStreamRowsRequest) GetEffectiveCallerId() *vtrpc.CallerID {
+	if x != nil {
+		return x.EffectiveCallerId
+	}
+	return nil
+}
+
+func (x *VStreamRowsRequest) GetImmediateCallerId() *query.VTGateCallerID {
+	if x != nil {
+		return x.ImmediateCallerId
+	}
+	return nil
+}
+
+func (x *VStreamRowsRequest) GetTarget() *query.Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *VStreamRowsRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *VStreamRowsRequest) GetLastpk() *query.QueryResult {
+	if x != nil {
+		return x.Lastpk
+	}
+	return nil
+}
+
+func (x *VStreamRowsRequest) GetOptions() *VStreamOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+// VStreamRowsResponse: the first carries fields, pkfields and the snapshot's gtid; the next
+// ones rows with the key of the last row read.
+type VStreamRowsResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Fields          []*query.Field         `protobuf:"bytes,1,rep,name=fields,proto3" json:"fields,omitempty"`
+	Pkfields        []*query.Field         `protobuf:"bytes,2,rep,name=pkfields,proto3" json:"pkfields,omitempty"`
+	Gtid            string                 `protobuf:"bytes,3,opt,name=gtid,proto3" json:"gtid,omitempty"`
+	Rows            []*query.Row           `protobuf:"bytes,4,rep,name=rows,proto3" json:"rows,omitempty"`
+	Lastpk          *query.Row             `protobuf:"bytes,5,opt,name=lastpk,proto3" json:"lastpk,omitempty"`
+	Throttled       bool                   `protobuf:"varint,6,opt,name=throttled,proto3" json:"throttled,omitempty"`
+	Heartbeat       bool                   `protobuf:"varint,7,opt,name=heartbeat,proto3" json:"heartbeat,omitempty"`
+	ThrottledReason string                 `protobuf:"bytes,8,opt,name=throttled_reason,json=throttledReason,proto3" json:"throttled_reason,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *VStreamRowsResponse) Reset() {
+	*x = VStreamRowsResponse{}
+	mi := &file_binlogdata_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VStreamRowsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VStreamRowsResponse) ProtoMessage() {}
+
+func (x *VStreamRowsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VStreamRowsResponse.ProtoReflect.Descriptor instead.
+func (*VStreamRowsResponse) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *VStreamRowsResponse) GetFields() []*query.Field {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *VStreamRowsResponse) GetPkfields() []*query.Field {
+	if x != nil {
+		return x.Pkfields
+	}
+	return nil
+}
+
+func (x *VStreamRowsResponse) GetGtid() string {
+	if x != nil {
+		return x.Gtid
+	}
+	return ""
+}
+
+func (x *VStreamRowsResponse) GetRows() []*query.Row {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *VStreamRowsResponse) GetLastpk() *query.Row {
+	if x != nil {
+		return x.Lastpk
+	}
+	return nil
+}
+
+func (x *VStreamRowsResponse) GetThrottled() bool {
+	if x != nil {
+		return x.Throttled
+	}
+	return false
+}
+
+func (x *VStreamRowsResponse) GetHeartbeat() bool {
+	if x != nil {
+		return x.Heartbeat
+	}
+	return false
+}
+
+func (x *VStreamRowsResponse) GetThrottledReason() string {
+	if x != nil {
+		return x.ThrottledReason
+	}
+	return ""
+}
+
+// VStreamTablesRequest asks for the rows of every table, from one consistent snapshot.
+type VStreamTablesRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	EffectiveCallerId *vtrpc.CallerID        `protobuf:"bytes,1,opt,name=effective_caller_id,json=effectiveCallerId,proto3" json:"effective_caller_id,omitempty"`
+	ImmediateCallerId *query.VTGateCallerID  `protobuf:"bytes,2,opt,name=immediate_caller_id,json=immediateCallerId,proto3" json:"immediate_caller_id,omitempty"`
+	Target            *query.Target          `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	Options           *VStreamOptions        `protobuf:"bytes,4,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *VStreamTablesRequest) Reset() {
+	*x = VStreamTablesRequest{}
+	mi := &file_binlogdata_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VStreamTablesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VStreamTablesRequest) ProtoMessage() {}
+
+func (x *VStreamTablesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VStreamTablesRequest.ProtoReflect.Descriptor instead.
+func (*VStreamTablesRequest) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *VStreamTablesRequest) GetEffectiveCallerId() *vtrpc.CallerID {
+	if x != nil {
+		return x.EffectiveCallerId
+	}
+	return nil
+}
+
+func (x *VStreamTablesRequest) GetImmediateCallerId() *query.VTGateCallerID {
+	if x != nil {
+		return x.ImmediateCallerId
+	}
+	return nil
+}
+
+func (x *VStreamTablesRequest) GetTarget() *query.Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *VStreamTablesRequest) GetOptions() *VStreamOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+// VStreamTablesResponse is VStreamRowsResponse with the table's name.
+type VStreamTablesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TableName     string                 `protobuf:"bytes,1,opt,name=table_name,json=tableName,proto3" json:"table_name,omitempty"`
+	Fields        []*query.Field         `protobuf:"bytes,2,rep,name=fields,proto3" json:"fields,omitempty"`
+	Pkfields      []*query.Field         `protobuf:"bytes,3,rep,name=pkfields,proto3" json:"pkfields,omitempty"`
+	Gtid          string                 `protobuf:"bytes,4,opt,name=gtid,proto3" json:"gtid,omitempty"`
+	Rows          []*query.Row           `protobuf:"bytes,5,rep,name=rows,proto3" json:"rows,omitempty"`
+	Lastpk        *query.Row             `protobuf:"bytes,6,opt,name=lastpk,proto3" json:"lastpk,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VStreamTablesResponse) Reset() {
+	*x = VStreamTablesResponse{}
+	mi := &file_binlogdata_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VStreamTablesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VStreamTablesResponse) ProtoMessage() {}
+
+func (x *VStreamTablesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VStreamTablesResponse.ProtoReflect.Descriptor instead.
+func (*VStreamTablesResponse) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *VStreamTablesResponse) GetTableName() string {
+	if x != nil {
+		return x.TableName
+	}
+	return ""
+}
+
+func (x *VStreamTablesResponse) GetFields() []*query.Field {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *VStreamTablesResponse) GetPkfields() []*query.Field {
+	if x != nil {
+		return x.Pkfields
+	}
+	return nil
+}
+
+func (x *VStreamTablesResponse) GetGtid() string {
+	if x != nil {
+		return x.Gtid
+	}
+	return ""
+}
+
+func (x *VStreamTablesResponse) GetRows() []*query.Row {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *VStreamTablesResponse) GetLastpk() *query.Row {
+	if x != nil {
+		return x.Lastpk
+	}
+	return nil
+}
+
+// VStreamResultsRequest asks for the result of one SELECT read from a consistent snapshot.
+// Field numbers match VStreamRowsRequest's.
+type VStreamResultsRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	EffectiveCallerId *vtrpc.CallerID        `protobuf:"bytes,1,opt,name=effective_caller_id,json=effectiveCallerId,proto3" json:"effective_caller_id,omitempty"`
+	ImmediateCallerId *query.VTGateCallerID  `protobuf:"bytes,2,opt,name=immediate_caller_id,json=immediateCallerId,proto3" json:"immediate_caller_id,omitempty"`
+	Target            *query.Target          `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	Query             string                 `protobuf:"bytes,4,opt,name=query,proto3" json:"query,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *VStreamResultsRequest) Reset() {
+	*x = VStreamResultsRequest{}
+	mi := &file_binlogdata_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VStreamResultsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VStreamResultsRequest) ProtoMessage() {}
+
+func (x *VStreamResultsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VStreamResultsRequest.ProtoReflect.Descriptor instead.
+func (*VStreamResultsRequest) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *VStreamResultsRequest) GetEffectiveCallerId() *vtrpc.CallerID {
+	if x != nil {
+		return x.EffectiveCallerId
+	}
+	return nil
+}
+
+func (x *VStreamResultsRequest) GetImmediateCallerId() *query.VTGateCallerID {
+	if x != nil {
+		return x.ImmediateCallerId
+	}
+	return nil
+}
+
+func (x *VStreamResultsRequest) GetTarget() *query.Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *VStreamResultsRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+// VStreamResultsResponse: the first carries fields and the snapshot's gtid, the next ones rows.
+type VStreamResultsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fields        []*query.Field         `protobuf:"bytes,1,rep,name=fields,proto3" json:"fields,omitempty"`
+	Gtid          string                 `protobuf:"bytes,3,opt,name=gtid,proto3" json:"gtid,omitempty"`
+	Rows          []*query.Row           `protobuf:"bytes,4,rep,name=rows,proto3" json:"rows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VStreamResultsResponse) Reset() {
+	*x = VStreamResultsResponse{}
+	mi := &file_binlogdata_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VStreamResultsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VStreamResultsResponse) ProtoMessage() {}
+
+func (x *VStreamResultsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VStreamResultsResponse.ProtoReflect.Descriptor instead.
+func (*VStreamResultsResponse) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *VStreamResultsResponse) GetFields() []*query.Field {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *VStreamResultsResponse) GetGtid() string {
+	if x != nil {
+		return x.Gtid
+	}
+	return ""
+}
+
+func (x *VStreamResultsResponse) GetRows() []*query.Row {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+// BinlogDumpGTIDRequest starts a binlog dump from a GTID set, relayed as raw packets.
+type BinlogDumpGTIDRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	EffectiveCallerId *vtrpc.CallerID        `protobuf:"bytes,1,opt,name=effective_caller_id,json=effectiveCallerId,proto3" json:"effective_caller_id,omitempty"`
+	ImmediateCallerId *query.VTGateCallerID  `protobuf:"bytes,2,opt,name=immediate_caller_id,json=immediateCallerId,proto3" json:"immediate_caller_id,omitempty"`
+	Target            *query.Target          `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	// Binlog file and position, passed to the server with the GTID set.
+	BinlogFilename string `protobuf:"bytes,4,opt,name=binlog_filename,json=binlogFilename,proto3" json:"binlog_filename,omitempty"`
+	BinlogPosition uint64 `protobuf:"varint,5,opt,name=binlog_position,json=binlogPosition,proto3" json:"binlog_position,omitempty"`
+	// The GTID set the reader holds (e.g. "uuid:1-5" or, on MariaDB, "0-1-100"); empty means
+	// everything. A flavor prefix ("MySQL56/", "MariaDB/") is accepted.
+	GtidSet string `protobuf:"bytes,6,opt,name=gtid_set,json=gtidSet,proto3" json:"gtid_set,omitempty"`
+	// The dump command's flags (BINLOG_DUMP_NON_BLOCK = 1: end at the end of the binlog).
+	Flags         uint32 `protobuf:"varint,7,opt,name=flags,proto3" json:"flags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BinlogDumpGTIDRequest) Reset() {
+	*x = BinlogDumpGTIDRequest{}
+	mi := &file_binlogdata_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BinlogDumpGTIDRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BinlogDumpGTIDRequest) ProtoMessage() {}
+
+func (x *BinlogDumpGTIDRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BinlogDumpGTIDRequest.ProtoReflect.Descriptor instead.
+func (*BinlogDumpGTIDRequest) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *BinlogDumpGTIDRequest) GetEffectiveCallerId() *vtrpc.CallerID {
+	if x != nil {
+		return x.EffectiveCallerId
+	}
+	return nil
+}
+
+func (x *BinlogDumpGTIDRequest) GetImmediateCallerId() *query.VTGateCallerID {
+	if x != nil {
+		return x.ImmediateCallerId
+	}
+	return nil
+}
+
+func (x *BinlogDumpGTIDRequest) GetTarget() *query.Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *BinlogDumpGTIDRequest) GetBinlogFilename() string {
+	if x != nil {
+		return x.BinlogFilename
+	}
+	return ""
+}
+
+func (x *BinlogDumpGTIDRequest) GetBinlogPosition() uint64 {
+	if x != nil {
+		return x.BinlogPosition
+	}
+	return 0
+}
+
+func (x *BinlogDumpGTIDRequest) GetGtidSet() string {
+	if x != nil {
+		return x.GtidSet
+	}
+	return ""
+}
+
+func (x *BinlogDumpGTIDRequest) GetFlags() uint32 {
+	if x != nil {
+		return x.Flags
+	}
+	return 0
+}
+
+// BinlogDumpResponse carries whole MySQL packets, headers included, as the server sent them.
+// A packet larger than one response continues in the next; a packet header is never split.
+type BinlogDumpResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Raw           []byte                 `protobuf:"bytes,1,opt,name=raw,proto3" json:"raw,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BinlogDumpResponse) Reset() {
+	*x = BinlogDumpResponse{}
+	mi := &file_binlogdata_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BinlogDumpResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BinlogDumpResponse) ProtoMessage() {}
+
+func (x *BinlogDumpResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_binlogdata_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BinlogDumpResponse.ProtoReflect.Descriptor instead.
+func (*BinlogDumpResponse) Descriptor() ([]byte, []int) {
+	return file_binlogdata_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *BinlogDumpResponse) GetRaw() []byte {
+	if x != nil {
+		return x.Raw
+	}
+	return nil
+}
+
 type RowChange_Bitmap struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Count         int64                  `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
@@ -1849,7 +2467,7 @@ type RowChange_Bitmap struct {
 
 func (x *RowChange_Bitmap) Reset() {
 	*x = RowChange_Bitmap{}
-	mi := &file_binlogdata_proto_msgTypes[22]
+	mi := &file_binlogdata_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +2479,7 @@ func (x *RowChange_Bitmap) String() string {
 func (*RowChange_Bitmap) ProtoMessage() {}
 
 func (x *RowChange_Bitmap) ProtoReflect() protoreflect.Message {
-	mi := &file_binlogdata_proto_msgTypes[22]
+	mi := &file_binlogdata_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2670,60 @@ const file_binlogdata_proto_rawDesc = "" +
 	"\x0ftable_last_p_ks\x18\x06 \x03(\v2\x17.binlogdata.TableLastPKR\ftableLastPKs\x124\n" +
 	"\aoptions\x18\a \x01(\v2\x1a.binlogdata.VStreamOptionsR\aoptions\"=\n" +
 	"\x0fVStreamResponse\x12*\n" +
-	"\x06events\x18\x01 \x03(\v2\x12.binlogdata.VEventR\x06events*>\n" +
+	"\x06events\x18\x01 \x03(\v2\x12.binlogdata.VEventR\x06events\"\xbb\x02\n" +
+	"\x12VStreamRowsRequest\x12?\n" +
+	"\x13effective_caller_id\x18\x01 \x01(\v2\x0f.vtrpc.CallerIDR\x11effectiveCallerId\x12E\n" +
+	"\x13immediate_caller_id\x18\x02 \x01(\v2\x15.query.VTGateCallerIDR\x11immediateCallerId\x12%\n" +
+	"\x06target\x18\x03 \x01(\v2\r.query.TargetR\x06target\x12\x14\n" +
+	"\x05query\x18\x04 \x01(\tR\x05query\x12*\n" +
+	"\x06lastpk\x18\x05 \x01(\v2\x12.query.QueryResultR\x06lastpk\x124\n" +
+	"\aoptions\x18\x06 \x01(\v2\x1a.binlogdata.VStreamOptionsR\aoptions\"\xa4\x02\n" +
+	"\x13VStreamRowsResponse\x12$\n" +
+	"\x06fields\x18\x01 \x03(\v2\f.query.FieldR\x06fields\x12(\n" +
+	"\bpkfields\x18\x02 \x03(\v2\f.query.FieldR\bpkfields\x12\x12\n" +
+	"\x04gtid\x18\x03 \x01(\tR\x04gtid\x12\x1e\n" +
+	"\x04rows\x18\x04 \x03(\v2\n" +
+	".query.RowR\x04rows\x12\"\n" +
+	"\x06lastpk\x18\x05 \x01(\v2\n" +
+	".query.RowR\x06lastpk\x12\x1c\n" +
+	"\tthrottled\x18\x06 \x01(\bR\tthrottled\x12\x1c\n" +
+	"\theartbeat\x18\a \x01(\bR\theartbeat\x12)\n" +
+	"\x10throttled_reason\x18\b \x01(\tR\x0fthrottledReason\"\xfb\x01\n" +
+	"\x14VStreamTablesRequest\x12?\n" +
+	"\x13effective_caller_id\x18\x01 \x01(\v2\x0f.vtrpc.CallerIDR\x11effectiveCallerId\x12E\n" +
+	"\x13immediate_caller_id\x18\x02 \x01(\v2\x15.query.VTGateCallerIDR\x11immediateCallerId\x12%\n" +
+	"\x06target\x18\x03 \x01(\v2\r.query.TargetR\x06target\x124\n" +
+	"\aoptions\x18\x04 \x01(\v2\x1a.binlogdata.VStreamOptionsR\aoptions\"\xde\x01\n" +
+	"\x15VStreamTablesResponse\x12\x1d\n" +
+	"\n" +
+	"table_name\x18\x01 \x01(\tR\ttableName\x12$\n" +
+	"\x06fields\x18\x02 \x03(\v2\f.query.FieldR\x06fields\x12(\n" +
+	"\bpkfields\x18\x03 \x03(\v2\f.query.FieldR\bpkfields\x12\x12\n" +
+	"\x04gtid\x18\x04 \x01(\tR\x04gtid\x12\x1e\n" +
+	"\x04rows\x18\x05 \x03(\v2\n" +
+	".query.RowR\x04rows\x12\"\n" +
+	"\x06lastpk\x18\x06 \x01(\v2\n" +
+	".query.RowR\x06lastpk\"\xdc\x01\n" +
+	"\x15VStreamResultsRequest\x12?\n" +
+	"\x13effective_caller_id\x18\x01 \x01(\v2\x0f.vtrpc.CallerIDR\x11effectiveCallerId\x12E\n" +
+	"\x13immediate_caller_id\x18\x02 \x01(\v2\x15.query.VTGateCallerIDR\x11immediateCallerId\x12%\n" +
+	"\x06target\x18\x03 \x01(\v2\r.query.TargetR\x06target\x12\x14\n" +
+	"\x05query\x18\x04 \x01(\tR\x05query\"r\n" +
+	"\x16VStreamResultsResponse\x12$\n" +
+	"\x06fields\x18\x01 \x03(\v2\f.query.FieldR\x06fields\x12\x12\n" +
+	"\x04gtid\x18\x03 \x01(\tR\x04gtid\x12\x1e\n" +
+	"\x04rows\x18\x04 \x03(\v2\n" +
+	".query.RowR\x04rows\"\xc9\x02\n" +
+	"\x15BinlogDumpGTIDRequest\x12?\n" +
+	"\x13effective_caller_id\x18\x01 \x01(\v2\x0f.vtrpc.CallerIDR\x11effectiveCallerId\x12E\n" +
+	"\x13immediate_caller_id\x18\x02 \x01(\v2\x15.query.VTGateCallerIDR\x11immediateCallerId\x12%\n" +
+	"\x06target\x18\x03 \x01(\v2\r.query.TargetR\x06target\x12'\n" +
+	"\x0fbinlog_filename\x18\x04 \x01(\tR\x0ebinlogFilename\x12'\n" +
+	"\x0fbinlog_position\x18\x05 \x01(\x04R\x0ebinlogPosition\x12\x19\n" +
+	"\bgtid_set\x18\x06 \x01(\tR\agtidSet\x12\x14\n" +
+	"\x05flags\x18\a \x01(\rR\x05flags\"&\n" +
+	"\x12BinlogDumpResponse\x12\x10\n" +
+	"\x03raw\x18\x01 \x01(\fR\x03raw*>\n" +
 	"\vOnDDLAction\x12\n" +
 	"\n" +
 	"\x06IGNORE\x10\x00\x12\b\n" +
@@ -2110,61 +2781,69 @@ func file_binlogdata_proto_rawDescGZIP() []byte {
 }
 
 var file_binlogdata_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_binlogdata_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_binlogdata_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_binlogdata_proto_goTypes = []any{
-	(OnDDLAction)(0),             // 0: binlogdata.OnDDLAction
-	(VEventType)(0),              // 1: binlogdata.VEventType
-	(MigrationType)(0),           // 2: binlogdata.MigrationType
-	(Filter_FieldEventMode)(0),   // 3: binlogdata.Filter.FieldEventMode
-	(*CharsetConversion)(nil),    // 4: binlogdata.CharsetConversion
-	(*Rule)(nil),                 // 5: binlogdata.Rule
-	(*Filter)(nil),               // 6: binlogdata.Filter
-	(*RowChange)(nil),            // 7: binlogdata.RowChange
-	(*RowEvent)(nil),             // 8: binlogdata.RowEvent
-	(*FieldEvent)(nil),           // 9: binlogdata.FieldEvent
-	(*ShardGtid)(nil),            // 10: binlogdata.ShardGtid
-	(*VGtid)(nil),                // 11: binlogdata.VGtid
-	(*KeyspaceShard)(nil),        // 12: binlogdata.KeyspaceShard
-	(*Journal)(nil),              // 13: binlogdata.Journal
-	(*TableLastPK)(nil),          // 14: binlogdata.TableLastPK
-	(*LastPKEvent)(nil),          // 15: binlogdata.LastPKEvent
-	(*VEvent)(nil),               // 16: binlogdata.VEvent
-	(*EventSource)(nil),          // 17: binlogdata.EventSource
-	(*MinimalTable)(nil),         // 18: binlogdata.MinimalTable
-	(*MinimalSchema)(nil),        // 19: binlogdata.MinimalSchema
-	(*VStreamOptions)(nil),       // 20: binlogdata.VStreamOptions
-	(*VStreamRequest)(nil),       // 21: binlogdata.VStreamRequest
-	(*VStreamResponse)(nil),      // 22: binlogdata.VStreamResponse
-	nil,                          // 23: binlogdata.Rule.ConvertEnumToTextEntry
-	nil,                          // 24: binlogdata.Rule.ConvertCharsetEntry
-	nil,                          // 25: binlogdata.Rule.ConvertIntToEnumEntry
-	(*RowChange_Bitmap)(nil),     // 26: binlogdata.RowChange.Bitmap
-	nil,                          // 27: binlogdata.VStreamOptions.ConfigOverridesEntry
-	(*query.Row)(nil),            // 28: query.Row
-	(*query.Field)(nil),          // 29: query.Field
-	(*query.QueryResult)(nil),    // 30: query.QueryResult
-	(*vtrpc.CallerID)(nil),       // 31: vtrpc.CallerID
-	(*query.VTGateCallerID)(nil), // 32: query.VTGateCallerID
-	(*query.Target)(nil),         // 33: query.Target
+	(OnDDLAction)(0),               // 0: binlogdata.OnDDLAction
+	(VEventType)(0),                // 1: binlogdata.VEventType
+	(MigrationType)(0),             // 2: binlogdata.MigrationType
+	(Filter_FieldEventMode)(0),     // 3: binlogdata.Filter.FieldEventMode
+	(*CharsetConversion)(nil),      // 4: binlogdata.CharsetConversion
+	(*Rule)(nil),                   // 5: binlogdata.Rule
+	(*Filter)(nil),                 // 6: binlogdata.Filter
+	(*RowChange)(nil),              // 7: binlogdata.RowChange
+	(*RowEvent)(nil),               // 8: binlogdata.RowEvent
+	(*FieldEvent)(nil),             // 9: binlogdata.FieldEvent
+	(*ShardGtid)(nil),              // 10: binlogdata.ShardGtid
+	(*VGtid)(nil),                  // 11: binlogdata.VGtid
+	(*KeyspaceShard)(nil),          // 12: binlogdata.KeyspaceShard
+	(*Journal)(nil),                // 13: binlogdata.Journal
+	(*TableLastPK)(nil),            // 14: binlogdata.TableLastPK
+	(*LastPKEvent)(nil),            // 15: binlogdata.LastPKEvent
+	(*VEvent)(nil),                 // 16: binlogdata.VEvent
+	(*EventSource)(nil),            // 17: binlogdata.EventSource
+	(*MinimalTable)(nil),           // 18: binlogdata.MinimalTable
+	(*MinimalSchema)(nil),          // 19: binlogdata.MinimalSchema
+	(*VStreamOptions)(nil),         // 20: binlogdata.VStreamOptions
+	(*VStreamRequest)(nil),         // 21: binlogdata.VStreamRequest
+	(*VStreamResponse)(nil),        // 22: binlogdata.VStreamResponse
+	(*VStreamRowsRequest)(nil),     // 23: binlogdata.VStreamRowsRequest
+	(*VStreamRowsResponse)(nil),    // 24: binlogdata.VStreamRowsResponse
+	(*VStreamTablesRequest)(nil),   // 25: binlogdata.VStreamTablesRequest
+	(*VStreamTablesResponse)(nil),  // 26: binlogdata.VStreamTablesResponse
+	(*VStreamResultsRequest)(nil),  // 27: binlogdata.VStreamResultsRequest
+	(*VStreamResultsResponse)(nil), // 28: binlogdata.VStreamResultsResponse
+	(*BinlogDumpGTIDRequest)(nil),  // 29: binlogdata.BinlogDumpGTIDRequest
+	(*BinlogDumpResponse)(nil),     // 30: binlogdata.BinlogDumpResponse
+	nil,                            // 31: binlogdata.Rule.ConvertEnumToTextEntry
+	nil,                            // 32: binlogdata.Rule.ConvertCharsetEntry
+	nil,                            // 33: binlogdata.Rule.ConvertIntToEnumEntry
+	(*RowChange_Bitmap)(nil),       // 34: binlogdata.RowChange.Bitmap
+	nil,                            // 35: binlogdata.VStreamOptions.ConfigOverridesEntry
+	(*query.Row)(nil),              // 36: query.Row
+	(*query.Field)(nil),            // 37: query.Field
+	(*query.QueryResult)(nil),      // 38: query.QueryResult
+	(*vtrpc.CallerID)(nil),         // 39: vtrpc.CallerID
+	(*query.VTGateCallerID)(nil),   // 40: query.VTGateCallerID
+	(*query.Target)(nil),           // 41: query.Target
 }
 var file_binlogdata_proto_depIdxs = []int32{
-	23, // 0: binlogdata.Rule.convert_enum_to_text:type_name -> binlogdata.Rule.ConvertEnumToTextEntry
-	24, // 1: binlogdata.Rule.convert_charset:type_name -> binlogdata.Rule.ConvertCharsetEntry
-	25, // 2: binlogdata.Rule.convert_int_to_enum:type_name -> binlogdata.Rule.ConvertIntToEnumEntry
+	31, // 0: binlogdata.Rule.convert_enum_to_text:type_name -> binlogdata.Rule.ConvertEnumToTextEntry
+	32, // 1: binlogdata.Rule.convert_charset:type_name -> binlogdata.Rule.ConvertCharsetEntry
+	33, // 2: binlogdata.Rule.convert_int_to_enum:type_name -> binlogdata.Rule.ConvertIntToEnumEntry
 	5,  // 3: binlogdata.Filter.rules:type_name -> binlogdata.Rule
 	3,  // 4: binlogdata.Filter.field_event_mode:type_name -> binlogdata.Filter.FieldEventMode
-	28, // 5: binlogdata.RowChange.before:type_name -> query.Row
-	28, // 6: binlogdata.RowChange.after:type_name -> query.Row
-	26, // 7: binlogdata.RowChange.data_columns:type_name -> binlogdata.RowChange.Bitmap
-	26, // 8: binlogdata.RowChange.json_partial_values:type_name -> binlogdata.RowChange.Bitmap
+	36, // 5: binlogdata.RowChange.before:type_name -> query.Row
+	36, // 6: binlogdata.RowChange.after:type_name -> query.Row
+	34, // 7: binlogdata.RowChange.data_columns:type_name -> binlogdata.RowChange.Bitmap
+	34, // 8: binlogdata.RowChange.json_partial_values:type_name -> binlogdata.RowChange.Bitmap
 	7,  // 9: binlogdata.RowEvent.row_changes:type_name -> binlogdata.RowChange
-	29, // 10: binlogdata.FieldEvent.fields:type_name -> query.Field
+	37, // 10: binlogdata.FieldEvent.fields:type_name -> query.Field
 	14, // 11: binlogdata.ShardGtid.table_p_ks:type_name -> binlogdata.TableLastPK
 	10, // 12: binlogdata.VGtid.shard_gtids:type_name -> binlogdata.ShardGtid
 	2,  // 13: binlogdata.Journal.migration_type:type_name -> binlogdata.MigrationType
 	10, // 14: binlogdata.Journal.shard_gtids:type_name -> binlogdata.ShardGtid
 	12, // 15: binlogdata.Journal.participants:type_name -> binlogdata.KeyspaceShard
-	30, // 16: binlogdata.TableLastPK.lastpk:type_name -> query.QueryResult
+	38, // 16: binlogdata.TableLastPK.lastpk:type_name -> query.QueryResult
 	14, // 17: binlogdata.LastPKEvent.table_last_p_k:type_name -> binlogdata.TableLastPK
 	1,  // 18: binlogdata.VEvent.type:type_name -> binlogdata.VEventType
 	8,  // 19: binlogdata.VEvent.row_event:type_name -> binlogdata.RowEvent
@@ -2173,23 +2852,48 @@ var file_binlogdata_proto_depIdxs = []int32{
 	13, // 22: binlogdata.VEvent.journal:type_name -> binlogdata.Journal
 	15, // 23: binlogdata.VEvent.last_p_k_event:type_name -> binlogdata.LastPKEvent
 	17, // 24: binlogdata.VEvent.source:type_name -> binlogdata.EventSource
-	29, // 25: binlogdata.MinimalTable.fields:type_name -> query.Field
+	37, // 25: binlogdata.MinimalTable.fields:type_name -> query.Field
 	18, // 26: binlogdata.MinimalSchema.tables:type_name -> binlogdata.MinimalTable
-	27, // 27: binlogdata.VStreamOptions.config_overrides:type_name -> binlogdata.VStreamOptions.ConfigOverridesEntry
+	35, // 27: binlogdata.VStreamOptions.config_overrides:type_name -> binlogdata.VStreamOptions.ConfigOverridesEntry
 	1,  // 28: binlogdata.VStreamOptions.event_types:type_name -> binlogdata.VEventType
-	31, // 29: binlogdata.VStreamRequest.effective_caller_id:type_name -> vtrpc.CallerID
-	32, // 30: binlogdata.VStreamRequest.immediate_caller_id:type_name -> query.VTGateCallerID
-	33, // 31: binlogdata.VStreamRequest.target:type_name -> query.Target
+	39, // 29: binlogdata.VStreamRequest.effective_caller_id:type_name -> vtrpc.CallerID
+	40, // 30: binlogdata.VStreamRequest.immediate_caller_id:type_name -> query.VTGateCallerID
+	41, // 31: binlogdata.VStreamRequest.target:type_name -> query.Target
 	6,  // 32: binlogdata.VStreamRequest.filter:type_name -> binlogdata.Filter
 	14, // 33: binlogdata.VStreamRequest.table_last_p_ks:type_name -> binlogdata.TableLastPK
 	20, // 34: binlogdata.VStreamRequest.options:type_name -> binlogdata.VStreamOptions
 	16, // 35: binlogdata.VStreamResponse.events:type_name -> binlogdata.VEvent
-	4,  // 36: binlogdata.Rule.ConvertCharsetEntry.value:type_name -> binlogdata.CharsetConversion
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	39, // 36: binlogdata.VStreamRowsRequest.effective_caller_id:type_name -> vtrpc.CallerID
+	40, // 37: binlogdata.VStreamRowsRequest.immediate_caller_id:type_name -> query.VTGateCallerID
+	41, // 38: binlogdata.VStreamRowsRequest.target:type_name -> query.Target
+	38, // 39: binlogdata.VStreamRowsRequest.lastpk:type_name -> query.QueryResult
+	20, // 40: binlogdata.VStreamRowsRequest.options:type_name -> binlogdata.VStreamOptions
+	37, // 41: binlogdata.VStreamRowsResponse.fields:type_name -> query.Field
+	37, // 42: binlogdata.VStreamRowsResponse.pkfields:type_name -> query.Field
+	36, // 43: binlogdata.VStreamRowsResponse.rows:type_name -> query.Row
+	36, // 44: binlogdata.VStreamRowsResponse.lastpk:type_name -> query.Row
+	39, // 45: binlogdata.VStreamTablesRequest.effective_caller_id:type_name -> vtrpc.CallerID
+	40, // 46: binlogdata.VStreamTablesRequest.immediate_caller_id:type_name -> query.VTGateCallerID
+	41, // 47: binlogdata.VStreamTablesRequest.target:type_name -> query.Target
+	20, // 48: binlogdata.VStreamTablesRequest.options:type_name -> binlogdata.VStreamOptions
+	37, // 49: binlogdata.VStreamTablesResponse.fields:type_name -> query.Field
+	37, // 50: binlogdata.VStreamTablesResponse.pkfields:type_name -> query.Field
+	36, // 51: binlogdata.VStreamTablesResponse.rows:type_name -> query.Row
+	36, // 52: binlogdata.VStreamTablesResponse.lastpk:type_name -> query.Row
+	39, // 53: binlogdata.VStreamResultsRequest.effective_caller_id:type_name -> vtrpc.CallerID
+	40, // 54: binlogdata.VStreamResultsRequest.immediate_caller_id:type_name -> query.VTGateCallerID
+	41, // 55: binlogdata.VStreamResultsRequest.target:type_name -> query.Target
+	37, // 56: binlogdata.VStreamResultsResponse.fields:type_name -> query.Field
+	36, // 57: binlogdata.VStreamResultsResponse.rows:type_name -> query.Row
+	39, // 58: binlogdata.BinlogDumpGTIDRequest.effective_caller_id:type_name -> vtrpc.CallerID
+	40, // 59: binlogdata.BinlogDumpGTIDRequest.immediate_caller_id:type_name -> query.VTGateCallerID
+	41, // 60: binlogdata.BinlogDumpGTIDRequest.target:type_name -> query.Target
+	4,  // 61: binlogdata.Rule.ConvertCharsetEntry.value:type_name -> binlogdata.CharsetConversion
+	62, // [62:62] is the sub-list for method output_type
+	62, // [62:62] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_binlogdata_proto_init() }
@@ -2203,7 +2907,7 @@ func file_binlogdata_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_binlogdata_proto_rawDesc), len(file_binlogdata_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   24,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

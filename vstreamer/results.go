@@ -1,0 +1,171 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
+	"github.com/vstream-cdc/vstream/vstreamer/sqlguard"
+)
+
+// ResultsRequest asks for the result of one SELECT read from a consistent snapshot, with the
+// snapshot's GTID position, the way Vitess's VStreamResults serves vdiff.
+type ResultsRequest struct {
+	// Query is one SELECT on the tables of the engine's database (sqlguard.CheckSelect).
+	Query string
+	// MaxBatchBytes bounds the row bytes of one batch; zero means the engine's MaxBatchBytes.
+	MaxBatchBytes int
+}
+
+// StreamResults runs req.Query in a read-only transaction on a consistent snapshot and sends
+// its fields and the snapshot's GTID in a first batch, then its rows. Values are encoded as
+// the table copy encodes them. A query that is not one SELECT on the database fails with
+// sqlguard.ErrNotAllowed before anything runs.
+func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send RowsFunc) error {
+	tables, err := sqlguard.CheckSelect(req.Query, e.cfg.Database)
+	if err != nil {
+		return err
+	}
+	r, err := e.openReader(ctx, filter.All())
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	// Unqualified table names are the database's. A result's text columns may come from any
+	// expression, which has no column character set to keep: text comes as utf8mb4, labelled
+	// so, as Vitess's own result stream returns it.
+	for _, q := range []string{"USE " + filter.QuoteIdent(e.cfg.Database), "SET SESSION character_set_results = utf8mb4"} {
+		if _, err := r.s.copy.conn.Execute(q); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrUnavailable, q, err)
+		}
+	}
+	// On MySQL the tables read are locked while the snapshot starts, as for a copy.
+	if err := r.snapshot(ctx, tables...); err != nil {
+		return err
+	}
+	maxBatch := req.MaxBatchBytes
+	if maxBatch <= 0 {
+		maxBatch = e.cfg.MaxBatchBytes
+	}
+	stopKill := context.AfterFunc(ctx, func() { r.kill() })
+	defer stopKill()
+
+	var (
+		cols    []rowcodec.Column
+		arena   []byte
+		lensAr  []int64
+		slab    []query.Row
+		batch   = &RowsBatch{}
+		size    int
+		sendErr error
+		result  mysql.Result
+	)
+	flush := func() error {
+		batch.Rows = batch.Rows[:0]
+		for i := range slab {
+			batch.Rows = append(batch.Rows, &slab[i])
+		}
+		if len(batch.Rows) == 0 {
+			return nil
+		}
+		if err := send(batch); err != nil {
+			return err
+		}
+		batch.Rows, arena, lensAr, slab, size = batch.Rows[:0], arena[:0], lensAr[:0], slab[:0], 0
+		return nil
+	}
+	err = r.s.copy.conn.ExecuteSelectStreaming(req.Query, &result, func(row []mysql.FieldValue) error {
+		start, lstart := len(arena), len(lensAr)
+		for i := range row {
+			before := len(arena)
+			var null bool
+			var err error
+			if arena, null, err = cols[i].AppendCopied(arena, &row[i]); err != nil {
+				return err
+			}
+			if null {
+				lensAr = append(lensAr, -1)
+			} else {
+				lensAr = append(lensAr, int64(len(arena)-before))
+			}
+		}
+		slab = append(slab, query.Row{Lengths: lensAr[lstart:len(lensAr):len(lensAr)], Values: arena[start:len(arena):len(arena)]})
+		size += len(arena) - start + 2*(len(lensAr)-lstart)
+		if size < maxBatch {
+			return nil
+		}
+		if err := flush(); err != nil {
+			sendErr = err
+			return err
+		}
+		return nil
+	}, func(res *mysql.Result) error {
+		var fields []*query.Field
+		cols, fields = resultColumns(res.Fields)
+		if err := send(&RowsBatch{Fields: fields, GTID: r.gtid}); err != nil {
+			sendErr = err
+			return err
+		}
+		return nil
+	})
+	if sendErr != nil {
+		return sendErr
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var me *mysql.MyError
+		if errors.As(err, &me) {
+			// The server refused the query (a missing column, a syntax it does not take):
+			// the client's to fix.
+			return fmt.Errorf("%w: %s (errno %d)", sqlguard.ErrNotAllowed, me.Message, me.Code)
+		}
+		return fmt.Errorf("%w: query: %v", ErrUnavailable, err)
+	}
+	return flush()
+}
+
+// resultColumns describes a result's columns as the server sent them, and how to encode
+// their values.
+func resultColumns(fs []*mysql.Field) ([]rowcodec.Column, []*query.Field) {
+	cols := make([]rowcodec.Column, len(fs))
+	fields := make([]*query.Field, len(fs))
+	for i, f := range fs {
+		c := rowcodec.Column{
+			Name:      string(f.Name),
+			Type:      f.Type,
+			Unsigned:  f.Flag&mysql.UNSIGNED_FLAG != 0,
+			Nullable:  f.Flag&mysql.NOT_NULL_FLAG == 0,
+			Collation: uint64(f.Charset),
+			Decimals:  int(f.Decimal),
+		}
+		// The wire says ENUM and SET by flag on a string column.
+		switch {
+		case f.Flag&mysql.ENUM_FLAG != 0:
+			c.Type = mysql.MYSQL_TYPE_ENUM
+		case f.Flag&mysql.SET_FLAG != 0:
+			c.Type = mysql.MYSQL_TYPE_SET
+		}
+		cols[i] = c
+		fields[i] = &query.Field{
+			Name:         string(f.Name),
+			Type:         c.QueryType(),
+			Table:        string(f.Table),
+			OrgTable:     string(f.OrgTable),
+			Database:     string(f.Schema),
+			OrgName:      string(f.OrgName),
+			ColumnLength: f.ColumnLength,
+			Charset:      uint32(f.Charset),
+			Decimals:     uint32(f.Decimal),
+			Flags:        uint32(f.Flag),
+		}
+	}
+	return cols, fields
+}
+
