@@ -111,7 +111,7 @@ func TestVitessReadCodes(t *testing.T) {
 				_, err = recvAllOf(st.Recv)
 			}
 			return err
-		}, codes.InvalidArgument, "does not exist"},
+		}, codes.InvalidArgument, "is not present"},
 		{"rows: other shard", func(ctx context.Context) error {
 			st, err := qc.VStreamRows(ctx, &binlogdata.VStreamRowsRequest{Target: &query.Target{Keyspace: "test", Shard: "-80"}, Query: "select * from vr2"})
 			if err == nil {

@@ -319,7 +319,7 @@ func TestStreamRowsErrors(t *testing.T) {
 		want string
 	}{
 		{RowsRequest{Query: "delete from rse"}, "want select <columns> from <table>"},
-		{RowsRequest{Query: "select * from nosuch"}, "does not exist"},
+		{RowsRequest{Query: "select * from nosuch"}, "is not present"},
 		{RowsRequest{Query: "select nosuch from rse"}, "nosuch"},
 		{RowsRequest{Query: "select * from rse", LastPK: lastPK(nil, "1", "2")}, "the row has 2 values, the key 1 columns"},
 		{RowsRequest{Query: "select * from rse", LastPK: lastPK([]*query.Field{{Name: "val"}}, "1")}, "over column val"},
