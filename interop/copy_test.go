@@ -726,7 +726,7 @@ func TestTabletCopyFilterValidations(t *testing.T) {
 		rules []*binlogdatapb.Rule
 		msg   string
 	}{
-		{[]*binlogdatapb.Rule{{Match: "/^fv_.*"}, {Match: "fv_xyz"}}, "fv_xyz does not exist"},
+		{[]*binlogdatapb.Rule{{Match: "/^fv_.*"}, {Match: "fv_xyz"}}, "table fv_xyz is not present in the database"},
 		{[]*binlogdatapb.Rule{{Match: "/^fv_x.*"}}, "nothing to copy"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

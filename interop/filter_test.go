@@ -325,14 +325,22 @@ func TestTabletPacketSize(t *testing.T) {
 	}}
 	filter := &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "flt_packet"}}}
 	next, _ := tabletBatches(t, &binlogdatapb.VStreamRequest{Target: tabletTarget, Filter: filter, Options: opts})
+	// The copy as uvstreamer sends it: BEGIN and FIELD, the snapshot's GTID, then one ROW a
+	// row in packets each closed by LASTPK and COMMIT once their values reach 10 bytes (rows
+	// 1-3 are 4+5+2 bytes), the table's completion, COPY_COMPLETED.
 	expectTabletBatches(t, next,
-		"BEGIN FIELD flt_packet ROW flt_packet 3",
-		"ROW flt_packet 1",
-		"ROW flt_packet 1 LASTPK COMMIT COPY_COMPLETED ks/0",
+		"BEGIN FIELD flt_packet",
+		"GTID",
+		"ROW flt_packet 1 ROW flt_packet 1 ROW flt_packet 1 LASTPK COMMIT",
+		"BEGIN ROW flt_packet 1 LASTPK COMMIT",
+		"BEGIN ROW flt_packet 1 LASTPK COMMIT",
+		"BEGIN LASTPK COMMIT",
+		"COPY_COMPLETED ks/0",
 	)
 	execSQL(t, "BEGIN", "INSERT INTO flt_packet VALUES (13, '123456')", "INSERT INTO flt_packet VALUES (14, '789012')",
 		"DELETE FROM flt_packet WHERE id = 13", "COMMIT")
-	expectTabletBatches(t, next, "BEGIN ROW flt_packet 1", "ROW flt_packet 1", "ROW flt_packet 1 GTID COMMIT")
+	// The binlog describes the table again after the copy, as a new binlog reader does.
+	expectTabletBatches(t, next, "BEGIN FIELD flt_packet ROW flt_packet 1", "ROW flt_packet 1", "ROW flt_packet 1 GTID COMMIT")
 
 	qs := tabletConn(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -191,12 +191,12 @@ func TestCopyCatchUpAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last *binlogdatapb.VGtid
-	got := read(t, r, 7, &last)
-	if want := "BEGIN FIELD ks.it_orders ROW ks.it_orders 2 VGTID COMMIT COPY_COMPLETED ks/0 COPY_COMPLETED /"; strings.Join(got, " ") != want {
+	got := read(t, r, 12, &last)
+	if want := "BEGIN FIELD ks.it_orders VGTID ROW ks.it_orders 1 ROW ks.it_orders 1 VGTID COMMIT BEGIN VGTID COMMIT COPY_COMPLETED ks/0 COPY_COMPLETED /"; strings.Join(got, " ") != want {
 		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
 	execSQL(t, "INSERT INTO it_orders VALUES (4, 'd', 60), (5, 'e', 1)")
-	if got := read(t, r, 4, &last); strings.Join(got, " ") != "BEGIN ROW ks.it_orders 1 VGTID COMMIT" {
+	if got := read(t, r, 5, &last); strings.Join(got, " ") != "BEGIN FIELD ks.it_orders ROW ks.it_orders 1 VGTID COMMIT" {
 		t.Fatalf("catch-up: %v", got)
 	}
 	cancel()
@@ -340,7 +340,7 @@ func TestTabletVStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for len(got) < 6 {
+	for len(got) < 10 {
 		resp, err := st.Recv()
 		if err != nil {
 			t.Fatal(err)
@@ -351,7 +351,7 @@ func TestTabletVStream(t *testing.T) {
 			}
 		}
 	}
-	if want := "BEGIN FIELD it_tab ROW it_tab 1 LASTPK COMMIT COPY_COMPLETED ks/0"; strings.Join(got, " ") != want {
+	if want := "BEGIN FIELD it_tab GTID ROW it_tab 1 LASTPK COMMIT BEGIN LASTPK COMMIT COPY_COMPLETED ks/0"; strings.Join(got, " ") != want {
 		t.Fatalf("got %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
@@ -372,6 +372,8 @@ func TestBadInputCodes(t *testing.T) {
 			&binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "missing_table"}}}, codes.InvalidArgument},
 		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Gtid: "MariaDB/0-1-1"}}}, nil, codes.FailedPrecondition},
 	}
+	// Position 0-1-1 must have been executed, then purged (whichever tests ran before).
+	execSQL(t, "CREATE TABLE IF NOT EXISTS bad_input (id INT PRIMARY KEY)", "INSERT INTO bad_input VALUES (1), (2)")
 	execSQL(t, "FLUSH BINARY LOGS")
 	// Purge so that position 0-1-1 is gone; a dump thread still closing may hold a file open.
 	for i := 0; i < 50; i++ {
