@@ -508,6 +508,8 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 		s.txn = txnSource{originalCommitUs: int64(e.OriginalCommitTimestamp)}
 	case *replication.QueryEvent:
 		return s.query(ts, e)
+	case *replication.ExecuteLoadQueryEvent:
+		return s.loadData(ev.RawData)
 	case *replication.XIDEvent:
 		c := &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT}
 		if c.Source = s.source(); c.Source != nil {
