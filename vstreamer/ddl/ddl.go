@@ -42,9 +42,13 @@ type Table struct {
 // every table.
 func Classify(sql string) (kind Kind, tables []Table, ok bool) {
 	if executableComment(sql) {
-		// The lexer reads an executable comment's body as SQL.
-		if k, t, ok := classify(sql); k == DDL {
+		// The lexer reads an executable comment's body as SQL. A change it holds is a
+		// change like any other (Vitess would send it as OTHER and lose it).
+		switch k, t, ok := classify(sql); k {
+		case DDL:
 			return Executable, t, ok
+		case Insert, Update, Delete, Replace, Load:
+			return k, t, ok
 		}
 		return Executable, nil, true
 	}

@@ -67,6 +67,7 @@ func TestClassify(t *testing.T) {
 		{"/*!40000 ALTER TABLE `t1` DISABLE KEYS */", Executable, []Table{{Name: "t1"}}, true},
 		{"/* dump */ /*M!100100 ALTER TABLE t2 ENABLE KEYS */", Executable, []Table{{Name: "t2"}}, true},
 		{"/*!50001 CREATE ALGORITHM=UNDEFINED VIEW v AS SELECT 1 */", Executable, nil, true},
+		{"/*!40000 INSERT INTO t VALUES (1) */", Insert, []Table{{Name: "t"}}, true},
 		{"CREATE TABLE t3 (id INT) /*!50100 PARTITION BY HASH (id) */", DDL, []Table{{Name: "t3"}}, true},
 	}
 	for _, c := range cases {
