@@ -3,6 +3,7 @@ package vstreamer
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -261,4 +262,29 @@ func TestStatementDuringCopy(t *testing.T) {
 			t.Fatalf("err = %v, want ErrStatementChange naming sc_a", err)
 		}
 	})
+}
+
+// LOAD DATA logged as a statement carries the file's bytes, not rows: a load into a streamed
+// table ends the stream naming it; a load into another table changes nothing streamed.
+func TestLoadDataStatement(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/rows.txt"
+	if err := os.WriteFile(file, []byte("1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, "CREATE TABLE ld_t (id INT PRIMARY KEY)", "CREATE TABLE ld_other (id INT PRIMARY KEY)")
+	load := "LOAD DATA INFILE '" + file + "' INTO TABLE "
+
+	ts := startStream(t, newEngine(t), Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "ld_t"})})
+	ts.expect("GTID", "OTHER", "VGTID")
+	statementMode(t, "STATEMENT", load+"ld_other")
+	ts.expect("BEGIN", "GTID", "COMMIT", "VGTID")
+	ts.stop()
+
+	err, gtid := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "ld_t"})}, "STATEMENT", load+"ld_t")
+	if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "transaction "+gtid+" ") ||
+		!strings.Contains(err.Error(), "into table ld_t ") || !strings.Contains(err.Error(), "INTO TABLE `ld_t`") ||
+		!strings.Contains(err.Error(), "(`id`)\"), whose rows") {
+		t.Fatalf("err = %v, want ErrStatementChange naming transaction %s, table ld_t and the statement", err, gtid)
+	}
 }

@@ -608,6 +608,8 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 			return err
 		}
 		return s.query(ts, e)
+	case *replication.ExecuteLoadQueryEvent:
+		return s.loadData(ev.RawData)
 	case *replication.XIDEvent:
 		c := &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT}
 		if c.Source = s.source(); c.Source != nil {

@@ -23,6 +23,9 @@ const (
 	Update
 	Delete
 	Replace
+	// Load is LOAD DATA or LOAD XML, logged as a statement with the file's bytes in the
+	// binlog; its table is the one loaded.
+	Load
 	// Executable is a statement held wholly in an executable comment, such as mysqldump's
 	// "/*!40000 ALTER TABLE t DISABLE KEYS */". Vitess streams it as OTHER; its tables are
 	// those of the DDL inside, if it is one, whose schema may have changed.
@@ -39,9 +42,13 @@ type Table struct {
 // every table.
 func Classify(sql string) (kind Kind, tables []Table, ok bool) {
 	if executableComment(sql) {
-		// The lexer reads an executable comment's body as SQL.
-		if k, t, ok := classify(sql); k == DDL {
+		// The lexer reads an executable comment's body as SQL. A change it holds is a
+		// change like any other (Vitess would send it as OTHER and lose it).
+		switch k, t, ok := classify(sql); k {
+		case DDL:
 			return Executable, t, ok
+		case Insert, Update, Delete, Replace, Load:
+			return k, t, ok
 		}
 		return Executable, nil, true
 	}
@@ -64,6 +71,27 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 			return kind, nil, false
 		}
 		return kind, []Table{t}, true
+	case "LOAD":
+		// LOAD DATA|XML [LOW_PRIORITY|CONCURRENT] [LOCAL] INFILE 'file' [REPLACE|IGNORE] INTO TABLE t
+		if kw := l.keyword(); kw != "DATA" && kw != "XML" {
+			return Other, nil, true
+		}
+		for l.skipWords("LOW_PRIORITY", "CONCURRENT", "LOCAL") {
+		}
+		if l.keyword() != "INFILE" {
+			return Load, nil, false
+		}
+		l.skip()
+		for l.skipWords("REPLACE", "IGNORE") {
+		}
+		if l.keyword() != "INTO" || l.keyword() != "TABLE" {
+			return Load, nil, false
+		}
+		t, ok := l.table()
+		if !ok {
+			return Load, nil, false
+		}
+		return Load, []Table{t}, true
 	case "UPDATE":
 		for l.skipWords("LOW_PRIORITY", "IGNORE") {
 		}

@@ -60,11 +60,17 @@ func TestClassify(t *testing.T) {
 		{"WITH c AS (SELECT id FROM x) DELETE t FROM t JOIN c USING (id)", Delete, nil, false},
 		{"WITH c AS (SELECT 1) SELECT * FROM c", Other, nil, true},
 		{"INSERT INTO", Insert, nil, false},
+		{"LOAD DATA INFILE '/tmp/it''s.txt' INTO TABLE `pl`", Load, []Table{{Name: "pl"}}, true},
+		{"LOAD DATA CONCURRENT LOCAL INFILE '/x' REPLACE INTO TABLE db.t FIELDS TERMINATED BY ','", Load, []Table{{DB: "db", Name: "t"}}, true},
+		{"LOAD XML INFILE 'x.xml' INTO TABLE t ROWS IDENTIFIED BY '<row>'", Load, []Table{{Name: "t"}}, true},
+		{"LOAD DATA INFILE", Load, nil, false},
+		{"LOAD INDEX INTO CACHE t", Other, nil, true},
 		// A statement wholly in an executable comment is not a DDL for the stream (Vitess sends
 		// OTHER); the tables of the DDL inside are still reported, since it may change them.
 		{"/*!40000 ALTER TABLE `t1` DISABLE KEYS */", Executable, []Table{{Name: "t1"}}, true},
 		{"/* dump */ /*M!100100 ALTER TABLE t2 ENABLE KEYS */", Executable, []Table{{Name: "t2"}}, true},
 		{"/*!50001 CREATE ALGORITHM=UNDEFINED VIEW v AS SELECT 1 */", Executable, nil, true},
+		{"/*!40000 INSERT INTO t VALUES (1) */", Insert, []Table{{Name: "t"}}, true},
 		{"CREATE TABLE t3 (id INT) /*!50100 PARTITION BY HASH (id) */", DDL, []Table{{Name: "t3"}}, true},
 	}
 	for _, c := range cases {
