@@ -74,8 +74,12 @@ type cond struct {
 }
 
 type literal struct {
-	null   bool
-	str    bool // a quoted string, as opposed to a number
+	null bool
+	str  bool // a quoted string, as opposed to a number
+	// bin is a hexadecimal or bit literal (X'..', 0x.., b'..', 0b..): text holds its bytes,
+	// which compare as a binary string with strings and as an unsigned number with numbers,
+	// as in MySQL.
+	bin    bool
 	text   string
 	source string // as written, for messages
 }
@@ -87,6 +91,7 @@ const (
 	tkEOF tokKind = iota
 	tkIdent
 	tkString
+	tkBinary // X'..', 0x.., b'..', 0b..: text holds the bytes
 	tkNumber
 	tkPunct
 )
@@ -188,6 +193,29 @@ func tokenize(s string) ([]token, error) {
 				i++
 			}
 			out = append(out, token{kind: tkString, text: b.String(), pos: start, end: i})
+		case (c == 'x' || c == 'X' || c == 'b' || c == 'B') && i+1 < len(s) && s[i+1] == '\'',
+			c == '0' && i+2 < len(s) && (s[i+1] == 'x' || s[i+1] == 'b') && isIdentByte(s[i+2]):
+			start := i
+			var digits string
+			hex := c == 'x' || c == 'X' || s[i+1] == 'x'
+			if c == '0' {
+				j := i + 2
+				for j < len(s) && isIdentByte(s[j]) {
+					j++
+				}
+				digits, i = s[i+2:j], j
+			} else {
+				end := strings.IndexByte(s[i+2:], '\'')
+				if end < 0 {
+					return nil, syntaxError(s, token{kind: tkEOF}, "unterminated string")
+				}
+				digits, i = s[i+2:i+2+end], i+2+end+1
+			}
+			b, ok := decodeBinary(digits, hex, c != '0')
+			if !ok {
+				return nil, syntaxError(s, token{kind: tkNumber, text: s[start:i], end: i}, "malformed hexadecimal or bit literal")
+			}
+			out = append(out, token{kind: tkBinary, text: b, pos: start, end: i})
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
 			start := i
 			for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
@@ -243,6 +271,57 @@ func tokenize(s string) ([]token, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodeBinary reads the digits of a hexadecimal or bit literal into bytes. X'..' needs an
+// even number of hex digits; 0x.. and bit literals are padded on the left, as in MySQL.
+func decodeBinary(digits string, hex, quoted bool) (string, bool) {
+	if digits == "" {
+		return "", quoted
+	}
+	var v []byte
+	if hex {
+		if len(digits)%2 == 1 {
+			if quoted {
+				return "", false
+			}
+			digits = "0" + digits
+		}
+		v = make([]byte, len(digits)/2)
+		for i := range v {
+			hi, ok1 := hexDigit(digits[2*i])
+			lo, ok2 := hexDigit(digits[2*i+1])
+			if !ok1 || !ok2 {
+				return "", false
+			}
+			v[i] = hi<<4 | lo
+		}
+		return string(v), true
+	}
+	n := (len(digits) + 7) / 8
+	v = make([]byte, n)
+	for i := 0; i < len(digits); i++ {
+		d := digits[len(digits)-1-i]
+		if d != '0' && d != '1' {
+			return "", false
+		}
+		if d == '1' {
+			v[n-1-i/8] |= 1 << (i % 8)
+		}
+	}
+	return string(v), true
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 func unescape(c byte) byte {
@@ -410,6 +489,8 @@ func (p *parser) render(from, to int) string {
 		switch t.kind {
 		case tkString:
 			b.WriteString("'" + strings.ReplaceAll(t.text, "'", "''") + "'")
+		case tkBinary:
+			b.WriteString(p.src[t.pos:t.end])
 		case tkIdent:
 			switch {
 			case t.quoted && needsQuote(t.text):
@@ -787,6 +868,9 @@ func (p *parser) term() (*node, error) {
 	case t.kind == tkNumber:
 		p.i++
 		return &node{kind: nLit, lit: literal{text: t.text, source: t.text}, from: from, to: p.i}, nil
+	case t.kind == tkBinary:
+		p.i++
+		return &node{kind: nLit, lit: literal{bin: true, text: t.text, source: p.src[t.pos:t.end]}, from: from, to: p.i}, nil
 	case t.kind == tkPunct && (t.text == "-" || t.text == "+"):
 		p.i++
 		if n := p.peek(); n.kind == tkNumber {
@@ -963,7 +1047,7 @@ func (p *parser) selectItem(n *node) (selectItem, error) {
 		}
 		return selectItem{kind: itemColumn, column: n.name}, nil
 	case nLit:
-		if n.lit.str || !isInteger(n.lit.text) {
+		if n.lit.str || n.lit.bin || !isInteger(n.lit.text) {
 			return selectItem{}, fmt.Errorf("only integer literals are supported")
 		}
 		if n.lit.text != "1" {

@@ -351,6 +351,20 @@ func (p *predicate) addLiteral(f *query.Field, lit literal) error {
 		return fmt.Errorf("column %s is %s: %s is not %s", f.Name, f.Type, lit.source, want)
 	}
 	text := lit.text
+	if lit.bin {
+		switch p.kind {
+		case kindDecimal, kindFloat, kindBit:
+			// A hexadecimal or bit literal is an unsigned number in a numeric context.
+			if len(text) > 8 {
+				return bad("a number of at most 64 bits")
+			}
+			var u uint64
+			for i := 0; i < len(text); i++ {
+				u = u<<8 | uint64(text[i])
+			}
+			text = strconv.FormatUint(u, 10)
+		}
+	}
 	switch p.kind {
 	case kindDecimal:
 		if !isDecimal(text) {

@@ -99,6 +99,14 @@ func TestWhere(t *testing.T) {
 		{"id in (1, 2, -7) and u > 0 and status = 'new'", false},
 		{"in_keyrange('-')", true},
 		{"(id = -7)", true},
+		{"raw = X'0001'", true},
+		{"raw = x'0002'", false},
+		{"raw = 0x0001", true},
+		{"raw = 0x1", false},
+		{"raw = b'0000000000000001'", true},
+		{"u = 0xFFFFFFFFFFFFFFFF", true},
+		{"price > 0b1010", true},
+		{"name > X'41'", true},
 		{"id in (null, -7)", true},
 		{"id in (null)", false},
 		{"id not in (null, 3)", false},
@@ -179,6 +187,7 @@ func TestPlanErrors(t *testing.T) {
 		{"select id from t where in_keyrange(id, 'lookup', '-80')", "vindex must be Unique to be used for VReplication: lookup"},
 		{"select id from t where in_keyrange(name, 'numeric', '-80')", "the numeric vindex needs an integer column"},
 		{"select id from t where in_keyrange('zz-')", "not hex"},
+		{"select id from t where id = 0x010203040506070809", "is not a number of at most 64 bits"},
 		{"select id, keyspace_id() from t where in_keyrange(id, u, 'hash', '-80')", "the hash vindex takes one column, got 2"},
 	}
 	for _, c := range cases {
@@ -246,6 +255,9 @@ func TestParseErrors(t *testing.T) {
 		{"select id from t where in_keyrange('-80', 'x')", "unexpected in_keyrange parameters"},
 		{"select id from t where in_keyrange(id, 'hash', '-40-80-')", "unexpected in_keyrange parameter: '-40-80-'"},
 		{"select id from t where in_keyrange(id, 'hash', '')", `malformed spec: doesn't define a range: ""`},
+		{"select id from t where raw = X'123'", "syntax error at position 36 near 'X'123'' (malformed hexadecimal or bit literal)"},
+		{"select id from t where raw = b'102'", "malformed hexadecimal or bit literal"},
+		{"select X'01' from t", "only integer literals are supported"},
 		{"select id from t where id = 1 /*! and 1 */", "syntax error at position 34 (executable comments are not supported)"},
 		{"select id from t /* open", "unterminated comment"},
 	}
@@ -335,6 +347,7 @@ func FuzzFilter(f *testing.F) {
 		"select convert(name using utf8mb4) as n from t where born between '2024-01-01' and '2025-01-01' and dur is not null",
 		"-80", "exclude", "select id from t where price >= -1.5e3 and code <> 'x''y'",
 		"select 1, id as x from t where (id = 1 and (name is null)) or not u in (1)",
+		"select id from t where raw in (X'00', 0x1, b'1') and u > 0b11",
 		"select id from t where in_keyrange(name, 'xxhash', '80-') and in_keyrange(raw, 'binary_md5', '-40-80-')",
 	} {
 		f.Add(s, "12.5", "2024-01-01 00:00:00", "abc")
@@ -359,6 +372,9 @@ func TestWhereSQL(t *testing.T) {
 	want := "(`price` >= -1.5) AND (`name` IN ('a', 'it\\'s')) AND (`born` BETWEEN '2024-01-01' AND '2024-12-31') AND (`code` IS NOT NULL)"
 	if got := p.WhereSQL(testFields()); got != want {
 		t.Errorf("WhereSQL =\n %s\nwant\n %s", got, want)
+	}
+	if got := plan(t, "select id from t where raw in (x'00ff', 0b1) and id = 0x10").WhereSQL(testFields()); got != "(`raw` IN (X'00ff', X'01')) AND (`id` = X'10')" {
+		t.Errorf("binary literals: %s", got)
 	}
 	if got := plan(t, "select id from t").WhereSQL(testFields()); got != "" {
 		t.Errorf("no conditions: %q", got)

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"encoding/hex"
 	"slices"
 	"strings"
 
@@ -12,6 +13,8 @@ func (l literal) sql() string {
 	switch {
 	case l.null:
 		return "NULL"
+	case l.bin:
+		return "X'" + hex.EncodeToString([]byte(l.text)) + "'"
 	case !l.str:
 		return l.text
 	}

@@ -250,3 +250,14 @@ func TestFilterRollup(t *testing.T) {
 	execSQL(t, "INSERT INTO fr_roll VALUES (3, 'ccc')", "DELETE FROM fr_roll_nokey")
 	ts.expect("BEGIN", "ROW fr_roll +[1 ccc]", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW fr_roll_nokey -[1]", "GTID", "COMMIT", "VGTID")
 }
+
+// TestFilterBinaryLiterals: hexadecimal and bit literals select the same rows in the copy
+// (pushed down to the server) and in the binlog (evaluated here).
+func TestFilterBinaryLiterals(t *testing.T) {
+	execSQL(t, "CREATE TABLE fb_lit (id INT PRIMARY KEY, raw VARBINARY(4))", "INSERT INTO fb_lit VALUES (1, X'00ff'), (2, X'00ff'), (3, X'0001')")
+	e := newEngine(t)
+	ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "fb_lit", Filter: "select id from fb_lit where raw = X'00ff' and id >= 0x2"})})
+	ts.expect("BEGIN", "FIELD fb_lit id:INT32", "ROW fb_lit +[2]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
+	execSQL(t, "INSERT INTO fb_lit VALUES (4, X'0001'), (5, 0x00ff), (6, b'0000000011111111')")
+	ts.expect("BEGIN", "ROW fb_lit +[5] +[6]", "GTID", "COMMIT", "VGTID")
+}
