@@ -390,6 +390,11 @@ func vtgateRead(t *testing.T, r vtgateconn.VStreamReader, until string) (lines [
 				vg = ev.Vgtid
 				var tables []string
 				for _, tp := range vg.ShardGtids[0].TablePKs {
+					// Fields Vitess's protos do not know (vstream's completed flag) would be
+					// kept here, and lost by protojson.
+					if u := tp.ProtoReflect().GetUnknown(); len(u) > 0 {
+						t.Errorf("table_p_ks entry of %s carries fields unknown to Vitess: %x", tp.TableName, u)
+					}
 					s := tp.TableName
 					if rs := tp.GetLastpk().GetRows(); len(rs) > 0 {
 						s += ":" + string(rs[0].Values)
