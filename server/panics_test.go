@@ -444,3 +444,51 @@ func TestFailureModeInvalid(t *testing.T) {
 		t.Fatalf("got %v %q", st.Code(), st.Message())
 	}
 }
+
+// TestUndecodableBinlogEvent: a rows event go-mysql cannot decode (its bytes cut short before
+// decoding, in the live reader) ends the stream with FailedPrecondition naming the event and
+// where it starts, even when the stream asked to skip poison events: the reader cannot
+// go past it.
+func TestUndecodableBinlogEvent(t *testing.T) {
+	for _, mode := range []string{"", vstreamer.FailSkip} {
+		t.Run("mode="+mode, func(t *testing.T) {
+			table := "undecodable_" + mode
+			if mode == "" {
+				table += "fail"
+			}
+			execSQL(t, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(20))")
+			addr, _, reg, _ := faultServer(t)
+			restore := faults.Set(func(p faults.Point, tbl string, data any) {
+				if p == faults.Parse && tbl == table {
+					body := data.(*[]byte)
+					*body = (*body)[:12] // the column bitmap and no row
+				}
+			})
+			defer restore()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := receive(openStream(t, ctx, dial(t, addr), startOf("current", oneTable(table, ""), "",
+				&vstreamv1.Flags{EventProcessingFailureHandlingMode: mode})))
+			waitFor(t, "the stream to start", r.started)
+			execSQL(t, "INSERT INTO "+table+" VALUES (1, 'abcdef')")
+			st := r.ended(t)
+			t.Log(st.Message())
+			if st.Code() != codes.FailedPrecondition {
+				t.Fatalf("stream ended with %v %q, want FailedPrecondition", st.Code(), st.Message())
+			}
+			// The table is named when the reader has its table map, which go-mysql may
+			// hand out after the error.
+			for _, want := range []string{"binlog event cannot be decoded", "index out of range", "RowsEvent", "(binlog binlog.", "cannot be skipped"} {
+				if !strings.Contains(st.Message(), want) {
+					t.Errorf("message %q does not contain %q", st.Message(), want)
+				}
+			}
+			if len(st.Message()) > 2000 {
+				t.Errorf("message is %d bytes: the event's bytes are in it", len(st.Message()))
+			}
+			if n := sample(t, reg, "vstream_poison_events_total", map[string]string{"action": "failed"}); n != 1 {
+				t.Errorf("vstream_poison_events_total{action=failed} = %v, want 1", n)
+			}
+		})
+	}
+}

@@ -251,9 +251,10 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 		HeartbeatPeriod:         s.cfg.ServerHeartbeat,
 		ReadTimeout:             3 * s.cfg.ServerHeartbeat,
 		// Retrying inside go-mysql replays half transactions; the client resumes instead.
-		DisableRetrySync: true,
-		EventCacheCount:  decodedQueue,
-		Logger:           s.log.With("component", "binlog"),
+		DisableRetrySync:    true,
+		RowsEventDecodeFunc: decodeHook(),
+		EventCacheCount:     decodedQueue,
+		Logger:              s.log.With("component", "binlog"),
 	})
 	defer syncer.Close()
 	streamer, err := syncer.StartSyncGTID(s.pos.Normalized().GTIDSet)
@@ -282,11 +283,13 @@ func (s *stream) read(ctx context.Context, streamer *replication.BinlogStreamer,
 	var ev *replication.BinlogEvent
 	defer catch(&err, StageRead, func(pe *PanicError) { pe.Table = eventTable(ev) })
 	defer close(events)
+	var where readPlace
 	for {
 		ev, err = streamer.GetEvent(ctx)
 		if err != nil {
-			return err
+			return where.undecodable(err)
 		}
+		where.saw(ev)
 		if faults.Enabled() {
 			faults.At(faults.Read, s.readTable(ev), ev)
 		}
