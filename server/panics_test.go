@@ -492,3 +492,42 @@ func TestUndecodableBinlogEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestAckReaderPanic: a panic while reading a stream's acks ends that stream with Internal
+// (not OK, though the engine only sees its context cancelled), logged and counted.
+func TestAckReaderPanic(t *testing.T) {
+	addr, _, reg, logs := faultServer(t)
+	restore := faults.Set(func(p faults.Point, _ string, _ any) {
+		if p == faults.Ack {
+			panic("injected fault at ack")
+		}
+	})
+	defer restore()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := openStream(t, ctx, dial(t, addr), startOf("current", nil, "", nil))
+	resp, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos *binlogdata.VGtid
+	for _, ev := range resp.GetEvents() {
+		if ev.GetType() == binlogdata.VEventType_VGTID {
+			pos = ev.GetVgtid()
+		}
+	}
+	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Ack{Ack: &vstreamv1.Ack{Vgtid: pos}}}); err != nil {
+		t.Fatal(err)
+	}
+	r := receive(st)
+	s := r.ended(t)
+	if s.Code() != codes.Internal || !strings.Contains(s.Message(), "panic in ack reader") {
+		t.Fatalf("stream ended with %v %q, want Internal naming the ack reader", s.Code(), s.Message())
+	}
+	if n := sample(t, reg, "vstream_stream_panics_total", map[string]string{"stage": "ack reader"}); n != 1 {
+		t.Errorf("vstream_stream_panics_total{stage=ack reader} = %v, want 1", n)
+	}
+	if !strings.Contains(logs.String(), "goroutine ") {
+		t.Errorf("no stack in the log:\n%s", logs.String())
+	}
+}

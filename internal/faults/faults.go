@@ -27,6 +27,8 @@ const (
 	Copy Point = "copy"
 	// Heartbeat is the goroutine that sends heartbeats during a long copy read.
 	Heartbeat Point = "heartbeat"
+	// Ack is the server's reader of a stream's acks, with an ack in hand (data: the *Ack).
+	Ack Point = "ack"
 	// Encode is the server encoding an event into an output format (data: the *VEvent).
 	Encode Point = "encode"
 )
