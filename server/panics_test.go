@@ -444,3 +444,115 @@ func TestFailureModeInvalid(t *testing.T) {
 		t.Fatalf("got %v %q", st.Code(), st.Message())
 	}
 }
+
+// TestUndecodableBinlogEvent: a rows event go-mysql cannot decode (its bytes spoiled before
+// decoding, in the live reader) ends the stream with FailedPrecondition naming the event and
+// where it starts, even when the stream asked to skip poison events: the reader cannot
+// go past it.
+func TestUndecodableBinlogEvent(t *testing.T) {
+	for _, mode := range []string{"", vstreamer.FailSkip} {
+		t.Run("mode="+mode, func(t *testing.T) {
+			table := "undecodable_" + mode
+			if mode == "" {
+				table += "fail"
+			}
+			execSQL(t, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(20))")
+			addr, _, reg, _ := faultServer(t)
+			restore := faults.Set(func(p faults.Point, tbl string, data any) {
+				if p == faults.Parse && tbl == table {
+					// A table id no table map gave. (Cutting the rows short fails too, but
+					// go-mysql then formats its event state while the stream reads it.)
+					body := append([]byte(nil), *data.(*[]byte)...)
+					copy(body, []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0x00})
+					*data.(*[]byte) = body
+				}
+			})
+			defer restore()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := receive(openStream(t, ctx, dial(t, addr), startOf("current", oneTable(table, ""), "",
+				&vstreamv1.Flags{EventProcessingFailureHandlingMode: mode})))
+			waitFor(t, "the stream to start", r.started)
+			execSQL(t, "INSERT INTO "+table+" VALUES (1, 'abcdef')")
+			st := r.ended(t)
+			t.Log(st.Message())
+			if st.Code() != codes.FailedPrecondition {
+				t.Fatalf("stream ended with %v %q, want FailedPrecondition", st.Code(), st.Message())
+			}
+			// The table is named when the reader has its table map, which go-mysql may
+			// hand out after the error.
+			for _, want := range []string{"binlog event cannot be decoded", "invalid table id 1099511627774", "RowsEvent", "(binlog binlog.", "cannot be skipped"} {
+				if !strings.Contains(st.Message(), want) {
+					t.Errorf("message %q does not contain %q", st.Message(), want)
+				}
+			}
+			if len(st.Message()) > 2000 {
+				t.Errorf("message is %d bytes: the event's bytes are in it", len(st.Message()))
+			}
+			if n := sample(t, reg, "vstream_poison_events_total", map[string]string{"action": "failed"}); n != 1 {
+				t.Errorf("vstream_poison_events_total{action=failed} = %v, want 1", n)
+			}
+		})
+	}
+}
+
+// TestAckReaderPanic: a panic while reading a stream's acks ends that stream with Internal
+// (not OK, though the engine only sees its context cancelled), logged and counted.
+func TestAckReaderPanic(t *testing.T) {
+	addr, _, reg, logs := faultServer(t)
+	restore := faults.Set(func(p faults.Point, _ string, _ any) {
+		if p == faults.Ack {
+			panic("injected fault at ack")
+		}
+	})
+	defer restore()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := openStream(t, ctx, dial(t, addr), startOf("current", nil, "", nil))
+	resp, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos *binlogdata.VGtid
+	for _, ev := range resp.GetEvents() {
+		if ev.GetType() == binlogdata.VEventType_VGTID {
+			pos = ev.GetVgtid()
+		}
+	}
+	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Ack{Ack: &vstreamv1.Ack{Vgtid: pos}}}); err != nil {
+		t.Fatal(err)
+	}
+	r := receive(st)
+	s := r.ended(t)
+	if s.Code() != codes.Internal || !strings.Contains(s.Message(), "panic in ack reader") {
+		t.Fatalf("stream ended with %v %q, want Internal naming the ack reader", s.Code(), s.Message())
+	}
+	if n := sample(t, reg, "vstream_stream_panics_total", map[string]string{"stage": "ack reader"}); n != 1 {
+		t.Errorf("vstream_stream_panics_total{stage=ack reader} = %v, want 1", n)
+	}
+	if !strings.Contains(logs.String(), "goroutine ") {
+		t.Errorf("no stack in the log:\n%s", logs.String())
+	}
+}
+
+// TestHandlerPanic: the recovery interceptor's answer to a panic on a call's own goroutine is
+// Internal, with the stack logged and the panic counted.
+func TestHandlerPanic(t *testing.T) {
+	logs := &logBuffer{}
+	reg := prometheus.NewRegistry()
+	e, err := vstreamer.NewEngine(dbConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(e, Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), Registerer: reg})
+	err = s.handlerPanic(context.Background(), "injected")
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "panic in handler: injected") {
+		t.Fatalf("got %v", err)
+	}
+	if n := sample(t, reg, "vstream_stream_panics_total", map[string]string{"stage": "handler"}); n != 1 {
+		t.Errorf("vstream_stream_panics_total{stage=handler} = %v, want 1", n)
+	}
+	if !strings.Contains(logs.String(), "TestHandlerPanic") {
+		t.Errorf("no stack in the log:\n%s", logs.String())
+	}
+}

@@ -37,6 +37,9 @@ func TestToStatus(t *testing.T) {
 		{wrap(vstreamer.ErrUnavailable), codes.Unavailable},
 		{wrap(vstreamer.ErrShuttingDown), codes.Unavailable},
 		{wrap(context.Canceled), codes.Canceled},
+		{wrap(&vstreamer.PoisonError{Table: "t", Column: "c", Err: io.ErrUnexpectedEOF}), codes.FailedPrecondition},
+		{wrap(&vstreamer.PanicError{Stage: vstreamer.StageStream, Value: "boom"}), codes.Internal},
+		{wrap(vstreamer.ErrBadOption), codes.InvalidArgument},
 		{status.Error(codes.PermissionDenied, "x"), codes.PermissionDenied},
 		{errors.New("boom"), codes.Internal},
 	}

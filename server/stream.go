@@ -14,6 +14,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -152,6 +153,9 @@ func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamS
 			return
 		}
 		ack := msg.GetAck()
+		if faults.Enabled() {
+			faults.At(faults.Ack, "", ack)
+		}
 		if ack == nil {
 			log.Warn("ignoring a second start message on a running stream")
 			continue

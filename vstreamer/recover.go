@@ -76,26 +76,31 @@ type PoisonError struct {
 	Binlog   string
 	Row      string
 	Err      error
+	// NoSkip, when set, says why the stream cannot go past the event even when asked to.
+	NoSkip string
 }
 
 func (e *PoisonError) Error() string {
+	var parts []string
+	for _, p := range [][2]string{{"table ", e.Table}, {"column ", e.Column}, {"", e.Row}, {"after position ", e.Position}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+p[1])
+		}
+	}
 	var b strings.Builder
 	b.WriteString(ErrPoison.Error())
-	if e.Table != "" {
-		fmt.Fprintf(&b, ": table %s", e.Table)
+	if len(parts) > 0 {
+		b.WriteString(": " + strings.Join(parts, ", "))
 	}
-	if e.Column != "" {
-		fmt.Fprintf(&b, ", column %s", e.Column)
+	if e.Binlog != "" {
+		fmt.Fprintf(&b, " (binlog %s)", e.Binlog)
 	}
-	if e.Row != "" {
-		fmt.Fprintf(&b, ", %s", e.Row)
+	fmt.Fprintf(&b, ": %v; starting again meets it again", e.Err)
+	if e.NoSkip != "" {
+		fmt.Fprintf(&b, ", and it cannot be skipped: %s", e.NoSkip)
+	} else {
+		fmt.Fprintf(&b, ": fix or remove the row, or start with %s %s or %s to skip it", FailureModeOption, FailWarn, FailSkip)
 	}
-	if e.Table != "" && (e.Position != "" || e.Binlog != "") {
-		b.WriteByte(',')
-	}
-	writeWhere(&b, e.Position, e.Binlog)
-	fmt.Fprintf(&b, ": %v; starting again meets it again: fix or remove the row, or start with %s %s or %s to skip it",
-		e.Err, FailureModeOption, FailWarn, FailSkip)
 	return b.String()
 }
 

@@ -66,9 +66,10 @@ func syncerConfig(s *stream, info *serverInfo) replication.BinlogSyncerConfig {
 		HeartbeatPeriod:         s.cfg.ServerHeartbeat,
 		ReadTimeout:             3 * s.cfg.ServerHeartbeat,
 		// Retrying inside go-mysql replays half transactions; the client resumes instead.
-		DisableRetrySync: true,
-		EventCacheCount:  decodedQueue,
-		Logger:           s.log.With("component", "binlog"),
+		DisableRetrySync:    true,
+		RowsEventDecodeFunc: decodeHook(),
+		EventCacheCount:     decodedQueue,
+		Logger:              s.log.With("component", "binlog"),
 	}
 }
 

@@ -293,16 +293,19 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 	return s.classify(err)
 }
 
-// read hands the binlog's events to the stream goroutine. It touches no stream state.
+// read hands the binlog's events to the stream goroutine. It touches no stream state. It does
+// not close events when it fails: the stream goroutine would see that before the errgroup has
+// the failure, and end the stream as cancelled; it ends on the errgroup's cancel instead.
 func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- *replication.BinlogEvent) (err error) {
 	var ev *replication.BinlogEvent
 	defer catch(&err, StageRead, func(pe *PanicError) { pe.Table = eventTable(ev) })
-	defer close(events)
+	var where readPlace
 	for {
 		ev, err = streamer.GetEvent(ctx)
 		if err != nil {
-			return err
+			return where.undecodable(err)
 		}
+		where.saw(ev)
 		if faults.Enabled() {
 			faults.At(faults.Read, s.readTable(ev), ev)
 		}

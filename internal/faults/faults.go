@@ -13,6 +13,10 @@ const (
 	// Read is the binlog reader goroutine, after it received an event (data: the
 	// *replication.BinlogEvent; table: the rows event's table, if any).
 	Read Point = "binlog read"
+	// Parse is go-mysql decoding a rows event of a table (data: a *[]byte of the event's
+	// body, which the hook may replace to make it undecodable). It is in place only for
+	// streams started while a hook is set.
+	Parse Point = "parse"
 	// Decode is the stream goroutine before it decodes a selected table's rows event (data:
 	// the rows, [][]any, which the hook may change to make them undecodable).
 	Decode Point = "decode"
@@ -23,6 +27,8 @@ const (
 	Copy Point = "copy"
 	// Heartbeat is the goroutine that sends heartbeats during a long copy read.
 	Heartbeat Point = "heartbeat"
+	// Ack is the server's reader of a stream's acks, with an ack in hand (data: the *Ack).
+	Ack Point = "ack"
 	// Encode is the server encoding an event into an output format (data: the *VEvent).
 	Encode Point = "encode"
 )

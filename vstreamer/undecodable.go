@@ -1,0 +1,107 @@
+package vstreamer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/internal/faults"
+)
+
+// readPlace is what the binlog reader goroutine knows of where it is, to name an event
+// go-mysql cannot decode: the stream goroutine's state is not its to read.
+type readPlace struct {
+	file string
+	// tables maps the table ids of the table maps read to their names.
+	tables map[uint64]string
+}
+
+// saw notes what an event tells of the place: a new binlog file, a table id.
+func (r *readPlace) saw(ev *replication.BinlogEvent) {
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		r.file = string(e.NextLogName)
+	case *replication.TableMapEvent:
+		if r.tables == nil || len(r.tables) > 4096 {
+			// Table ids grow with every table definition the server loads; only recent
+			// ones matter.
+			r.tables = make(map[uint64]string)
+		}
+		r.tables[e.TableID] = string(e.Table)
+	}
+}
+
+// undecodable turns go-mysql's failure to decode a binlog event into a PoisonError naming
+// where the event starts and, for a rows event, its table. Other errors (the connection's,
+// the server's) are returned as they are.
+func (r *readPlace) undecodable(err error) error {
+	var ee *replication.EventError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	po := &PoisonError{Err: fmt.Errorf("binlog event cannot be decoded: %s", decodeMessage(ee.Err)),
+		NoSkip: "the binlog reader cannot go past an event it cannot decode"}
+	if h := ee.Header; h != nil {
+		po.Row = h.EventType.String() + " event"
+		if r.file != "" {
+			po.Binlog = fmt.Sprintf("%s:%d", r.file, h.LogPos-min(h.EventSize, h.LogPos))
+		}
+		// Every rows event starts with the 6-byte id of its table. go-mysql may hand out the
+		// error before the table map that precedes it, and the table is then unknown.
+		if isRowsEvent(h.EventType) && len(ee.Data) >= 6 {
+			var id [8]byte
+			copy(id[:], ee.Data[:6])
+			po.Table = r.tables[binary.LittleEndian.Uint64(id[:])]
+		}
+	}
+	return po
+}
+
+func isRowsEvent(t replication.EventType) bool {
+	switch t {
+	case replication.WRITE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv0,
+		replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
+		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2,
+		replication.PARTIAL_UPDATE_ROWS_EVENT,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return true
+	}
+	return false
+}
+
+// decodeHook lets tests spoil the bytes of a rows event of a table before go-mysql decodes
+// it, so that a genuine decoding failure takes its way through the live reader. Without a
+// hook at the stream's start, go-mysql decodes as it always does.
+func decodeHook() func(*replication.RowsEvent, []byte) error {
+	if !faults.Enabled() {
+		return nil
+	}
+	return func(e *replication.RowsEvent, data []byte) error {
+		if err := e.Decode(data); err != nil || e.Table == nil {
+			return err
+		}
+		body := data
+		faults.At(faults.Parse, string(e.Table.Table), &body)
+		if len(body) == len(data) && (len(data) == 0 || &body[0] == &data[0]) {
+			return nil // left as it was
+		}
+		return e.Decode(body)
+	}
+}
+
+// decodeMessage keeps the cause of go-mysql's message and leaves out the dump of the event's
+// bytes and its decoded state that follows: an event may be megabytes.
+func decodeMessage(msg string) string {
+	if i := strings.Index(msg, ", data "); i >= 0 {
+		msg = msg[:i]
+	}
+	const limit = 300
+	if len(msg) > limit {
+		msg = msg[:limit] + "..."
+	}
+	return msg
+}
