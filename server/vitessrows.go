@@ -108,3 +108,18 @@ func (q *queryService) VStreamResults(req *binlogdata.VStreamResultsRequest, str
 		})
 	})
 }
+
+func (q *queryService) BinlogDumpGTID(req *binlogdata.BinlogDumpGTIDRequest, stream queryservice.Query_BinlogDumpGTIDServer) error {
+	if req.GetFlags() > 0xffff {
+		return status.Errorf(codes.InvalidArgument, "flags %#x: the dump command's flags are 16 bits", req.GetFlags())
+	}
+	return q.srv.runRead(stream.Context(), "binlog-dump", req.GetTarget(), func(ctx context.Context) error {
+		ereq := vstreamer.DumpRequest{GTIDSet: req.GetGtidSet(), BinlogFile: req.GetBinlogFilename(), BinlogPos: req.GetBinlogPosition(),
+			Flags: uint16(req.GetFlags())}
+		resp := &binlogdata.BinlogDumpResponse{}
+		return q.srv.engine.StreamDump(ctx, ereq, func(raw []byte) error {
+			resp.Raw = raw
+			return stream.Send(resp)
+		})
+	})
+}

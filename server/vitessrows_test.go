@@ -89,6 +89,45 @@ func TestVStreamTablesService(t *testing.T) {
 	}
 }
 
+func TestBinlogDumpGTIDService(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS vd1", "CREATE TABLE vd1 (id INT PRIMARY KEY)", "INSERT INTO vd1 VALUES (1)")
+	qc := queryservice.NewQueryClient(dial(t, serve(t, dbConfig(), Options{})))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// From nothing held, to the end of the binlog (BINLOG_DUMP_NON_BLOCK).
+	st, err := qc.BinlogDumpGTID(ctx, &binlogdata.BinlogDumpGTIDRequest{Flags: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := recvAllOf(st.Recv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	for _, r := range got {
+		raw = append(raw, r.Raw...)
+	}
+	// Whole packets: the last is the server's EOF, and the table's insert is in between.
+	var last []byte
+	for off := 0; off < len(raw); {
+		if off+4 > len(raw) {
+			t.Fatalf("a partial packet header at %d of %d bytes", off, len(raw))
+		}
+		n := int(raw[off]) | int(raw[off+1])<<8 | int(raw[off+2])<<16
+		if off+4+n > len(raw) {
+			t.Fatalf("a partial packet at %d of %d bytes", off, len(raw))
+		}
+		last = raw[off+4 : off+4+n]
+		off += 4 + n
+	}
+	if len(last) == 0 || last[0] != 0xfe {
+		t.Errorf("the dump does not end with an EOF packet: %x", last)
+	}
+	if !strings.Contains(string(raw), "vd1") {
+		t.Error("the dump does not hold the table's events")
+	}
+}
+
 func TestVitessReadCodes(t *testing.T) {
 	execSQL(t, "DROP TABLE IF EXISTS vr2", "CREATE TABLE vr2 (id INT PRIMARY KEY)")
 	qc := queryservice.NewQueryClient(dial(t, serve(t, dbConfig(), Options{})))
@@ -133,6 +172,20 @@ func TestVitessReadCodes(t *testing.T) {
 			}
 			return err
 		}, codes.InvalidArgument, "outside test"},
+		{"dump: bad gtid set", func(ctx context.Context) error {
+			st, err := qc.BinlogDumpGTID(ctx, &binlogdata.BinlogDumpGTIDRequest{GtidSet: "MariaDB/0-x"})
+			if err == nil {
+				_, err = recvAllOf(st.Recv)
+			}
+			return err
+		}, codes.InvalidArgument, "0-x"},
+		{"dump: other flavor", func(ctx context.Context) error {
+			st, err := qc.BinlogDumpGTID(ctx, &binlogdata.BinlogDumpGTIDRequest{GtidSet: "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"})
+			if err == nil {
+				_, err = recvAllOf(st.Recv)
+			}
+			return err
+		}, codes.InvalidArgument, "the server is MariaDB"},
 		{"rows: bad lastpk", func(ctx context.Context) error {
 			st, err := qc.VStreamRows(ctx, &binlogdata.VStreamRowsRequest{Query: "select * from vr2",
 				Lastpk: &query.QueryResult{Rows: []*query.Row{{Lengths: []int64{1, 1}, Values: []byte("12")}}}})

@@ -168,4 +168,3 @@ func resultColumns(fs []*mysql.Field) ([]rowcodec.Column, []*query.Field) {
 	}
 	return cols, fields
 }
-

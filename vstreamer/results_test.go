@@ -76,3 +76,21 @@ func TestStreamResultsRefused(t *testing.T) {
 		t.Errorf("sr2 is gone: %v", err)
 	}
 }
+
+// TestStreamResultsReadOnly: a SELECT that would write through a stored function fails: the
+// query runs in a read-only transaction.
+func TestStreamResultsReadOnly(t *testing.T) {
+	execSQL(t,
+		"drop table if exists sr3", "drop function if exists sr3_write",
+		"create table sr3(id int primary key)",
+		"create function sr3_write() returns int deterministic modifies sql data begin insert into sr3 values (1); return 1; end",
+	)
+	err := newEngine(t).StreamResults(context.Background(), ResultsRequest{Query: "select sr3_write()"}, func(*RowsBatch) error { return nil })
+	if !errors.Is(err, sqlguard.ErrNotAllowed) || !strings.Contains(err.Error(), "READ ONLY") {
+		t.Errorf("got %v, want the server's refusal to write in a read-only transaction", err)
+	}
+	n, err := queryStringOn(t, "select count(*) from sr3")
+	if err != nil || n != "0" {
+		t.Errorf("sr3 has %s rows (%v), want none", n, err)
+	}
+}

@@ -131,6 +131,11 @@ type snapshotReader struct {
 }
 
 func (e *Engine) openReader(ctx context.Context, flt *filter.Filter) (*snapshotReader, error) {
+	select {
+	case <-e.drain:
+		return nil, fmt.Errorf("%w: not starting new reads", ErrShuttingDown)
+	default:
+	}
 	conn, err := e.connect(ctx)
 	if err != nil {
 		return nil, err

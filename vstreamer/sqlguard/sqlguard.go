@@ -97,6 +97,8 @@ func (v *visitor) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.FuncCallExpr:
 		if blocked[n.FnName.L] {
 			v.err = fmt.Errorf("function %s", n.FnName.O)
+		} else if s := n.Schema.O; s != "" && !strings.EqualFold(s, v.db) {
+			v.err = fmt.Errorf("function %s.%s is outside %s", s, n.FnName.O, v.db)
 		}
 	}
 	return n, v.err != nil

@@ -45,6 +45,8 @@ func TestCheckSelect(t *testing.T) {
 		{"select load_file('/etc/passwd')", "function load_file"},
 		{"select get_lock('x', 10)", "function get_lock"},
 		{"select nextval(seq)", "function nextval"},
+		{"select other.f(id) from t1", "function other.f is outside app"},
+		{"select app.f(id) from t1", ""},
 		{"select * from", "only one SELECT"},
 	}
 	for _, c := range cases {
