@@ -55,7 +55,8 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 		return err
 	}
 	defer conn.Close()
-	info, err := e.inspect(conn)
+	// A relay of the raw binlog needs no row metadata in it: the client decodes it.
+	info, err := e.inspect(conn, true)
 	if err != nil {
 		return err
 	}
