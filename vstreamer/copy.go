@@ -583,7 +583,12 @@ func (t *copyTable) literal(i int) string {
 	}
 	hex := fmt.Sprintf("X'%x'", v)
 	col := t.cols[slices.Index(t.fields, f)]
-	if f.Type&query.Type(query.Flag_ISTEXT) != 0 && col.Collation != rowcodec.BinaryCollation {
+	if col.Ext != rowcodec.ExtNone {
+		// UUID and INET values are their text: the server parses a string literal.
+		return filter.QuoteString(string(v))
+	}
+	// The column's own type: FIELD calls a CHAR with a binary collation BINARY.
+	if col.QueryType()&query.Type(query.Flag_ISTEXT) != 0 && col.Collation != rowcodec.BinaryCollation {
 		if cs := charsetName(t, f); cs != "" {
 			return "_" + cs + " " + hex
 		}
