@@ -293,7 +293,7 @@ func (e *Encoder) appendHeader(b []byte, ev *binlogdata.VEvent, h header) []byte
 	if gtidSet == "" {
 		gtidSet = e.txn.gtidSet
 	}
-	b = appendString(b, headerGtid, gtidSet)
+	b = appendString(b, headerGtid, canal.GTIDSet(gtidSet))
 	return end(b, start)
 }
 
