@@ -9,6 +9,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
 // Flag bits of query.Field.flags, short for the catalog below.
@@ -187,8 +188,29 @@ func TestTypeCatalog(t *testing.T) {
 		}
 	}
 
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Display widths and FLOAT(M,D) are in the schema only: without it the binlog cannot
+	// tell them.
+	schemaOnly := map[string]bool{"TINYINT(2) ZEROFILL": true, "BOOLEAN": true, "INT(5) ZEROFILL": true, "FLOAT(5,2)": true, "DOUBLE(10,3)": true}
 	for i, c := range typeCatalog {
 		t.Run(c.colType, func(t *testing.T) {
+			if !schemaOnly[c.colType] {
+				// Without the server's metadata (a binlog row of a table changed since), the
+				// length and decimals are worked out to the same numbers.
+				info, err := schema.Load(conn, "test", table(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				col := schema.Columns(info)[1]
+				col.Result = nil
+				if f := col.Field("test", table(i)); f.ColumnLength != c.length || f.Decimals != c.decimals {
+					t.Errorf("without result metadata: column_length %d decimals %d, want %d %d", f.ColumnLength, f.Decimals, c.length, c.decimals)
+				}
+			}
 			want := &query.Field{Name: "v", Type: c.typ, Table: table(i), OrgTable: table(i), Database: "test", OrgName: "v",
 				ColumnLength: c.length, Charset: c.charset, Decimals: c.decimals, Flags: c.flags, ColumnType: c.columnType}
 			if !proto.Equal(copied[i].field, want) {
