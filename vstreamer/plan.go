@@ -159,6 +159,7 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	firstIsBefore := e.Type() != replication.EnumRowsEventTypeInsert
 	n := len(e.Rows) / images
 	width := len(p.fields)
+	dataColumns := afterDataColumns(e)
 	split := p.filter.SplitsImages()
 	changes := make([]binlogdata.RowChange, n)
 	kept := 0
@@ -234,6 +235,9 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 		default:
 			rc.After = imgs[0]
 		}
+		if rc.After != nil {
+			rc.DataColumns = dataColumns
+		}
 		size += 2 * width * images
 	}
 	if kept == 0 {
@@ -267,6 +271,30 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	}
 	s.add(ev)
 	s.batchSize += size
+	return nil
+}
+
+// afterDataColumns is the RowChange.data_columns of a rows event whose after image is partial
+// (binlog_row_image NOBLOB or MINIMAL), nil for a full one. As Vitess gives it, the bitmap
+// has a bit for every column of the table in binlog order, set for the columns the after
+// image holds: an unset bit is a column that was not logged, whose cell reads NULL.
+func afterDataColumns(e *replication.RowsEvent) *binlogdata.RowChange_Bitmap {
+	bitmap := e.ColumnBitmap1
+	switch e.Type() {
+	case replication.EnumRowsEventTypeDelete:
+		return nil
+	case replication.EnumRowsEventTypeUpdate:
+		bitmap = e.ColumnBitmap2
+	}
+	n := int(e.ColumnCount)
+	if len(bitmap)*8 < n {
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		if bitmap[i/8]&(1<<(i%8)) == 0 {
+			return &binlogdata.RowChange_Bitmap{Count: int64(n), Cols: slices.Clone(bitmap[:(n+7)/8])}
+		}
+	}
 	return nil
 }
 
