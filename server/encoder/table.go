@@ -214,3 +214,17 @@ func Binary(f *query.Field) bool {
 	}
 	return false
 }
+
+// Logged reports whether column i of a row change's after image was logged, by the row
+// change's data_columns (binlog_row_image NOBLOB or MINIMAL leave columns out; they read
+// NULL). With no bitmap every column was logged. The bitmap covers the source table's
+// columns in table order, as Vitess sends it; a stream whose filter projects other columns
+// cannot be mapped onto it (Vitess's own limit, vitessio/vitess#21075), and its columns count
+// as logged.
+func Logged(dc *binlogdata.RowChange_Bitmap, i, width int) bool {
+	if dc.GetCount() == 0 || dc.GetCount() != int64(width) {
+		return true
+	}
+	cols := dc.GetCols()
+	return i/8 < len(cols) && cols[i/8]&(1<<(i%8)) != 0
+}
