@@ -529,3 +529,23 @@ func collated(f *query.Field, collation uint32) *query.Field {
 	f.Charset = collation
 	return f
 }
+
+// A column that a NOBLOB or MINIMAL row image left out (data_columns) is left out of data;
+// old, the before image, lists every column.
+func TestColumnsNotLogged(t *testing.T) {
+	fields := []*query.Field{field("id", query.Type_INT32, "int(11)", query.MySqlFlag_PRI_KEY_FLAG),
+		field("blb", query.Type_BLOB, "blob", 0), field("val", query.Type_VARCHAR, "varchar(4)", 0)}
+	for _, jsonc := range []bool{false, true} {
+		e := newEnc(t, jsonc, "db", &clock{}, nil)
+		out := encode(t, e, fieldEvent("t", nil, fields...), rowEvent("t", 1, nil, &binlogdata.RowChange{
+			Before: row("1", nil, "aaa"), After: row("1", nil, "bbb"), DataColumns: &binlogdata.RowChange_Bitmap{Count: 3, Cols: []byte{0b101}}}))
+		m := decode(t, out[0])
+		data, old := rows(t, m["data"])[0], rows(t, m["old"])[0]
+		if _, has := data["blb"]; has || data["val"] != "bbb" || len(data) != 2 {
+			t.Errorf("jsonc=%v data %v: the column not logged must be left out", jsonc, data)
+		}
+		if len(old) != 3 {
+			t.Errorf("jsonc=%v old %v, want every column", jsonc, old)
+		}
+	}
+}
