@@ -129,7 +129,7 @@ var typeCatalog = []struct {
 // is Vitess's, and that the value is what SELECT returns. A second row of NULL (or the
 // column's default) must also read the same in both phases.
 func TestTypeCatalog(t *testing.T) {
-	table := func(i int) string { return "tc_" + itoa(i) }
+	table := func(i int) string { return "tcat_" + itoa(i) }
 	var ddl []string
 	for i, c := range typeCatalog {
 		ddl = append(ddl, "DROP TABLE IF EXISTS "+table(i), "CREATE TABLE "+table(i)+" (id INT PRIMARY KEY, v "+c.colType+")")
@@ -142,7 +142,7 @@ func TestTypeCatalog(t *testing.T) {
 		}
 		execSQL(t, drop...)
 	})
-	flt := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^tc_"}}}
+	flt := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^tcat_"}}}
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: flt})
 	ts.expect("GTID", "OTHER", "VGTID")
@@ -240,4 +240,24 @@ func show(cell []byte) string {
 		return "NULL"
 	}
 	return fmt.Sprintf("%q", cell)
+}
+
+// TestTypesAfterLaterDDL reads a row from the binlog after its table changed (a column added
+// since): the columns the table still has keep the schema's description, so a UUID is its
+// text and the FIELD says what the copy's would (Vitess's metadata), not a BINARY(16).
+func TestTypesAfterLaterDDL(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS tlater", "CREATE TABLE tlater (id INT PRIMARY KEY, u UUID, c CHAR(4) COLLATE utf8mb4_bin)")
+	t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS tlater") })
+	e := newEngine(t)
+	flt := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "tlater"}}}
+	ts := startStream(t, e, Request{Position: "current", Filter: flt})
+	pos := ts.expect("GTID", "OTHER", "VGTID")[2].Vgtid.ShardGtids[0].Gtid
+	ts.stop()
+	execSQL(t, "INSERT INTO tlater VALUES (1, '123e4567-e89b-12d3-a456-426614174000', 'ab')", "ALTER TABLE tlater ADD COLUMN extra INT")
+	rs := startStream(t, e, Request{Position: pos, Filter: flt})
+	evs := rs.expect("BEGIN", "FIELD tlater id:INT32 u:BINARY c:BINARY", "ROW tlater +[1 123e4567-e89b-12d3-a456-426614174000 ab]", "GTID", "COMMIT", "VGTID")
+	f := evs[1].FieldEvent.Fields
+	if f[1].ColumnType != "uuid" || f[1].ColumnLength != 144 || f[2].ColumnType != "char(4)" || f[2].Charset != 46 || f[2].ColumnLength != 16 {
+		t.Errorf("fields described without the schema: %v", f)
+	}
 }

@@ -174,12 +174,22 @@ func markJSON(q Querier, db, table string, cols []ColumnInfo) error {
 // names must come from the schema but the schema no longer fits the row.
 func Reconcile(cols []rowcodec.Column, hasNames bool, info []ColumnInfo) error {
 	if hasNames {
-		if !sameColumns(cols, info) {
-			// The table changed after this event: the binlog alone is right.
+		if sameColumns(cols, info) {
+			for i := range cols {
+				enrich(&cols[i], &info[i], false)
+			}
 			return nil
 		}
+		// The table changed after this event: the binlog's columns are right, and each one the
+		// schema still has, by name and type, is described by it (a later ADD COLUMN must not
+		// turn a UUID column into bytes, or change the FIELD the copy sent).
 		for i := range cols {
-			enrich(&cols[i], &info[i], false)
+			for j := range info {
+				if strings.EqualFold(cols[i].Name, info[j].Name) && compatible(cols[i].Type, info[j].DataType) {
+					enrich(&cols[i], &info[j], false)
+					break
+				}
+			}
 		}
 		return nil
 	}
