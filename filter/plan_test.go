@@ -155,6 +155,23 @@ func TestConvertLatin1(t *testing.T) {
 	}
 }
 
+// A VARCHAR with a binary collation is typed VARBINARY in FIELD (as Vitess types it) and is
+// still a character column convert() reads.
+func TestConvertBinaryCollation(t *testing.T) {
+	f, _ := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: "select convert(l using utf8mb4) from t"}}})
+	p, err := f.Plan("t", []*query.Field{{Name: "l", Type: query.Type_VARBINARY, Charset: 47}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, _ := p.AppendRow(nil, nil, [][]byte{{'c', 0xe9}})
+	if string(values) != "cé" {
+		t.Errorf("latin1_bin -> utf8mb4 = %q", values)
+	}
+	if _, err := f.Plan("t", []*query.Field{{Name: "l", Type: query.Type_VARBINARY, Charset: 63}}, nil); err == nil {
+		t.Error("convert() of a VARBINARY column must fail")
+	}
+}
+
 func TestPlanErrors(t *testing.T) {
 	cases := []struct {
 		filter, msg string
