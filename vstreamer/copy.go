@@ -843,7 +843,14 @@ func (t *copyTable) inCopiedRange(p *tablePlan, cells [][]byte) (bool, error) {
 		if cell == nil {
 			return false, nil
 		}
-		if c := filter.Compare(t.keyFields[i], cell, t.lastpk[i]); c != 0 {
+		var c int
+		if e := p.cols[ci].Ext; e != rowcodec.ExtNone {
+			// UUID and INET keys are text; the server orders them by their binary form.
+			c = rowcodec.CompareExt(e, cell, t.lastpk[i])
+		} else {
+			c = filter.Compare(t.keyFields[i], cell, t.lastpk[i])
+		}
+		if c != 0 {
 			return c < 0, nil
 		}
 	}

@@ -2,6 +2,8 @@ package vstreamer
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/prototext"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
@@ -259,5 +262,49 @@ func TestTypesAfterLaterDDL(t *testing.T) {
 	f := evs[1].FieldEvent.Fields
 	if f[1].ColumnType != "uuid" || f[1].ColumnLength != 144 || f[2].ColumnType != "char(4)" || f[2].Charset != 46 || f[2].ColumnLength != 16 {
 		t.Errorf("fields described without the schema: %v", f)
+	}
+}
+
+// TestExtOrder checks that rowcodec.CompareExt orders UUID, INET4 and INET6 values as the
+// server's ORDER BY does: the copy reads keys in the server's order and places binlog rows
+// against its last key with CompareExt.
+func TestExtOrder(t *testing.T) {
+	values := map[string][]string{
+		"UUID": {"00000000-0000-1000-8000-000000000002", "00000000-0001-1000-8000-000000000001", "00000001-0000-1000-8000-000000000000",
+			"00000000-0000-4000-8000-000000000003", "ffffffff-0000-4000-8000-000000000000", "00000000-0000-0000-0000-000000000005",
+			"10000000-0000-0000-0000-000000000000", "00000000-0000-1000-0000-000000000000", "00000000-0000-6000-8000-000000000000",
+			"00000000-0000-5000-c000-000000000000", "123e4567-e89b-12d3-a456-426614174000", "01234567-89ab-4def-8123-456789abcdef"},
+		"INET4": {"10.0.0.2", "9.0.0.1", "10.0.0.10", "255.255.255.255", "0.0.0.0", "192.168.1.1"},
+		"INET6": {"::2", "::10", "::ffff:1.2.3.4", "2001:db8::1", "fe80::1", "::", "::1.2.3.4", "1::"},
+	}
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for typ, vals := range values {
+		t.Run(typ, func(t *testing.T) {
+			execSQL(t, "DROP TABLE IF EXISTS text_order", "CREATE TABLE text_order (v "+typ+" PRIMARY KEY)")
+			t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS text_order") })
+			for _, v := range vals {
+				execSQL(t, "INSERT INTO text_order VALUES ('"+v+"')")
+			}
+			r, err := conn.Execute("SELECT v FROM text_order ORDER BY v")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var server []string
+			for i := range r.RowNumber() {
+				s, _ := r.GetString(i, 0)
+				server = append(server, strings.Clone(s))
+			}
+			r.Close()
+			ours := slices.Clone(vals)
+			e := rowcodec.ExtOf(strings.ToLower(typ))
+			slices.SortFunc(ours, func(a, b string) int { return rowcodec.CompareExt(e, []byte(a), []byte(b)) })
+			if !slices.Equal(ours, server) {
+				t.Errorf("CompareExt order\n%v\nserver order\n%v", ours, server)
+			}
+		})
 	}
 }

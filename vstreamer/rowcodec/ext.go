@@ -1,6 +1,9 @@
 package rowcodec
 
-import "strconv"
+import (
+	"net/netip"
+	"strconv"
+)
 
 // Ext names the MariaDB data types that the binlog carries as fixed-length binary strings
 // (a TABLE_MAP says BINARY(16) or BINARY(4)) while SELECT returns them as text. Rows carry the
@@ -113,4 +116,96 @@ func appendIPv6(dst []byte, b *[16]byte) []byte {
 		dst = strconv.AppendUint(dst, uint64(w[i]), 16)
 	}
 	return dst
+}
+
+// CompareExt orders two values of an Ext type, given as their text, as the server orders
+// them (so a copy's key ranges and a binlog row's key agree): INET4 and INET6 by their bytes,
+// UUID by MariaDB's index-friendly form, where a time-based (version 1 to 5, RFC 4122
+// variant) UUID's groups are compared last group first. Text that does not parse orders by
+// its bytes after every value that does.
+func CompareExt(e Ext, a, b []byte) int {
+	ka, okA := extKey(e, a)
+	kb, okB := extKey(e, b)
+	switch {
+	case okA && okB:
+		return bytesCompare(ka[:e.Size()], kb[:e.Size()])
+	case okA:
+		return -1
+	case okB:
+		return 1
+	}
+	return bytesCompare(a, b)
+}
+
+func bytesCompare(a, b []byte) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return len(a) - len(b)
+}
+
+// extKey is the byte form the server compares a value of e by.
+func extKey(e Ext, text []byte) (k [16]byte, ok bool) {
+	switch e {
+	case ExtUUID:
+		var raw [16]byte
+		n := 0
+		for i := 0; i < len(text); i++ {
+			c := text[i]
+			if c == '-' {
+				continue
+			}
+			v, good := unhex(c)
+			if !good || n >= 32 {
+				return k, false
+			}
+			raw[n/2] |= v << (4 * (1 - n%2))
+			n++
+		}
+		if n != 32 {
+			return k, false
+		}
+		if v := raw[6] >> 4; v >= 1 && v <= 5 && raw[8]&0x80 != 0 {
+			// node, clock_seq, time_hi_and_version, time_mid, time_low
+			copy(k[0:6], raw[10:16])
+			copy(k[6:8], raw[8:10])
+			copy(k[8:10], raw[6:8])
+			copy(k[10:12], raw[4:6])
+			copy(k[12:16], raw[0:4])
+			return k, true
+		}
+		return raw, true
+	case ExtINET4:
+		a, err := netip.ParseAddr(string(text))
+		if err != nil || !a.Is4() {
+			return k, false
+		}
+		b := a.As4()
+		copy(k[:], b[:])
+		return k, true
+	case ExtINET6:
+		a, err := netip.ParseAddr(string(text))
+		if err != nil {
+			return k, false
+		}
+		return a.As16(), true
+	}
+	return k, false
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
