@@ -2,6 +2,7 @@ package filter
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -340,5 +341,15 @@ func TestWhereSQL(t *testing.T) {
 	// Projected, tested and keyspace-id columns, in table order.
 	if got := plan(t, "select status, keyspace_id() from t where price > 1").UsedColumns(); !reflect.DeepEqual(got, []int{0, 2, 9}) {
 		t.Errorf("UsedColumns = %v", got)
+	}
+}
+
+func TestConditionColumns(t *testing.T) {
+	p := plan(t, "select name from t where ratio > 1 and name = 'a' and price < 3 and in_keyrange(id, 'hash', '-80')")
+	if got := p.ConditionColumns(); !slices.Equal(got, []int{0, 2, 3, 4}) {
+		t.Errorf("ConditionColumns = %v, want [0 2 3 4]", got)
+	}
+	if got := plan(t, "select name, raw from t").ConditionColumns(); len(got) != 0 {
+		t.Errorf("a projection has no condition columns: %v", got)
 	}
 }

@@ -1,7 +1,12 @@
 package vstreamer
 
 import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 )
@@ -59,4 +64,43 @@ func TestPartialImages(t *testing.T) {
 		})
 	}
 	ts.t = t
+}
+
+// TestPartialImageFilter: a filter whose condition tests a column a row image left out
+// cannot judge the row; the stream ends with an error naming the column, rather than
+// reading it as NULL. Conditions on logged columns work as usual.
+func TestPartialImageFilter(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS pi2", "CREATE TABLE pi2 (id INT PRIMARY KEY, txt TEXT, val VARCHAR(4))",
+		"INSERT INTO pi2 VALUES (1, 'a', 'x')")
+	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_row_image = FULL", "DROP TABLE IF EXISTS pi2") })
+	e := newEngine(t)
+	ok := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pi2", Filter: "select * from pi2 where val = 'y'"}}}})
+	ok.expect("GTID", "OTHER", "VGTID")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	started := make(chan struct{})
+	var once sync.Once
+	go func() {
+		errc <- e.Stream(ctx, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pi2", Filter: "select * from pi2 where txt = 'a'"}}}},
+			func([]*binlogdata.VEvent) error { once.Do(func() { close(started) }); return nil })
+	}()
+	// The stream reads from current: the update must come after its first events.
+	select {
+	case <-started:
+	case err := <-errc:
+		t.Fatalf("stream ended before it started: %v", err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stream did not start")
+	}
+	execSQL(t, "SET SESSION binlog_row_image = NOBLOB", "UPDATE pi2 SET val = 'y' WHERE id = 1", "SET SESSION binlog_row_image = FULL")
+	ok.expect("BEGIN", "FIELD pi2 id:INT32 txt:TEXT val:VARCHAR", "ROW pi2 [1 NULL x]>[1 NULL y]", "GTID", "COMMIT", "VGTID")
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "column txt") || !strings.Contains(err.Error(), "binlog_row_image") {
+			t.Errorf("err = %v, want ErrSchema naming column txt and binlog_row_image", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stream whose filter tests a column left out did not end")
+	}
 }
