@@ -194,7 +194,10 @@ var latin1ToUTF8 = func() (t [256]rune) {
 }()
 
 func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, error) {
-	if f.Type&query.Type(query.Flag_ISTEXT) == 0 && f.Type != query.Type_ENUM && f.Type != query.Type_SET {
+	// FIELD types a character column with a binary collation BINARY, VARBINARY or BLOB, as
+	// Vitess does; its collation says it holds text.
+	binCollated := (f.Type == query.Type_BINARY || f.Type == query.Type_VARBINARY || f.Type == query.Type_BLOB) && f.Charset != 63 && f.Charset != 0
+	if f.Type&query.Type(query.Flag_ISTEXT) == 0 && f.Type != query.Type_ENUM && f.Type != query.Type_SET && !binCollated {
 		return outColumn{}, nil, fmt.Errorf("convert(%s using %s): %s is not a character column", it.column, it.charset, it.column)
 	}
 	from := charsetOf(f.Charset)

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,6 +168,23 @@ func TestConvertLatin1(t *testing.T) {
 	values, _ := p.AppendRow(nil, nil, [][]byte{{'c', 0xe9, 0x80}})
 	if string(values) != "cé€" {
 		t.Errorf("latin1 -> utf8mb4 = %q", values)
+	}
+}
+
+// A VARCHAR with a binary collation is typed VARBINARY in FIELD (as Vitess types it) and is
+// still a character column convert() reads.
+func TestConvertBinaryCollation(t *testing.T) {
+	f, _ := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t", Filter: "select convert(l using utf8mb4) from t"}}})
+	p, err := f.Plan("t", []*query.Field{{Name: "l", Type: query.Type_VARBINARY, Charset: 47}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, _ := p.AppendRow(nil, nil, [][]byte{{'c', 0xe9}})
+	if string(values) != "cé" {
+		t.Errorf("latin1_bin -> utf8mb4 = %q", values)
+	}
+	if _, err := f.Plan("t", []*query.Field{{Name: "l", Type: query.Type_VARBINARY, Charset: 63}}, nil); err == nil {
+		t.Error("convert() of a VARBINARY column must fail")
 	}
 }
 
@@ -382,5 +400,15 @@ func TestWhereSQL(t *testing.T) {
 	// Projected, tested and keyspace-id columns, in table order.
 	if got := plan(t, "select status, keyspace_id() from t where price > 1").UsedColumns(); !reflect.DeepEqual(got, []int{0, 2, 9}) {
 		t.Errorf("UsedColumns = %v", got)
+	}
+}
+
+func TestConditionColumns(t *testing.T) {
+	p := plan(t, "select name from t where ratio > 1 and name = 'a' and price < 3 and in_keyrange(id, 'hash', '-80')")
+	if got := p.ConditionColumns(); !slices.Equal(got, []int{0, 2, 3, 4}) {
+		t.Errorf("ConditionColumns = %v, want [0 2 3 4]", got)
+	}
+	if got := plan(t, "select name, raw from t").ConditionColumns(); len(got) != 0 {
+		t.Errorf("a projection has no condition columns: %v", got)
 	}
 }

@@ -107,6 +107,23 @@ func (p *TablePlan) UsedColumns() []int {
 	return out
 }
 
+// ConditionColumns lists, in table order, the columns the plan's conditions test (a
+// keyrange's column among them): a row image must hold them for Match to judge it.
+func (p *TablePlan) ConditionColumns() []int {
+	var out []int
+	for i := range p.preds {
+		c := p.preds[i].col
+		if p.preds[i].op == opInKeyrange {
+			c = p.preds[i].krCol
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Compare orders two non-NULL cells of a column the way the server orders them (by number,
 // date or collation), as far as the filter models collations.
 func Compare(f *query.Field, a, b []byte) int {

@@ -672,7 +672,12 @@ func (t *copyTable) literal(i int) string {
 	}
 	hex := fmt.Sprintf("X'%x'", v)
 	col := t.cols[slices.Index(t.fields, f)]
-	if f.Type&query.Type(query.Flag_ISTEXT) != 0 && col.Collation != rowcodec.BinaryCollation {
+	if col.Ext != rowcodec.ExtNone {
+		// UUID and INET values are their text: the server parses a string literal.
+		return filter.QuoteString(string(v))
+	}
+	// The column's own type: FIELD calls a CHAR with a binary collation BINARY.
+	if col.QueryType()&query.Type(query.Flag_ISTEXT) != 0 && col.Collation != rowcodec.BinaryCollation {
 		if cs := charsetName(t, f); cs != "" {
 			return "_" + cs + " " + hex
 		}
@@ -1086,7 +1091,14 @@ func (t *copyTable) inCopiedRange(p *tablePlan, cells [][]byte) (bool, error) {
 		case t.lastpk[i] == nil:
 			return false, nil
 		}
-		if c := filter.Compare(t.keyFields[i], cell, t.lastpk[i]); c != 0 {
+		var c int
+		if e := p.cols[ci].Ext; e != rowcodec.ExtNone {
+			// UUID and INET keys are text; the server orders them by their binary form.
+			c = rowcodec.CompareExt(e, cell, t.lastpk[i])
+		} else {
+			c = filter.Compare(t.keyFields[i], cell, t.lastpk[i])
+		}
+		if c != 0 {
 			return c < 0, nil
 		}
 	}

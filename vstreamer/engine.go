@@ -233,9 +233,12 @@ func (e *Engine) connect(ctx context.Context) (*client.Conn, error) {
 		}
 		return nil, fmt.Errorf("%w: connect to %s: %v", ErrUnavailable, e.cfg.Addr, err)
 	}
-	if _, err := conn.Execute("SET time_zone = '+00:00'"); err != nil {
+	// Results in utf8mb4 whatever the server's default: column display lengths in result-set
+	// metadata (FIELD's column_length) are counted in the result character set, and Vitess
+	// reads them on a utf8mb4 connection.
+	if _, err := conn.Execute("SET time_zone = '+00:00', character_set_results = utf8mb4"); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("%w: set time zone: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: set time zone and result character set: %v", ErrUnavailable, err)
 	}
 	return conn, nil
 }

@@ -163,6 +163,10 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	firstIsBefore := e.Type() != replication.EnumRowsEventTypeInsert
 	n := len(e.Rows) / images
 	width := len(p.fields)
+	dataColumns := afterDataColumns(e)
+	if err := p.checkLogged(e); err != nil {
+		return err
+	}
 	split := p.filter.SplitsImages()
 	changes := make([]binlogdata.RowChange, n)
 	kept := 0
@@ -199,6 +203,11 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 						return err
 					}
 				}
+			}
+			if ct != nil && images == 2 && !allLogged(e.ColumnBitmap2, p.copyKey) {
+				// A MINIMAL after image leaves out a key it did not change: the row is where
+				// its before image is.
+				held[1] = held[0]
 			}
 			if images == 1 && !held[0] || images == 2 && !held[0] && !held[1] {
 				continue
@@ -237,6 +246,9 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 			rc.Before = imgs[0]
 		default:
 			rc.After = imgs[0]
+		}
+		if rc.After != nil {
+			rc.DataColumns = dataColumns
 		}
 		size += 2 * width * images
 	}
@@ -282,6 +294,73 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	s.add(ev)
 	s.batchSize += size
 	return nil
+}
+
+// afterDataColumns is the RowChange.data_columns of a rows event whose after image is partial
+// (binlog_row_image NOBLOB or MINIMAL), nil for a full one. As Vitess gives it, the bitmap
+// has a bit for every column of the table in binlog order, set for the columns the after
+// image holds: an unset bit is a column that was not logged, whose cell reads NULL.
+func afterDataColumns(e *replication.RowsEvent) *binlogdata.RowChange_Bitmap {
+	bitmap := e.ColumnBitmap1
+	switch e.Type() {
+	case replication.EnumRowsEventTypeDelete:
+		return nil
+	case replication.EnumRowsEventTypeUpdate:
+		bitmap = e.ColumnBitmap2
+	}
+	n := int(e.ColumnCount)
+	if !partial(bitmap, n) {
+		return nil
+	}
+	return &binlogdata.RowChange_Bitmap{Count: int64(n), Cols: slices.Clone(bitmap[:(n+7)/8])}
+}
+
+// checkLogged fails a rows event whose row images (binlog_row_image NOBLOB or MINIMAL) leave
+// out a column the filter's conditions test: its rows cannot be judged, and judging a missing
+// value as NULL would drop or pass them wrongly.
+func (p *tablePlan) checkLogged(e *replication.RowsEvent) error {
+	if p.filter.Passthrough() {
+		return nil
+	}
+	bitmaps := [][]byte{e.ColumnBitmap1}
+	if e.Type() == replication.EnumRowsEventTypeUpdate {
+		bitmaps = append(bitmaps, e.ColumnBitmap2)
+	}
+	for _, b := range bitmaps {
+		if !partial(b, len(p.cols)) {
+			continue
+		}
+		for _, c := range p.filter.ConditionColumns() {
+			if !allLogged(b, []int{c}) {
+				return fmt.Errorf("%w: table %s: a row image leaves out column %s (binlog_row_image NOBLOB or MINIMAL), which the filter tests; write the table with binlog_row_image=FULL or filter on columns every image holds",
+					ErrSchema, p.name, p.cols[c].Name)
+			}
+		}
+	}
+	return nil
+}
+
+// partial reports whether a rows event's column bitmap leaves out one of its n columns.
+func partial(bitmap []byte, n int) bool {
+	if len(bitmap)*8 < n {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if bitmap[i/8]&(1<<(i%8)) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// allLogged reports whether a rows event's column bitmap holds every column of cols.
+func allLogged(bitmap []byte, cols []int) bool {
+	for _, c := range cols {
+		if c/8 >= len(bitmap) || bitmap[c/8]&(1<<(c%8)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // encode appends the Vitess encoding of every column of a binlog row.

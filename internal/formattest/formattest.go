@@ -112,10 +112,12 @@ const createTable = `CREATE TABLE alltypes (
 	bt BIT(10), b1 BIT(1), e ENUM('a','b','c'), st SET('x','y','z'), j JSON, g GEOMETRY,
 	l1 VARCHAR(20) CHARACTER SET latin1, gk VARCHAR(20) CHARACTER SET gbk, b5 CHAR(10) CHARACTER SET big5,
 	sj TEXT CHARACTER SET sjis, kr VARCHAR(20) CHARACTER SET euckr, k8 VARCHAR(20) CHARACTER SET koi8r,
-	u2 VARCHAR(20) CHARACTER SET ucs2, u16 VARCHAR(20) CHARACTER SET utf16, u32 TEXT CHARACTER SET utf32
+	u2 VARCHAR(20) CHARACTER SET ucs2, u16 VARCHAR(20) CHARACTER SET utf16, u32 TEXT CHARACTER SET utf32,
+	cb CHAR(8) COLLATE utf8mb4_bin, vcb VARCHAR(20) COLLATE utf8mb4_bin, txb TEXT COLLATE utf8mb4_bin,
+	eb ENUM('p','q') COLLATE utf8mb4_bin, sb SET('p','q') COLLATE utf8mb4_bin, uu UUID, i4 INET4, i6 INET6
 ) DEFAULT CHARSET=utf8mb4`
 
-const allColumns = "id, ti, tu, si, su, mi, mu, i, iu, bi, bu, f, d, dec1, dec2, dt, dtm, dtm6, ts, tm, tm3, y, c, vc, tx, bn, vb, bl, bt, b1, e, st, j, g, l1, gk, b5, sj, kr, k8, u2, u16, u32"
+const allColumns = "id, ti, tu, si, su, mi, mu, i, iu, bi, bu, f, d, dec1, dec2, dt, dtm, dtm6, ts, tm, tm3, y, c, vc, tx, bn, vb, bl, bt, b1, e, st, j, g, l1, gk, b5, sj, kr, k8, u2, u16, u32, cb, vcb, txb, eb, sb, uu, i4, i6"
 
 var copiedRows = []string{
 	`(1, -128, 255, -32768, 65535, -8388608, 16777215, -2147483648, 4294967295, -9223372036854775808, 18446744073709551615,
@@ -123,14 +125,15 @@ var copiedRows = []string{
 	  '1000-01-01', '9999-12-31 23:59:59', '2020-02-29 12:34:56.789012', '2038-01-19 03:14:07.499', '-838:59:59', '12:34:56.789', 2155,
 	  'ab', 'héllo 😀 汉字 <&>=''"\\ \n\t ', 'long text', X'00FF10', X'000102FF', X'DEADBEEF',
 	  b'1010101010', b'1', 'b', 'x,z', '{"a": [1, 2.5, "x"], "b": null}', ST_GeomFromText('POINT(1 2)'),
-	  'café € ÿ', '中文 汉字', '中文 ', '日本語テキスト', '한국어', 'Привет', 'ÿ Ā ucs2', 'é 😀 utf16', '😀 utf32')`,
+	  'café € ÿ', '中文 汉字', '中文 ', '日本語テキスト', '한국어', 'Привет', 'ÿ Ā ucs2', 'é 😀 utf16', '😀 utf32',
+	  'Bin ü', 'VarBin 😀', 'text bin', 'q', 'p,q', '123e4567-e89b-12d3-a456-426614174000', '192.168.0.1', '2001:db8::ff00:42:8329')`,
 	`(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 	  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
+	  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
 	`(3, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0.001, 1e-5, 0.50, -0.0000000001,
 	  '1970-01-01', '1970-01-01 00:00:00', '2000-01-01 00:00:00.000001', '1970-01-01 00:00:01.000', '00:00:00', '-00:00:01.500', 1901,
 	  '', '', '', X'', X'', X'', b'0', b'0', 'a', '', '[]', ST_GeomFromText('LINESTRING(0 0, 1 1, 2 5)'),
-	  '', '', '', '', '', '', '', '', '')`,
+	  '', '', '', '', '', '', '', '', '', '', '', '', 'p', '', 'ffffffff-ffff-1fff-8fff-ffffffffffff', '0.0.0.0', '::')`,
 }
 
 // workload is what runs after the copy, one inner slice per transaction (or DDL).
@@ -138,10 +141,12 @@ var workload = [][]string{
 	{`INSERT INTO alltypes (` + allColumns + `) VALUES
 	  (4, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9223372036854775808, 86, 95.5, 1.50, 1, '2024-06-30', '2024-06-30 23:59:59', '2024-06-30 23:59:59.999999',
 	   '2024-06-30 21:00:00.001', '23:59:59', '838:59:59.000', 2024, 'abcde', 'café', 'x', X'01020304', X'FF', X'00', b'1111111111', b'1', 'c', 'x,y,z',
-	   '{"k": "v"}', ST_GeomFromText('POINT(-1.5 2.25)'), 'naïve', '汉', '繁體', 'ｶﾀｶﾅ', '서울', 'мир', 'ä', '𝄞', 'ñ'),
+	   '{"k": "v"}', ST_GeomFromText('POINT(-1.5 2.25)'), 'naïve', '汉', '繁體', 'ｶﾀｶﾅ', '서울', 'мир', 'ä', '𝄞', 'ñ',
+	   'b4', 'vb4', 'tb4', 'p', 'q', '01234567-89ab-4def-8123-456789abcdef', '10.0.0.1', '::ffff:1.2.3.4'),
 	  (5, NULL, 1, NULL, 1, NULL, 1, NULL, 1, NULL, 1, NULL, NULL, NULL, NULL, '2001-02-03', NULL, NULL, NULL, NULL, NULL, NULL, 'z', NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'a', 'y', NULL, NULL,
-	   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`},
-	{`UPDATE alltypes SET vc = 'changed', gk = '更新', l1 = 'Ünïcödé', u16 = '更新 😀', dec1 = 99999999.99, ts = '2001-09-09 01:46:40.123', bt = b'0000000001', st = 'y', j = '{"a": 2}' WHERE id = 1`},
+	   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`},
+	{`UPDATE alltypes SET vc = 'changed', gk = '更新', l1 = 'Ünïcödé', u16 = '更新 😀', dec1 = 99999999.99, ts = '2001-09-09 01:46:40.123', bt = b'0000000001', st = 'y', j = '{"a": 2}',
+	  vcb = 'Changed', eb = 'p', uu = '00000000-0000-0000-0000-000000000001', i6 = '::1' WHERE id = 1`},
 	{`UPDATE alltypes SET id = 30 WHERE id = 3`},
 	{`DELETE FROM alltypes WHERE id = 2`},
 	{"BEGIN",

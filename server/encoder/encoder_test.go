@@ -268,3 +268,37 @@ func TestParseInt(t *testing.T) {
 		}
 	}
 }
+
+func TestValueType(t *testing.T) {
+	cases := []struct {
+		typ        query.Type
+		charset    uint32
+		columnType string
+		want       query.Type
+	}{
+		{query.Type_BINARY, 63, "binary(4)", query.Type_BINARY},
+		{query.Type_VARBINARY, 63, "varbinary(4)", query.Type_VARBINARY},
+		{query.Type_BLOB, 63, "blob", query.Type_BLOB},
+		{query.Type_BINARY, 46, "char(4)", query.Type_CHAR},
+		{query.Type_VARBINARY, 46, "varchar(4)", query.Type_VARCHAR},
+		{query.Type_BLOB, 46, "text", query.Type_TEXT},
+		{query.Type_BINARY, 46, "enum('a','b')", query.Type_ENUM},
+		{query.Type_BINARY, 46, "set('a','b')", query.Type_SET},
+		{query.Type_BINARY, 63, "uuid", query.Type_CHAR},
+		{query.Type_BINARY, 63, "inet4", query.Type_CHAR},
+		{query.Type_BINARY, 63, "inet6", query.Type_CHAR},
+		{query.Type_CHAR, 45, "char(4)", query.Type_CHAR},
+		{query.Type_INT32, 63, "int(11)", query.Type_INT32},
+	}
+	for _, c := range cases {
+		f := &query.Field{Type: c.typ, Charset: c.charset, ColumnType: c.columnType}
+		if got := ValueType(f); got != c.want {
+			t.Errorf("%s %d %s: %v, want %v", c.typ, c.charset, c.columnType, got, c.want)
+		}
+	}
+	fields := []*query.Field{{Name: "a", Type: query.Type_INT32}, {Name: "b", Type: query.Type_BINARY, Charset: 46, ColumnType: "char(2)"}}
+	out := ValueFields(fields)
+	if out[0] != fields[0] || out[1].Type != query.Type_CHAR || fields[1].Type != query.Type_BINARY {
+		t.Errorf("ValueFields must clone only the fields it changes: %v", out)
+	}
+}

@@ -2,7 +2,10 @@ package encoder
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
@@ -29,7 +32,7 @@ type Table struct {
 
 // NewTable builds a Table from a FIELD event.
 func NewTable(fe *binlogdata.FieldEvent) *Table {
-	t := &Table{Name: fe.GetTableName(), Fields: fe.GetFields(), Labels: make([][]string, len(fe.GetFields()))}
+	t := &Table{Name: fe.GetTableName(), Fields: ValueFields(fe.GetFields()), Labels: make([][]string, len(fe.GetFields()))}
 	for i, f := range t.Fields {
 		if f.GetFlags()&uint32(query.MySqlFlag_PRI_KEY_FLAG) != 0 {
 			t.PK = append(t.PK, i)
@@ -138,6 +141,62 @@ func BitValue(cell []byte) uint64 {
 	return v
 }
 
+// ValueType is the type of a column's values, as the formats write them. FIELD types a
+// column as Vitess does, by the server's flags: a CHAR, ENUM or SET with a binary collation
+// is BINARY, a VARCHAR VARBINARY, a TEXT BLOB, and MariaDB's UUID, INET4 and INET6 are
+// BINARY. Their values are text all the same (UUID and INET values are the text SELECT
+// prints), and the formats write them as their upstream connectors do for a MySQL or MariaDB
+// source: as strings, which this type says.
+func ValueType(f *query.Field) query.Type {
+	typ := f.GetType()
+	switch typ {
+	case query.Type_BINARY, query.Type_VARBINARY, query.Type_BLOB:
+	default:
+		return typ
+	}
+	ct := strings.ToLower(f.GetColumnType())
+	switch {
+	case ct == "uuid" || ct == "inet4" || ct == "inet6":
+		return query.Type_CHAR
+	case f.GetCharset() == BinaryCharset || f.GetCharset() == 0:
+		return typ
+	case strings.HasPrefix(ct, "enum("):
+		return query.Type_ENUM
+	case strings.HasPrefix(ct, "set("):
+		return query.Type_SET
+	case typ == query.Type_BINARY:
+		return query.Type_CHAR
+	case typ == query.Type_VARBINARY:
+		return query.Type_VARCHAR
+	}
+	return query.Type_TEXT
+}
+
+// BinaryCharset is the collation id of binary strings.
+const BinaryCharset = 63
+
+// ValueFields returns the fields with the types of their values (ValueType), cloning only
+// the fields whose type that changes.
+func ValueFields(fields []*query.Field) []*query.Field {
+	var out []*query.Field
+	for i, f := range fields {
+		vt := ValueType(f)
+		if vt == f.GetType() {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(fields)
+		}
+		c := proto.CloneOf(f)
+		c.Type = vt
+		out[i] = c
+	}
+	if out == nil {
+		return fields
+	}
+	return out
+}
+
 // Unsigned reports whether a column is of an unsigned integer type.
 func Unsigned(f *query.Field) bool {
 	switch f.GetType() {
@@ -154,4 +213,18 @@ func Binary(f *query.Field) bool {
 		return true
 	}
 	return false
+}
+
+// Logged reports whether column i of a row change's after image was logged, by the row
+// change's data_columns (binlog_row_image NOBLOB or MINIMAL leave columns out; they read
+// NULL). With no bitmap every column was logged. The bitmap covers the source table's
+// columns in table order, as Vitess sends it; a stream whose filter projects other columns
+// cannot be mapped onto it (Vitess's own limit, vitessio/vitess#21075), and its columns count
+// as logged.
+func Logged(dc *binlogdata.RowChange_Bitmap, i, width int) bool {
+	if dc.GetCount() == 0 || dc.GetCount() != int64(width) {
+		return true
+	}
+	cols := dc.GetCols()
+	return i/8 < len(cols) && cols[i/8]&(1<<(i%8)) != 0
 }

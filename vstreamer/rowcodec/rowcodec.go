@@ -45,6 +45,11 @@ type Column struct {
 	ColumnType string
 	// Flags are extra MySqlFlag bits known from the schema (AUTO_INCREMENT, UNIQUE_KEY...).
 	Flags uint32
+	// Ext names a MariaDB type the binlog carries as fixed-length binary (UUID, INET4, INET6).
+	Ext Ext
+	// Result is the server's own result-set metadata of the column, when the schema that
+	// describes the row is the table's current one.
+	Result *ResultField
 }
 
 // StringMeta splits the metadata of a MYSQL_TYPE_STRING column into its real type and byte
@@ -61,7 +66,9 @@ func StringMeta(meta uint16) (realType byte, length int) {
 	return b0, int(b1)
 }
 
-// QueryType is the Vitess type of the column.
+// QueryType is the Vitess type of the column's values, as the binlog describes them: CHAR,
+// VARCHAR and TEXT for character columns whatever their collation. Field's type follows the
+// server's result-set flags instead (see FieldType).
 func (c *Column) QueryType() query.Type {
 	binary := c.Collation == BinaryCollation
 	switch c.Type {
@@ -106,7 +113,7 @@ func (c *Column) QueryType() query.Type {
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
 		return pick(binary, query.Type_VARBINARY, query.Type_VARCHAR)
 	case mysql.MYSQL_TYPE_STRING:
-		return pick(binary, query.Type_BINARY, query.Type_CHAR)
+		return pick(binary || c.Ext != ExtNone, query.Type_BINARY, query.Type_CHAR)
 	case mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB:
 		if c.JSON {
 			return query.Type_JSON
@@ -123,86 +130,6 @@ func pick(cond bool, a, b query.Type) query.Type {
 	return b
 }
 
-// Field renders the column as a query.Field of the given table.
-func (c *Column) Field(database, table string) *query.Field {
-	typ := c.QueryType()
-	flags := c.Flags
-	if !c.Nullable {
-		flags |= uint32(query.MySqlFlag_NOT_NULL_FLAG)
-	}
-	if c.PrimaryKey {
-		flags |= uint32(query.MySqlFlag_PRI_KEY_FLAG | query.MySqlFlag_PART_KEY_FLAG)
-	}
-	if c.Unsigned {
-		flags |= uint32(query.MySqlFlag_UNSIGNED_FLAG)
-	}
-	if typ&query.Type(query.Flag_ISINTEGRAL) != 0 || typ == query.Type_DECIMAL || typ == query.Type_FLOAT32 || typ == query.Type_FLOAT64 {
-		flags |= uint32(query.MySqlFlag_NUM_FLAG)
-	}
-	switch typ {
-	case query.Type_ENUM:
-		flags |= uint32(query.MySqlFlag_ENUM_FLAG)
-	case query.Type_SET:
-		flags |= uint32(query.MySqlFlag_SET_FLAG)
-	case query.Type_TIMESTAMP:
-		flags |= uint32(query.MySqlFlag_TIMESTAMP_FLAG)
-	case query.Type_BLOB, query.Type_TEXT, query.Type_JSON, query.Type_GEOMETRY:
-		flags |= uint32(query.MySqlFlag_BLOB_FLAG)
-	}
-	charset := uint32(c.Collation)
-	if charset == 0 || typ&query.Type(query.Flag_ISTEXT) == 0 && typ != query.Type_ENUM && typ != query.Type_SET {
-		charset = BinaryCollation
-	}
-	if charset == BinaryCollation {
-		flags |= uint32(query.MySqlFlag_BINARY_FLAG)
-	}
-	colType := c.ColumnType
-	if colType == "" {
-		colType = c.synthesizedColumnType()
-	}
-	return &query.Field{
-		Name:         c.Name,
-		Type:         typ,
-		Table:        table,
-		OrgTable:     table,
-		Database:     database,
-		OrgName:      c.Name,
-		ColumnLength: uint32(c.displayLength()),
-		Charset:      charset,
-		Decimals:     uint32(c.Decimals),
-		Flags:        flags,
-		ColumnType:   colType,
-	}
-}
-
-func (c *Column) displayLength() int {
-	switch c.Type {
-	case mysql.MYSQL_TYPE_TINY:
-		return 4
-	case mysql.MYSQL_TYPE_SHORT:
-		return 6
-	case mysql.MYSQL_TYPE_INT24:
-		return 9
-	case mysql.MYSQL_TYPE_LONG:
-		return 11
-	case mysql.MYSQL_TYPE_LONGLONG:
-		return 20
-	case mysql.MYSQL_TYPE_NEWDECIMAL:
-		return int(c.Meta>>8) + 2
-	case mysql.MYSQL_TYPE_STRING:
-		return c.Length
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
-		return int(c.Meta)
-	case mysql.MYSQL_TYPE_BIT:
-		return c.bitWidth()
-	}
-	return 0
-}
-
-func (c *Column) bitWidth() int {
-	return int(c.Meta>>8)*8 + int(c.Meta&0xff)
-}
-
 // synthesizedColumnType renders a COLUMN_TYPE from binlog metadata alone, used when the
 // schema is not available for the position being streamed.
 func (c *Column) synthesizedColumnType() string {
@@ -210,25 +137,37 @@ func (c *Column) synthesizedColumnType() string {
 	if c.Unsigned {
 		unsigned = " unsigned"
 	}
+	switch c.Ext {
+	case ExtUUID:
+		return "uuid"
+	case ExtINET4:
+		return "inet4"
+	case ExtINET6:
+		return "inet6"
+	}
+	// Integers carry the display width MariaDB's COLUMN_TYPE gives them.
+	width := func(name string) string {
+		return name + "(" + strconv.Itoa(c.displayLength()) + ")" + unsigned
+	}
 	switch c.Type {
 	case mysql.MYSQL_TYPE_TINY:
-		return "tinyint" + unsigned
+		return width("tinyint")
 	case mysql.MYSQL_TYPE_SHORT:
-		return "smallint" + unsigned
+		return width("smallint")
 	case mysql.MYSQL_TYPE_INT24:
-		return "mediumint" + unsigned
+		return width("mediumint")
 	case mysql.MYSQL_TYPE_LONG:
-		return "int" + unsigned
+		return width("int")
 	case mysql.MYSQL_TYPE_LONGLONG:
-		return "bigint" + unsigned
+		return width("bigint")
 	case mysql.MYSQL_TYPE_FLOAT:
 		return "float"
 	case mysql.MYSQL_TYPE_DOUBLE:
 		return "double"
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
-		return fmt.Sprintf("decimal(%d,%d)", c.Meta>>8, c.Meta&0xff)
+		return fmt.Sprintf("decimal(%d,%d)", c.Meta>>8, c.Meta&0xff) + unsigned
 	case mysql.MYSQL_TYPE_YEAR:
-		return "year"
+		return "year(4)"
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
 		return "date"
 	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
@@ -259,12 +198,12 @@ func (c *Column) synthesizedColumnType() string {
 		if c.Collation == BinaryCollation {
 			return fmt.Sprintf("varbinary(%d)", c.Meta)
 		}
-		return "varchar"
+		return fmt.Sprintf("varchar(%d)", c.chars(int(c.Meta))/resultCharsetMaxLen)
 	case mysql.MYSQL_TYPE_STRING:
 		if c.Collation == BinaryCollation {
 			return fmt.Sprintf("binary(%d)", c.Length)
 		}
-		return "char"
+		return fmt.Sprintf("char(%d)", c.chars(c.Length)/resultCharsetMaxLen)
 	case mysql.MYSQL_TYPE_BLOB:
 		if c.JSON {
 			return "longtext"
@@ -401,6 +340,9 @@ func (c *Column) appendString(dst []byte, s string) []byte {
 		}
 		return dst
 	case mysql.MYSQL_TYPE_STRING:
+		if c.Ext != ExtNone {
+			return appendExt(dst, c.Ext, s)
+		}
 		dst = append(dst, s...)
 		return c.pad(dst, len(s))
 	}
@@ -408,11 +350,14 @@ func (c *Column) appendString(dst []byte, s string) []byte {
 }
 
 func (c *Column) appendBytes(dst []byte, b []byte) []byte {
-	dst = append(dst, b...)
 	if c.Type == mysql.MYSQL_TYPE_STRING {
+		if c.Ext != ExtNone {
+			return appendExt(dst, c.Ext, b)
+		}
+		dst = append(dst, b...)
 		return c.pad(dst, len(b))
 	}
-	return dst
+	return append(dst, b...)
 }
 
 // pad right-pads BINARY(n) with zero bytes: the binlog drops them but SELECT returns them.

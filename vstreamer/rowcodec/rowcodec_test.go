@@ -1,6 +1,7 @@
 package rowcodec
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -70,6 +71,62 @@ func TestQueryType(t *testing.T) {
 	for _, c := range cases {
 		if got := c.col.QueryType(); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.col, got, c.want)
+		}
+	}
+}
+
+// TestAppendExt checks the text of MariaDB's UUID and INET types against what the server
+// prints for the same bytes (SELECT CAST(x AS INET6) and friends on MariaDB 10.11). The
+// binlog drops trailing zero bytes, so short values are the zero-padded ones.
+func TestAppendExt(t *testing.T) {
+	ip6 := func(s string) string {
+		b := make([]byte, 0, 16)
+		for i := 0; i+1 < len(s); i += 2 {
+			v, _ := strconv.ParseUint(s[i:i+2], 16, 8)
+			b = append(b, byte(v))
+		}
+		return string(b)
+	}
+	cases := []struct {
+		ext  Ext
+		raw  string
+		want string
+	}{
+		{ExtUUID, ip6("123e4567e89b12d3a456426614174000"), "123e4567-e89b-12d3-a456-426614174000"},
+		{ExtUUID, ip6("123e4567e89b12d3a4564266141740"), "123e4567-e89b-12d3-a456-426614174000"},
+		{ExtINET4, "\x01\x02\x03\x04", "1.2.3.4"},
+		{ExtINET4, "", "0.0.0.0"},
+		{ExtINET4, "\xff\xff\xff\xff", "255.255.255.255"},
+		{ExtINET6, "", "::"},
+		{ExtINET6, ip6("00000000000000000000000000000001"), "::1"},
+		{ExtINET6, ip6("00000000000000000000000000000002"), "::2"},
+		{ExtINET6, ip6("00000000000000000000000000010000"), "::0.1.0.0"},
+		{ExtINET6, ip6("00000000000000000000ffff00000001"), "::ffff:0.0.0.1"},
+		{ExtINET6, ip6("00000000000000000000ffff"), "::ffff:0.0.0.0"},
+		{ExtINET6, ip6("00000000000000000000ffff01020304"), "::ffff:1.2.3.4"},
+		{ExtINET6, ip6("0001"), "1::"},
+		{ExtINET6, ip6("00010000000000010000000000000001"), "1:0:0:1::1"},
+		{ExtINET6, ip6("00010000000000010000000000010001"), "1::1:0:0:1:1"},
+		{ExtINET6, ip6("fe800000000000000001"), "fe80::1:0:0:0"},
+		{ExtINET6, ip6("00000000000000000000000101020304"), "::1:102:304"},
+		{ExtINET6, ip6("00000001000000010000000100000001"), "::1:0:1:0:1:0:1"},
+		{ExtINET6, ip6("00010000000100010001000100010001"), "1::1:1:1:1:1:1"},
+		{ExtINET6, ip6("0001000100010001000100010001"), "1:1:1:1:1:1:1::"},
+		{ExtINET6, ip6("00000000000000000001ffff00010002"), "::1:ffff:1:2"},
+		{ExtINET6, ip6("abcd00000000000000000000000000ef"), "abcd::ef"},
+		{ExtINET6, ip6("20010db8000000000000000000000001"), "2001:db8::1"},
+	}
+	for _, c := range cases {
+		col := Column{Type: mysql.MYSQL_TYPE_STRING, Collation: BinaryCollation, Length: c.ext.Size(), Ext: c.ext}
+		got, _, err := col.Append(nil, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%x: %q, want %q", c.raw, got, c.want)
+		}
+		if got, _, _ := col.Append(nil, []byte(c.raw)); string(got) != c.want {
+			t.Errorf("%x as bytes: %q, want %q", c.raw, got, c.want)
 		}
 	}
 }

@@ -43,6 +43,8 @@ type ColumnInfo struct {
 	Precision         int64
 	Scale             int64
 	DatetimePrecision int64
+	// Result is the server's result-set metadata of the column (nil when it could not be read).
+	Result *rowcodec.ResultField
 }
 
 // Unsigned reports an UNSIGNED numeric column.
@@ -94,8 +96,53 @@ func Load(q Querier, db, table string) ([]ColumnInfo, error) {
 	if err := markJSON(q, db, table, cols); err != nil {
 		return nil, err
 	}
+	if err := resultFields(q, db, table, cols); err != nil {
+		return nil, err
+	}
 	return cols, nil
 }
+
+// resultFields reads the metadata the server gives the table's columns in a result set, which
+// is what Vitess reports in FIELD events: lengths, decimals and flags as the server counts them
+// (the connection's results are utf8mb4, see the engine's connect).
+func resultFields(q Querier, db, table string, cols []ColumnInfo) error {
+	r, err := q.Execute("SELECT * FROM " + quoteIdent(db) + "." + quoteIdent(table) + " LIMIT 0")
+	if err != nil {
+		var me *mysql.MyError
+		// A table dropped since information_schema was read: the binlog describes its rows.
+		if errors.As(err, &me) && me.Code == mysql.ER_NO_SUCH_TABLE {
+			return nil
+		}
+		return fmt.Errorf("read result metadata of %s.%s: %w", db, table, err)
+	}
+	defer r.Close()
+	if len(r.Fields) != len(cols) {
+		// The table changed between the two reads; its next read will agree.
+		return nil
+	}
+	for i, f := range r.Fields {
+		if !strings.EqualFold(string(f.Name), cols[i].Name) {
+			return nil
+		}
+	}
+	for i, f := range r.Fields {
+		flags := f.Flag
+		if isNum(f.Type) {
+			// The server does not send NUM_FLAG; MySQL's client library adds it, and so
+			// does Vitess's.
+			flags |= mysql.NUM_FLAG
+		}
+		cols[i].Result = &rowcodec.ResultField{Type: f.Type, Flags: flags, Length: f.ColumnLength, Decimals: f.Decimal}
+	}
+	return nil
+}
+
+// isNum reports the protocol types MySQL's client library counts as numbers.
+func isNum(t byte) bool {
+	return t <= mysql.MYSQL_TYPE_INT24 && t != mysql.MYSQL_TYPE_TIMESTAMP || t == mysql.MYSQL_TYPE_YEAR || t == mysql.MYSQL_TYPE_NEWDECIMAL
+}
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 // markJSON finds MariaDB JSON columns: MariaDB stores JSON as LONGTEXT guarded by a
 // json_valid() check constraint named after the column.
@@ -127,12 +174,22 @@ func markJSON(q Querier, db, table string, cols []ColumnInfo) error {
 // names must come from the schema but the schema no longer fits the row.
 func Reconcile(cols []rowcodec.Column, hasNames bool, info []ColumnInfo) error {
 	if hasNames {
-		if !sameColumns(cols, info) {
-			// The table changed after this event: the binlog alone is right.
+		if sameColumns(cols, info) {
+			for i := range cols {
+				enrich(&cols[i], &info[i], false)
+			}
 			return nil
 		}
+		// The table changed after this event: the binlog's columns are right, and each one the
+		// schema still has, by name and type, is described by it (a later ADD COLUMN must not
+		// turn a UUID column into bytes, or change the FIELD the copy sent).
 		for i := range cols {
-			enrich(&cols[i], &info[i], false)
+			for j := range info {
+				if strings.EqualFold(cols[i].Name, info[j].Name) && compatible(cols[i].Type, info[j].DataType) {
+					enrich(&cols[i], &info[j], false)
+					break
+				}
+			}
 		}
 		return nil
 	}
@@ -174,6 +231,8 @@ func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 	c.ColumnType = ci.ColumnType
 	c.Charset = ci.Charset
 	c.JSON = ci.JSON
+	c.Ext = rowcodec.ExtOf(ci.DataType)
+	c.Result = ci.Result
 	if fromSchema {
 		c.Unsigned = c.Unsigned || ci.Unsigned()
 		if ci.CollationID != 0 {
@@ -263,6 +322,9 @@ func setMeta(c *rowcodec.Column, ci *ColumnInfo) {
 		c.Meta = uint16(ci.OctetLength)
 	case mysql.MYSQL_TYPE_STRING:
 		c.Length = int(ci.OctetLength)
+		if e := rowcodec.ExtOf(ci.DataType); e != rowcodec.ExtNone {
+			c.Length = e.Size()
+		}
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
 		c.Meta = uint16(ci.Precision)<<8 | uint16(ci.Scale)
 		c.Decimals = int(ci.Scale)
@@ -327,7 +389,8 @@ func binlogType(dataType string) byte {
 		return mysql.MYSQL_TYPE_ENUM
 	case "set":
 		return mysql.MYSQL_TYPE_SET
-	case "char", "binary":
+	case "char", "binary", "uuid", "inet4", "inet6":
+		// MariaDB's UUID and INET types travel in the binlog as BINARY(16) and BINARY(4).
 		return mysql.MYSQL_TYPE_STRING
 	case "varchar", "varbinary":
 		return mysql.MYSQL_TYPE_VARCHAR

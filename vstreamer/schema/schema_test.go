@@ -2,6 +2,7 @@ package schema
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -31,13 +32,18 @@ func TestReconcile(t *testing.T) {
 			t.Errorf("not enriched: %+v", c)
 		}
 	})
-	t.Run("binlog names and a schema changed since: binlog wins", func(t *testing.T) {
-		c := cols("qty", "id")
-		if err := Reconcile(c, true, info); err != nil {
+	t.Run("binlog names and a schema changed since: binlog columns, described by name", func(t *testing.T) {
+		c := cols("qty", "id", "gone", "retyped")
+		c[3].Type = mysql.MYSQL_TYPE_VARCHAR
+		changed := append(slices.Clone(info), ColumnInfo{Name: "retyped", DataType: "int", ColumnType: "int(11)"})
+		if err := Reconcile(c, true, changed); err != nil {
 			t.Fatal(err)
 		}
-		if c[0].Name != "qty" || c[0].ColumnType != "" {
-			t.Errorf("schema of another shape was applied: %+v", c)
+		if c[0].Name != "qty" || c[0].ColumnType != "int(11)" || c[1].ColumnType != "int(10) unsigned" || !c[1].PrimaryKey {
+			t.Errorf("columns the schema still has were not described by it: %+v", c)
+		}
+		if c[2].ColumnType != "" || c[3].ColumnType != "" {
+			t.Errorf("a column dropped or retyped since took the schema's description: %+v", c[2:])
 		}
 	})
 	t.Run("no binlog names: names from a fitting schema", func(t *testing.T) {

@@ -30,6 +30,10 @@
 //
 // The __debezium.oldkey and __debezium.newkey headers of primary-key changes hold the key
 // struct as JSON (a header map holds text), as Kafka's SimpleHeaderConverter renders structs.
+//
+// Partial row images (binlog_row_image NOBLOB or MINIMAL) are as in debezium-json: a BLOB or
+// TEXT column the binlog did not log is __debezium_unavailable_value in after (bytes in a BLOB
+// column), other columns left out are null.
 package avro
 
 import (

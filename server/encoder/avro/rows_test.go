@@ -10,6 +10,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/server/encoder/debezium"
 	"github.com/vstream-cdc/vstream/server/encoder/debezium/debeziumtest"
 )
 
@@ -68,5 +69,31 @@ func TestSourceRowAndSnapshot(t *testing.T) {
 	}
 	if !slices.Equal(got, debeziumtest.SourceWant) {
 		t.Errorf("source.row, source.snapshot, op:\n%v\nwant\n%v", got, debeziumtest.SourceWant)
+	}
+}
+
+// TestColumnsNotLogged: as in debezium-json, a BLOB or TEXT column that a NOBLOB row image
+// left out (data_columns) is __debezium_unavailable_value in after, bytes in a BLOB column;
+// another column left out stays null.
+func TestColumnsNotLogged(t *testing.T) {
+	fields := []*query.Field{
+		{Name: "id", Type: query.Type_INT32, ColumnType: "int(11)", Flags: uint32(query.MySqlFlag_PRI_KEY_FLAG)},
+		{Name: "blb", Type: query.Type_BLOB, ColumnType: "blob", Charset: 63},
+		{Name: "txt", Type: query.Type_TEXT, ColumnType: "text", Charset: 45},
+		{Name: "val", Type: query.Type_VARCHAR, ColumnType: "varchar(4)", Charset: 45},
+	}
+	e := newEncoder(t, encoder.Params{Database: "shop", Flavor: "mariadb"}, nil)
+	_, decs := decodeStream(t, encodeAll(t, e,
+		&binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, FieldEvent: &binlogdata.FieldEvent{TableName: "t", Fields: fields}},
+		&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: 1700000000, RowEvent: &binlogdata.RowEvent{TableName: "t",
+			RowChanges: []*binlogdata.RowChange{{Before: row("1", nil, nil, "aaa"), After: row("1", nil, nil, nil),
+				DataColumns: &binlogdata.RowChange_Bitmap{Count: 4, Cols: []byte{0b0001}}}}}}))
+	if len(decs) == 0 {
+		t.Fatal("no record")
+	}
+	after := decs[0].value
+	blb, txt, val := get(after, "after", "blb"), get(after, "after", "txt"), get(after, "after", "val")
+	if b, ok := blb.([]byte); !ok || string(b) != debezium.UnavailableValue || txt != debezium.UnavailableValue || val != nil {
+		t.Errorf("after blb %#v txt %#v val %#v", blb, txt, val)
 	}
 }

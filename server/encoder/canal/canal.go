@@ -62,6 +62,15 @@ func (o Options) MySQLType(columnType string) string {
 	return columnType[:open] + columnType[end+1:]
 }
 
+// GTIDSet is a position as canal writes it in header.gtid: the bare GTID set, without the
+// flavor prefix ("MariaDB/", "MySQL56/") positions carry.
+func GTIDSet(pos string) string {
+	if i := strings.IndexByte(pos, '/'); i >= 0 {
+		return pos[i+1:]
+	}
+	return pos
+}
+
 // ExecuteTime is canal's event time in milliseconds: the binlog header's seconds × 1000.
 // Copied rows have no binlog time; they get the encode time.
 func ExecuteTime(ev *binlogdata.VEvent, clock func() time.Time) int64 {
@@ -113,12 +122,22 @@ func SQLType(f *query.Field, null bool) int {
 		}
 		return -7
 	case query.Type_JSON:
+		if MariaDBJSON(f) {
+			// MariaDB's JSON is a LONGTEXT, which canal reads as a CLOB.
+			return 2005
+		}
 		if null {
 			return 1111
 		}
 		return 12
 	}
 	return 2004 // binary strings, blobs, geometry
+}
+
+// MariaDBJSON reports a MariaDB JSON column: a LONGTEXT with a json_valid check, which
+// information_schema (and so column_type) calls longtext.
+func MariaDBJSON(f *query.Field) bool {
+	return f.GetType() == query.Type_JSON && strings.EqualFold(f.GetColumnType(), "longtext")
 }
 
 // promotion is the value above which canal reports an unsigned column with a wider type's

@@ -55,6 +55,8 @@ func TestAppendValue(t *testing.T) {
 		{"enum empty", &query.Field{Type: query.Type_ENUM, ColumnType: "enum('x','y')"}, "", nil, "0", 4},
 		{"set", &query.Field{Type: query.Type_SET, ColumnType: "set('a','b','c')"}, "a,c", nil, "5", -7},
 		{"json", &query.Field{Type: query.Type_JSON}, `{"a": 1}`, nil, `{"a": 1}`, 12},
+		// MariaDB's JSON is a LONGTEXT (column_type longtext), a CLOB to canal.
+		{"mariadb json", &query.Field{Type: query.Type_JSON, ColumnType: "longtext"}, `{"a": 1}`, nil, `{"a": 1}`, 2005},
 	}
 	for _, c := range cases {
 		o := Options{Zone: c.zone}
@@ -148,5 +150,17 @@ func TestExecuteTime(t *testing.T) {
 	}
 	if got := ExecuteTime(&binlogdata.VEvent{Timestamp: 1700000000}, clock); got != 1700000000000 {
 		t.Errorf("binlog event: %d", got)
+	}
+}
+
+func TestGTIDSet(t *testing.T) {
+	for in, want := range map[string]string{
+		"MariaDB/0-1-100,1-2-3":                            "0-1-100,1-2-3",
+		"MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5": "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5",
+		"0-1-100": "0-1-100",
+	} {
+		if got := GTIDSet(in); got != want {
+			t.Errorf("GTIDSet(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

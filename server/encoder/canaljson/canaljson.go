@@ -1,6 +1,11 @@
 // Package canaljson encodes changes as canal's "flat message" JSON, in two profiles: canal's
 // own (old holds only the changed columns) and Volcengine DTS's (id 0, a pgType member, old
 // holds the whole before image).
+//
+// Partial row images (binlog_row_image NOBLOB or MINIMAL): a column the binlog did not log
+// (the row change's data_columns) is left out of data and old, as canal lists only the
+// columns a binlog row holds. The before image carries no such mark (Vitess sends none), so
+// its unlogged columns read null.
 package canaljson
 
 import (
@@ -211,12 +216,16 @@ func (e *Encoder) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 			image = rc.GetBefore()
 		}
 		e.data = append(e.data, len(e.spans))
-		if err := e.render(t, image, true); err != nil {
+		var dataColumns *binlogdata.RowChange_Bitmap
+		if typ != "DELETE" {
+			dataColumns = rc.GetDataColumns()
+		}
+		if err := e.render(t, image, dataColumns, true); err != nil {
 			return out, err
 		}
 		if typ == "UPDATE" {
 			e.old = append(e.old, len(e.spans))
-			if err := e.render(t, rc.GetBefore(), false); err != nil {
+			if err := e.render(t, rc.GetBefore(), nil, false); err != nil {
 				return out, err
 			}
 		}
@@ -225,12 +234,20 @@ func (e *Encoder) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	return out, nil
 }
 
+// notLogged is the span of a column the binlog row image left out.
+var notLogged = span{-2, -2}
+
 // render appends a row's canal text values to the scratch; with types it also records each
-// column's JDBC type code for the values (unsigned promotion depends on the value).
-func (e *Encoder) render(t *encoder.Table, r *query.Row, types bool) error {
+// column's JDBC type code for the values (unsigned promotion depends on the value). Columns
+// that dataColumns says were not logged get notLogged.
+func (e *Encoder) render(t *encoder.Table, r *query.Row, dataColumns *binlogdata.RowChange_Bitmap, types bool) error {
 	lengths, values := r.GetLengths(), r.GetValues()
 	off := int64(0)
 	for i, f := range t.Fields {
+		if !encoder.Logged(dataColumns, i, len(t.Fields)) {
+			e.spans = append(e.spans, notLogged)
+			continue
+		}
 		if i >= len(lengths) || lengths[i] < 0 {
 			e.spans = append(e.spans, span{-1, -1})
 			continue
@@ -355,6 +372,11 @@ func (e *Encoder) appendRows(b []byte, tt *tableText, rows, against []int) []byt
 		first := true
 		for i := range tt.names {
 			sp := e.spans[at+i]
+			// canal lists only the columns the row image holds: a column the binlog did not
+			// log is left out of data, and of old.
+			if sp == notLogged || against != nil && e.spans[against[r]+i] == notLogged {
+				continue
+			}
 			if against != nil && !e.oldAll {
 				if o := e.spans[against[r]+i]; (sp.end < 0) == (o.end < 0) && string(e.value(sp)) == string(e.value(o)) {
 					continue

@@ -126,3 +126,22 @@ func TestOptions(t *testing.T) {
 		t.Errorf("unknown option: %v", err)
 	}
 }
+
+// A column that a NOBLOB or MINIMAL row image left out (data_columns) is left out of data and
+// old, as canal lists only the columns the binlog row holds; a real NULL stays null.
+func TestColumnsNotLogged(t *testing.T) {
+	fields := []*query.Field{
+		{Name: "id", Type: query.Type_INT32, ColumnType: "int(11)", Flags: uint32(query.MySqlFlag_PRI_KEY_FLAG)},
+		{Name: "blb", Type: query.Type_BLOB, ColumnType: "blob", Charset: 63},
+		{Name: "val", Type: query.Type_VARCHAR, ColumnType: "varchar(4)"},
+		{Name: "n", Type: query.Type_VARCHAR, ColumnType: "varchar(4)"},
+	}
+	field := &binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, FieldEvent: &binlogdata.FieldEvent{TableName: "t", Fields: fields}}
+	upd := &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: 1, RowEvent: &binlogdata.RowEvent{TableName: "t",
+		RowChanges: []*binlogdata.RowChange{{Before: row("1", nil, "aaa", "x"), After: row("1", nil, "bbb", nil),
+			DataColumns: &binlogdata.RowChange_Bitmap{Count: 4, Cols: []byte{0b1101}}}}}}
+	out := encode(t, newEncoder(t, "db", 0, nil), field, upd)
+	if got := string(out[0].Value); !strings.Contains(got, `"data":[{"id":"1","val":"bbb","n":null}]`) || !strings.Contains(got, `"old":[{"val":"aaa","n":"x"}]`) {
+		t.Errorf("the column not logged must be left out of data and old:\n%s", got)
+	}
+}

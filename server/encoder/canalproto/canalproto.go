@@ -27,6 +27,11 @@
 // Transactions with no row of a streamed table (and copy chunks left out) produce nothing, as
 // canal's sink drops empty transactions.
 //
+// Partial row images (binlog_row_image NOBLOB or MINIMAL): a column the binlog did not log
+// (the row change's data_columns) is left out of afterColumns, as canal's parser lists only
+// the columns a binlog row holds. The before image carries no such mark (Vitess sends none),
+// so its unlogged columns are listed as NULL.
+//
 // The message key suggests a partition: for transaction packets the stream's database (a
 // transaction may touch several tables, and only one partition keeps their order); for single
 // entries of rows, database.table and the first row's primary-key values; otherwise the
@@ -293,7 +298,7 @@ func (e *Encoder) appendHeader(b []byte, ev *binlogdata.VEvent, h header) []byte
 	if gtidSet == "" {
 		gtidSet = e.txn.gtidSet
 	}
-	b = appendString(b, headerGtid, gtidSet)
+	b = appendString(b, headerGtid, canal.GTIDSet(gtidSet))
 	return end(b, start)
 }
 
@@ -476,6 +481,10 @@ func (e *Encoder) rowEntry(ev *binlogdata.VEvent, m *tableMeta, schema string, o
 		}
 		if rc.GetAfter() != nil {
 			for i := range t.Fields {
+				if !encoder.Logged(rc.GetDataColumns(), i, len(t.Fields)) {
+					// canal lists the columns the binlog row holds: one not logged is left out.
+					continue
+				}
 				// Inserted columns are all updated; an update's are where the value changed.
 				updated := rc.GetBefore() == nil || !e.same(e.before[i], e.after[i])
 				b = e.appendColumn(b, rowDataAfter, m, i, e.after[i], updated)

@@ -542,3 +542,28 @@ func equalMap(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// A column that a NOBLOB or MINIMAL row image left out (data_columns) is left out of
+// afterColumns, as canal's parser lists only the columns a binlog row holds.
+func TestColumnsNotLogged(t *testing.T) {
+	fields := []*query.Field{
+		{Name: "id", Type: query.Type_INT32, ColumnType: "int(11)", Flags: uint32(query.MySqlFlag_PRI_KEY_FLAG)},
+		{Name: "blb", Type: query.Type_BLOB, ColumnType: "blob", Charset: 63},
+		{Name: "val", Type: query.Type_VARCHAR, ColumnType: "varchar(4)"},
+	}
+	out := encode(t, newEncoder(t, map[string]string{"packet": "none"}),
+		&binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, FieldEvent: &binlogdata.FieldEvent{TableName: "t", Fields: fields}},
+		&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: 5, Source: src("b.1", 4, 90),
+			RowEvent: &binlogdata.RowEvent{TableName: "t", RowChanges: []*binlogdata.RowChange{{Before: row("1", nil, "aaa"), After: row("1", nil, "bbb"),
+				DataColumns: &binlogdata.RowChange_Bitmap{Count: 3, Cols: []byte{0b101}}}}}},
+		&binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT, Timestamp: 6, Source: src("b.1", 90, 120)},
+	)
+	rd := decodeEntry(t, out[0].Value).rowChange().GetRowDatas()[0]
+	var names []string
+	for _, c := range rd.GetAfterColumns() {
+		names = append(names, c.GetName())
+	}
+	if len(rd.GetBeforeColumns()) != 3 || strings.Join(names, ",") != "id,val" {
+		t.Errorf("before has %d columns, after has %v; want 3 and id,val", len(rd.GetBeforeColumns()), names)
+	}
+}

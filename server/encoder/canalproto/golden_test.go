@@ -139,7 +139,7 @@ func TestGolden(t *testing.T) {
 		{"ddl", nil, []*binlogdata.VEvent{
 			{Type: binlogdata.VEventType_GTID, Timestamp: 1700000004, Gtid: "MariaDB/0-7-104", EventGtid: "0-7-104"},
 			{Type: binlogdata.VEventType_DDL, Timestamp: 1700000004, EventGtid: "0-7-104", Statement: "ALTER TABLE orders ADD INDEX by_customer (customer)",
-				Source: &binlogdata.EventSource{File: "mariadb-bin.000004", StartPos: 500, EndPos: 610, ServerId: 7, Database: "shop", ThreadId: 42, GtidSet: "0-7-104"}},
+				Source: &binlogdata.EventSource{File: "mariadb-bin.000004", StartPos: 500, EndPos: 610, ServerId: 7, Database: "shop", ThreadId: 42, GtidSet: "MariaDB/0-7-104"}},
 		}},
 		{"copy-chunk", nil, copyChunk()},
 	}

@@ -15,6 +15,13 @@
 // Serializer (JSONSerializer here) renders them. A change record's key and row images are not
 // made into values: they refer to the row's cells (RowImages), which the serializer converts
 // as it writes them, and the source block is made once per rows event.
+//
+// Partial row images (binlog_row_image NOBLOB or MINIMAL): a BLOB or TEXT column the binlog did
+// not log (the row change's data_columns) is __debezium_unavailable_value in after (the text in
+// a TEXT column, its bytes in a BLOB column), as Debezium's MySQL and MariaDB connectors write
+// it with their default unavailable.value.placeholder; other columns left out stay null, as
+// there. The before image carries no such mark (Vitess sends none), so its unlogged columns
+// are null. The Avro format (package avro) shares these records.
 package debezium
 
 import (

@@ -455,3 +455,25 @@ func TestErrors(t *testing.T) {
 		t.Errorf("unmapped type: %v", err)
 	}
 }
+
+// A BLOB or TEXT column that a NOBLOB row image left out (data_columns) reads
+// __debezium_unavailable_value, as the MySQL and MariaDB connectors write it (the text in a
+// TEXT column, its bytes in a BLOB column); another column left out (MINIMAL) stays null, and a
+// real NULL stays null.
+func TestColumnsNotLogged(t *testing.T) {
+	fields := []*query.Field{
+		{Name: "id", Type: query.Type_INT32, ColumnType: "int(11)", Flags: uint32(query.MySqlFlag_PRI_KEY_FLAG)},
+		{Name: "blb", Type: query.Type_BLOB, ColumnType: "blob", Charset: 63},
+		{Name: "txt", Type: query.Type_TEXT, ColumnType: "text", Charset: 45},
+		{Name: "val", Type: query.Type_VARCHAR, ColumnType: "varchar(4)", Charset: 45},
+		{Name: "n", Type: query.Type_TEXT, ColumnType: "text", Charset: 45},
+	}
+	e := newEncoder(t, encoder.Params{Database: "shop", Flavor: "mariadb"}, nil)
+	out := encodeAll(t, e, fieldEvent("t", true, fields...), &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: 1700000000,
+		RowEvent: &binlogdata.RowEvent{TableName: "t", RowChanges: []*binlogdata.RowChange{{
+			Before: row("1", nil, nil, "aaa", "x"), After: row("1", nil, nil, nil, nil),
+			DataColumns: &binlogdata.RowChange_Bitmap{Count: 5, Cols: []byte{0b10001}}}}}})
+	after := get(parse(t, out[0].Value), "payload", "after")
+	want := parse(t, []byte(`{"id":1,"blb":"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==","txt":"__debezium_unavailable_value","val":null,"n":null}`))
+	sameJSON(t, "after", after, want)
+}

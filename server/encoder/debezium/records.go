@@ -252,7 +252,7 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	for _, rc := range re.GetRowChanges() {
 		r.src[r.sourceRow].I = int64(int32(rc.GetRowIndex()))
 		var err error
-		for i, img := range [2]*query.Row{rc.GetBefore(), rc.GetAfter()} {
+		for i, img := range [2]*query.Row{rc.GetBefore(), ts.WithUnavailable(rc.GetAfter(), rc.GetDataColumns())} {
 			if err = r.images.Set(i, img); err != nil {
 				return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
 			}

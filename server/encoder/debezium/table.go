@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
 )
@@ -77,6 +78,8 @@ type column struct {
 	charset *encoder.Charset
 	// binary is how binary columns are rendered: bytes, base64, base64-url-safe or hex.
 	binary string
+	// lob marks BLOB and TEXT columns, which a NOBLOB row image may leave out.
+	lob bool
 }
 
 // NewTableSchema builds the schemas of a table of database db from what its FIELD event said.
@@ -91,6 +94,7 @@ func NewTableSchema(c *Config, db string, t *encoder.Table, enumLabels bool) (*T
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", t.Name, err)
 		}
+		col.lob = f.GetType() == query.Type_BLOB || f.GetType() == query.Type_TEXT
 		ts.cols = append(ts.cols, col)
 		row.Fields = append(row.Fields, Field{Name: f.GetName(), Schema: s})
 	}
@@ -327,6 +331,48 @@ func (r *RowImages) Set(i int, row *query.Row) error {
 		off += int(lengths[c])
 	}
 	return nil
+}
+
+// UnavailableValue stands, as in Debezium's MySQL and MariaDB connectors (their
+// unavailable.value.placeholder), for a BLOB or TEXT column that a NOBLOB row image left out:
+// this text in a TEXT column, its bytes in a BLOB column.
+const UnavailableValue = "__debezium_unavailable_value"
+
+// WithUnavailable returns the after image row with UnavailableValue in each BLOB or TEXT column
+// that dataColumns says the binlog did not log. Other columns left out (MINIMAL images) stay
+// NULL, as the connectors leave them. Without such a column it returns row itself.
+func (ts *TableSchema) WithUnavailable(row *query.Row, dataColumns *binlogdata.RowChange_Bitmap) *query.Row {
+	if row == nil || dataColumns.GetCount() == 0 {
+		return row
+	}
+	width := len(ts.cols)
+	missing := false
+	for c := range ts.cols {
+		if ts.cols[c].lob && !encoder.Logged(dataColumns, c, width) {
+			missing = true
+			break
+		}
+	}
+	if !missing {
+		return row
+	}
+	out := &query.Row{Lengths: make([]int64, 0, width), Values: make([]byte, 0, len(row.GetValues())+len(UnavailableValue))}
+	vals, lengths := row.GetValues(), row.GetLengths()
+	off := 0
+	for c := range ts.cols {
+		var cell []byte
+		l := int64(-1)
+		if c < len(lengths) {
+			l = lengths[c]
+			cell, off = NextCell(vals, l, off)
+		}
+		if ts.cols[c].lob && !encoder.Logged(dataColumns, c, width) {
+			cell, l = []byte(UnavailableValue), int64(len(UnavailableValue))
+		}
+		out.Lengths = append(out.Lengths, l)
+		out.Values = append(out.Values, cell...)
+	}
+	return out
 }
 
 // Has reports whether image i is set.

@@ -4,6 +4,11 @@
 // binaries as Java byte-array text, JDBC type codes with DRS's 94 for DATETIME, the full
 // before image of updates, and turn a table copy into full-sync INIT_DDL and INIT messages.
 // Strings are escaped the way Gson's HTML-safe writer does.
+//
+// Partial row images (binlog_row_image NOBLOB or MINIMAL): a column the binlog did not log
+// (the row change's data_columns) is left out of data, as the canal-like formats list only the
+// columns a binlog row holds. The before image (old) has no such mark (Vitess sends none), so
+// its unlogged columns read null.
 package drs
 
 import (
@@ -364,11 +369,11 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 			if i > 0 {
 				b = append(b, ',')
 			}
-			img := rc.GetAfter()
+			img, dc := rc.GetAfter(), rc.GetDataColumns()
 			if !dataAfter {
-				img = rc.GetBefore()
+				img, dc = rc.GetBefore(), nil
 			}
-			if b, err = e.appendRow(b, t, img); err != nil {
+			if b, err = e.appendRow(b, t, img, dc); err != nil {
 				return nil, err
 			}
 		}
@@ -381,7 +386,7 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = e.appendRow(b, t, rc.GetBefore()); err != nil {
+			if b, err = e.appendRow(b, t, rc.GetBefore(), nil); err != nil {
 				return nil, err
 			}
 		}
@@ -423,18 +428,24 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 	return msg, nil
 }
 
-// appendRow writes one row image as an object of column name to string value.
-func (e *Encoder) appendRow(b []byte, t *table, r *query.Row) ([]byte, error) {
+// appendRow writes one row image as an object of column name to string value. Columns that
+// dataColumns says the binlog did not log are left out.
+func (e *Encoder) appendRow(b []byte, t *table, r *query.Row, dataColumns *binlogdata.RowChange_Bitmap) ([]byte, error) {
 	var err error
 	if e.cells, err = encoder.Cells(e.cells[:0], r, len(t.cols)); err != nil {
 		return b, fmt.Errorf("%s: table %s: %w", e.name, t.name, err)
 	}
 	b = append(b, '{')
+	first := true
 	for i := range t.cols {
 		c := &t.cols[i]
-		if i > 0 {
+		if !encoder.Logged(dataColumns, i, len(t.cols)) {
+			continue
+		}
+		if !first {
 			b = append(b, ',')
 		}
+		first = false
 		b = append(b, c.nameJSON...)
 		cell := e.cells[i]
 		if cell == nil {

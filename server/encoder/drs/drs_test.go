@@ -265,8 +265,15 @@ func TestValues(t *testing.T) {
 		{field("json", query.Type_JSON, "json", 0), `{"a": [1, "x"]}`, `{"a": [1, "x"]}`, nil, -1, "json"},
 		{field("geo", query.Type_GEOMETRY, "point", 0), "\x00\x00\x00\x00\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\xf0\x3f\x00\x00\x00\x00\x00\x00\x00\x40",
 			"[0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, -16, 63, 0, 0, 0, 0, 0, 0, 0, 64]", nil, -2, "point"},
-		// MariaDB types without a code of their own take the code of the type they travel as.
-		{field("uuid", query.Type_BINARY, "uuid", 0), "\x12\x34", "[18, 52]", nil, -2, "uuid"},
+		// MariaDB's UUID and INET types are their text (FIELD types them BINARY, as Vitess
+		// does by the server's flags), with CHAR's code.
+		{field("uuid", query.Type_BINARY, "uuid", 0), "123e4567-e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-426614174000", nil, 1, "uuid"},
+		{field("inet6", query.Type_BINARY, "inet6", 0), "::ffff:1.2.3.4", "::ffff:1.2.3.4", nil, 1, "inet6"},
+		// A CHAR and a VARCHAR with a binary collation: FIELD says BINARY and VARBINARY; the
+		// values are text.
+		{collated(field("char_bin", query.Type_BINARY, "char(4)", 0), 46), "ab", "ab", nil, 1, "char"},
+		{collated(field("varchar_bin", query.Type_VARBINARY, "varchar(10)", 0), 46), "é", "é", nil, 12, "varchar"},
+		{collated(field("enum_bin", query.Type_BINARY, "enum('x','y')", 0), 46), "y", "y", nil, 1, "enum"},
 	}
 	var fields []*query.Field
 	var cells []any
@@ -514,5 +521,31 @@ func TestRowBeforeField(t *testing.T) {
 	bad.Values = bad.Values[:1]
 	if _, err := e.Encode(nil, rowEvent("kv", 1, nil, &binlogdata.RowChange{After: bad})); err == nil {
 		t.Error("a row shorter than its lengths accepted")
+	}
+}
+
+// collated gives a field a collation of its own.
+func collated(f *query.Field, collation uint32) *query.Field {
+	f.Charset = collation
+	return f
+}
+
+// A column that a NOBLOB or MINIMAL row image left out (data_columns) is left out of data;
+// old, the before image, lists every column.
+func TestColumnsNotLogged(t *testing.T) {
+	fields := []*query.Field{field("id", query.Type_INT32, "int(11)", query.MySqlFlag_PRI_KEY_FLAG),
+		field("blb", query.Type_BLOB, "blob", 0), field("val", query.Type_VARCHAR, "varchar(4)", 0)}
+	for _, jsonc := range []bool{false, true} {
+		e := newEnc(t, jsonc, "db", &clock{}, nil)
+		out := encode(t, e, fieldEvent("t", nil, fields...), rowEvent("t", 1, nil, &binlogdata.RowChange{
+			Before: row("1", nil, "aaa"), After: row("1", nil, "bbb"), DataColumns: &binlogdata.RowChange_Bitmap{Count: 3, Cols: []byte{0b101}}}))
+		m := decode(t, out[0])
+		data, old := rows(t, m["data"])[0], rows(t, m["old"])[0]
+		if _, has := data["blb"]; has || data["val"] != "bbb" || len(data) != 2 {
+			t.Errorf("jsonc=%v data %v: the column not logged must be left out", jsonc, data)
+		}
+		if len(old) != 3 {
+			t.Errorf("jsonc=%v old %v, want every column", jsonc, old)
+		}
 	}
 }

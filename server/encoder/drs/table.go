@@ -125,7 +125,7 @@ func (e *Encoder) field(ev *binlogdata.VEvent) *table {
 	var pkNames []string
 	t.mysqlTypeJSON = append(t.mysqlTypeJSON, '{')
 	t.sqlTypeJSON = append(t.sqlTypeJSON, '{')
-	for i, f := range fe.GetFields() {
+	for i, f := range encoder.ValueFields(fe.GetFields()) {
 		c := &t.cols[i]
 		c.name = f.GetName()
 		c.kind = kindOf(f.GetType())

@@ -6,6 +6,11 @@
 // written here as a JSON object whose values are typed as the origin types them
 // (schema/MysqlType.java): integers, floats and decimals as JSON numbers, dates and times as
 // epoch milliseconds, BLOBs as base64, everything else as strings.
+//
+// Partial row images (binlog_row_image NOBLOB or MINIMAL): a column the binlog did not log
+// (the row change's data_columns) is left out of Data, as the origin leaves out the columns a
+// binlog row does not include. OldData has no such mark (Vitess sends none for the before
+// image), so its unlogged columns read null.
 package streamsets
 
 import (
@@ -266,12 +271,10 @@ func (e *Encoder) appendImage(b []byte, t *table, r *query.Row, present *binlogd
 	if err != nil {
 		return b, fmt.Errorf("streamsets: table %s: %w", t.Name, err)
 	}
-	cols := present.GetCols()
-	partial := present.GetCount() > 0
 	b = append(b, '{')
 	first := true
 	for i, cell := range e.cells {
-		if partial && (i/8 >= len(cols) || cols[i/8]&(1<<(i%8)) == 0) {
+		if !encoder.Logged(present, i, len(e.cells)) {
 			continue
 		}
 		if !first {
