@@ -53,21 +53,15 @@ func (s *stream) payload(outer *replication.BinlogEvent, p *replication.Transact
 	return nil
 }
 
-// checkRows refuses a rows event of a streamed table that does not hold whole rows: the
-// session that wrote it logged partial images (binlog_row_image MINIMAL or NOBLOB) or JSON
+// checkRows refuses a rows event of a streamed table that does not hold whole values: JSON
 // diffs (binlog_row_value_options=PARTIAL_JSON), which would reach the client as wrong
-// values. Both are session settings, so a stream that started under the right global ones can
-// still meet them.
+// values. It is a session setting, so a stream that started under the right global one can
+// still meet it. Partial row images (binlog_row_image NOBLOB or MINIMAL) are streamed with
+// data_columns naming the columns logged.
 func (s *stream) checkRows(typ replication.EventType, e *replication.RowsEvent) error {
 	p := s.plans[e.TableID]
 	if p == nil || !p.selected {
 		return nil
-	}
-	for _, skipped := range e.SkippedColumns {
-		if len(skipped) > 0 {
-			return fmt.Errorf("%w: %s of table %s at %s:%d logs only some columns of a row (binlog_row_image is not FULL in the session that wrote it); the stream needs binlog_row_image=FULL",
-				ErrServerConfig, typ, p.name, s.binlogFile, s.binlogPos)
-		}
 	}
 	if typ != replication.PARTIAL_UPDATE_ROWS_EVENT {
 		return nil

@@ -14,6 +14,8 @@ type binlogSetting struct {
 	name string
 	// need is the value the stream needs, as the server prints it.
 	need string
+	// alsoFits are other values the stream runs under.
+	alsoFits []string
 	// flavor limits the rule to one flavor; "" applies to both.
 	flavor position.Flavor
 	// why says what goes wrong under another value.
@@ -31,9 +33,11 @@ var binlogSettings = []binlogSetting{
 	// SQL text without row images; only sessions that choose STATEMENT themselves, on a ROW
 	// server, are streamed that way.
 	{name: "binlog_format", need: "ROW", why: "changes are logged as statements, not rows"},
-	// MINIMAL leaves out columns and NOBLOB unchanged BLOB and TEXT columns, which would
-	// reach the client as NULLs.
-	{name: "binlog_row_image", need: "FULL", why: "rows are logged without all their columns"},
+	// NOBLOB leaves out unchanged BLOB and TEXT columns, which rows mark in data_columns, as
+	// Vitess does. MINIMAL leaves out every column but the key of a before image, and Vitess
+	// refuses a server logging so (TestMinimalMode); a session that sets it is still streamed,
+	// with data_columns.
+	{name: "binlog_row_image", need: "FULL", alsoFits: []string{"NOBLOB"}, why: "rows are logged without their columns"},
 	// Without column names a row is matched to today's schema by position, which names
 	// the columns wrongly after a DDL that reordered them; BEST_EFFORT streams accept that.
 	{name: "binlog_row_metadata", need: "FULL", why: "rows are logged without their column names; or use field_event_mode BEST_EFFORT"},
@@ -98,5 +102,13 @@ func fits(s binlogSetting, v string) bool {
 	if s.name == "log_bin" && v == "1" {
 		return true
 	}
-	return strings.EqualFold(v, s.need)
+	if strings.EqualFold(v, s.need) {
+		return true
+	}
+	for _, a := range s.alsoFits {
+		if strings.EqualFold(v, a) {
+			return true
+		}
+	}
+	return false
 }
