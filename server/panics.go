@@ -21,7 +21,7 @@ import (
 
 // handlerPanic is the recovery interceptor's handler: a panic on a call's own goroutine.
 func (s *Server) handlerPanic(ctx context.Context, p any) error {
-	s.stats.panics.WithLabelValues("handler").Inc()
+	s.stats.panics.WithLabelValues(vstreamer.StageHandler).Inc()
 	s.log.ErrorContext(ctx, "panic in handler; the call ends, the server goes on",
 		slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
 	return status.Errorf(codes.Internal, "%v: panic in handler: %v", vstreamer.ErrPanic, p)
@@ -33,7 +33,7 @@ func catchAcks(cancel context.CancelCauseFunc, log *slog.Logger) {
 	if p == nil {
 		return
 	}
-	pe := &vstreamer.PanicError{Stage: "ack reader", Value: p, Stack: debug.Stack()}
+	pe := &vstreamer.PanicError{Stage: vstreamer.StageAcks, Value: p, Stack: debug.Stack()}
 	log.Error("stream panicked; it ends, the server and its other streams go on",
 		slog.String("stage", pe.Stage), slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(pe.Stack)))
 	cancel(pe)

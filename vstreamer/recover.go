@@ -35,6 +35,10 @@ const (
 	StageCopy      = "copy"
 	StageHeartbeat = "heartbeat"
 	StageEncode    = "encode"
+	// StageAcks and StageHandler are the server's: a stream's ack reader, and the gRPC
+	// handler's own goroutine.
+	StageAcks    = "ack reader"
+	StageHandler = "handler"
 )
 
 // PanicError is a panic recovered on one of a stream's goroutines: it ends that stream only.
@@ -71,7 +75,8 @@ type PoisonError struct {
 	// Column is the column whose value failed, when known.
 	Column string
 	// Position is the stream's last committed position, Binlog the file:offset of the last
-	// binlog event read; for a copied row, Row names its place in the copy.
+	// binlog event read (or of the event that failed); Row names the row or event: a copied
+	// row's key, an undecodable binlog event's type.
 	Position string
 	Binlog   string
 	Row      string
