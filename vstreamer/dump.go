@@ -120,10 +120,20 @@ func startDump(conn *client.Conn, flavor position.Flavor, start position.Positio
 			return fmt.Errorf("%w: prepare binlog dump: %s: %v", ErrUnavailable, q, err)
 		}
 	}
-	serverID := randomServerID()
+	cmd := dumpCommand(flavor, start, req, randomServerID())
+	conn.ResetSequence()
+	if err := conn.WritePacket(cmd); err != nil {
+		return fmt.Errorf("%w: send binlog dump command: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// dumpCommand is the dump command packet, with room for its header: COM_BINLOG_DUMP on
+// MariaDB (the position comes from @slave_connect_state when set), COM_BINLOG_DUMP_GTID with
+// the set's SID block on MySQL.
+func dumpCommand(flavor position.Flavor, start position.Position, req DumpRequest, serverID uint32) []byte {
 	var cmd []byte
 	if flavor == position.MariaDB {
-		// COM_BINLOG_DUMP: the position comes from @slave_connect_state when set.
 		cmd = make([]byte, packetHeader, packetHeader+11+len(req.BinlogFile))
 		cmd = append(cmd, mysql.COM_BINLOG_DUMP)
 		cmd = binary.LittleEndian.AppendUint32(cmd, uint32(req.BinlogPos))
@@ -147,11 +157,7 @@ func startDump(conn *client.Conn, flavor position.Flavor, start position.Positio
 		cmd = binary.LittleEndian.AppendUint32(cmd, uint32(len(sids)))
 		cmd = append(cmd, sids...)
 	}
-	conn.ResetSequence()
-	if err := conn.WritePacket(cmd); err != nil {
-		return fmt.Errorf("%w: send binlog dump command: %v", ErrUnavailable, err)
-	}
-	return nil
+	return cmd
 }
 
 // relayPackets copies packets from r to send in batches of at most size bytes, packing as

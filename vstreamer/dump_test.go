@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -300,5 +301,42 @@ func TestStreamDumpCancel(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the dump did not end with its context")
+	}
+}
+
+// TestDumpCommand checks the dump commands byte by byte against the protocol's layout:
+// COM_BINLOG_DUMP_GTID (MySQL) with its SID block, COM_BINLOG_DUMP (MariaDB).
+func TestDumpCommand(t *testing.T) {
+	le := binary.LittleEndian
+	p, err := position.Parse("MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := dumpCommand(position.MySQL56, p, DumpRequest{BinlogFile: "binlog.000003", BinlogPos: 4, Flags: 1}, 77)
+	want := []byte{0, 0, 0, 0, 0x1e}
+	want = le.AppendUint16(want, 1)
+	want = le.AppendUint32(want, 77)
+	want = le.AppendUint32(want, 13)
+	want = append(want, "binlog.000003"...)
+	want = le.AppendUint64(want, 4)
+	sids := le.AppendUint64(nil, 1) // one source
+	sids = append(sids, 0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62)
+	sids = le.AppendUint64(sids, 2) // two intervals, end exclusive
+	sids = le.AppendUint64(le.AppendUint64(sids, 1), 6)
+	sids = le.AppendUint64(le.AppendUint64(sids, 7), 8)
+	want = le.AppendUint32(want, uint32(len(sids)))
+	want = append(want, sids...)
+	if !bytes.Equal(got, want) {
+		t.Errorf("COM_BINLOG_DUMP_GTID\n got %x\nwant %x", got, want)
+	}
+
+	got = dumpCommand(position.MariaDB, position.Position{Flavor: position.MariaDB}, DumpRequest{BinlogFile: "binlog.000002", BinlogPos: 330, Flags: 1}, 77)
+	want = []byte{0, 0, 0, 0, 0x12}
+	want = le.AppendUint32(want, 330)
+	want = le.AppendUint16(want, 1)
+	want = le.AppendUint32(want, 77)
+	want = append(want, "binlog.000002"...)
+	if !bytes.Equal(got, want) {
+		t.Errorf("COM_BINLOG_DUMP\n got %x\nwant %x", got, want)
 	}
 }
