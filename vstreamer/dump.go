@@ -66,9 +66,22 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 	if err := startDump(conn, info.flavor, start, req); err != nil {
 		return err
 	}
-	// Closing the connection is what ends a read blocked on the server.
+	// Closing the connection is what ends a read blocked on the server: when the client
+	// leaves, and when the engine drains (a dump has no transaction boundary to wait for;
+	// the reader resumes from the last GTID it read).
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	relayed := make(chan struct{})
+	defer close(relayed)
+	drained := make(chan struct{})
+	go func() {
+		select {
+		case <-e.drain:
+			close(drained)
+			conn.Close()
+		case <-relayed:
+		}
+	}()
 	// go-mysql's packet reading (ReadPacketTo) joins a payload split over several packets and
 	// drops their headers; the relay wants the packets as sent, so it reads the connection
 	// itself. Nothing is buffered in go-mysql's reader: the server sent nothing since the
@@ -80,6 +93,13 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 	err = relayPackets(bufio.NewReaderSize(conn.Conn.Conn, 64<<10), max(maxBatch, packetHeader), send)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
+	}
+	select {
+	case <-drained:
+		if err != nil {
+			return fmt.Errorf("%w: the binlog dump was ended; resume from the last GTID read", ErrShuttingDown)
+		}
+	default:
 	}
 	return err
 }

@@ -364,3 +364,39 @@ func FuzzRelayPackets(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamDumpDrain follows Vitess's BinlogDumpEngine: draining the engine ends open dumps
+// at once (they have no transaction boundary to wait for), and new ones do not start.
+func TestStreamDumpDrain(t *testing.T) {
+	e := newEngine(t)
+	done := make(chan error, 1)
+	started := make(chan struct{}, 1)
+	go func() {
+		done <- e.StreamDump(context.Background(), DumpRequest{}, func([]byte) error {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			return nil
+		})
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("the dump ended before draining: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no packet relayed")
+	}
+	e.Drain()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrShuttingDown) {
+			t.Errorf("got %v, want ErrShuttingDown", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the dump did not end when the engine drained")
+	}
+	if err := e.StreamDump(context.Background(), DumpRequest{}, func([]byte) error { return nil }); !errors.Is(err, ErrShuttingDown) {
+		t.Errorf("a dump after draining: got %v, want ErrShuttingDown", err)
+	}
+}
