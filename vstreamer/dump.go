@@ -67,9 +67,22 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 	if err := startDump(conn, info.flavor, start, req); err != nil {
 		return err
 	}
-	// Closing the connection is what ends a read blocked on the server.
+	// Closing the connection is what ends a read blocked on the server: when the client
+	// leaves, and when the engine drains (a dump has no transaction boundary to wait for;
+	// the reader resumes from the last GTID it read).
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	relayed := make(chan struct{})
+	defer close(relayed)
+	drained := make(chan struct{})
+	go func() {
+		select {
+		case <-e.drain:
+			close(drained)
+			conn.Close()
+		case <-relayed:
+		}
+	}()
 	// go-mysql's packet reading (ReadPacketTo) joins a payload split over several packets and
 	// drops their headers; the relay wants the packets as sent, so it reads the connection
 	// itself. Nothing is buffered in go-mysql's reader: the server sent nothing since the
@@ -81,6 +94,13 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 	err = relayPackets(bufio.NewReaderSize(conn.Conn.Conn, 64<<10), max(maxBatch, packetHeader), send)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
+	}
+	select {
+	case <-drained:
+		if err != nil {
+			return fmt.Errorf("%w: the binlog dump was ended; resume from the last GTID read", ErrShuttingDown)
+		}
+	default:
 	}
 	return err
 }
@@ -121,10 +141,20 @@ func startDump(conn *client.Conn, flavor position.Flavor, start position.Positio
 			return fmt.Errorf("%w: prepare binlog dump: %s: %v", ErrUnavailable, q, err)
 		}
 	}
-	serverID := randomServerID()
+	cmd := dumpCommand(flavor, start, req, randomServerID())
+	conn.ResetSequence()
+	if err := conn.WritePacket(cmd); err != nil {
+		return fmt.Errorf("%w: send binlog dump command: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// dumpCommand is the dump command packet, with room for its header: COM_BINLOG_DUMP on
+// MariaDB (the position comes from @slave_connect_state when set), COM_BINLOG_DUMP_GTID with
+// the set's SID block on MySQL.
+func dumpCommand(flavor position.Flavor, start position.Position, req DumpRequest, serverID uint32) []byte {
 	var cmd []byte
 	if flavor == position.MariaDB {
-		// COM_BINLOG_DUMP: the position comes from @slave_connect_state when set.
 		cmd = make([]byte, packetHeader, packetHeader+11+len(req.BinlogFile))
 		cmd = append(cmd, mysql.COM_BINLOG_DUMP)
 		cmd = binary.LittleEndian.AppendUint32(cmd, uint32(req.BinlogPos))
@@ -148,11 +178,7 @@ func startDump(conn *client.Conn, flavor position.Flavor, start position.Positio
 		cmd = binary.LittleEndian.AppendUint32(cmd, uint32(len(sids)))
 		cmd = append(cmd, sids...)
 	}
-	conn.ResetSequence()
-	if err := conn.WritePacket(cmd); err != nil {
-		return fmt.Errorf("%w: send binlog dump command: %v", ErrUnavailable, err)
-	}
-	return nil
+	return cmd
 }
 
 // relayPackets copies packets from r to send in batches of at most size bytes, packing as

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -300,5 +301,102 @@ func TestStreamDumpCancel(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the dump did not end with its context")
+	}
+}
+
+// TestDumpCommand checks the dump commands byte by byte against the protocol's layout:
+// COM_BINLOG_DUMP_GTID (MySQL) with its SID block, COM_BINLOG_DUMP (MariaDB).
+func TestDumpCommand(t *testing.T) {
+	le := binary.LittleEndian
+	p, err := position.Parse("MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := dumpCommand(position.MySQL56, p, DumpRequest{BinlogFile: "binlog.000003", BinlogPos: 4, Flags: 1}, 77)
+	want := []byte{0, 0, 0, 0, 0x1e}
+	want = le.AppendUint16(want, 1)
+	want = le.AppendUint32(want, 77)
+	want = le.AppendUint32(want, 13)
+	want = append(want, "binlog.000003"...)
+	want = le.AppendUint64(want, 4)
+	sids := le.AppendUint64(nil, 1) // one source
+	sids = append(sids, 0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62)
+	sids = le.AppendUint64(sids, 2) // two intervals, end exclusive
+	sids = le.AppendUint64(le.AppendUint64(sids, 1), 6)
+	sids = le.AppendUint64(le.AppendUint64(sids, 7), 8)
+	want = le.AppendUint32(want, uint32(len(sids)))
+	want = append(want, sids...)
+	if !bytes.Equal(got, want) {
+		t.Errorf("COM_BINLOG_DUMP_GTID\n got %x\nwant %x", got, want)
+	}
+
+	got = dumpCommand(position.MariaDB, position.Position{Flavor: position.MariaDB}, DumpRequest{BinlogFile: "binlog.000002", BinlogPos: 330, Flags: 1}, 77)
+	want = []byte{0, 0, 0, 0, 0x12}
+	want = le.AppendUint32(want, 330)
+	want = le.AppendUint16(want, 1)
+	want = le.AppendUint32(want, 77)
+	want = append(want, "binlog.000002"...)
+	if !bytes.Equal(got, want) {
+		t.Errorf("COM_BINLOG_DUMP\n got %x\nwant %x", got, want)
+	}
+}
+
+// FuzzRelayPackets: whatever the server sends, the relay never panics, relays a prefix of it,
+// never more than a batch at once, and never splits a header.
+func FuzzRelayPackets(f *testing.F) {
+	f.Add(append(packet(1, []byte{0, 1, 2}), packet(2, []byte{mysql.EOF_HEADER})...), 5)
+	f.Add(packet(1, []byte{mysql.ERR_HEADER, 1, 2}), 4)
+	f.Add([]byte{0, 0, 0, 1}, 8)
+	f.Add([]byte{3, 0, 0, 1, 0}, 64)
+	f.Fuzz(func(t *testing.T, in []byte, size int) {
+		size = packetHeader + max(size, 0)%300
+		var batches [][]byte
+		err := relayPackets(bufio.NewReader(bytes.NewReader(in)), size, func(raw []byte) error {
+			batches = append(batches, bytes.Clone(raw))
+			return nil
+		})
+		got := bytes.Join(batches, nil)
+		if !bytes.HasPrefix(in, got) {
+			t.Fatalf("relayed bytes that were not sent")
+		}
+		if err == nil {
+			checkBatches(t, batches, size)
+		}
+	})
+}
+
+// TestStreamDumpDrain follows Vitess's BinlogDumpEngine: draining the engine ends open dumps
+// at once (they have no transaction boundary to wait for), and new ones do not start.
+func TestStreamDumpDrain(t *testing.T) {
+	e := newEngine(t)
+	done := make(chan error, 1)
+	started := make(chan struct{}, 1)
+	go func() {
+		done <- e.StreamDump(context.Background(), DumpRequest{}, func([]byte) error {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			return nil
+		})
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("the dump ended before draining: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no packet relayed")
+	}
+	e.Drain()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrShuttingDown) {
+			t.Errorf("got %v, want ErrShuttingDown", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the dump did not end when the engine drained")
+	}
+	if err := e.StreamDump(context.Background(), DumpRequest{}, func([]byte) error { return nil }); !errors.Is(err, ErrShuttingDown) {
+		t.Errorf("a dump after draining: got %v, want ErrShuttingDown", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -34,7 +35,18 @@ var blocked = map[string]bool{
 // reads only tables of db, unqualified or qualified with db, with no INTO, no locking clause
 // and no call of a blocked function. It returns the names of the tables read (common table
 // expressions left out), sorted. The error says what was refused and what is allowed.
-func CheckSelect(sql, db string) ([]string, error) {
+func CheckSelect(sql, db string) (tables []string, err error) {
+	defer func() {
+		// The parser's literal driver panics on some numbers (a decimal of more than 81
+		// digits); a query it cannot read is refused, never a crash.
+		if r := recover(); r != nil {
+			tables, err = nil, fmt.Errorf("%w: the query could not be parsed (%v); %s", ErrNotAllowed, r, allowed(db))
+		}
+	}()
+	if !utf8.ValidString(sql) {
+		// The parser would read invalid bytes as "?" and check a query other than the one run.
+		return nil, fmt.Errorf("%w: the query is not valid UTF-8; %s", ErrNotAllowed, allowed(db))
+	}
 	stmts, _, err := parser.New().ParseSQL(sql)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v; %s", ErrNotAllowed, err, allowed(db))
@@ -52,14 +64,13 @@ func CheckSelect(sql, db string) ([]string, error) {
 	if v.err != nil {
 		return nil, fmt.Errorf("%w: %v; %s", ErrNotAllowed, v.err, allowed(db))
 	}
-	var out []string
 	for t := range v.tables {
 		if !v.ctes[strings.ToLower(t)] {
-			out = append(out, t)
+			tables = append(tables, t)
 		}
 	}
-	slices.Sort(out)
-	return out, nil
+	slices.Sort(tables)
+	return tables, nil
 }
 
 func allowed(db string) string {
