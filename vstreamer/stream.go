@@ -20,6 +20,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
@@ -236,7 +237,9 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 		// Retrying inside go-mysql replays half transactions; the client resumes instead.
 		DisableRetrySync: true,
 		EventCacheCount:  decodedQueue,
-		Logger:           s.log.With("component", "binlog"),
+		// MariaDB's COMPRESSED columns, which go-mysql cannot read.
+		RowsEventDecodeFunc: rowcodec.DecodeRows,
+		Logger:              s.log.With("component", "binlog"),
 	})
 	defer syncer.Close()
 	streamer, err := syncer.StartSyncGTID(s.pos.Normalized().GTIDSet)
