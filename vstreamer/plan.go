@@ -144,6 +144,10 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	if p == nil || !p.selected || !s.wants(binlogdata.VEventType_ROW) {
 		return nil
 	}
+	if i := rowcodec.CompressedColumn(p.cols); i >= 0 {
+		return fmt.Errorf("%w: table %s: column %s is a MariaDB COMPRESSED column, whose binlog rows this server cannot read; remove COMPRESSED from it (ALTER TABLE ... MODIFY) or leave the table out of the filter",
+			ErrSchema, p.name, p.cols[i].Name)
+	}
 	if int(e.ColumnCount) != len(p.cols) {
 		return fmt.Errorf("%w: table %s: rows event has %d columns, table map %d", ErrSchema, p.name, e.ColumnCount, len(p.cols))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/internal/faults"
+	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 )
 
 // readPlace is what the binlog reader goroutine knows of where it is, to name an event
@@ -73,15 +74,15 @@ func isRowsEvent(t replication.EventType) bool {
 	return false
 }
 
-// decodeHook lets tests spoil the bytes of a rows event of a table before go-mysql decodes
-// it, so that a genuine decoding failure takes its way through the live reader. Without a
-// hook at the stream's start, go-mysql decodes as it always does.
-func decodeHook() func(*replication.RowsEvent, []byte) error {
+// decodeRows decodes a rows event for the binlog reader (rowcodec.DecodeRows). Tests may
+// spoil the bytes of a rows event of a table first, so that a genuine decoding failure takes
+// its way through the live reader; without a hook at the stream's start, nothing is added.
+func decodeRows() func(*replication.RowsEvent, []byte) error {
 	if !faults.Enabled() {
-		return nil
+		return rowcodec.DecodeRows
 	}
 	return func(e *replication.RowsEvent, data []byte) error {
-		if err := e.Decode(data); err != nil || e.Table == nil {
+		if err := rowcodec.DecodeRows(e, data); err != nil || e.Table == nil {
 			return err
 		}
 		body := data
@@ -89,7 +90,8 @@ func decodeHook() func(*replication.RowsEvent, []byte) error {
 		if len(body) == len(data) && (len(data) == 0 || &body[0] == &data[0]) {
 			return nil // left as it was
 		}
-		return e.Decode(body)
+		e.Rows, e.SkippedColumns = nil, nil
+		return rowcodec.DecodeRows(e, body)
 	}
 }
 

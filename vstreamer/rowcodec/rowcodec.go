@@ -50,6 +50,9 @@ type Column struct {
 	// Result is the server's own result-set metadata of the column, when the schema that
 	// describes the row is the table's current one.
 	Result *ResultField
+	// Compressed marks MariaDB's COMPRESSED columns (Type is then BLOB or VARCHAR), whose rows
+	// DecodeRows leaves undecoded.
+	Compressed bool
 }
 
 // StringMeta splits the metadata of a MYSQL_TYPE_STRING column into its real type and byte

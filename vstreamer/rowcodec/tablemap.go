@@ -22,6 +22,12 @@ func FromTableMap(tm *replication.TableMapEvent) (cols []Column, hasNames bool) 
 		c := &cols[i]
 		c.Type = tm.ColumnType[i]
 		c.Meta = tm.ColumnMeta[i]
+		switch c.Type {
+		case TypeBlobCompressed:
+			c.Type, c.Compressed = mysql.MYSQL_TYPE_BLOB, true
+		case TypeVarcharCompressed:
+			c.Type, c.Compressed = mysql.MYSQL_TYPE_VARCHAR, true
+		}
 		if hasNames {
 			c.Name = names[i]
 		}
