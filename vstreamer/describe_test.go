@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
 // TestDescribe reads what the encoders are told about the server: its flavor, version, time
@@ -30,5 +33,48 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := d.Collations[uint32(n)]; n < 2048 || got != "utf16" {
 		t.Errorf("utf16_uca1400_ai_ci (id %d) is %q in the collations", n, got)
+	}
+}
+
+// TestSchemaUnderWriteLock: a table another session holds under LOCK TABLES ... WRITE is
+// still described at once, from information_schema, with the lengths the server's result
+// metadata would give; the stream does not wait for the lock.
+func TestSchemaUnderWriteLock(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS swl", "CREATE TABLE swl (id INT UNSIGNED PRIMARY KEY, v VARCHAR(10), d DATETIME)")
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	free, err := schema.Load(conn, "test", "swl")
+	if err != nil || len(free) != 3 || free[0].Result == nil {
+		t.Fatalf("unlocked: %+v %v", free, err)
+	}
+	lock, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.Execute("LOCK TABLES swl WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	locked, err := schema.Load(conn, "test", "swl")
+	if err != nil || len(locked) != 3 {
+		t.Fatalf("locked: %+v %v", locked, err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("describing a locked table took %v", took)
+	}
+	if locked[0].Result != nil {
+		t.Errorf("the result metadata of a locked table was read")
+	}
+	cf := schema.Columns(free)
+	cl := schema.Columns(locked)
+	for i := range cf {
+		a, b := cf[i].Field("test", "swl"), cl[i].Field("test", "swl")
+		if a.ColumnLength != b.ColumnLength || a.Type != b.Type || a.ColumnType != b.ColumnType {
+			t.Errorf("column %d: unlocked %v, locked %v", i, a, b)
+		}
 	}
 }

@@ -102,15 +102,33 @@ func Load(q Querier, db, table string) ([]ColumnInfo, error) {
 	return cols, nil
 }
 
+// resultLockWait is how long, in seconds, reading a table's result metadata waits for a lock.
+const resultLockWait = "1"
+
 // resultFields reads the metadata the server gives the table's columns in a result set, which
 // is what Vitess reports in FIELD events: lengths, decimals and flags as the server counts them
 // (the connection's results are utf8mb4, see the engine's connect).
+//
+// Reading them opens the table, which waits while another session holds it under LOCK
+// TABLES ... WRITE or a DDL holds its metadata lock; a stream must not wait with it (no
+// heartbeat, no other table's rows). So the read waits for resultLockWait at most, and
+// otherwise leaves Result unset: the lengths are then worked out from information_schema
+// and the binlog (rowcodec), as for a table dropped since.
 func resultFields(q Querier, db, table string, cols []ColumnInfo) error {
-	r, err := q.Execute("SELECT * FROM " + quoteIdent(db) + "." + quoteIdent(table) + " LIMIT 0")
+	sel := "SELECT * FROM " + quoteIdent(db) + "." + quoteIdent(table) + " LIMIT 0"
+	// MariaDB's SET STATEMENT; MySQL refuses it as a syntax error and takes the optimizer
+	// hint instead, which MariaDB 10.x would read as a comment.
+	r, err := q.Execute("SET STATEMENT lock_wait_timeout = " + resultLockWait + " FOR " + sel)
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == mysql.ER_PARSE_ERROR {
+		r, err = q.Execute("SELECT /*+ SET_VAR(lock_wait_timeout = " + resultLockWait + ") */" + sel[len("SELECT"):])
+	}
 	if err != nil {
-		var me *mysql.MyError
-		// A table dropped since information_schema was read: the binlog describes its rows.
-		if errors.As(err, &me) && me.Code == mysql.ER_NO_SUCH_TABLE {
+		switch {
+		case errors.As(err, &me) && me.Code == mysql.ER_NO_SUCH_TABLE:
+			// A table dropped since information_schema was read: the binlog describes its rows.
+			return nil
+		case errors.As(err, &me) && me.Code == mysql.ER_LOCK_WAIT_TIMEOUT:
 			return nil
 		}
 		return fmt.Errorf("read result metadata of %s.%s: %w", db, table, err)
