@@ -99,11 +99,13 @@ func (c *copier) close() {
 	if c == nil {
 		return
 	}
+	// Closing the socket ends the session on the server, which rolls back the snapshot and
+	// releases any lock; a close error leaves nothing more to undo.
 	if c.conn != nil {
-		c.conn.Close()
+		_ = c.conn.Close()
 	}
 	if c.lock != nil {
-		c.lock.Close()
+		_ = c.lock.Close()
 	}
 }
 
@@ -456,7 +458,7 @@ func (e *Engine) copyConn(ctx context.Context) (*client.Conn, error) {
 	for _, q := range []string{"SET SESSION sql_mode = ''", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
 		"SET SESSION character_set_results = binary"} {
 		if _, err := conn.Execute(q); err != nil {
-			conn.Close()
+			_ = conn.Close() // thrown away unused; the error below is what matters
 			return nil, fmt.Errorf("%w: prepare copy connection: %s: %v", ErrUnavailable, q, err)
 		}
 	}
