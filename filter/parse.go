@@ -809,7 +809,7 @@ func (p *parser) predicate() (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := p.expectKeyword("and"); err != nil {
+		if err = p.expectKeyword("and"); err != nil {
 			return nil, err
 		}
 		hi, err := p.operand()
@@ -1148,9 +1148,9 @@ func (p *parser) condition(n *node) (cond, error) {
 				return cond{}, fmt.Errorf("unexpected: %s", p.renderNode(n))
 			}
 			for _, v := range right.kids {
-				lit, err := p.value(v)
-				if err != nil {
-					return cond{}, err
+				lit, verr := p.value(v)
+				if verr != nil {
+					return cond{}, verr
 				}
 				c.values = append(c.values, lit)
 			}

@@ -198,8 +198,8 @@ func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.St
 		if msgs, err = b.enc.Encode(msgs, ev); err != nil {
 			clear(msgs[n:])
 			msgs = msgs[:n]
-			if err := b.encodeFailed(ev, err); err != nil {
-				return err
+			if ferr := b.encodeFailed(ev, err); ferr != nil {
+				return ferr
 			}
 			continue
 		}

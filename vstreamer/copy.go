@@ -278,7 +278,7 @@ func (s *stream) describeCopy(t *copyTable, withoutKey, allColumns bool) error {
 	if t.plan, err = s.filter.Plan(t.name, t.fields, pk); err != nil {
 		return err
 	}
-	if r, err := s.conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name); err == nil {
+	if r, qerr := s.conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name); qerr == nil {
 		if r.RowNumber() > 0 {
 			t.estimated, _ = r.GetInt(0, 0)
 		}
@@ -421,9 +421,9 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 			// The chunk is not read; the loop ends the stream.
 			return nil
 		}
-		ev, err := s.nextEvent(ctx, events)
-		if err != nil {
-			return err
+		ev, nerr := s.nextEvent(ctx, events)
+		if nerr != nil {
+			return nerr
 		}
 		if ev == nil {
 			continue
@@ -571,7 +571,7 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 	if err != nil {
 		return snapshot{}, err
 	}
-	if _, err := exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+	if _, err = exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 		return snapshot{}, err
 	}
 	p, err := position.ParseBody(position.MySQL56, body)

@@ -265,9 +265,9 @@ func (e *Engine) inspect(conn *client.Conn, bestEffort bool) (*serverInfo, error
 
 	flavor := e.cfg.Flavor
 	if flavor == "" {
-		v, err := queryString(conn, "SELECT VERSION()")
-		if err != nil {
-			return nil, err
+		v, qerr := queryString(conn, "SELECT VERSION()")
+		if qerr != nil {
+			return nil, qerr
 		}
 		flavor = "mysql"
 		if strings.Contains(strings.ToLower(v), "mariadb") {

@@ -40,12 +40,12 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 	// expression, which has no column character set to keep: text comes as utf8mb4, labelled
 	// so, as Vitess's own result stream returns it.
 	for _, q := range []string{"USE " + filter.QuoteIdent(e.cfg.Database), "SET SESSION character_set_results = utf8mb4"} {
-		if _, err := r.s.copy.conn.Execute(q); err != nil {
+		if _, err = r.s.copy.conn.Execute(q); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrUnavailable, q, err)
 		}
 	}
 	// On MySQL the tables read are locked while the snapshot starts, as for a copy.
-	if err := r.snapshot(ctx, tables...); err != nil {
+	if err = r.snapshot(ctx, tables...); err != nil {
 		return err
 	}
 	maxBatch := req.MaxBatchBytes
@@ -73,8 +73,8 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 		if len(batch.Rows) == 0 {
 			return nil
 		}
-		if err := send(batch); err != nil {
-			return err
+		if serr := send(batch); serr != nil {
+			return serr
 		}
 		batch.Rows, arena, lensAr, slab, size = batch.Rows[:0], arena[:0], lensAr[:0], slab[:0], 0
 		return nil

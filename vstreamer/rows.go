@@ -74,7 +74,7 @@ func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc)
 		return err
 	}
 	defer r.close()
-	if err := checkTables(r.s.conn, e.cfg.Database, flt, true); err != nil {
+	if err = checkTables(r.s.conn, e.cfg.Database, flt, true); err != nil {
 		return err
 	}
 	t, err := r.describe(table)

@@ -62,8 +62,8 @@ func TestRollbackToSavepoint(t *testing.T) {
 }
 
 // streamUntilError runs a stream of the tables matching match, runs sqls once it has
-// started, and returns the stream's error and the GTID position after sqls.
-func streamUntilError(t *testing.T, req Request, format string, sqls ...string) (error, string) {
+// started, and returns the GTID position after sqls and the stream's error.
+func streamUntilError(t *testing.T, req Request, format string, sqls ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -85,14 +85,14 @@ func streamUntilError(t *testing.T, req Request, format string, sqls ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return <-errc, gtid
+	return gtid, <-errc
 }
 
 // When the undone changes already went out in an earlier batch, the stream ends naming the
 // transaction.
 func TestRollbackToSavepointAfterSend(t *testing.T) {
 	execSQL(t, "CREATE TABLE sb_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sb_my (id INT PRIMARY KEY) ENGINE=MyISAM")
-	err, gtid := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sb_/"}), MaxBatchBytes: 1}, "ROW",
+	gtid, err := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sb_/"}), MaxBatchBytes: 1}, "ROW",
 		"BEGIN", "INSERT INTO sb_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO sb_inno VALUES (2)", "INSERT INTO sb_my VALUES (1)",
 		"ROLLBACK TO a", "COMMIT")
 	if !errors.Is(err, ErrPartialRollback) || !strings.Contains(err.Error(), "transaction "+gtid+" ") || !strings.Contains(err.Error(), "max_batch_bytes") {
@@ -112,7 +112,7 @@ func TestRollbackOfStatements(t *testing.T) {
 			if end != "ROLLBACK" {
 				sqls = append(sqls, "COMMIT")
 			}
-			err, gtid := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ss_/"})}, "STATEMENT", sqls...)
+			gtid, err := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ss_/"})}, "STATEMENT", sqls...)
 			if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "transaction "+gtid+" ") {
 				t.Fatalf("err = %v, want ErrStatementChange naming transaction %s", err, gtid)
 			}

@@ -74,7 +74,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	}
 	// A full or resumed copy needs its named tables now; a binlog stream plans a named
 	// table when it appears, as Vitess does.
-	if err := checkTables(conn, e.cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
+	if err = checkTables(conn, e.cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
 		return err
 	}
 

@@ -86,7 +86,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 			if addr == "" {
 				continue
 			}
-			if _, err := net.ResolveTCPAddr("tcp", addr); err != nil {
+			if _, err = net.ResolveTCPAddr("tcp", addr); err != nil {
 				fmt.Fprintf(stderr, "vstreamd: %s %q: %v\n", name, addr, err)
 				return 2
 			}
