@@ -1076,6 +1076,8 @@ func (p *parser) selectItem(n *node) (selectItem, error) {
 			return selectItem{}, fmt.Errorf("unsupported qualifier for column: %s", p.renderNode(col))
 		}
 		return selectItem{kind: itemConvert, column: col.name, charset: n.op}, nil
+	default:
+		// Any other expression is refused below.
 	}
 	return selectItem{}, fmt.Errorf("unsupported: %s", p.renderNode(n))
 }
@@ -1197,6 +1199,8 @@ func (p *parser) condition(n *node) (cond, error) {
 			return cond{}, fmt.Errorf("unsupported constraint: %s", p.renderNode(n))
 		}
 		return p.inKeyrange(n)
+	default:
+		// Any other constraint is refused below.
 	}
 	return cond{}, fmt.Errorf("unsupported constraint: %s", p.renderNode(n))
 }

@@ -363,6 +363,8 @@ func (p *predicate) addLiteral(f *query.Field, lit literal) error {
 				u = u<<8 | uint64(text[i])
 			}
 			text = strconv.FormatUint(u, 10)
+		default:
+			// Other kinds take the literal's bytes as they are.
 		}
 	}
 	switch p.kind {
@@ -451,6 +453,8 @@ func (p *predicate) cmp(cell []byte, i int) (int, bool) {
 		return 0, true
 	case kindString:
 		return cmpString(cell, p.vals[i], p.ci), true
+	default:
+		// The other kinds compare as bytes, below.
 	}
 	return bytesCompare(cell, p.vals[i]), true
 }
@@ -467,6 +471,8 @@ func (p *predicate) literals() int {
 		return len(p.keys)
 	case kindBit:
 		return len(p.bits)
+	default:
+		// The other kinds keep their literals in vals.
 	}
 	return len(p.vals)
 }
@@ -486,6 +492,8 @@ func (p *predicate) eval(cells [][]byte) bool {
 		return cell == nil
 	case opIsNotNull:
 		return cell != nil
+	default:
+		// The other operators are false on NULL, below.
 	}
 	if cell == nil || p.never {
 		return false
@@ -507,6 +515,8 @@ func (p *predicate) eval(cells [][]byte) bool {
 			return false
 		}
 		return (lo >= 0 && hi <= 0) == (p.op == opBetween)
+	default:
+		// The one-value comparisons, below.
 	}
 	c, ok := p.cmp(cell, 0)
 	if !ok {
@@ -525,6 +535,8 @@ func (p *predicate) eval(cells [][]byte) bool {
 		return c > 0
 	case opGe:
 		return c >= 0
+	default:
+		// opInKeyrange is answered above; the rest are handled by the switch before.
 	}
 	return false
 }

@@ -188,6 +188,9 @@ func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.St
 			continue
 		case binlogdata.VEventType_BEGIN, binlogdata.VEventType_ROW, binlogdata.VEventType_FIELD:
 			resp.Position = nil
+		default:
+			// The other events neither end nor start a transaction's messages: they
+			// leave the position as it is.
 		}
 		n := len(msgs)
 		b.cur = ev

@@ -142,6 +142,8 @@ func (s *stream) unhandled(ev *replication.BinlogEvent) error {
 		why = "the server reports changes missing from its binlog"
 	case replication.BEGIN_LOAD_QUERY_EVENT, replication.EXECUTE_LOAD_QUERY_EVENT, replication.APPEND_BLOCK_EVENT:
 		why = "LOAD DATA logged as a statement is not streamed; the stream needs binlog_format=ROW"
+	default:
+		// The general reason above.
 	}
 	if !s.inTxn {
 		// The transactions before the event are complete: the client gets them, and their

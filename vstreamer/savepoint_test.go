@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/replication"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 )
 
@@ -118,5 +120,24 @@ func TestRollbackOfStatements(t *testing.T) {
 			}
 			execSQL(t, "DELETE FROM ss_inno", "DELETE FROM ss_my")
 		})
+	}
+}
+
+// A savepoint statement whose name cannot be read ends the stream: were it a ROLLBACK TO,
+// streaming on would send changes the transaction undid.
+func TestUnreadableSavepointStatement(t *testing.T) {
+	for _, sql := range []string{"ROLLBACK TO", "ROLLBACK WORK TO SAVEPOINT", "SAVEPOINT `unterminated", "RELEASE sp1"} {
+		s := &stream{inTxn: true, eventGTI: "0-1-7"}
+		err := s.query(0, &replication.QueryEvent{Query: []byte(sql)})
+		if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "0-1-7") || !strings.Contains(err.Error(), sql) {
+			t.Errorf("%q: err = %v, want ErrStatementChange naming the transaction and the statement", sql, err)
+		}
+	}
+	// Readable ones are kept, as before.
+	s := &stream{inTxn: true}
+	for _, sql := range []string{"SAVEPOINT sp1", "ROLLBACK TO sp1", "RELEASE SAVEPOINT sp1"} {
+		if err := s.query(0, &replication.QueryEvent{Query: []byte(sql)}); err != nil {
+			t.Errorf("%q: %v", sql, err)
+		}
 	}
 }

@@ -678,6 +678,8 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 		return s.savepoint(sql)
 	case ddl.Insert, ddl.Update, ddl.Delete, ddl.Replace:
 		return s.statementDML(ts, kind, db, tables, parsed, sql)
+	default:
+		// DDL, LOAD, executable comments and the other statements, below.
 	}
 	if s.inTxn {
 		// Other statements inside a transaction (temporary tables and the like) change no

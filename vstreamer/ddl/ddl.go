@@ -49,6 +49,8 @@ func Classify(sql string) (kind Kind, tables []Table, ok bool) {
 			return Executable, t, ok
 		case Insert, Update, Delete, Replace, Load:
 			return k, t, ok
+		default:
+			// Anything else an executable comment holds is run as is: Executable, below.
 		}
 		return Executable, nil, true
 	}

@@ -148,6 +148,8 @@ func (c *Column) Field(database, table string) *query.Field {
 		flags |= uint32(query.MySqlFlag_TIMESTAMP_FLAG)
 	case query.Type_BLOB, query.Type_TEXT, query.Type_JSON, query.Type_GEOMETRY:
 		flags |= uint32(query.MySqlFlag_BLOB_FLAG)
+	default:
+		// The other types carry no type flag.
 	}
 	charset := uint32(c.Collation)
 	if charset == 0 || typ&query.Type(query.Flag_ISTEXT) == 0 && typ != query.Type_ENUM && typ != query.Type_SET {
