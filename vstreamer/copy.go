@@ -428,13 +428,13 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 		if ev == nil {
 			continue
 		}
-		if err := s.handle(ev); err != nil {
+		if err = s.handle(ev); err != nil {
 			if err = s.poisoned(err); err != nil {
 				return err
 			}
 		}
 		if s.overBatch() {
-			if err := s.flush(); err != nil {
+			if err = s.flush(); err != nil {
 				return err
 			}
 		}

@@ -84,9 +84,9 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 		for i := range row {
 			before := len(arena)
 			var null bool
-			var err error
-			if arena, null, err = cols[i].AppendCopied(arena, &row[i]); err != nil {
-				return err
+			var cerr error
+			if arena, null, cerr = cols[i].AppendCopied(arena, &row[i]); cerr != nil {
+				return cerr
 			}
 			if null {
 				lensAr = append(lensAr, -1)
@@ -99,17 +99,17 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 		if size < maxBatch {
 			return nil
 		}
-		if err := flush(); err != nil {
-			sendErr = err
-			return err
+		if ferr := flush(); ferr != nil {
+			sendErr = ferr
+			return ferr
 		}
 		return nil
 	}, func(res *mysql.Result) error {
 		var fields []*query.Field
 		cols, fields = resultColumns(res.Fields)
-		if err := send(&RowsBatch{Fields: fields, GTID: r.gtid}); err != nil {
-			sendErr = err
-			return err
+		if serr := send(&RowsBatch{Fields: fields, GTID: r.gtid}); serr != nil {
+			sendErr = serr
+			return serr
 		}
 		return nil
 	})

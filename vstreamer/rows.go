@@ -144,12 +144,12 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter) (*snapshotR
 	// A snapshot read needs no row metadata in the binlog: only its position.
 	info, err := e.inspect(conn, true)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close() // thrown away unused; err is what matters
 		return nil, err
 	}
 	cc, err := e.copyConn(ctx)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close() // thrown away unused; err is what matters
 		return nil, err
 	}
 	s := &stream{

@@ -46,7 +46,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // the stream is over: closing loses nothing
 	info, err := e.source().inspect(e, conn, flt.BestEffort())
 	if err != nil {
 		return err

@@ -270,6 +270,8 @@ func newColumn(c *Config, f *query.Field, labels []string, enumLabels bool) (col
 		s := named(Array, FloatVectorName, optional)
 		s.Items = primitive(Float32, false)
 		return col, s, nil
+	default:
+		// No mapping for the other types: the error below.
 	}
 	return col, nil, fmt.Errorf("column %s: type %s (%s) has no Debezium mapping", f.GetName(), f.GetType(), f.GetColumnType())
 }
@@ -498,6 +500,8 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		case kDateTimeMicros:
 			v.setInt(unixMicro(d))
 			return arena, nil
+		default:
+			// kTimestamp: a zoned string, below.
 		}
 		start := len(arena)
 		arena = appendZoned(arena, d, c.fsp)
