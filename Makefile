@@ -35,7 +35,7 @@ lint:
 	$(TOOL) golangci-lint run ./...
 
 # vet and lint run in the recipe rather than as prerequisites so that 'make -j'
-# cannot vet while generate is rewriting gen/.
+# cannot check while generate is rewriting gen/.
 test: deps check-generate
 	$(GO) vet ./...
 	$(MAKE) lint
