@@ -536,7 +536,7 @@ func (p *predicate) eval(cells [][]byte) bool {
 	case opGe:
 		return c >= 0
 	default:
-		// opInKeyrange is answered above; the rest are handled by the switch before.
+		// opInKeyrange, the NULL tests and the many-value operators are answered above.
 	}
 	return false
 }
