@@ -34,10 +34,11 @@ vet:
 lint:
 	$(TOOL) golangci-lint run ./...
 
-# vet runs in the recipe rather than as a prerequisite so that 'make -j'
-# cannot vet while generate is rewriting gen/.
+# vet and lint run in the recipe rather than as prerequisites so that 'make -j'
+# cannot check while generate is rewriting gen/.
 test: deps check-generate
 	$(GO) vet ./...
+	$(MAKE) lint
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) test-interop
 

@@ -204,8 +204,8 @@ func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
 		if c.opts.MaxRetries < 0 || (c.opts.MaxRetries > 0 && failures > c.opts.MaxRetries) {
 			return fmt.Errorf("giving up after %d failed attempts in a row: %w", failures, err)
 		}
-		if err := s.rollback(ctx); err != nil {
-			return err
+		if rerr := s.rollback(ctx); rerr != nil {
+			return rerr
 		}
 		wait := bo.NextBackOff()
 		if wait == backoff.Stop {

@@ -166,6 +166,8 @@ func (v vindex) keyspaceID(cell []byte, unsigned bool) ([]byte, bool) {
 	case vindexXXHash:
 		binary.LittleEndian.PutUint64(v.buf[:8], xxhash.Sum64(cell))
 		return v.buf[:8], true
+	default:
+		// The integral vindexes (hash, numeric, reverse_bits) read the cell as an integer, below.
 	}
 	s := bytesString(cell)
 	var u uint64

@@ -809,7 +809,7 @@ func (p *parser) predicate() (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := p.expectKeyword("and"); err != nil {
+		if err = p.expectKeyword("and"); err != nil {
 			return nil, err
 		}
 		hi, err := p.operand()
@@ -1076,6 +1076,8 @@ func (p *parser) selectItem(n *node) (selectItem, error) {
 			return selectItem{}, fmt.Errorf("unsupported qualifier for column: %s", p.renderNode(col))
 		}
 		return selectItem{kind: itemConvert, column: col.name, charset: n.op}, nil
+	default:
+		// Any other expression is refused below.
 	}
 	return selectItem{}, fmt.Errorf("unsupported: %s", p.renderNode(n))
 }
@@ -1148,9 +1150,9 @@ func (p *parser) condition(n *node) (cond, error) {
 				return cond{}, fmt.Errorf("unexpected: %s", p.renderNode(n))
 			}
 			for _, v := range right.kids {
-				lit, err := p.value(v)
-				if err != nil {
-					return cond{}, err
+				lit, verr := p.value(v)
+				if verr != nil {
+					return cond{}, verr
 				}
 				c.values = append(c.values, lit)
 			}
@@ -1197,6 +1199,8 @@ func (p *parser) condition(n *node) (cond, error) {
 			return cond{}, fmt.Errorf("unsupported constraint: %s", p.renderNode(n))
 		}
 		return p.inKeyrange(n)
+	default:
+		// Any other constraint is refused below.
 	}
 	return cond{}, fmt.Errorf("unsupported constraint: %s", p.renderNode(n))
 }

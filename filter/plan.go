@@ -366,6 +366,8 @@ func (p *predicate) addLiteral(f *query.Field, lit literal) error {
 				u = u<<8 | uint64(text[i])
 			}
 			text = strconv.FormatUint(u, 10)
+		default:
+			// Other kinds take the literal's bytes as they are.
 		}
 	}
 	switch p.kind {
@@ -454,6 +456,8 @@ func (p *predicate) cmp(cell []byte, i int) (int, bool) {
 		return 0, true
 	case kindString:
 		return cmpString(cell, p.vals[i], p.ci), true
+	default:
+		// The other kinds compare as bytes, below.
 	}
 	return bytesCompare(cell, p.vals[i]), true
 }
@@ -470,6 +474,8 @@ func (p *predicate) literals() int {
 		return len(p.keys)
 	case kindBit:
 		return len(p.bits)
+	default:
+		// The other kinds keep their literals in vals.
 	}
 	return len(p.vals)
 }
@@ -489,6 +495,8 @@ func (p *predicate) eval(cells [][]byte) bool {
 		return cell == nil
 	case opIsNotNull:
 		return cell != nil
+	default:
+		// The other operators are false on NULL, below.
 	}
 	if cell == nil || p.never {
 		return false
@@ -510,6 +518,8 @@ func (p *predicate) eval(cells [][]byte) bool {
 			return false
 		}
 		return (lo >= 0 && hi <= 0) == (p.op == opBetween)
+	default:
+		// The one-value comparisons, below.
 	}
 	c, ok := p.cmp(cell, 0)
 	if !ok {
@@ -528,6 +538,8 @@ func (p *predicate) eval(cells [][]byte) bool {
 		return c > 0
 	case opGe:
 		return c >= 0
+	default:
+		// opInKeyrange, the NULL tests and the many-value operators are answered above.
 	}
 	return false
 }

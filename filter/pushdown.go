@@ -164,6 +164,8 @@ func Compare(f *query.Field, a, b []byte) int {
 		return 0
 	case kindString:
 		return cmpString(a, b, pr.ci)
+	default:
+		// The other kinds compare as bytes, below.
 	}
 	return bytesCompare(a, b)
 }

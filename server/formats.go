@@ -188,6 +188,9 @@ func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.St
 			continue
 		case binlogdata.VEventType_BEGIN, binlogdata.VEventType_ROW, binlogdata.VEventType_FIELD:
 			resp.Position = nil
+		default:
+			// The other events neither end nor start a transaction's messages: they
+			// leave the position as it is.
 		}
 		n := len(msgs)
 		b.cur = ev
@@ -198,8 +201,8 @@ func (b *encodedBatch) send(events []*binlogdata.VEvent, send func(*vstreamv1.St
 		if msgs, err = b.enc.Encode(msgs, ev); err != nil {
 			clear(msgs[n:])
 			msgs = msgs[:n]
-			if err := b.encodeFailed(ev, err); err != nil {
-				return err
+			if ferr := b.encodeFailed(ev, err); ferr != nil {
+				return ferr
 			}
 			continue
 		}

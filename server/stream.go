@@ -91,9 +91,9 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 			return encoded.send(events, stream.Send)
 		}
 		resp.Events = events
-		err := stream.Send(resp)
+		serr := stream.Send(resp)
 		resp.Events = nil
-		return err
+		return serr
 	}
 	err = causeOf(ctx, v.srv.engine.Stream(ctx, req, send))
 	engineErr = err

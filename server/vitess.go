@@ -120,9 +120,9 @@ func (s *Server) runStream(ctx context.Context, req vstreamer.Request, api strin
 	stats := s.stats.stream(id)
 	req.Observer = stats
 	err = s.engine.Stream(ctx, req, func(events []*binlogdata.VEvent) error {
-		err := send(events)
+		serr := send(events)
 		stats.sent(events)
-		return err
+		return serr
 	})
 	stats.done(err)
 	log.Info("stream ended", "err", err)

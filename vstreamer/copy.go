@@ -99,11 +99,13 @@ func (c *copier) close() {
 	if c == nil {
 		return
 	}
+	// Closing the socket ends the session on the server, which rolls back the snapshot and
+	// releases any lock; a close error leaves nothing more to undo.
 	if c.conn != nil {
-		c.conn.Close()
+		_ = c.conn.Close()
 	}
 	if c.lock != nil {
-		c.lock.Close()
+		_ = c.lock.Close()
 	}
 }
 
@@ -276,7 +278,7 @@ func (s *stream) describeCopy(t *copyTable, withoutKey, allColumns bool) error {
 	if t.plan, err = s.filter.Plan(t.name, t.fields, pk); err != nil {
 		return err
 	}
-	if r, err := s.conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name); err == nil {
+	if r, qerr := s.conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name); qerr == nil {
 		if r.RowNumber() > 0 {
 			t.estimated, _ = r.GetInt(0, 0)
 		}
@@ -419,20 +421,20 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 			// The chunk is not read; the loop ends the stream.
 			return nil
 		}
-		ev, err := s.nextEvent(ctx, events)
-		if err != nil {
-			return err
+		ev, nerr := s.nextEvent(ctx, events)
+		if nerr != nil {
+			return nerr
 		}
 		if ev == nil {
 			continue
 		}
-		if err := s.handle(ev); err != nil {
+		if err = s.handle(ev); err != nil {
 			if err = s.poisoned(err); err != nil {
 				return err
 			}
 		}
 		if s.overBatch() {
-			if err := s.flush(); err != nil {
+			if err = s.flush(); err != nil {
 				return err
 			}
 		}
@@ -456,7 +458,7 @@ func (e *Engine) copyConn(ctx context.Context) (*client.Conn, error) {
 	for _, q := range []string{"SET SESSION sql_mode = ''", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
 		"SET SESSION character_set_results = binary"} {
 		if _, err := conn.Execute(q); err != nil {
-			conn.Close()
+			_ = conn.Close() // thrown away unused; the error below is what matters
 			return nil, fmt.Errorf("%w: prepare copy connection: %s: %v", ErrUnavailable, q, err)
 		}
 	}
@@ -569,7 +571,7 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 	if err != nil {
 		return snapshot{}, err
 	}
-	if _, err := exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+	if _, err = exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 		return snapshot{}, err
 	}
 	p, err := position.ParseBody(position.MySQL56, body)

@@ -54,7 +54,7 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // a read-only dump connection, thrown away at the end
 	// A relay of the raw binlog needs no row metadata in it: the client decodes it.
 	info, err := e.inspect(conn, true)
 	if err != nil {
@@ -64,13 +64,13 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 	if err != nil {
 		return err
 	}
-	if err := startDump(conn, info.flavor, start, req); err != nil {
+	if err = startDump(conn, info.flavor, start, req); err != nil {
 		return err
 	}
 	// Closing the connection is what ends a read blocked on the server: when the client
 	// leaves, and when the engine drains (a dump has no transaction boundary to wait for;
 	// the reader resumes from the last GTID it read).
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	relayed := make(chan struct{})
 	defer close(relayed)

@@ -237,7 +237,7 @@ func (e *Engine) connect(ctx context.Context) (*client.Conn, error) {
 	// metadata (FIELD's column_length) are counted in the result character set, and Vitess
 	// reads them on a utf8mb4 connection.
 	if _, err := conn.Execute("SET time_zone = '+00:00', character_set_results = utf8mb4"); err != nil {
-		conn.Close()
+		_ = conn.Close() // thrown away unused; the error below is what matters
 		return nil, fmt.Errorf("%w: set time zone and result character set: %v", ErrUnavailable, err)
 	}
 	return conn, nil
@@ -268,9 +268,9 @@ func (e *Engine) inspect(conn *client.Conn, bestEffort bool) (*serverInfo, error
 
 	flavor := e.cfg.Flavor
 	if flavor == "" {
-		v, err := queryString(conn, "SELECT VERSION()")
-		if err != nil {
-			return nil, err
+		v, qerr := queryString(conn, "SELECT VERSION()")
+		if qerr != nil {
+			return nil, qerr
 		}
 		flavor = "mysql"
 		if strings.Contains(strings.ToLower(v), "mariadb") {
@@ -444,7 +444,7 @@ func (e *Engine) Describe(ctx context.Context) (Description, error) {
 	if err != nil {
 		return Description{}, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // only read from
 	r, err := conn.Execute("SELECT VERSION(), @@GLOBAL.time_zone, @@GLOBAL.system_time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())")
 	if err != nil {
 		return Description{}, fmt.Errorf("%w: describe the server: %v", ErrUnavailable, err)

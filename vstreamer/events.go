@@ -138,6 +138,8 @@ func (s *stream) unhandled(ev *replication.BinlogEvent) error {
 		why = "XA transactions are not streamed"
 	case replication.INCIDENT_EVENT:
 		why = "the server reports changes missing from its binlog"
+	default:
+		// The general reason above.
 	}
 	if !s.inTxn {
 		// The transactions before the event are complete: the client gets them, and their

@@ -159,8 +159,8 @@ func rowString(r *query.Row) string {
 	vals := cells(r)
 	parts := make([]string, len(vals))
 	for i, v := range vals {
-		switch {
-		case v == nil:
+		switch v {
+		case nil:
 			parts[i] = "NULL"
 		default:
 			s := string(v)

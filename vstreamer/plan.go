@@ -103,7 +103,7 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	if err := schema.Reconcile(cols, hasNames, info); err != nil {
+	if err = schema.Reconcile(cols, hasNames, info); err != nil {
 		if !errors.Is(err, schema.ErrMismatch) {
 			return nil, err
 		}

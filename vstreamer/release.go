@@ -12,7 +12,7 @@ func (s *stream) endSnapshot() {
 	}
 	if _, err := c.conn.Execute("ROLLBACK"); err != nil {
 		s.log.Warn("copy: ending the snapshot failed; dropping the copy connection", slog.String("err", err.Error()))
-		c.conn.Close()
+		_ = c.conn.Close() // the socket is dropped either way; the server ends the session
 		c.conn = nil
 	}
 }
@@ -27,7 +27,7 @@ func (s *stream) unlockTables() {
 	}
 	if _, err := c.lock.Execute("UNLOCK TABLES"); err != nil {
 		s.log.Warn("copy: UNLOCK TABLES failed; dropping the lock connection to release the lock", slog.String("err", err.Error()))
-		c.lock.Close()
+		_ = c.lock.Close() // the socket is dropped either way; the server releases its locks
 		c.lock = nil
 	}
 }

@@ -40,12 +40,12 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 	// expression, which has no column character set to keep: text comes as utf8mb4, labelled
 	// so, as Vitess's own result stream returns it.
 	for _, q := range []string{"USE " + filter.QuoteIdent(e.cfg.Database), "SET SESSION character_set_results = utf8mb4"} {
-		if _, err := r.s.copy.conn.Execute(q); err != nil {
+		if _, err = r.s.copy.conn.Execute(q); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrUnavailable, q, err)
 		}
 	}
 	// On MySQL the tables read are locked while the snapshot starts, as for a copy.
-	if err := r.snapshot(ctx, tables...); err != nil {
+	if err = r.snapshot(ctx, tables...); err != nil {
 		return err
 	}
 	maxBatch := req.MaxBatchBytes
@@ -73,8 +73,8 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 		if len(batch.Rows) == 0 {
 			return nil
 		}
-		if err := send(batch); err != nil {
-			return err
+		if serr := send(batch); serr != nil {
+			return serr
 		}
 		batch.Rows, arena, lensAr, slab, size = batch.Rows[:0], arena[:0], lensAr[:0], slab[:0], 0
 		return nil
@@ -84,9 +84,9 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 		for i := range row {
 			before := len(arena)
 			var null bool
-			var err error
-			if arena, null, err = cols[i].AppendCopied(arena, &row[i]); err != nil {
-				return err
+			var cerr error
+			if arena, null, cerr = cols[i].AppendCopied(arena, &row[i]); cerr != nil {
+				return cerr
 			}
 			if null {
 				lensAr = append(lensAr, -1)
@@ -99,17 +99,17 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 		if size < maxBatch {
 			return nil
 		}
-		if err := flush(); err != nil {
-			sendErr = err
-			return err
+		if ferr := flush(); ferr != nil {
+			sendErr = ferr
+			return ferr
 		}
 		return nil
 	}, func(res *mysql.Result) error {
 		var fields []*query.Field
 		cols, fields = resultColumns(res.Fields)
-		if err := send(&RowsBatch{Fields: fields, GTID: r.gtid}); err != nil {
-			sendErr = err
-			return err
+		if serr := send(&RowsBatch{Fields: fields, GTID: r.gtid}); serr != nil {
+			sendErr = serr
+			return serr
 		}
 		return nil
 	})

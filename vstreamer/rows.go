@@ -3,6 +3,7 @@ package vstreamer
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -73,7 +74,7 @@ func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc)
 		return err
 	}
 	defer r.close()
-	if err := checkTables(r.s.conn, e.cfg.Database, flt, true); err != nil {
+	if err = checkTables(r.s.conn, e.cfg.Database, flt, true); err != nil {
 		return err
 	}
 	t, err := r.describe(table)
@@ -143,12 +144,12 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter) (*snapshotR
 	// A snapshot read needs no row metadata in the binlog: only its position.
 	info, err := e.inspect(conn, true)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close() // thrown away unused; err is what matters
 		return nil, err
 	}
 	cc, err := e.copyConn(ctx)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close() // thrown away unused; err is what matters
 		return nil, err
 	}
 	s := &stream{
@@ -165,7 +166,7 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter) (*snapshotR
 
 func (r *snapshotReader) close() {
 	r.s.copy.close()
-	r.s.conn.Close()
+	_ = r.s.conn.Close() // a read-only connection being thrown away
 }
 
 // describe reads a table's columns and key, as the copy does. A table without a primary or
@@ -351,12 +352,17 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 func (r *snapshotReader) kill() {
 	ctx, cancel := context.WithTimeout(context.Background(), r.s.cfg.DialTimeout)
 	defer cancel()
+	// A query not killed runs on to its end on the server, holding the connection and
+	// the snapshot: say so, as nothing else will.
 	conn, err := r.s.eng.connect(ctx)
 	if err != nil {
+		r.s.log.Warn("rows: cannot connect to kill an abandoned read; it runs to its end", slog.String("err", err.Error()))
 		return
 	}
-	defer conn.Close()
-	conn.Execute(fmt.Sprintf("KILL QUERY %d", r.s.copy.conn.GetConnectionID()))
+	defer func() { _ = conn.Close() }() // a connection used for one KILL only
+	if _, err := conn.Execute(fmt.Sprintf("KILL QUERY %d", r.s.copy.conn.GetConnectionID())); err != nil {
+		r.s.log.Warn("rows: KILL QUERY of an abandoned read failed; it runs to its end", slog.String("err", err.Error()))
+	}
 }
 
 // rowsHeartbeat sends a heartbeat batch every interval until stopped.
@@ -375,7 +381,7 @@ func rowsHeartbeat(interval time.Duration, table string, send RowsFunc) (stop fu
 				return
 			case <-t.C:
 				// A failed send surfaces on the reader's next send.
-				send(&RowsBatch{Table: table, Heartbeat: true})
+				_ = send(&RowsBatch{Table: table, Heartbeat: true})
 			}
 		}
 	})

@@ -51,6 +51,10 @@ func (s *stream) savepoint(sql string) error {
 		}
 		// Savepoints set after this one are gone; this one stays.
 		s.txn.savepoints = s.txn.savepoints[:i+1]
+	case ddl.NotSavepoint:
+		// Classify called it a savepoint statement, but its name could not be read. Were it a
+		// ROLLBACK TO, ignoring it would stream changes the transaction undid.
+		return fmt.Errorf("%w: transaction %s: cannot read the savepoint statement %q", ErrStatementChange, s.eventGTI, sql)
 	}
 	return nil
 }
@@ -91,6 +95,8 @@ func statementEvent(ev *binlogdata.VEvent) bool {
 	switch ev.GetType() {
 	case binlogdata.VEventType_INSERT, binlogdata.VEventType_UPDATE, binlogdata.VEventType_DELETE, binlogdata.VEventType_REPLACE:
 		return true
+	default:
+		// The other events are not statement-based DML.
 	}
 	return false
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/replication"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 )
 
@@ -62,8 +64,8 @@ func TestRollbackToSavepoint(t *testing.T) {
 }
 
 // streamUntilError runs a stream of the tables matching match, runs sqls once it has
-// started, and returns the stream's error and the GTID position after sqls.
-func streamUntilError(t *testing.T, req Request, format string, sqls ...string) (error, string) {
+// started, and returns the GTID position after sqls and the stream's error.
+func streamUntilError(t *testing.T, req Request, format string, sqls ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -85,14 +87,14 @@ func streamUntilError(t *testing.T, req Request, format string, sqls ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return <-errc, gtid
+	return gtid, <-errc
 }
 
 // When the undone changes already went out in an earlier batch, the stream ends naming the
 // transaction.
 func TestRollbackToSavepointAfterSend(t *testing.T) {
 	execSQL(t, "CREATE TABLE sb_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sb_my (id INT PRIMARY KEY) ENGINE=MyISAM")
-	err, gtid := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sb_/"}), MaxBatchBytes: 1}, "ROW",
+	gtid, err := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sb_/"}), MaxBatchBytes: 1}, "ROW",
 		"BEGIN", "INSERT INTO sb_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO sb_inno VALUES (2)", "INSERT INTO sb_my VALUES (1)",
 		"ROLLBACK TO a", "COMMIT")
 	if !errors.Is(err, ErrPartialRollback) || !strings.Contains(err.Error(), "transaction "+gtid+" ") || !strings.Contains(err.Error(), "max_batch_bytes") {
@@ -112,11 +114,30 @@ func TestRollbackOfStatements(t *testing.T) {
 			if end != "ROLLBACK" {
 				sqls = append(sqls, "COMMIT")
 			}
-			err, gtid := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ss_/"})}, "STATEMENT", sqls...)
+			gtid, err := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ss_/"})}, "STATEMENT", sqls...)
 			if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "transaction "+gtid+" ") {
 				t.Fatalf("err = %v, want ErrStatementChange naming transaction %s", err, gtid)
 			}
 			execSQL(t, "DELETE FROM ss_inno", "DELETE FROM ss_my")
 		})
+	}
+}
+
+// A savepoint statement whose name cannot be read ends the stream: were it a ROLLBACK TO,
+// streaming on would send changes the transaction undid.
+func TestUnreadableSavepointStatement(t *testing.T) {
+	for _, sql := range []string{"ROLLBACK TO", "ROLLBACK WORK TO SAVEPOINT", "SAVEPOINT `unterminated", "RELEASE sp1"} {
+		s := &stream{inTxn: true, eventGTI: "0-1-7"}
+		err := s.query(0, &replication.QueryEvent{Query: []byte(sql)})
+		if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "0-1-7") || !strings.Contains(err.Error(), sql) {
+			t.Errorf("%q: err = %v, want ErrStatementChange naming the transaction and the statement", sql, err)
+		}
+	}
+	// Readable ones are kept, as before.
+	s := &stream{inTxn: true}
+	for _, sql := range []string{"SAVEPOINT sp1", "ROLLBACK TO sp1", "RELEASE SAVEPOINT sp1"} {
+		if err := s.query(0, &replication.QueryEvent{Query: []byte(sql)}); err != nil {
+			t.Errorf("%q: %v", sql, err)
+		}
 	}
 }

@@ -281,7 +281,7 @@ func TestLoadDataStatement(t *testing.T) {
 	ts.expect("BEGIN", "GTID", "COMMIT", "VGTID")
 	ts.stop()
 
-	err, gtid := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "ld_t"})}, "STATEMENT", load+"ld_t")
+	gtid, err := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "ld_t"})}, "STATEMENT", load+"ld_t")
 	if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "transaction "+gtid+" ") ||
 		!strings.Contains(err.Error(), "into table ld_t ") || !strings.Contains(err.Error(), "INTO TABLE `ld_t`") ||
 		!strings.Contains(err.Error(), "(`id`)\"), whose rows") {

@@ -46,7 +46,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // the stream is over: closing loses nothing
 	info, err := e.source().inspect(e, conn, flt.BestEffort())
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	}
 	// A full or resumed copy needs its named tables now; a binlog stream plans a named
 	// table when it appears, as Vitess does.
-	if err := checkTables(conn, e.cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
+	if err = checkTables(conn, e.cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
 		return err
 	}
 
@@ -678,6 +678,8 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 		return s.savepoint(sql)
 	case ddl.Insert, ddl.Update, ddl.Delete, ddl.Replace:
 		return s.statementDML(ts, kind, db, tables, parsed, sql)
+	default:
+		// DDL, LOAD, executable comments and the other statements, below.
 	}
 	if s.inTxn {
 		// Other statements inside a transaction (temporary tables and the like) change no

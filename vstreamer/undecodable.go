@@ -70,6 +70,8 @@ func isRowsEvent(t replication.EventType) bool {
 		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
 		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
 		return true
+	default:
+		// The other events carry no rows.
 	}
 	return false
 }

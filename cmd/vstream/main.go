@@ -194,7 +194,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vstream: %v\n", err)
 		return 1
 	}
-	defer c.Close()
+	// The stream is over when Close runs: an error closing the connection loses nothing.
+	defer func() { _ = c.Close() }()
 
 	out := bufio.NewWriter(stdout)
 	p := printer{out: out, max: cfg.maxEvents}

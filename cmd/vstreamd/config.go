@@ -176,11 +176,11 @@ func (c *config) validate() error {
 	if c.parsed.dsn, err = parseDSN(c.MySQLDSN); err != nil {
 		return err
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+	if _, _, err = net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("listen %q: %w", c.Listen, err)
 	}
 	if c.MetricsListen != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+		if _, _, err = net.SplitHostPort(c.MetricsListen); err != nil {
 			return fmt.Errorf("metrics-listen %q: %w", c.MetricsListen, err)
 		}
 	}
@@ -188,9 +188,9 @@ func (c *config) validate() error {
 		if c.AuthToken != "" {
 			return errors.New("auth-token and auth-token-file: give one of them")
 		}
-		data, err := os.ReadFile(c.AuthTokenFile)
-		if err != nil {
-			return fmt.Errorf("auth-token-file: %w", err)
+		data, rerr := os.ReadFile(c.AuthTokenFile)
+		if rerr != nil {
+			return fmt.Errorf("auth-token-file: %w", rerr)
 		}
 		if c.AuthToken = strings.TrimSpace(string(data)); c.AuthToken == "" {
 			return fmt.Errorf("auth-token-file %s is empty", c.AuthTokenFile)

@@ -86,7 +86,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 			if addr == "" {
 				continue
 			}
-			if _, err := net.ResolveTCPAddr("tcp", addr); err != nil {
+			if _, err = net.ResolveTCPAddr("tcp", addr); err != nil {
 				fmt.Fprintf(stderr, "vstreamd: %s %q: %v\n", name, addr, err)
 				return 2
 			}
@@ -112,7 +112,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go serveMetrics(hs, mlis, log)
-		defer hs.Close()
+		// The process is exiting when this runs: an error closing the listener loses nothing.
+		defer func() { _ = hs.Close() }()
 		log.Info("metrics serving", "listen", mlis.Addr().String())
 	}
 

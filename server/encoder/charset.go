@@ -187,6 +187,8 @@ func (c *Collations) Text(f *query.Field) *Charset {
 	switch f.GetType() {
 	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT:
 		return c.Of(f.GetCharset())
+	default:
+		// The other types hold no text in a character set.
 	}
 	return nil
 }

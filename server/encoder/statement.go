@@ -23,6 +23,8 @@ func IsStatementDML(t binlogdata.VEventType) bool {
 	switch t {
 	case binlogdata.VEventType_INSERT, binlogdata.VEventType_UPDATE, binlogdata.VEventType_DELETE, binlogdata.VEventType_REPLACE:
 		return true
+	default:
+		// The other events are not statement-based DML.
 	}
 	return false
 }

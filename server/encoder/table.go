@@ -202,6 +202,8 @@ func Unsigned(f *query.Field) bool {
 	switch f.GetType() {
 	case query.Type_UINT8, query.Type_UINT16, query.Type_UINT24, query.Type_UINT32, query.Type_UINT64:
 		return true
+	default:
+		// Signed and non-integer types.
 	}
 	return false
 }
@@ -211,6 +213,8 @@ func Binary(f *query.Field) bool {
 	switch f.GetType() {
 	case query.Type_BINARY, query.Type_VARBINARY, query.Type_BLOB, query.Type_GEOMETRY, query.Type_BIT:
 		return true
+	default:
+		// Text, numbers and temporal types.
 	}
 	return false
 }

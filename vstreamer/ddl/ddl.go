@@ -49,6 +49,8 @@ func Classify(sql string) (kind Kind, tables []Table, ok bool) {
 			return Executable, t, ok
 		case Insert, Update, Delete, Replace, Load:
 			return k, t, ok
+		default:
+			// Anything else an executable comment holds is run as is: Executable, below.
 		}
 		return Executable, nil, true
 	}
@@ -66,8 +68,8 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 		}
 		for l.skipWords("LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO") {
 		}
-		t, ok := l.table()
-		if !ok {
+		t, found := l.table()
+		if !found {
 			return kind, nil, false
 		}
 		return kind, []Table{t}, true
@@ -87,15 +89,15 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 		if l.keyword() != "INTO" || l.keyword() != "TABLE" {
 			return Load, nil, false
 		}
-		t, ok := l.table()
-		if !ok {
+		t, found := l.table()
+		if !found {
 			return Load, nil, false
 		}
 		return Load, []Table{t}, true
 	case "UPDATE":
 		for l.skipWords("LOW_PRIORITY", "IGNORE") {
 		}
-		tables, ok := l.tableRefs()
+		tables, ok = l.tableRefs()
 		return Update, tables, ok
 	case "DELETE":
 		return deleteTables(&l)
@@ -164,7 +166,7 @@ const (
 // savepoint's name.
 func ReadSavepoint(sql string) (SavepointOp, string) {
 	l := lexer{s: sql}
-	op := NotSavepoint
+	var op SavepointOp
 	switch l.keyword() {
 	case "SAVEPOINT":
 		op = SetSavepoint
@@ -612,13 +614,13 @@ func (l *lexer) skipHints() bool {
 // depth zero. A word followed by "(" is a function (LEFT(...)), not a join.
 func (l *lexer) skipExpr() bool {
 	for !l.done() {
-		switch c := l.peekByte(); {
-		case c == '(':
+		switch l.peekByte() {
+		case '(':
 			if !l.skipParens() {
 				return false
 			}
 			continue
-		case c == ',':
+		case ',':
 			return true
 		}
 		if kw := l.peekKeyword(); kw != "" && (joinWords[kw] || refEnd[kw]) && l.peekAfterKeyword() != '(' {

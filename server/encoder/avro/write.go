@@ -112,6 +112,8 @@ func (w *writer) value(b []byte, n *node, v *debezium.Value) ([]byte, error) {
 			}
 		}
 		return append(b, 0), nil
+	default:
+		// The primitive kinds, below.
 	}
 	return w.primitive(b, n, v)
 }
@@ -285,6 +287,10 @@ func (w *writer) primitive(b []byte, n *node, v *debezium.Value) ([]byte, error)
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v.F))
 	case kBool:
 		b = append(b, byte(v.I&1))
+	default:
+		// kRecord and kArray are written by value and never come here; should one, an error
+		// beats a message with the field missing.
+		return b, fmt.Errorf("an Avro %s is not a primitive", kindNames[n.kind])
 	}
 	return b, nil
 }

@@ -130,6 +130,8 @@ func SQLType(f *query.Field, null bool) int {
 			return 1111
 		}
 		return 12
+	default:
+		// Binary strings, blobs, geometry and any type canal has no code for: BLOB, below.
 	}
 	return 2004 // binary strings, blobs, geometry
 }
@@ -152,6 +154,8 @@ func promotion(t query.Type) (limit uint64, code int) {
 		return 2147483647, -5
 	case query.Type_UINT64:
 		return 9223372036854775807, 3
+	default:
+		// Signed and non-integer types are not promoted.
 	}
 	return 0, 0
 }
@@ -208,6 +212,8 @@ func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell [
 		return AppendLatin1(dst, cell), code, nil
 	case query.Type_VARBINARY, query.Type_BLOB, query.Type_GEOMETRY:
 		return AppendLatin1(dst, cell), code, nil
+	default:
+		// Integers, temporal types, JSON and text: the cell's text, below.
 	}
 	// Text as Java strings hold it: decoded from the column's character set.
 	return o.Collations.Text(f).Append(dst, cell), code, nil

@@ -121,6 +121,8 @@ func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 		return e.rows(out, ev)
 	case binlogdata.VEventType_DDL:
 		return append(out, e.ddl(ev)), nil
+	default:
+		// The other events (BEGIN, COMMIT, GTID, HEARTBEAT, ...) have no canal-json message.
 	}
 	return out, nil
 }

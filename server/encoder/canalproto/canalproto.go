@@ -230,6 +230,8 @@ func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 		out = e.endTxn(out)
 	case binlogdata.VEventType_OTHER:
 		out = e.endTxn(out)
+	default:
+		// The other events (HEARTBEAT, VGTID, LASTPK, COPY_COMPLETED, ...) have no canal entry.
 	}
 	return out, nil
 }

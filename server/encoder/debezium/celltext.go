@@ -52,6 +52,8 @@ func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
 			return strconv.AppendInt(dst, floorDiv(unixMicro(d), 1000), 10), true
 		case kDateTimeMicros:
 			return strconv.AppendInt(dst, unixMicro(d), 10), true
+		default:
+			// kTimestamp: a zoned string, below.
 		}
 		return append(appendZoned(append(dst, '"'), d, c.fsp), '"'), true
 	case kTime:
@@ -94,6 +96,8 @@ func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
 		if b, ok := appendBinaryText(append(dst, '"'), mode, cell); ok {
 			return append(b, '"'), true
 		}
+	default:
+		// The other kinds are not written straight from their text: false, below.
 	}
 	return dst, false
 }

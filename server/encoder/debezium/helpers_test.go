@@ -37,7 +37,6 @@ var clockAt = encodertest.Clock
 // JSON comparisons: parse keeps number text, so that they also check how numbers are written.
 var (
 	parse    = debeziumtest.Parse
-	diff     = debeziumtest.Diff
 	show     = debeziumtest.Show
 	sameJSON = debeziumtest.SameJSON
 )

@@ -228,6 +228,8 @@ func appendSchema(dst []byte, s *Schema, field string) []byte {
 		dst = appendSchema(dst, s.Keys, "")
 		dst = append(dst, `,"values":`...)
 		dst = appendSchema(dst, s.Values, "")
+	default:
+		// Primitive schemas have no nested part.
 	}
 	dst = append(dst, `,"optional":`...)
 	dst = strconv.AppendBool(dst, s.Optional)
@@ -301,6 +303,8 @@ func scalar(dst []byte, n *jsonNode, v *Value) []byte {
 		dst = append(dst, '"')
 		dst = base64.StdEncoding.AppendEncode(dst, v.B)
 		return append(dst, '"')
+	default:
+		// KindNull. value writes the composite kinds and images itself; they never come here.
 	}
 	return append(dst, "null"...)
 }

@@ -174,6 +174,8 @@ func (r *Records) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 	case binlogdata.VEventType_ROLLBACK:
 		r.txn = txn{}
 		r.thread = 0
+	default:
+		// The other events (GTID, HEARTBEAT, VGTID, ...) have no Debezium record.
 	}
 	return out, nil
 }

@@ -274,6 +274,8 @@ func newColumn(c *Config, f *query.Field, labels []string, enumLabels bool) (col
 		s := named(Array, FloatVectorName, optional)
 		s.Items = primitive(Float32, false)
 		return col, s, nil
+	default:
+		// No mapping for the other types: the error below.
 	}
 	return col, nil, fmt.Errorf("column %s: type %s (%s) has no Debezium mapping", f.GetName(), f.GetType(), f.GetColumnType())
 }
@@ -544,6 +546,8 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		case kDateTimeMicros:
 			v.setInt(unixMicro(d))
 			return arena, nil
+		default:
+			// kTimestamp: a zoned string, below.
 		}
 		start := len(arena)
 		arena = appendZoned(arena, d, c.fsp)

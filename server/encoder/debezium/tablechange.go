@@ -82,6 +82,8 @@ func columnChange(f *query.Field, position int, labels []string, collations *enc
 		if n := collations.Name(f.GetCharset()); n != "" && n != "binary" {
 			charset = Str(n)
 		}
+	default:
+		// The other types have no character set.
 	}
 	enumValues := Null
 	if f.GetType() == query.Type_ENUM || f.GetType() == query.Type_SET {

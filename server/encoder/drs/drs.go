@@ -168,6 +168,8 @@ func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 		return e.rows(out, ev)
 	case binlogdata.VEventType_DDL:
 		out = append(out, e.ddl(ev))
+	default:
+		// The other events (COMMIT, GTID, HEARTBEAT, ...) have no DRS message.
 	}
 	return out, nil
 }
@@ -358,6 +360,8 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 	case opDelete:
 		dataAfter = false
 		oldBefore = !e.jsonc
+	default:
+		// opInsert and opInit: the after image in data, as set above.
 	}
 	var err error
 	b = append(b, `,"data":`...)

@@ -113,6 +113,8 @@ func kindOf(t query.Type) kind {
 		return kindSet
 	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT, query.Type_JSON:
 		return kindText
+	default:
+		// Integers, temporal types and YEAR: their text as it is.
 	}
 	return kindPlain
 }

@@ -116,6 +116,8 @@ func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 		return out, e.begin(ev)
 	case binlogdata.VEventType_ROW:
 		return e.rows(out, ev)
+	default:
+		// The other events have no StreamSets record: COMMIT and DDL change no row.
 	}
 	return out, nil
 }

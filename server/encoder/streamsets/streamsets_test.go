@@ -380,10 +380,10 @@ func TestValues(t *testing.T) {
 			variants := map[string]string{"": c.want, "us": c.us, "widen": c.widen}
 			for variant, want := range variants {
 				opts := map[string]string{}
-				switch {
-				case variant == "us":
+				switch variant {
+				case "us":
 					opts["time_unit"] = "us"
-				case variant == "widen":
+				case "widen":
 					opts["unsigned"] = "widen"
 				}
 				if want == "" {

@@ -98,6 +98,8 @@ func kindOf(f *query.Field) (kind, uint8) {
 		return kindEnum, 0
 	case query.Type_SET:
 		return kindSet, 0
+	default:
+		// The rest: bytes, below.
 	}
 	// BINARY, VARBINARY, GEOMETRY, VECTOR and anything unforeseen: bytes, which only
 	// ISO-8859-1 turns into a string without loss.
