@@ -422,3 +422,143 @@ func TestVSSetForeignKeyCheck(t *testing.T) {
 			"gtid", "commit"}},
 	}})
 }
+
+func rule(match, filter string) *binlogdatapb.Filter {
+	return &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: match, Filter: filter}}}
+}
+
+func TestVSFilteredVarBinary(t *testing.T) {
+	vaTables(t, "create table va_fvb(id1 int, val varbinary(128), primary key(id1))")
+	s := startVS(t, rule("va_fvb", "select id1, val from va_fvb where val = 'newton'"), "current")
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_fvb values (1, 'kepler')",
+			"insert into va_fvb values (2, 'newton')",
+			"insert into va_fvb values (3, 'newton')",
+			"insert into va_fvb values (4, 'kepler')",
+			"insert into va_fvb values (5, 'newton')",
+			"update va_fvb set val = 'newton' where id1 = 1",
+			"update va_fvb set val = 'kepler' where id1 = 2",
+			"update va_fvb set val = 'newton' where id1 = 2",
+			"update va_fvb set val = 'kepler' where id1 = 1",
+			"delete from va_fvb where id1 in (2,3)",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_fvb", intCol("id1"), varbinCol("val", 128)),
+			ins("va_fvb", "2", "newton"),
+			ins("va_fvb", "3", "newton"),
+			ins("va_fvb", "5", "newton"),
+			upd("va_fvb", []string{"1", "kepler"}, []string{"1", "newton"}),
+			upd("va_fvb", []string{"2", "newton"}, []string{"2", "kepler"}),
+			upd("va_fvb", []string{"2", "kepler"}, []string{"2", "newton"}),
+			upd("va_fvb", []string{"1", "newton"}, []string{"1", "kepler"}),
+			rowEvent("va_fvb", change{before: []string{"2", "newton"}}, change{before: []string{"3", "newton"}}),
+			"gtid", "commit"}},
+	}})
+}
+
+func TestVSPartialFilteredInt(t *testing.T) {
+	vaTables(t, "create table va_pfi(id1 int, id2 int, primary key(id1))")
+	s := startVS(t, rule("va_pfi", "select id1, id2 from va_pfi where id2 > 100 and id2 < 200"), "current")
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_pfi values (1, 150)",
+			"update va_pfi set id2 = 100 where id1 = 1",
+			"update va_pfi set id2 = 200 where id1 = 1",
+			"update va_pfi set id2 = 110 where id1 = 1",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_pfi", intCol("id1"), intCol("id2")),
+			ins("va_pfi", "1", "150"),
+			upd("va_pfi", []string{"1", "150"}, []string{"1", "100"}),
+			upd("va_pfi", []string{"1", "200"}, []string{"1", "110"}),
+			"gtid", "commit"}},
+	}})
+}
+
+func TestVSFilteredInt(t *testing.T) {
+	vaTables(t, "create table va_fi(id1 int, id2 int, val varbinary(128), primary key(id1))")
+	s := startVS(t, rule("va_fi", "select id1, val from va_fi where id2 = 200"), "current")
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_fi values (1, 100, 'aaa')",
+			"insert into va_fi values (2, 200, 'bbb')",
+			"insert into va_fi values (3, 100, 'ccc')",
+			"insert into va_fi values (4, 200, 'ddd')",
+			"insert into va_fi values (5, 200, 'eee')",
+			"update va_fi set val = 'newddd' where id1 = 4",
+			"update va_fi set id2 = 200 where id1 = 1",
+			"update va_fi set id2 = 100 where id1 = 2",
+			"update va_fi set id2 = 100 where id1 = 1",
+			"update va_fi set id2 = 200 where id1 = 2",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_fi", intCol("id1"), varbinCol("val", 128)),
+			ins("va_fi", "2", "bbb"),
+			ins("va_fi", "4", "ddd"),
+			ins("va_fi", "5", "eee"),
+			upd("va_fi", []string{"4", "ddd"}, []string{"4", "newddd"}),
+			upd("va_fi", []string{"1", "aaa"}, []string{"1", "aaa"}),
+			upd("va_fi", []string{"2", "bbb"}, []string{"2", "bbb"}),
+			upd("va_fi", []string{"1", "aaa"}, []string{"1", "aaa"}),
+			upd("va_fi", []string{"2", "bbb"}, []string{"2", "bbb"}),
+			"gtid", "commit"}},
+	}})
+}
+
+func TestVSSavepoint(t *testing.T) {
+	vaTables(t, "create table va_sp1(id int, val varbinary(128), primary key(id))")
+	s := startVS(t, nil, "current")
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_sp1 values (1, 'aaa')",
+			"savepoint a",
+			"insert into va_sp1 values (2, 'aaa')",
+			"rollback work to savepoint a",
+			"savepoint b",
+			"update va_sp1 set val='bbb' where id = 1",
+			"release savepoint b",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_sp1", intCol("id"), varbinCol("val", 128)),
+			ins("va_sp1", "1", "aaa"),
+			upd("va_sp1", []string{"1", "aaa"}, []string{"1", "bbb"}),
+			"gtid", "commit"}},
+	}})
+}
+
+func TestVSSavepointWithFilter(t *testing.T) {
+	vaTables(t,
+		"create table va_spf1(id int, val varbinary(128), primary key(id))",
+		"create table va_spf2(id int, val varbinary(128), primary key(id))")
+	s := startVS(t, rule("va_spf2", "select * from va_spf2"), "current")
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_spf1 values (1, 'aaa')", "savepoint a",
+			"insert into va_spf1 values (2, 'aaa')", "savepoint b",
+			"insert into va_spf1 values (3, 'aaa')", "savepoint c",
+			"insert into va_spf1 values (4, 'aaa')", "savepoint d",
+			"commit"},
+		output: [][]string{{"begin", "gtid", "commit"}},
+	}, {
+		input: []string{"begin",
+			"insert into va_spf1 values (5, 'aaa')", "savepoint d",
+			"insert into va_spf1 values (6, 'aaa')", "savepoint c",
+			"insert into va_spf1 values (7, 'aaa')", "savepoint b",
+			"insert into va_spf1 values (8, 'aaa')", "savepoint a",
+			"commit"},
+		output: [][]string{{"begin", "gtid", "commit"}},
+	}, {
+		input: []string{"begin",
+			"insert into va_spf1 values (9, 'aaa')", "savepoint a",
+			"insert into va_spf2 values (1, 'aaa')", "savepoint b",
+			"insert into va_spf1 values (10, 'aaa')", "savepoint c",
+			"insert into va_spf2 values (2, 'aaa')", "savepoint d",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_spf2", intCol("id"), varbinCol("val", 128)),
+			ins("va_spf2", "1", "aaa"),
+			ins("va_spf2", "2", "aaa"),
+			"gtid", "commit"}},
+	}})
+}
