@@ -562,3 +562,181 @@ func TestVSSavepointWithFilter(t *testing.T) {
 			"gtid", "commit"}},
 	}})
 }
+
+func TestVSStatements(t *testing.T) {
+	vaTables(t,
+		"create table va_st1(id int, val varbinary(128), primary key(id))",
+		"create table va_st2(id int, val varbinary(128), primary key(id))")
+	alter := "alter table va_st1 change column val val varbinary(128)"
+	alterPadded := "/* prefix */ alter table va_st1 change column val val varbinary(256) /* suffix */"
+	truncate := "truncate table va_st2"
+	alterBack := "/* prefix */ alter table va_st1 change column val val varbinary(128) /* suffix */"
+	s := startVS(t, nil, "current")
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_st1 values (1, 'aaa')",
+			"update va_st1 set val='bbb' where id = 1",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_st1", intCol("id"), varbinCol("val", 128)),
+			ins("va_st1", "1", "aaa"),
+			upd("va_st1", []string{"1", "aaa"}, []string{"1", "bbb"}),
+			"gtid", "commit"}},
+	}, {
+		input:  []string{alter},
+		output: [][]string{{"gtid", ddlEvent(alter)}},
+	}, {
+		// A DDL padded with comments keeps them.
+		input:  []string{alterPadded},
+		output: [][]string{{"gtid", ddlEvent(alterPadded)}},
+	}, {
+		// Several tables, several rows a statement; the altered table is described anew.
+		input: []string{"begin",
+			"insert into va_st1 values (2, 'bbb')",
+			"insert into va_st2 values (1, 'aaa')",
+			"update va_st1 set val='ccc'",
+			"delete from va_st1",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_st1", intCol("id"), varbinCol("val", 256)),
+			ins("va_st1", "2", "bbb"),
+			fieldEvent("va_st2", intCol("id"), varbinCol("val", 128)),
+			ins("va_st2", "1", "aaa"),
+			rowEvent("va_st1",
+				change{before: []string{"1", "bbb"}, after: []string{"1", "ccc"}},
+				change{before: []string{"2", "bbb"}, after: []string{"2", "ccc"}}),
+			rowEvent("va_st1", change{before: []string{"1", "ccc"}}, change{before: []string{"2", "ccc"}}),
+			"gtid", "commit"}},
+	}, {
+		input:  []string{truncate},
+		output: [][]string{{"gtid", ddlEvent(truncate)}},
+	}, {
+		input:  []string{alterBack},
+		output: [][]string{{"gtid", ddlEvent(alterBack)}},
+	}})
+}
+
+func TestVSRegexp(t *testing.T) {
+	vaTables(t,
+		"create table va_yes_stream(id int, val varbinary(128), primary key(id))",
+		"create table va_no_stream(id int, val varbinary(128), primary key(id))")
+	s := startVS(t, rule("/va_yes.*/", ""), "current")
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_yes_stream values (1, 'aaa')",
+			"insert into va_no_stream values (2, 'bbb')",
+			"update va_yes_stream set val='bbb' where id = 1",
+			"update va_no_stream set val='bbb' where id = 2",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_yes_stream", intCol("id"), varbinCol("val", 128)),
+			ins("va_yes_stream", "1", "aaa"),
+			upd("va_yes_stream", []string{"1", "aaa"}, []string{"1", "bbb"}),
+			"gtid", "commit"}},
+	}})
+}
+
+// Vitess's TestREKeyRange, first part: keyspace ids from the hash of id1, the table's
+// primary key (Vitess's VSchema names id1's hash vindex; vstreamd has no VSchema and hashes a
+// single-integer primary key). FIELD and ROW keep their keyspace and shard here.
+func TestVSREKeyRange(t *testing.T) {
+	vaTables(t, "create table va_rek(id1 int, id2 int, val varbinary(128), primary key(id1))")
+	s := startVS(t, rule("/va_rek/", "-80"), "current")
+	s.ksh = true
+	fe := func() string {
+		var ev binlogdatapb.VEvent
+		ev.Type = binlogdatapb.VEventType_FIELD
+		ev.FieldEvent = &binlogdatapb.FieldEvent{TableName: "va_rek", Keyspace: "ks", Shard: "0"}
+		for _, c := range []col{intCol("id1"), intCol("id2"), varbinCol("val", 128)} {
+			ev.FieldEvent.Fields = append(ev.FieldEvent.Fields, &querypb.Field{Name: c.name, Type: c.typ, Table: "va_rek", OrgTable: "va_rek",
+				Database: "ks", OrgName: c.name, ColumnLength: c.length, Charset: c.charset, ColumnType: c.colType})
+		}
+		return ev.String()
+	}
+	row := func(c change) string {
+		return rowEventWith(&binlogdatapb.RowEvent{TableName: "va_rek", Keyspace: "ks", Shard: "0"}, c)
+	}
+	// 1, 2, 3 and 5 are in -80; 4 and 6 in 80-.
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_rek values (1, 1, 'aaa')",
+			"insert into va_rek values (4, 1, 'bbb')",
+			"update va_rek set id1 = 2 where id1 = 1", // stays in -80
+			"update va_rek set id1 = 6 where id1 = 2", // moves to 80-
+			"update va_rek set id1 = 3 where id1 = 4", // comes back to -80
+			"commit"},
+		output: [][]string{{"begin",
+			fe(),
+			row(change{after: []string{"1", "1", "aaa"}}),
+			row(change{before: []string{"1", "1", "aaa"}, after: []string{"2", "1", "aaa"}}),
+			row(change{before: []string{"2", "1", "aaa"}}),
+			row(change{after: []string{"3", "1", "bbb"}}),
+			"gtid", "commit"}},
+	}})
+}
+
+func TestVSSelectFilter(t *testing.T) {
+	vaTables(t, "create table va_sel(id1 int, id2 int, val varbinary(128), primary key(id1))")
+	s := startVS(t, rule("va_sel", "select id2, val from va_sel where in_keyrange(id2, 'hash', '-80')"), "current")
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_sel values (4, 1, 'aaa')",
+			"insert into va_sel values (2, 4, 'aaa')", // not in -80
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_sel", intCol("id2"), varbinCol("val", 128)),
+			ins("va_sel", "1", "aaa"),
+			"gtid", "commit"}},
+	}})
+}
+
+func TestVSDDLAddColumn(t *testing.T) {
+	vaTables(t,
+		"create table va_ddl1(id int, val1 varbinary(128), primary key(id))",
+		"create table va_ddl2(id int, val1 varbinary(128), primary key(id))")
+	alter1 := "alter table va_ddl1 add column val2 varbinary(128)"
+	alter2 := "alter table va_ddl2 add column val2 varbinary(128)"
+	// A select rule and a regexp rule, from the position before the statements.
+	s := startVS(t, &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{
+		{Match: "va_ddl2", Filter: "select * from va_ddl2"}, {Match: "/va_ddl.*/"},
+	}}, serverPosition(t))
+	s.run([]vsCase{{
+		input: []string{"begin",
+			"insert into va_ddl1 values(1, 'aaa')",
+			"insert into va_ddl2 values(1, 'aaa')",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_ddl1", intCol("id"), varbinCol("val1", 128)),
+			ins("va_ddl1", "1", "aaa"),
+			fieldEvent("va_ddl2", intCol("id"), varbinCol("val1", 128)),
+			ins("va_ddl2", "1", "aaa"),
+			"gtid", "commit"}},
+	}, {
+		input:  []string{alter1},
+		output: [][]string{{"gtid", ddlEvent(alter1)}},
+	}, {
+		input:  []string{alter2},
+		output: [][]string{{"gtid", ddlEvent(alter2)}},
+	}, {
+		input: []string{"begin",
+			"insert into va_ddl1 values(2, 'bbb', 'ccc')",
+			"insert into va_ddl2 values(2, 'bbb', 'ccc')",
+			"commit"},
+		output: [][]string{{"begin",
+			fieldEvent("va_ddl1", intCol("id"), varbinCol("val1", 128), varbinCol("val2", 128)),
+			ins("va_ddl1", "2", "bbb", "ccc"),
+			fieldEvent("va_ddl2", intCol("id"), varbinCol("val1", 128), varbinCol("val2", 128)),
+			ins("va_ddl2", "2", "bbb", "ccc"),
+			"gtid", "commit"}},
+	}})
+}
+
+// Vitess's TestUnsentDDL: a DDL of a table no rule matches is sent as OTHER, no statement.
+func TestVSUnsentDDL(t *testing.T) {
+	execSQL(t, "create table va_unsent(id int, val varbinary(128), primary key(id))")
+	s := startVS(t, rule("/none/", ""), serverPosition(t))
+	s.run([]vsCase{{
+		input:  []string{"drop table va_unsent"},
+		output: [][]string{{"gtid", (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_OTHER}).String()}},
+	}})
+}
