@@ -740,3 +740,42 @@ func TestVSUnsentDDL(t *testing.T) {
 		output: [][]string{{"gtid", (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_OTHER}).String()}},
 	}})
 }
+
+// Vitess's TestDDLDropColumn streams, from before a column was dropped, rows the schema no
+// longer describes, and Vitess fails with "cannot determine table columns". vstreamd reads
+// column names from the binlog (binlog_row_metadata=FULL, which it requires), so it streams
+// each row with the columns it was written with, and describes the table anew after the DDL.
+func TestVSDDLDropColumn(t *testing.T) {
+	vaTables(t, "create table va_drop(id int, val1 varbinary(128), val2 varbinary(128), primary key(id))")
+	pos := serverPosition(t)
+	execSQL(t, "insert into va_drop values(1, 'aaa', 'ccc')",
+		"alter table va_drop drop column val2",
+		"insert into va_drop values(2, 'bbb')")
+	s := startVS(t, rule("/va_drop/", ""), pos)
+	s.expect("from before the drop", [][]string{
+		{"begin",
+			fieldEvent("va_drop", intCol("id"), varbinCol("val1", 128), varbinCol("val2", 128)),
+			ins("va_drop", "1", "aaa", "ccc"),
+			"gtid", "commit"},
+		{"gtid", ddlEvent("alter table va_drop drop column val2")},
+		{"begin",
+			fieldEvent("va_drop", intCol("id"), varbinCol("val1", 128)),
+			ins("va_drop", "2", "bbb"),
+			"gtid", "commit"},
+	})
+}
+
+// Vitess's TestVersion is a tablet's schema historian at work: its tracker writes each
+// schema to _vt.schema_version and the stream turns the write into VERSION. vstreamd keeps no
+// schema history (the binlog names each row's columns), so _vt is a database like any other
+// outside the keyspace: the write is an empty transaction, with no VERSION.
+func TestVSVersionNotTracked(t *testing.T) {
+	execSQL(t, "create database if not exists _vt",
+		"create table if not exists _vt.schema_version(id int, pos longblob, time_updated bigint(20), ddl varchar(10000), schemax blob, primary key(id))")
+	t.Cleanup(func() { execSQL(t, "drop table _vt.schema_version", "drop database _vt") })
+	s := startVS(t, nil, serverPosition(t))
+	s.run([]vsCase{{
+		input:  []string{"insert into _vt.schema_version values(1, 'MariaDB/0-41983-20', 123, 'create table t1', 'x')"},
+		output: [][]string{{"begin", "gtid", "commit"}},
+	}})
+}
