@@ -80,6 +80,23 @@ func (s *vsStream) run(cases []vsCase) {
 		execSQL(s.t, c.input...)
 		s.expect(strings.Join(c.input, "; "), c.output)
 	}
+	s.expectNoMore()
+}
+
+// expectNoMore checks that nothing follows the expected events, as Vitess's runCases does
+// once its cases are done.
+func (s *vsStream) expectNoMore() {
+	s.t.Helper()
+	if len(s.held) > 0 {
+		s.t.Fatalf("unexpected events: %v", s.held)
+	}
+	select {
+	case evs := <-s.ch:
+		s.t.Fatalf("unexpected events: %v", evs)
+	case err := <-s.errc:
+		s.t.Fatalf("stream ended: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
 }
 
 // next returns the next batch. vstreamd may put transactions already waiting into one
@@ -763,6 +780,7 @@ func TestVSDDLDropColumn(t *testing.T) {
 			ins("va_drop", "2", "bbb"),
 			"gtid", "commit"},
 	})
+	s.expectNoMore()
 }
 
 // Vitess's TestVersion is a tablet's schema historian at work: its tracker writes each
