@@ -19,14 +19,14 @@ import (
 // event by its whole text once times, keyspace, shard, field flags, row flags and the
 // commit-ordering fields are cleared.
 
-// vsCase is one step: statements in, then the batches they stream (one string a event).
-type vsCase struct {
+// vaCase is one step: statements in, then the batches they stream (one string a event).
+type vaCase struct {
 	input  []string
 	output [][]string
 }
 
-// vsStream is a tablet VStream whose batches arrive on a channel.
-type vsStream struct {
+// vaStream is a tablet VStream whose batches arrive on a channel.
+type vaStream struct {
 	t     *testing.T
 	ch    chan []*binlogdatapb.VEvent
 	errc  chan error
@@ -35,16 +35,16 @@ type vsStream struct {
 	held  []*binlogdatapb.VEvent
 }
 
-// startVS starts a tablet VStream at pos; "current" waits for the GTID and OTHER that open a
+// startVA starts a tablet VStream at pos; "current" waits for the GTID and OTHER that open a
 // stream there, as Vitess's runCases does.
-func startVS(t *testing.T, filter *binlogdatapb.Filter, pos string) *vsStream {
+func startVA(t *testing.T, filter *binlogdatapb.Filter, pos string) *vaStream {
 	t.Helper()
 	if filter == nil {
 		filter = &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "/va_.*/"}}}
 	}
 	qs := tabletConn(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &vsStream{t: t, ch: make(chan []*binlogdatapb.VEvent, 100), errc: make(chan error, 1)}
+	s := &vaStream{t: t, ch: make(chan []*binlogdatapb.VEvent, 100), errc: make(chan error, 1)}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -74,7 +74,7 @@ func startVS(t *testing.T, filter *binlogdatapb.Filter, pos string) *vsStream {
 }
 
 // run executes each case's statements and checks the batches they stream.
-func (s *vsStream) run(cases []vsCase) {
+func (s *vaStream) run(cases []vaCase) {
 	s.t.Helper()
 	for _, c := range cases {
 		execSQL(s.t, c.input...)
@@ -85,7 +85,7 @@ func (s *vsStream) run(cases []vsCase) {
 
 // expectNoMore checks that nothing follows the expected events, as Vitess's runCases does
 // once its cases are done.
-func (s *vsStream) expectNoMore() {
+func (s *vaStream) expectNoMore() {
 	s.t.Helper()
 	if len(s.held) > 0 {
 		s.t.Fatalf("unexpected events: %v", s.held)
@@ -102,7 +102,7 @@ func (s *vsStream) expectNoMore() {
 // next returns the next batch. vstreamd may put transactions already waiting into one
 // response where a tablet sends one each; a batch that covers several expected batches is
 // handed out in their sizes, so only the order of events is compared there.
-func (s *vsStream) next(n int) []*binlogdatapb.VEvent {
+func (s *vaStream) next(n int) []*binlogdatapb.VEvent {
 	s.t.Helper()
 	if len(s.held) == 0 {
 		select {
@@ -124,7 +124,7 @@ func (s *vsStream) next(n int) []*binlogdatapb.VEvent {
 	return evs
 }
 
-func (s *vsStream) expect(input string, output [][]string) {
+func (s *vaStream) expect(input string, output [][]string) {
 	s.t.Helper()
 	for _, want := range output {
 		evs := s.next(len(want))
@@ -140,7 +140,7 @@ func (s *vsStream) expect(input string, output [][]string) {
 }
 
 // match compares an event as Vitess's expectLog does.
-func (s *vsStream) match(ev *binlogdatapb.VEvent, want string) string {
+func (s *vaStream) match(ev *binlogdatapb.VEvent, want string) string {
 	byType := map[string]binlogdatapb.VEventType{
 		"begin": binlogdatapb.VEventType_BEGIN, "gtid": binlogdatapb.VEventType_GTID,
 		"commit": binlogdatapb.VEventType_COMMIT, "other": binlogdatapb.VEventType_OTHER,
@@ -182,8 +182,8 @@ func (s *vsStream) match(ev *binlogdatapb.VEvent, want string) string {
 	return ""
 }
 
-// col describes a FIELD column as Vitess's test writes it.
-type col struct {
+// vaCol describes a FIELD column as Vitess's test writes it.
+type vaCol struct {
 	name    string
 	typ     querypb.Type
 	colType string
@@ -191,13 +191,13 @@ type col struct {
 	charset uint32
 }
 
-func intCol(name string) col { return col{name, querypb.Type_INT32, "int(11)", 11, 63} }
-func varbinCol(name string, n uint32) col {
-	return col{name, querypb.Type_VARBINARY, "varbinary(" + strconv.Itoa(int(n)) + ")", n, 63}
+func vaIntCol(name string) vaCol { return vaCol{name, querypb.Type_INT32, "int(11)", 11, 63} }
+func vaVarbinCol(name string, n uint32) vaCol {
+	return vaCol{name, querypb.Type_VARBINARY, "varbinary(" + strconv.Itoa(int(n)) + ")", n, 63}
 }
 
-// fieldEvent is the FIELD Vitess's test expects for table in database ks.
-func fieldEvent(table string, cols ...col) string {
+// vaField is the FIELD Vitess's test expects for table in database ks.
+func vaField(table string, cols ...vaCol) string {
 	fe := &binlogdatapb.FieldEvent{TableName: table}
 	for _, c := range cols {
 		fe.Fields = append(fe.Fields, &querypb.Field{Name: c.name, Type: c.typ, Table: table, OrgTable: table,
@@ -210,19 +210,19 @@ func fieldEvent(table string, cols ...col) string {
 	return (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_FIELD, FieldEvent: fe}).String()
 }
 
-// null is a NULL value in a row.
-const null = "\x00NULL"
+// vaNull is a NULL value in a row.
+const vaNull = "\x00NULL"
 
-// change is one row change; a nil side is absent.
-type change struct{ before, after []string }
+// vaChange is one row change; a nil side is absent.
+type vaChange struct{ before, after []string }
 
-func vrow(vals []string) *querypb.Row {
+func vaRowValues(vals []string) *querypb.Row {
 	if vals == nil {
 		return nil
 	}
 	r := &querypb.Row{}
 	for _, v := range vals {
-		if v == null {
+		if v == vaNull {
 			r.Lengths = append(r.Lengths, -1)
 			continue
 		}
@@ -232,29 +232,26 @@ func vrow(vals []string) *querypb.Row {
 	return r
 }
 
-// rowEvent is the ROW Vitess's test expects.
-func rowEvent(table string, changes ...change) string {
-	return rowEventWith(&binlogdatapb.RowEvent{TableName: table}, changes...)
+// vaRow is the ROW Vitess's test expects.
+func vaRow(table string, changes ...vaChange) string {
+	return vaRowWith(&binlogdatapb.RowEvent{TableName: table}, changes...)
 }
 
-// rowEventWith fills re's changes: re carries what else Vitess's case expects (flags,
+// vaRowWith fills re's changes: re carries what else Vitess's case expects (flags,
 // keyspace and shard).
-func rowEventWith(re *binlogdatapb.RowEvent, changes ...change) string {
+func vaRowWith(re *binlogdatapb.RowEvent, changes ...vaChange) string {
 	for _, c := range changes {
-		re.RowChanges = append(re.RowChanges, &binlogdatapb.RowChange{Before: vrow(c.before), After: vrow(c.after)})
+		re.RowChanges = append(re.RowChanges, &binlogdatapb.RowChange{Before: vaRowValues(c.before), After: vaRowValues(c.after)})
 	}
 	return (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_ROW, RowEvent: re}).String()
 }
 
-func ins(table string, after ...string) string { return rowEvent(table, change{after: after}) }
-func del(table string, before ...string) string {
-	return rowEvent(table, change{before: before})
-}
-func upd(table string, before, after []string) string {
-	return rowEvent(table, change{before: before, after: after})
+func vaIns(table string, after ...string) string { return vaRow(table, vaChange{after: after}) }
+func vaUpd(table string, before, after []string) string {
+	return vaRow(table, vaChange{before: before, after: after})
 }
 
-func ddlEvent(stmt string) string {
+func vaDDL(stmt string) string {
 	return (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_DDL, Statement: stmt}).String()
 }
 
@@ -271,15 +268,11 @@ func vaTables(t *testing.T, ddls ...string) {
 	t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")) })
 }
 
-func charCol(name string, typ querypb.Type, colType string, length, charset uint32) col {
-	return col{name, typ, colType, length, charset}
-}
-
 // MariaDB's utf8mb4 collations: the default (utf8mb4_general_ci, where MySQL 8's is
 // utf8mb4_0900_ai_ci, 255) and utf8mb4_bin.
 const (
-	mariaUTF8mb4 = 45
-	utf8mb4Bin   = 46
+	vaUTF8mb4    = 45
+	vaUTF8mb4Bin = 46
 )
 
 func TestVSSetAndEnum(t *testing.T) {
@@ -289,21 +282,21 @@ func TestVSSetAndEnum(t *testing.T) {
 		"create table va_se1(id int, val binary(4), color "+colors+", size enum('S','M','L'), primary key(id))",
 		"create table va_se2(id int, val binary(4), color "+colors2+" collate utf8mb4_bin, size enum('S','M','L') collate utf8mb4_bin, primary key(id)) charset=utf8mb4")
 	t.Cleanup(func() { execSQL(t, "set @@session.sql_mode = DEFAULT") })
-	binary4 := col{"val", querypb.Type_BINARY, "binary(4)", 4, 63}
-	s := startVS(t, nil, "current")
-	s.run([]vsCase{{
+	binary4 := vaCol{"val", querypb.Type_BINARY, "binary(4)", 4, 63}
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_se1 values (1, 'aaa', 'red,blue', 'S')",
 			"insert into va_se1 values (2, 'bbb', 'green,pink,purple,yellow,brown', 'M')",
 			"insert into va_se1 values (3, 'ccc', 'red,green,blue', 'L')",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_se1", intCol("id"), binary4,
-				col{"color", querypb.Type_SET, colors, 204, mariaUTF8mb4},
-				col{"size", querypb.Type_ENUM, "enum('S','M','L')", 4, mariaUTF8mb4}),
-			ins("va_se1", "1", "aaa\x00", "red,blue", "S"),
-			ins("va_se1", "2", "bbb\x00", "green,pink,purple,yellow,brown", "M"),
-			ins("va_se1", "3", "ccc\x00", "red,green,blue", "L"),
+			vaField("va_se1", vaIntCol("id"), binary4,
+				vaCol{"color", querypb.Type_SET, colors, 204, vaUTF8mb4},
+				vaCol{"size", querypb.Type_ENUM, "enum('S','M','L')", 4, vaUTF8mb4}),
+			vaIns("va_se1", "1", "aaa\x00", "red,blue", "S"),
+			vaIns("va_se1", "2", "bbb\x00", "green,pink,purple,yellow,brown", "M"),
+			vaIns("va_se1", "3", "ccc\x00", "red,green,blue", "L"),
 			"gtid", "commit"}},
 	}, {
 		input: []string{"begin",
@@ -313,12 +306,12 @@ func TestVSSetAndEnum(t *testing.T) {
 			"commit"},
 		output: [][]string{{"begin",
 			// A binary collation makes SET and ENUM BINARY, as in Vitess's test.
-			fieldEvent("va_se2", intCol("id"), binary4,
-				col{"color", querypb.Type_BINARY, colors2, 428, utf8mb4Bin},
-				col{"size", querypb.Type_BINARY, "enum('S','M','L')", 4, utf8mb4Bin}),
-			ins("va_se2", "1", "xxx\x00", "red,blue,black,grey", "S"),
-			ins("va_se2", "2", "yyy\x00", "green,black,pink,purple,yellow,brown,mint,tan,bulletgrey", "M"),
-			ins("va_se2", "3", "zzz\x00", "red,green,blue", "L"),
+			vaField("va_se2", vaIntCol("id"), binary4,
+				vaCol{"color", querypb.Type_BINARY, colors2, 428, vaUTF8mb4Bin},
+				vaCol{"size", querypb.Type_BINARY, "enum('S','M','L')", 4, vaUTF8mb4Bin}),
+			vaIns("va_se2", "1", "xxx\x00", "red,blue,black,grey", "S"),
+			vaIns("va_se2", "2", "yyy\x00", "green,black,pink,purple,yellow,brown,mint,tan,bulletgrey", "M"),
+			vaIns("va_se2", "3", "zzz\x00", "red,green,blue", "L"),
 			"gtid", "commit"}},
 	}, {
 		input: []string{"begin",
@@ -328,9 +321,9 @@ func TestVSSetAndEnum(t *testing.T) {
 			"insert into va_se2 values (6, 'nnn', NULL, NULL)",
 			"commit"},
 		output: [][]string{{"begin",
-			ins("va_se2", "4", "lll\x00", "", ""),
-			ins("va_se2", "5", "mmm\x00", "", ""),
-			ins("va_se2", "6", "nnn\x00", null, null),
+			vaIns("va_se2", "4", "lll\x00", "", ""),
+			vaIns("va_se2", "5", "mmm\x00", "", ""),
+			vaIns("va_se2", "6", "nnn\x00", vaNull, vaNull),
 			"gtid", "commit"}},
 	}})
 }
@@ -340,8 +333,8 @@ func TestVSCellValuePadding(t *testing.T) {
 		"create table va_pad1(id int, val binary(4), primary key(val))",
 		"create table va_pad2(id int, val char(4), primary key(val))",
 		"create table va_pad3(id int, val char(4) collate utf8mb4_bin, primary key(val))")
-	s := startVS(t, nil, "current")
-	s.run([]vsCase{{
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_pad1 values (1, 'aaa\000')",
 			"insert into va_pad1 values (2, 'bbb\000')",
@@ -354,45 +347,45 @@ func TestVSCellValuePadding(t *testing.T) {
 			"update va_pad3 set id = 11 where val = 'aaa'",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_pad1", intCol("id"), col{"val", querypb.Type_BINARY, "binary(4)", 4, 63}),
-			ins("va_pad1", "1", "aaa\x00"),
-			ins("va_pad1", "2", "bbb\x00"),
-			upd("va_pad1", []string{"1", "aaa\x00"}, []string{"11", "aaa\x00"}),
-			fieldEvent("va_pad2", intCol("id"), col{"val", querypb.Type_CHAR, "char(4)", 16, mariaUTF8mb4}),
-			ins("va_pad2", "1", "aaa"),
-			ins("va_pad2", "2", "bbb"),
-			upd("va_pad2", []string{"1", "aaa"}, []string{"11", "aaa"}),
+			vaField("va_pad1", vaIntCol("id"), vaCol{"val", querypb.Type_BINARY, "binary(4)", 4, 63}),
+			vaIns("va_pad1", "1", "aaa\x00"),
+			vaIns("va_pad1", "2", "bbb\x00"),
+			vaUpd("va_pad1", []string{"1", "aaa\x00"}, []string{"11", "aaa\x00"}),
+			vaField("va_pad2", vaIntCol("id"), vaCol{"val", querypb.Type_CHAR, "char(4)", 16, vaUTF8mb4}),
+			vaIns("va_pad2", "1", "aaa"),
+			vaIns("va_pad2", "2", "bbb"),
+			vaUpd("va_pad2", []string{"1", "aaa"}, []string{"11", "aaa"}),
 			// CHAR with a binary collation is BINARY, as in Vitess's test.
-			fieldEvent("va_pad3", intCol("id"), col{"val", querypb.Type_BINARY, "char(4)", 16, utf8mb4Bin}),
-			ins("va_pad3", "1", "aaa"),
-			ins("va_pad3", "2", "bb"),
-			upd("va_pad3", []string{"1", "aaa"}, []string{"11", "aaa"}),
+			vaField("va_pad3", vaIntCol("id"), vaCol{"val", querypb.Type_BINARY, "char(4)", 16, vaUTF8mb4Bin}),
+			vaIns("va_pad3", "1", "aaa"),
+			vaIns("va_pad3", "2", "bb"),
+			vaUpd("va_pad3", []string{"1", "aaa"}, []string{"11", "aaa"}),
 			"gtid", "commit"}},
 	}})
 }
 
 func TestVSColumnCollationHandling(t *testing.T) {
 	vaTables(t, "create table va_coll(id int, txt text, val char(4) collate utf8mb4_bin, id2 int, val2 varchar(64) collate utf8mb4_general_ci, valvb varbinary(128), val3 varchar(255) collate utf8mb4_croatian_ci, primary key(val))")
-	s := startVS(t, nil, "current")
-	s.run([]vsCase{{
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_coll values (1, 'aaa', 'aaa', 1, 'aaa', 'aaa', 'aaa')",
 			"insert into va_coll values (2, 'bb', 'bb', 1, 'bb', 'bb', 'bb')",
 			"update va_coll set id = 11 where val = 'aaa'",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_coll", intCol("id"),
-				col{"txt", querypb.Type_TEXT, "text", 262140, mariaUTF8mb4},
-				col{"val", querypb.Type_BINARY, "char(4)", 16, utf8mb4Bin},
-				intCol("id2"),
-				col{"val2", querypb.Type_VARCHAR, "varchar(64)", 256, mariaUTF8mb4},
-				varbinCol("valvb", 128),
+			vaField("va_coll", vaIntCol("id"),
+				vaCol{"txt", querypb.Type_TEXT, "text", 262140, vaUTF8mb4},
+				vaCol{"val", querypb.Type_BINARY, "char(4)", 16, vaUTF8mb4Bin},
+				vaIntCol("id2"),
+				vaCol{"val2", querypb.Type_VARCHAR, "varchar(64)", 256, vaUTF8mb4},
+				vaVarbinCol("valvb", 128),
 				// utf8mb4_croatian_ci is MariaDB's collation 608: an ID of two bytes, which
 				// is what Vitess's test checks with utf8mb4_ja_0900_as_cs (MySQL 8 only).
-				col{"val3", querypb.Type_VARCHAR, "varchar(255)", 1020, 608}),
-			ins("va_coll", "1", "aaa", "aaa", "1", "aaa", "aaa", "aaa"),
-			ins("va_coll", "2", "bb", "bb", "1", "bb", "bb", "bb"),
-			upd("va_coll", []string{"1", "aaa", "aaa", "1", "aaa", "aaa", "aaa"}, []string{"11", "aaa", "aaa", "1", "aaa", "aaa", "aaa"}),
+				vaCol{"val3", querypb.Type_VARCHAR, "varchar(255)", 1020, 608}),
+			vaIns("va_coll", "1", "aaa", "aaa", "1", "aaa", "aaa", "aaa"),
+			vaIns("va_coll", "2", "bb", "bb", "1", "bb", "bb", "bb"),
+			vaUpd("va_coll", []string{"1", "aaa", "aaa", "1", "aaa", "aaa", "aaa"}, []string{"11", "aaa", "aaa", "1", "aaa", "aaa", "aaa"}),
 			"gtid", "commit"}},
 	}})
 }
@@ -404,12 +397,12 @@ func TestVSSetStatement(t *testing.T) {
 	vaTables(t, "create table va_setpw(id int, val varbinary(128), primary key(id))")
 	execSQL(t, "CREATE USER IF NOT EXISTS 'va_appdebug'@'localhost'")
 	t.Cleanup(func() { execSQL(t, "DROP USER IF EXISTS 'va_appdebug'@'localhost'") })
-	s := startVS(t, nil, "current")
-	s.run([]vsCase{{
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
 		input: []string{"begin", "insert into va_setpw values (1, 'aaa')", "commit",
 			"SET PASSWORD FOR 'va_appdebug'@'localhost'='*AA17DA66C7C714557F5485E84BCAFF2C209F2F53'"},
 		output: [][]string{
-			{"begin", fieldEvent("va_setpw", intCol("id"), varbinCol("val", 128)), ins("va_setpw", "1", "aaa"), "gtid", "commit"},
+			{"begin", vaField("va_setpw", vaIntCol("id"), vaVarbinCol("val", 128)), vaIns("va_setpw", "1", "aaa"), "gtid", "commit"},
 			{"gtid", "other"},
 		},
 	}})
@@ -418,12 +411,12 @@ func TestVSSetStatement(t *testing.T) {
 func TestVSSetForeignKeyCheck(t *testing.T) {
 	vaTables(t, "create table va_fk(id int, val binary(4), primary key(id))")
 	t.Cleanup(func() { execSQL(t, "set @@session.foreign_key_checks=1") })
-	s := startVS(t, nil, "current")
+	s := startVA(t, nil, "current")
 	s.flags = true
 	flagged := func(flags uint32, after ...string) string {
-		return rowEventWith(&binlogdatapb.RowEvent{TableName: "va_fk", Flags: flags}, change{after: after})
+		return vaRowWith(&binlogdatapb.RowEvent{TableName: "va_fk", Flags: flags}, vaChange{after: after})
 	}
-	s.run([]vsCase{{
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_fk values (1, 'aaa')",
 			"set @@session.foreign_key_checks=1",
@@ -432,7 +425,7 @@ func TestVSSetForeignKeyCheck(t *testing.T) {
 			"insert into va_fk values (3, 'ccc')",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_fk", intCol("id"), col{"val", querypb.Type_BINARY, "binary(4)", 4, 63}),
+			vaField("va_fk", vaIntCol("id"), vaCol{"val", querypb.Type_BINARY, "binary(4)", 4, 63}),
 			flagged(1, "1", "aaa\x00"),
 			flagged(1, "2", "bbb\x00"),
 			flagged(3, "3", "ccc\x00"),
@@ -440,14 +433,14 @@ func TestVSSetForeignKeyCheck(t *testing.T) {
 	}})
 }
 
-func rule(match, filter string) *binlogdatapb.Filter {
+func vaRule(match, filter string) *binlogdatapb.Filter {
 	return &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: match, Filter: filter}}}
 }
 
 func TestVSFilteredVarBinary(t *testing.T) {
 	vaTables(t, "create table va_fvb(id1 int, val varbinary(128), primary key(id1))")
-	s := startVS(t, rule("va_fvb", "select id1, val from va_fvb where val = 'newton'"), "current")
-	s.run([]vsCase{{
+	s := startVA(t, vaRule("va_fvb", "select id1, val from va_fvb where val = 'newton'"), "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_fvb values (1, 'kepler')",
 			"insert into va_fvb values (2, 'newton')",
@@ -461,23 +454,23 @@ func TestVSFilteredVarBinary(t *testing.T) {
 			"delete from va_fvb where id1 in (2,3)",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_fvb", intCol("id1"), varbinCol("val", 128)),
-			ins("va_fvb", "2", "newton"),
-			ins("va_fvb", "3", "newton"),
-			ins("va_fvb", "5", "newton"),
-			upd("va_fvb", []string{"1", "kepler"}, []string{"1", "newton"}),
-			upd("va_fvb", []string{"2", "newton"}, []string{"2", "kepler"}),
-			upd("va_fvb", []string{"2", "kepler"}, []string{"2", "newton"}),
-			upd("va_fvb", []string{"1", "newton"}, []string{"1", "kepler"}),
-			rowEvent("va_fvb", change{before: []string{"2", "newton"}}, change{before: []string{"3", "newton"}}),
+			vaField("va_fvb", vaIntCol("id1"), vaVarbinCol("val", 128)),
+			vaIns("va_fvb", "2", "newton"),
+			vaIns("va_fvb", "3", "newton"),
+			vaIns("va_fvb", "5", "newton"),
+			vaUpd("va_fvb", []string{"1", "kepler"}, []string{"1", "newton"}),
+			vaUpd("va_fvb", []string{"2", "newton"}, []string{"2", "kepler"}),
+			vaUpd("va_fvb", []string{"2", "kepler"}, []string{"2", "newton"}),
+			vaUpd("va_fvb", []string{"1", "newton"}, []string{"1", "kepler"}),
+			vaRow("va_fvb", vaChange{before: []string{"2", "newton"}}, vaChange{before: []string{"3", "newton"}}),
 			"gtid", "commit"}},
 	}})
 }
 
 func TestVSPartialFilteredInt(t *testing.T) {
 	vaTables(t, "create table va_pfi(id1 int, id2 int, primary key(id1))")
-	s := startVS(t, rule("va_pfi", "select id1, id2 from va_pfi where id2 > 100 and id2 < 200"), "current")
-	s.run([]vsCase{{
+	s := startVA(t, vaRule("va_pfi", "select id1, id2 from va_pfi where id2 > 100 and id2 < 200"), "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_pfi values (1, 150)",
 			"update va_pfi set id2 = 100 where id1 = 1",
@@ -485,18 +478,18 @@ func TestVSPartialFilteredInt(t *testing.T) {
 			"update va_pfi set id2 = 110 where id1 = 1",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_pfi", intCol("id1"), intCol("id2")),
-			ins("va_pfi", "1", "150"),
-			upd("va_pfi", []string{"1", "150"}, []string{"1", "100"}),
-			upd("va_pfi", []string{"1", "200"}, []string{"1", "110"}),
+			vaField("va_pfi", vaIntCol("id1"), vaIntCol("id2")),
+			vaIns("va_pfi", "1", "150"),
+			vaUpd("va_pfi", []string{"1", "150"}, []string{"1", "100"}),
+			vaUpd("va_pfi", []string{"1", "200"}, []string{"1", "110"}),
 			"gtid", "commit"}},
 	}})
 }
 
 func TestVSFilteredInt(t *testing.T) {
 	vaTables(t, "create table va_fi(id1 int, id2 int, val varbinary(128), primary key(id1))")
-	s := startVS(t, rule("va_fi", "select id1, val from va_fi where id2 = 200"), "current")
-	s.run([]vsCase{{
+	s := startVA(t, vaRule("va_fi", "select id1, val from va_fi where id2 = 200"), "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_fi values (1, 100, 'aaa')",
 			"insert into va_fi values (2, 200, 'bbb')",
@@ -510,23 +503,23 @@ func TestVSFilteredInt(t *testing.T) {
 			"update va_fi set id2 = 200 where id1 = 2",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_fi", intCol("id1"), varbinCol("val", 128)),
-			ins("va_fi", "2", "bbb"),
-			ins("va_fi", "4", "ddd"),
-			ins("va_fi", "5", "eee"),
-			upd("va_fi", []string{"4", "ddd"}, []string{"4", "newddd"}),
-			upd("va_fi", []string{"1", "aaa"}, []string{"1", "aaa"}),
-			upd("va_fi", []string{"2", "bbb"}, []string{"2", "bbb"}),
-			upd("va_fi", []string{"1", "aaa"}, []string{"1", "aaa"}),
-			upd("va_fi", []string{"2", "bbb"}, []string{"2", "bbb"}),
+			vaField("va_fi", vaIntCol("id1"), vaVarbinCol("val", 128)),
+			vaIns("va_fi", "2", "bbb"),
+			vaIns("va_fi", "4", "ddd"),
+			vaIns("va_fi", "5", "eee"),
+			vaUpd("va_fi", []string{"4", "ddd"}, []string{"4", "newddd"}),
+			vaUpd("va_fi", []string{"1", "aaa"}, []string{"1", "aaa"}),
+			vaUpd("va_fi", []string{"2", "bbb"}, []string{"2", "bbb"}),
+			vaUpd("va_fi", []string{"1", "aaa"}, []string{"1", "aaa"}),
+			vaUpd("va_fi", []string{"2", "bbb"}, []string{"2", "bbb"}),
 			"gtid", "commit"}},
 	}})
 }
 
 func TestVSSavepoint(t *testing.T) {
 	vaTables(t, "create table va_sp1(id int, val varbinary(128), primary key(id))")
-	s := startVS(t, nil, "current")
-	s.run([]vsCase{{
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_sp1 values (1, 'aaa')",
 			"savepoint a",
@@ -537,9 +530,9 @@ func TestVSSavepoint(t *testing.T) {
 			"release savepoint b",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_sp1", intCol("id"), varbinCol("val", 128)),
-			ins("va_sp1", "1", "aaa"),
-			upd("va_sp1", []string{"1", "aaa"}, []string{"1", "bbb"}),
+			vaField("va_sp1", vaIntCol("id"), vaVarbinCol("val", 128)),
+			vaIns("va_sp1", "1", "aaa"),
+			vaUpd("va_sp1", []string{"1", "aaa"}, []string{"1", "bbb"}),
 			"gtid", "commit"}},
 	}})
 }
@@ -548,8 +541,8 @@ func TestVSSavepointWithFilter(t *testing.T) {
 	vaTables(t,
 		"create table va_spf1(id int, val varbinary(128), primary key(id))",
 		"create table va_spf2(id int, val varbinary(128), primary key(id))")
-	s := startVS(t, rule("va_spf2", "select * from va_spf2"), "current")
-	s.run([]vsCase{{
+	s := startVA(t, vaRule("va_spf2", "select * from va_spf2"), "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_spf1 values (1, 'aaa')", "savepoint a",
 			"insert into va_spf1 values (2, 'aaa')", "savepoint b",
@@ -573,9 +566,9 @@ func TestVSSavepointWithFilter(t *testing.T) {
 			"insert into va_spf2 values (2, 'aaa')", "savepoint d",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_spf2", intCol("id"), varbinCol("val", 128)),
-			ins("va_spf2", "1", "aaa"),
-			ins("va_spf2", "2", "aaa"),
+			vaField("va_spf2", vaIntCol("id"), vaVarbinCol("val", 128)),
+			vaIns("va_spf2", "1", "aaa"),
+			vaIns("va_spf2", "2", "aaa"),
 			"gtid", "commit"}},
 	}})
 }
@@ -588,24 +581,24 @@ func TestVSStatements(t *testing.T) {
 	alterPadded := "/* prefix */ alter table va_st1 change column val val varbinary(256) /* suffix */"
 	truncate := "truncate table va_st2"
 	alterBack := "/* prefix */ alter table va_st1 change column val val varbinary(128) /* suffix */"
-	s := startVS(t, nil, "current")
-	s.run([]vsCase{{
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_st1 values (1, 'aaa')",
 			"update va_st1 set val='bbb' where id = 1",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_st1", intCol("id"), varbinCol("val", 128)),
-			ins("va_st1", "1", "aaa"),
-			upd("va_st1", []string{"1", "aaa"}, []string{"1", "bbb"}),
+			vaField("va_st1", vaIntCol("id"), vaVarbinCol("val", 128)),
+			vaIns("va_st1", "1", "aaa"),
+			vaUpd("va_st1", []string{"1", "aaa"}, []string{"1", "bbb"}),
 			"gtid", "commit"}},
 	}, {
 		input:  []string{alter},
-		output: [][]string{{"gtid", ddlEvent(alter)}},
+		output: [][]string{{"gtid", vaDDL(alter)}},
 	}, {
 		// A DDL padded with comments keeps them.
 		input:  []string{alterPadded},
-		output: [][]string{{"gtid", ddlEvent(alterPadded)}},
+		output: [][]string{{"gtid", vaDDL(alterPadded)}},
 	}, {
 		// Several tables, several rows a statement; the altered table is described anew.
 		input: []string{"begin",
@@ -615,21 +608,21 @@ func TestVSStatements(t *testing.T) {
 			"delete from va_st1",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_st1", intCol("id"), varbinCol("val", 256)),
-			ins("va_st1", "2", "bbb"),
-			fieldEvent("va_st2", intCol("id"), varbinCol("val", 128)),
-			ins("va_st2", "1", "aaa"),
-			rowEvent("va_st1",
-				change{before: []string{"1", "bbb"}, after: []string{"1", "ccc"}},
-				change{before: []string{"2", "bbb"}, after: []string{"2", "ccc"}}),
-			rowEvent("va_st1", change{before: []string{"1", "ccc"}}, change{before: []string{"2", "ccc"}}),
+			vaField("va_st1", vaIntCol("id"), vaVarbinCol("val", 256)),
+			vaIns("va_st1", "2", "bbb"),
+			vaField("va_st2", vaIntCol("id"), vaVarbinCol("val", 128)),
+			vaIns("va_st2", "1", "aaa"),
+			vaRow("va_st1",
+				vaChange{before: []string{"1", "bbb"}, after: []string{"1", "ccc"}},
+				vaChange{before: []string{"2", "bbb"}, after: []string{"2", "ccc"}}),
+			vaRow("va_st1", vaChange{before: []string{"1", "ccc"}}, vaChange{before: []string{"2", "ccc"}}),
 			"gtid", "commit"}},
 	}, {
 		input:  []string{truncate},
-		output: [][]string{{"gtid", ddlEvent(truncate)}},
+		output: [][]string{{"gtid", vaDDL(truncate)}},
 	}, {
 		input:  []string{alterBack},
-		output: [][]string{{"gtid", ddlEvent(alterBack)}},
+		output: [][]string{{"gtid", vaDDL(alterBack)}},
 	}})
 }
 
@@ -637,8 +630,8 @@ func TestVSRegexp(t *testing.T) {
 	vaTables(t,
 		"create table va_yes_stream(id int, val varbinary(128), primary key(id))",
 		"create table va_no_stream(id int, val varbinary(128), primary key(id))")
-	s := startVS(t, rule("/va_yes.*/", ""), "current")
-	s.run([]vsCase{{
+	s := startVA(t, vaRule("/va_yes.*/", ""), "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_yes_stream values (1, 'aaa')",
 			"insert into va_no_stream values (2, 'bbb')",
@@ -646,9 +639,9 @@ func TestVSRegexp(t *testing.T) {
 			"update va_no_stream set val='bbb' where id = 2",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_yes_stream", intCol("id"), varbinCol("val", 128)),
-			ins("va_yes_stream", "1", "aaa"),
-			upd("va_yes_stream", []string{"1", "aaa"}, []string{"1", "bbb"}),
+			vaField("va_yes_stream", vaIntCol("id"), vaVarbinCol("val", 128)),
+			vaIns("va_yes_stream", "1", "aaa"),
+			vaUpd("va_yes_stream", []string{"1", "aaa"}, []string{"1", "bbb"}),
 			"gtid", "commit"}},
 	}})
 }
@@ -658,23 +651,23 @@ func TestVSRegexp(t *testing.T) {
 // single-integer primary key). FIELD and ROW keep their keyspace and shard here.
 func TestVSREKeyRange(t *testing.T) {
 	vaTables(t, "create table va_rek(id1 int, id2 int, val varbinary(128), primary key(id1))")
-	s := startVS(t, rule("/va_rek/", "-80"), "current")
+	s := startVA(t, vaRule("/va_rek/", "-80"), "current")
 	s.ksh = true
 	fe := func() string {
 		var ev binlogdatapb.VEvent
 		ev.Type = binlogdatapb.VEventType_FIELD
 		ev.FieldEvent = &binlogdatapb.FieldEvent{TableName: "va_rek", Keyspace: "ks", Shard: "0"}
-		for _, c := range []col{intCol("id1"), intCol("id2"), varbinCol("val", 128)} {
+		for _, c := range []vaCol{vaIntCol("id1"), vaIntCol("id2"), vaVarbinCol("val", 128)} {
 			ev.FieldEvent.Fields = append(ev.FieldEvent.Fields, &querypb.Field{Name: c.name, Type: c.typ, Table: "va_rek", OrgTable: "va_rek",
 				Database: "ks", OrgName: c.name, ColumnLength: c.length, Charset: c.charset, ColumnType: c.colType})
 		}
 		return ev.String()
 	}
-	row := func(c change) string {
-		return rowEventWith(&binlogdatapb.RowEvent{TableName: "va_rek", Keyspace: "ks", Shard: "0"}, c)
+	row := func(c vaChange) string {
+		return vaRowWith(&binlogdatapb.RowEvent{TableName: "va_rek", Keyspace: "ks", Shard: "0"}, c)
 	}
 	// 1, 2, 3 and 5 are in -80; 4 and 6 in 80-.
-	s.run([]vsCase{{
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_rek values (1, 1, 'aaa')",
 			"insert into va_rek values (4, 1, 'bbb')",
@@ -684,25 +677,25 @@ func TestVSREKeyRange(t *testing.T) {
 			"commit"},
 		output: [][]string{{"begin",
 			fe(),
-			row(change{after: []string{"1", "1", "aaa"}}),
-			row(change{before: []string{"1", "1", "aaa"}, after: []string{"2", "1", "aaa"}}),
-			row(change{before: []string{"2", "1", "aaa"}}),
-			row(change{after: []string{"3", "1", "bbb"}}),
+			row(vaChange{after: []string{"1", "1", "aaa"}}),
+			row(vaChange{before: []string{"1", "1", "aaa"}, after: []string{"2", "1", "aaa"}}),
+			row(vaChange{before: []string{"2", "1", "aaa"}}),
+			row(vaChange{after: []string{"3", "1", "bbb"}}),
 			"gtid", "commit"}},
 	}})
 }
 
 func TestVSSelectFilter(t *testing.T) {
 	vaTables(t, "create table va_sel(id1 int, id2 int, val varbinary(128), primary key(id1))")
-	s := startVS(t, rule("va_sel", "select id2, val from va_sel where in_keyrange(id2, 'hash', '-80')"), "current")
-	s.run([]vsCase{{
+	s := startVA(t, vaRule("va_sel", "select id2, val from va_sel where in_keyrange(id2, 'hash', '-80')"), "current")
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_sel values (4, 1, 'aaa')",
 			"insert into va_sel values (2, 4, 'aaa')", // not in -80
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_sel", intCol("id2"), varbinCol("val", 128)),
-			ins("va_sel", "1", "aaa"),
+			vaField("va_sel", vaIntCol("id2"), vaVarbinCol("val", 128)),
+			vaIns("va_sel", "1", "aaa"),
 			"gtid", "commit"}},
 	}})
 }
@@ -714,36 +707,36 @@ func TestVSDDLAddColumn(t *testing.T) {
 	alter1 := "alter table va_ddl1 add column val2 varbinary(128)"
 	alter2 := "alter table va_ddl2 add column val2 varbinary(128)"
 	// A select rule and a regexp rule, from the position before the statements.
-	s := startVS(t, &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{
+	s := startVA(t, &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{
 		{Match: "va_ddl2", Filter: "select * from va_ddl2"}, {Match: "/va_ddl.*/"},
 	}}, serverPosition(t))
-	s.run([]vsCase{{
+	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_ddl1 values(1, 'aaa')",
 			"insert into va_ddl2 values(1, 'aaa')",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_ddl1", intCol("id"), varbinCol("val1", 128)),
-			ins("va_ddl1", "1", "aaa"),
-			fieldEvent("va_ddl2", intCol("id"), varbinCol("val1", 128)),
-			ins("va_ddl2", "1", "aaa"),
+			vaField("va_ddl1", vaIntCol("id"), vaVarbinCol("val1", 128)),
+			vaIns("va_ddl1", "1", "aaa"),
+			vaField("va_ddl2", vaIntCol("id"), vaVarbinCol("val1", 128)),
+			vaIns("va_ddl2", "1", "aaa"),
 			"gtid", "commit"}},
 	}, {
 		input:  []string{alter1},
-		output: [][]string{{"gtid", ddlEvent(alter1)}},
+		output: [][]string{{"gtid", vaDDL(alter1)}},
 	}, {
 		input:  []string{alter2},
-		output: [][]string{{"gtid", ddlEvent(alter2)}},
+		output: [][]string{{"gtid", vaDDL(alter2)}},
 	}, {
 		input: []string{"begin",
 			"insert into va_ddl1 values(2, 'bbb', 'ccc')",
 			"insert into va_ddl2 values(2, 'bbb', 'ccc')",
 			"commit"},
 		output: [][]string{{"begin",
-			fieldEvent("va_ddl1", intCol("id"), varbinCol("val1", 128), varbinCol("val2", 128)),
-			ins("va_ddl1", "2", "bbb", "ccc"),
-			fieldEvent("va_ddl2", intCol("id"), varbinCol("val1", 128), varbinCol("val2", 128)),
-			ins("va_ddl2", "2", "bbb", "ccc"),
+			vaField("va_ddl1", vaIntCol("id"), vaVarbinCol("val1", 128), vaVarbinCol("val2", 128)),
+			vaIns("va_ddl1", "2", "bbb", "ccc"),
+			vaField("va_ddl2", vaIntCol("id"), vaVarbinCol("val1", 128), vaVarbinCol("val2", 128)),
+			vaIns("va_ddl2", "2", "bbb", "ccc"),
 			"gtid", "commit"}},
 	}})
 }
@@ -751,8 +744,8 @@ func TestVSDDLAddColumn(t *testing.T) {
 // Vitess's TestUnsentDDL: a DDL of a table no rule matches is sent as OTHER, no statement.
 func TestVSUnsentDDL(t *testing.T) {
 	execSQL(t, "create table va_unsent(id int, val varbinary(128), primary key(id))")
-	s := startVS(t, rule("/none/", ""), serverPosition(t))
-	s.run([]vsCase{{
+	s := startVA(t, vaRule("/none/", ""), serverPosition(t))
+	s.run([]vaCase{{
 		input:  []string{"drop table va_unsent"},
 		output: [][]string{{"gtid", (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_OTHER}).String()}},
 	}})
@@ -768,16 +761,16 @@ func TestVSDDLDropColumn(t *testing.T) {
 	execSQL(t, "insert into va_drop values(1, 'aaa', 'ccc')",
 		"alter table va_drop drop column val2",
 		"insert into va_drop values(2, 'bbb')")
-	s := startVS(t, rule("/va_drop/", ""), pos)
+	s := startVA(t, vaRule("/va_drop/", ""), pos)
 	s.expect("from before the drop", [][]string{
 		{"begin",
-			fieldEvent("va_drop", intCol("id"), varbinCol("val1", 128), varbinCol("val2", 128)),
-			ins("va_drop", "1", "aaa", "ccc"),
+			vaField("va_drop", vaIntCol("id"), vaVarbinCol("val1", 128), vaVarbinCol("val2", 128)),
+			vaIns("va_drop", "1", "aaa", "ccc"),
 			"gtid", "commit"},
-		{"gtid", ddlEvent("alter table va_drop drop column val2")},
+		{"gtid", vaDDL("alter table va_drop drop column val2")},
 		{"begin",
-			fieldEvent("va_drop", intCol("id"), varbinCol("val1", 128)),
-			ins("va_drop", "2", "bbb"),
+			vaField("va_drop", vaIntCol("id"), vaVarbinCol("val1", 128)),
+			vaIns("va_drop", "2", "bbb"),
 			"gtid", "commit"},
 	})
 	s.expectNoMore()
@@ -791,8 +784,8 @@ func TestVSVersionNotTracked(t *testing.T) {
 	execSQL(t, "create database if not exists _vt",
 		"create table if not exists _vt.schema_version(id int, pos longblob, time_updated bigint(20), ddl varchar(10000), schemax blob, primary key(id))")
 	t.Cleanup(func() { execSQL(t, "drop table _vt.schema_version", "drop database _vt") })
-	s := startVS(t, nil, serverPosition(t))
-	s.run([]vsCase{{
+	s := startVA(t, nil, serverPosition(t))
+	s.run([]vaCase{{
 		input:  []string{"insert into _vt.schema_version values(1, 'MariaDB/0-41983-20', 123, 'create table t1', 'x')"},
 		output: [][]string{{"begin", "gtid", "commit"}},
 	}})
