@@ -58,7 +58,11 @@ func startVA(t *testing.T, filter *binlogdatapb.Filter, pos string) *vaStream {
 					}
 				}
 				if len(kept) > 0 {
-					s.ch <- kept
+					select {
+					case s.ch <- kept:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
 				}
 				return nil
 			})
