@@ -79,7 +79,7 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 		select {
 		case <-e.drain:
 			close(drained)
-			conn.Close()
+			_ = conn.Close() // ends the blocked read; the dump ends with ErrShuttingDown
 		case <-relayed:
 		}
 	}()

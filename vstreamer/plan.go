@@ -311,6 +311,8 @@ func afterDataColumns(e *replication.RowsEvent) *binlogdata.RowChange_Bitmap {
 		return nil
 	case replication.EnumRowsEventTypeUpdate:
 		bitmap = e.ColumnBitmap2
+	default:
+		// An insert's after image is described by the first bitmap.
 	}
 	n := int(e.ColumnCount)
 	if !partial(bitmap, n) {

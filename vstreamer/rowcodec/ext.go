@@ -60,8 +60,10 @@ func appendExt[T string | []byte](dst []byte, e Ext, raw T) []byte {
 		return dst
 	case ExtINET4:
 		return appendIPv4(dst, b[:4])
+	default:
+		// INET6 (callers pass only extension types).
+		return appendIPv6(dst, &b)
 	}
-	return appendIPv6(dst, &b)
 }
 
 func appendIPv4(dst, b []byte) []byte {
@@ -194,8 +196,10 @@ func extKey(e Ext, text []byte) (k [16]byte, ok bool) {
 			return k, false
 		}
 		return a.As16(), true
+	default:
+		// Not an extension type: no byte form.
+		return k, false
 	}
-	return k, false
 }
 
 func unhex(c byte) (byte, bool) {

@@ -72,6 +72,8 @@ func (c *Column) FieldType() query.Type {
 		return query.Type_VARBINARY
 	case query.Type_TEXT:
 		return query.Type_BLOB
+	default:
+		// Other types have no binary form of their own.
 	}
 	return typ
 }
@@ -116,6 +118,8 @@ func (c *Column) synthesizedFlags(typ query.Type) uint32 {
 		flags |= uint32(query.MySqlFlag_TIMESTAMP_FLAG)
 	case query.Type_BLOB, query.Type_TEXT, query.Type_JSON, query.Type_GEOMETRY:
 		flags |= uint32(query.MySqlFlag_BLOB_FLAG)
+	default:
+		// No flag of the type's own.
 	}
 	numeric := flags&uint32(query.MySqlFlag_NUM_FLAG) != 0
 	if !c.isCharacter() && !numeric && typ != query.Type_BIT {
@@ -134,6 +138,8 @@ func (c *Column) displayLength() int {
 		return 15 * resultCharsetMaxLen
 	case ExtINET6:
 		return 39 * resultCharsetMaxLen
+	default:
+		// Not an extension type: by the binlog type below.
 	}
 	signed := func(digits int) int {
 		if c.Unsigned {

@@ -147,6 +147,8 @@ func (c *Column) synthesizedColumnType() string {
 		return "inet4"
 	case ExtINET6:
 		return "inet6"
+	default:
+		// Not an extension type: by the binlog type below.
 	}
 	// Integers carry the display width MariaDB's COLUMN_TYPE gives them.
 	width := func(name string) string {
