@@ -749,17 +749,14 @@ func (s *stream) copyChunk(t *copyTable) error {
 	for i, kf := range t.keyFields {
 		keyIdx[i] = slices.Index(t.fields, kf)
 	}
-	width := len(t.fields)
-	cells := make([][]byte, width)
+	rc := newCopiedRow(t, cols)
+	cells := rc.cells
 	var (
 		rowEv   *binlogdata.RowEvent
-		scratch []byte
-		lens    []int64
 		n       int
 		last    [][]byte
 		sendErr error
 	)
-	offs := make([]int, 0, len(cols))
 	const slab = 256
 	var (
 		arena     []byte
@@ -850,7 +847,7 @@ func (s *stream) copyChunk(t *copyTable) error {
 		return nil
 	}
 	// A table streamed whole is encoded straight into the batch's buffers.
-	direct := t.plan.Passthrough() && len(cols) == width
+	direct := t.plan.Passthrough() && len(cols) == len(t.fields)
 	// The server may scan long before it returns a row the rule keeps.
 	stopBeats := s.heartbeatWhile()
 	defer stopBeats()
@@ -889,32 +886,8 @@ func (s *stream) copyChunk(t *copyTable) error {
 			}
 			return emit(start, lstart)
 		}
-		scratch, lens = scratch[:0], lens[:0]
-		for i := range cells {
-			cells[i] = nil
-		}
-		offs = offs[:0]
-		for j, ci := range cols {
-			offs = append(offs, len(scratch))
-			var null bool
-			var err error
-			scratch, null, err = t.cols[ci].AppendCopied(scratch, &row[j])
-			if err != nil {
-				return s.copyPoison(t, cols, keyIdx, ci, row, err)
-			}
-			if null {
-				lens = append(lens, -1)
-			} else {
-				lens = append(lens, int64(len(scratch)-offs[j]))
-			}
-		}
-		for j, ci := range cols {
-			if lens[j] >= 0 {
-				cells[ci] = scratch[offs[j] : offs[j]+int(lens[j]) : offs[j]+int(lens[j])]
-				if lens[j] == 0 {
-					cells[ci] = emptyCell
-				}
-			}
+		if ci, err := rc.read(row); err != nil {
+			return s.copyPoison(t, cols, keyIdx, ci, row, err)
 		}
 		last = last[:0]
 		for _, ki := range keyIdx {
@@ -1146,4 +1119,49 @@ func (s *stream) copyFieldSource(t *copyTable, chunk *binlogdata.EventSource) (*
 		src.CreateTable = resultString(res, 0, 1)
 	}
 	return src, nil
+}
+
+// copiedRow turns a row read by a copy (or a snapshot read) into cells in table column order,
+// each value in the binlog's text encoding (Column.AppendCopied), so that copied rows and
+// binlog rows are filtered and encoded alike. Its buffers are reused row after row: a row's
+// cells are valid until the next read.
+type copiedRow struct {
+	t     *copyTable
+	cols  []int // the table column of each result column
+	cells [][]byte
+	buf   []byte
+	lens  []int64
+	offs  []int
+}
+
+func newCopiedRow(t *copyTable, cols []int) *copiedRow {
+	return &copiedRow{t: t, cols: cols, cells: make([][]byte, len(t.fields)), offs: make([]int, 0, len(cols))}
+}
+
+// read decodes row; on failure it returns the table column that could not be decoded.
+func (r *copiedRow) read(row []mysql.FieldValue) (int, error) {
+	r.buf, r.lens, r.offs = r.buf[:0], r.lens[:0], r.offs[:0]
+	clear(r.cells)
+	for j, ci := range r.cols {
+		r.offs = append(r.offs, len(r.buf))
+		var null bool
+		var err error
+		if r.buf, null, err = r.t.cols[ci].AppendCopied(r.buf, &row[j]); err != nil {
+			return ci, err
+		}
+		if null {
+			r.lens = append(r.lens, -1)
+		} else {
+			r.lens = append(r.lens, int64(len(r.buf)-r.offs[j]))
+		}
+	}
+	// Cells are cut once the buffer has stopped growing.
+	for j, ci := range r.cols {
+		if l := r.lens[j]; l > 0 {
+			r.cells[ci] = r.buf[r.offs[j] : r.offs[j]+int(l) : r.offs[j]+int(l)]
+		} else if l == 0 {
+			r.cells[ci] = emptyCell
+		}
+	}
+	return 0, nil
 }

@@ -257,11 +257,9 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 			}
 		}
 	}
+	rc := newCopiedRow(t, cols)
+	cells := rc.cells
 	var (
-		cells   = make([][]byte, len(t.fields))
-		scratch []byte
-		lens    []int64
-		offs    = make([]int, 0, len(cols))
 		last    = make([][]byte, len(keyIdx))
 		arena   []byte
 		lensAr  []int64
@@ -284,28 +282,8 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 		return nil
 	}
 	err := r.s.copy.conn.ExecuteSelectStreaming(sql, &result, func(row []mysql.FieldValue) error {
-		scratch, lens, offs = scratch[:0], lens[:0], offs[:0]
-		clear(cells)
-		for j, ci := range cols {
-			offs = append(offs, len(scratch))
-			var null bool
-			var err error
-			if scratch, null, err = t.cols[ci].AppendCopied(scratch, &row[j]); err != nil {
-				return err
-			}
-			if null {
-				lens = append(lens, -1)
-			} else {
-				lens = append(lens, int64(len(scratch)-offs[j]))
-			}
-		}
-		for j, ci := range cols {
-			if lens[j] >= 0 {
-				cells[ci] = scratch[offs[j] : offs[j]+int(lens[j]) : offs[j]+int(lens[j])]
-				if lens[j] == 0 {
-					cells[ci] = emptyCell
-				}
-			}
+		if _, err := rc.read(row); err != nil {
+			return err
 		}
 		for i, ki := range keyIdx {
 			last[i] = cells[ki]
