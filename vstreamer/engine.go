@@ -213,7 +213,33 @@ type Observer interface {
 }
 
 // SendFunc receives one batch. It must not keep the slice after it returns (the events
-// themselves may be kept). Returning an error ends the stream with that error.
+// themselves may be kept). Returning an error ends the stream with that error (io.EOF: a
+// clean stop). Calls never overlap: heartbeats sent while the stream waits on a long read
+// take the same lock as every other send.
+//
+// The batch contract, which the server's rewrites and encoders rely on:
+//
+//   - Events come in stream order; a batch never holds part of an event, and the events of a
+//     batch are stamped with keyspace, shard and current_time.
+//   - A position (VGTID) is sent only where the client may resume: after a transaction's
+//     COMMIT, after a DDL or OTHER (each `GTID, DDL|OTHER, VGTID`), after a copy chunk's or
+//     packet's LASTPK, and at the start of a stream from "current" (`GTID, OTHER, VGTID`).
+//   - A binlog transaction is `BEGIN, [FIELD], ROW|INSERT|UPDATE|DELETE|REPLACE..., GTID,
+//     COMMIT, VGTID`. A batch ends at a unit's end when no more events wait, or inside a
+//     transaction when it reaches MaxBatchBytes (or, with PacketSize, when the next ROW would
+//     take its row values past it): the rest of the transaction follows in the next batches,
+//     and a stream that ends before its COMMIT leaves it incomplete for the client to drop.
+//   - A HEARTBEAT ends its batch.
+//   - The native copy sends, per chunk, `BEGIN, [FIELD], ROW..., LASTPK, COMMIT, VGTID`; the
+//     last chunk's LASTPK is completed and is followed by COPY_COMPLETED for the table, and
+//     the last table's by a final COPY_COMPLETED with no keyspace or shard. Binlog events of
+//     the catch-up between chunks are ordinary transactions.
+//   - With Request.VitessCopy the copy has Vitess's shape instead (see Request.VitessCopy):
+//     a table starts with `BEGIN, FIELD` and, the first time, `GTID, VGTID`; each packet of
+//     rows, and a table's completion, ends with `LASTPK, VGTID, COMMIT`; one COPY_COMPLETED
+//     ends the copy. Each GTID and LASTPK is followed in its batch by the VGTID that stands
+//     for it, which the server moves into vtgate's place or drops for the tablet API.
+//   - With Request.EventTypes, left-out events still end their batch where they would have.
 type SendFunc func(events []*binlogdata.VEvent) error
 
 // connect opens a SQL connection to the server.
