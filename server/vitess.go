@@ -68,12 +68,8 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 }
 
 func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservice.Query_VStreamServer) error {
-	cfg := q.srv.engine.Config()
-	if t := req.GetTarget(); t != nil {
-		if t.GetKeyspace() != "" && t.GetKeyspace() != cfg.Keyspace || t.GetShard() != "" && t.GetShard() != cfg.Shard {
-			return status.Errorf(codes.InvalidArgument, "target %s/%s is not served here; this server streams %s/%s",
-				t.GetKeyspace(), t.GetShard(), cfg.Keyspace, cfg.Shard)
-		}
+	if err := q.srv.checkTarget(req.GetTarget()); err != nil {
+		return err
 	}
 	opts := req.GetOptions()
 	vcfg, err := parseConfigOverrides(opts.GetConfigOverrides())
