@@ -180,17 +180,6 @@ func rangeInts(from, to int) []int {
 	return out
 }
 
-// binlogFieldsWithoutEnumSet drops enum_set_string_values from a replicated FIELD: Vitess
-// sets it there only for tables with ENUM or SET columns, which is column metadata this
-// test leaves to others.
-func binlogFieldsWithoutEnumSet(got []string) []string {
-	out := make([]string, len(got))
-	for i, g := range got {
-		out[i] = strings.Replace(g, " enum_set_string_values:true}", "}", 1)
-	}
-	return out
-}
-
 // TestTabletCopyCompleteFlow is TestVStreamCopyCompleteFlow's copy of three tables and the
 // replication after it, started as Vitess's test starts it: no position, table_p_ks giving
 // tables 1 and 3 a last key of 0 and none for table 2. The changes Vitess's test makes while
@@ -239,7 +228,7 @@ func TestTabletCopyCompleteFlow(t *testing.T) {
 	want = append(want, cfBinlogEvents("cf_t2", 2, 13)...)
 	want = append(want, cfBinlogEvents("cf_t3", 3, 12, 13)...)
 	got, _ = tabletEvents(t, st, len(want))
-	compareEvents(t, binlogFieldsWithoutEnumSet(got), want)
+	compareEvents(t, got, want)
 }
 
 // TestTabletCopyCatchUp is the catch-up of TestVStreamCopyCompleteFlow: a transaction writes
@@ -269,7 +258,6 @@ func TestTabletCopyCatchUp(t *testing.T) {
 		return append(w, "type:COPY_COMPLETED")
 	}
 	got, evs = tabletEvents(t, st, len(want(0)))
-	got[1] = binlogFieldsWithoutEnumSet(got[1:2])[0]
 	compareEvents(t, got, want(keyFlags(t, evs, "cu_t2", "id21")))
 }
 
@@ -285,7 +273,7 @@ func TestTabletNoCopyWithGTID(t *testing.T) {
 		Options: &binlogdatapb.VStreamOptions{TablesToCopy: []string{"nc_t1"}}})
 	execSQL(t, "INSERT INTO nc_t1 VALUES (2, 'val2')")
 	got, _ := tabletEvents(t, st, 5)
-	compareEvents(t, binlogFieldsWithoutEnumSet(got), []string{
+	compareEvents(t, got, []string{
 		"type:BEGIN",
 		`type:FIELD field_event:{table_name:"nc_t1" fields:{name:"id" type:INT32} fields:{name:"val" type:VARCHAR}}`,
 		`type:ROW row_event:{table_name:"nc_t1" row_changes:{after:{lengths:1 lengths:4 values:"2val2"}}}`,
@@ -545,7 +533,7 @@ func TestTabletBestEffortFieldNames(t *testing.T) {
 			if metadata == "FULL" {
 				id, val = "id", "val"
 			}
-			compareEvents(t, binlogFieldsWithoutEnumSet(got), []string{
+			compareEvents(t, got, []string{
 				"type:BEGIN",
 				fmt.Sprintf(`type:FIELD field_event:{table_name:"%s" fields:{name:"%s" type:INT32} fields:{name:"%s" type:VARBINARY}}`, table, id, val),
 				fmt.Sprintf(`type:ROW row_event:{table_name:"%s" row_changes:{after:{lengths:1 lengths:3 values:"1abc"}}}`, table),

@@ -360,6 +360,10 @@ func (t *copyTable) resume(lp *binlogdata.TableLastPK) error {
 	if len(qr.GetRows()) == 0 {
 		return nil
 	}
+	if len(qr.GetFields()) == 0 {
+		// Vitess's words: a last key must say which columns its values are of.
+		return fmt.Errorf("%w: lastpk for table %s has no fields defined", filter.ErrInvalid, t.name)
+	}
 	if len(qr.GetRows()) != 1 || len(qr.GetFields()) != len(t.key) {
 		return fmt.Errorf("%w: table_p_ks for %s: want one row over the key (%s)", filter.ErrInvalid, t.name, strings.Join(t.key, ", "))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 	"google.golang.org/protobuf/proto"
@@ -72,7 +73,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 			Fields:              p.fields,
 			Keyspace:            s.cfg.Keyspace,
 			Shard:               s.cfg.Shard,
-			EnumSetStringValues: true,
+			EnumSetStringValues: hasEnumOrSet(p.fields),
 		},
 	}
 	if ev.Source = s.source(); ev.Source != nil {
@@ -81,6 +82,17 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 	}
 	s.add(ev)
 	return nil
+}
+
+// hasEnumOrSet reports whether a FIELD carries an ENUM or SET column: a replicated FIELD says
+// its ROWs hold labels only then, as Vitess's does (the copy's FIELD always says so). The
+// column type is read as well as the type, because an ENUM or SET of a binary collation is
+// typed BINARY.
+func hasEnumOrSet(fields []*query.Field) bool {
+	return slices.ContainsFunc(fields, func(f *query.Field) bool {
+		ct := strings.ToLower(f.ColumnType)
+		return f.Type == query.Type_ENUM || f.Type == query.Type_SET || strings.HasPrefix(ct, "enum(") || strings.HasPrefix(ct, "set(")
+	})
 }
 
 func sameFields(a, b []*query.Field) bool {
