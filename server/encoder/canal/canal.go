@@ -13,6 +13,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 )
 
@@ -224,7 +225,7 @@ func (o Options) appendTimestamp(dst, cell []byte) []byte {
 	if o.Zone == nil || o.Zone == time.UTC {
 		return append(dst, cell...)
 	}
-	d, err := encoder.ParseDateTime(cell)
+	d, err := sqltypes.ParseDateTime(cell)
 	if err != nil || d.IsZeroDate() || d.FracDigits >= len(timestampLayouts) {
 		return append(dst, cell...)
 	}

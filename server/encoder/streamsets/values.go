@@ -9,6 +9,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // kind is how a column's values are written: the StreamSets field type MysqlType gives the
@@ -146,7 +147,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 	case kindDecimal:
 		return appendDecimal(b, cell)
 	case kindDateTime:
-		d, err := encoder.ParseDateTime(cell)
+		d, err := sqltypes.ParseDateTime(cell)
 		if err != nil {
 			return b, err
 		}
@@ -166,7 +167,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		}
 		return strconv.AppendInt(b, ms, 10), nil
 	case kindTime:
-		us, _, err := encoder.ParseTime(cell)
+		us, _, err := sqltypes.ParseTime(cell)
 		if err != nil {
 			return b, err
 		}
