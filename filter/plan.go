@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/text/encoding/charmap"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/gen/query"
@@ -185,14 +183,6 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 	}
 	return p, nil
 }
-
-// latin1ToUTF8 maps MySQL's latin1 (Windows-1252) bytes to runes.
-var latin1ToUTF8 = func() (t [256]rune) {
-	for i := range t {
-		t[i] = charmap.Windows1252.DecodeByte(byte(i))
-	}
-	return t
-}()
 
 func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, error) {
 	// FIELD types a character column with a binary collation BINARY, VARBINARY or BLOB, as
@@ -569,9 +559,7 @@ func (p *TablePlan) AppendRow(values []byte, lengths []int64, cells [][]byte) ([
 		}
 		start := len(values)
 		if o.latin1 {
-			for _, b := range cell {
-				values = utf8.AppendRune(values, latin1ToUTF8[b])
-			}
+			values = sqltypes.AppendLatin1(values, cell)
 		} else {
 			values = append(values, cell...)
 		}

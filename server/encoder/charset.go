@@ -91,9 +91,14 @@ var charsets = func() map[string]*Charset {
 		}
 		m[name] = &Charset{name: name, single: t, ascii: true}
 	}
-	// MySQL's latin1 is Windows-1252. Its five unassigned bytes become U+FFFD, as the Java
-	// decoder (Connector/J's Cp1252) that canal and Debezium read them with makes them.
-	single("latin1", charmap.Windows1252)
+	// MySQL's latin1 is Windows-1252 (sqltypes owns its table). Its five unassigned bytes
+	// become U+FFFD, as the Java decoder (Connector/J's Cp1252) that canal and Debezium read
+	// them with makes them.
+	latin1 := new([256]rune)
+	for i := range latin1 {
+		latin1[i] = sqltypes.Latin1Rune(byte(i))
+	}
+	m["latin1"] = &Charset{name: "latin1", single: latin1, ascii: true}
 	single("latin2", charmap.ISO8859_2)
 	single("latin5", charmap.ISO8859_9)
 	single("latin7", charmap.ISO8859_13)

@@ -275,14 +275,3 @@ var jsonPlain = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// Latin1 renders bytes as ISO-8859-1 text: byte b becomes U+00bb, as the canal family prints
-// binary columns.
-func Latin1(b []byte) string {
-	var sb strings.Builder
-	sb.Grow(len(b) * 2)
-	for _, c := range b {
-		sb.WriteRune(rune(c))
-	}
-	return sb.String()
-}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
@@ -210,9 +209,9 @@ func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell [
 		for len(cell) > 0 && cell[len(cell)-1] == 0 {
 			cell = cell[:len(cell)-1]
 		}
-		return AppendLatin1(dst, cell), code, nil
+		return sqltypes.AppendISOLatin1(dst, cell), code, nil
 	case query.Type_VARBINARY, query.Type_BLOB, query.Type_GEOMETRY:
-		return AppendLatin1(dst, cell), code, nil
+		return sqltypes.AppendISOLatin1(dst, cell), code, nil
 	default:
 		// Integers, temporal types, JSON and text: the cell's text, below.
 	}
@@ -231,19 +230,6 @@ func (o Options) appendTimestamp(dst, cell []byte) []byte {
 	}
 	tm := time.Date(d.Year, time.Month(d.Month), d.Day, d.Hour, d.Minute, d.Second, d.Micro*1000, time.UTC)
 	return tm.In(o.Zone).AppendFormat(dst, timestampLayouts[d.FracDigits])
-}
-
-// AppendLatin1 appends bytes as ISO-8859-1 text in UTF-8: byte b becomes U+00bb, as the canal
-// family prints binary columns.
-func AppendLatin1(dst, b []byte) []byte {
-	for _, c := range b {
-		if c < utf8.RuneSelf {
-			dst = append(dst, c)
-		} else {
-			dst = append(dst, 0xc0|c>>6, 0x80|c&0x3f)
-		}
-	}
-	return dst
 }
 
 // AppendKey appends the start of a suggested partition key for a row, database.table; each

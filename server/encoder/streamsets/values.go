@@ -187,7 +187,10 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		b = base64.StdEncoding.AppendEncode(b, cell)
 		return append(b, '"'), nil
 	case kindBytes:
-		return appendLatin1(b, cell), nil
+		// ISO-8859-1 text, byte b as U+00bb: a consumer gets the bytes back with an
+		// ISO-8859-1 encoder.
+		e.text = sqltypes.AppendISOLatin1(e.text[:0], cell)
+		return encoder.AppendJSONString(b, view(e.text)), nil
 	case kindBit:
 		b = append(b, '"')
 		b = strconv.AppendUint(b, encoder.BitValue(cell), 10)
@@ -280,30 +283,4 @@ func allDigits(s []byte) bool {
 		}
 	}
 	return true
-}
-
-// appendLatin1 writes bytes as a JSON string of ISO-8859-1 text: byte b is U+00bb, which a
-// consumer turns back into the bytes with an ISO-8859-1 encoder.
-func appendLatin1(b []byte, cell []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, c := range cell {
-		switch {
-		case c >= 0x80:
-			b = append(b, 0xc0|c>>6, 0x80|c&0x3f)
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20 || c == 0x7f:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
