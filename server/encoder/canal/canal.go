@@ -201,9 +201,9 @@ func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell [
 	case query.Type_TIMESTAMP:
 		return o.appendTimestamp(dst, cell), code, nil
 	case query.Type_ENUM:
-		return strconv.AppendInt(dst, int64(encoder.EnumIndex(labels, cell)), 10), code, nil
+		return strconv.AppendInt(dst, int64(sqltypes.EnumIndex(labels, cell)), 10), code, nil
 	case query.Type_SET:
-		return strconv.AppendUint(dst, encoder.SetMask(labels, cell), 10), code, nil
+		return strconv.AppendUint(dst, sqltypes.SetMask(labels, cell), 10), code, nil
 	case query.Type_BINARY:
 		// canal prints BINARY(n) as the binlog has it, without the zero padding.
 		for len(cell) > 0 && cell[len(cell)-1] == 0 {

@@ -8,7 +8,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 func TestAppendValue(t *testing.T) {
@@ -60,7 +60,7 @@ func TestAppendValue(t *testing.T) {
 	}
 	for _, c := range cases {
 		o := Options{Zone: c.zone}
-		got, code, err := o.AppendValue([]byte("prefix:"), c.f, ddl.Labels(c.f.GetColumnType()), []byte(c.cell))
+		got, code, err := o.AppendValue([]byte("prefix:"), c.f, sqltypes.Labels(c.f.GetColumnType()), []byte(c.cell))
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue

@@ -203,11 +203,11 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 			}
 			return strconv.AppendUint(b, v, 10), nil
 		}
-		return strconv.AppendInt(b, int64(encoder.EnumIndex(t.Labels[i], cell)), 10), nil
+		return strconv.AppendInt(b, int64(sqltypes.EnumIndex(t.Labels[i], cell)), 10), nil
 	case kindSet:
 		var mask uint64
 		if t.labelText {
-			mask = setMask(t.Labels[i], cell)
+			mask = sqltypes.SetMask(t.Labels[i], cell)
 		} else {
 			var ok bool
 			if mask, ok = encoder.ParseUint(cell); !ok {
@@ -221,26 +221,6 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		return strconv.AppendInt(b, int64(mask), 10), nil
 	}
 	return b, fmt.Errorf("no rendering for kind %d", t.kinds[i])
-}
-
-// setMask is the bitmask of comma-joined SET labels (encoder.SetMask without allocating).
-func setMask(labels []string, cell []byte) uint64 {
-	var mask uint64
-	for len(cell) > 0 {
-		member := cell
-		if j := bytes.IndexByte(cell, ','); j >= 0 {
-			member, cell = cell[:j], cell[j+1:]
-		} else {
-			cell = nil
-		}
-		for j, l := range labels {
-			if l == string(member) {
-				mask |= 1 << uint(j)
-				break
-			}
-		}
-	}
-	return mask
 }
 
 // appendDecimal writes DECIMAL text as a JSON number with the same digits: the binlog reader
