@@ -6,6 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // valueKind is how cells of a column compare, following SQL for the column's type.
@@ -124,90 +126,22 @@ func parseFloat(b []byte) (float64, bool) {
 	return f, err == nil
 }
 
-// parseDateTime reads "YYYY-MM-DD" or "YYYY-MM-DD hh:mm:ss[.ffffff]" into a key that orders
-// like the value; zero dates are valid.
+// parseDateTime reads a DATE, DATETIME or TIMESTAMP cell or literal (sqltypes.ParseDateTime)
+// into a key that orders like the value; zero dates are valid.
 func parseDateTime(b []byte) (int64, bool) {
-	if len(b) < 10 || b[4] != '-' || b[7] != '-' {
+	d, err := sqltypes.ParseDateTime(b)
+	if err != nil {
 		return 0, false
 	}
-	y, ok1 := digits(b[0:4])
-	m, ok2 := digits(b[5:7])
-	d, ok3 := digits(b[8:10])
-	if !ok1 || !ok2 || !ok3 || m > 12 || d > 31 {
-		return 0, false
-	}
-	var secs, micros int64
-	if len(b) > 10 {
-		if b[10] != ' ' && b[10] != 'T' {
-			return 0, false
-		}
-		s, us, neg, ok := parseClock(b[11:])
-		if !ok || neg || s >= 24*3600 {
-			return 0, false
-		}
-		secs, micros = s, us
-	}
-	days := (y*13+m)*32 + d
-	return (days*86400+secs)*1_000_000 + micros, true
+	days := (int64(d.Year)*13+int64(d.Month))*32 + int64(d.Day)
+	secs := int64(d.Hour)*3600 + int64(d.Minute)*60 + int64(d.Second)
+	return (days*86400+secs)*1_000_000 + int64(d.Micro), true
 }
 
-// parseTime reads "[-]h:mm:ss[.ffffff]" (hours may exceed 24) into signed microseconds.
+// parseTime reads a TIME cell or literal (sqltypes.ParseTime) into signed microseconds.
 func parseTime(b []byte) (int64, bool) {
-	s, us, neg, ok := parseClock(b)
-	if !ok {
-		return 0, false
-	}
-	v := s*1_000_000 + us
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
-func parseClock(b []byte) (secs, micros int64, neg, ok bool) {
-	if len(b) > 0 && b[0] == '-' {
-		neg = true
-		b = b[1:]
-	}
-	c1 := bytes.IndexByte(b, ':')
-	if c1 <= 0 || len(b) < c1+6 || b[c1+3] != ':' {
-		return 0, 0, false, false
-	}
-	h, ok1 := digits(b[:c1])
-	m, ok2 := digits(b[c1+1 : c1+3])
-	s, ok3 := digits(b[c1+4 : c1+6])
-	if !ok1 || !ok2 || !ok3 || m > 59 || s > 59 {
-		return 0, 0, false, false
-	}
-	rest := b[c1+6:]
-	if len(rest) > 0 {
-		if rest[0] != '.' || len(rest) > 7 {
-			return 0, 0, false, false
-		}
-		f, okf := digits(rest[1:])
-		if !okf && len(rest) > 1 {
-			return 0, 0, false, false
-		}
-		for i := len(rest) - 1; i < 6; i++ {
-			f *= 10
-		}
-		micros = f
-	}
-	return h*3600 + m*60 + s, micros, neg, true
-}
-
-func digits(b []byte) (int64, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	return v, true
+	us, _, err := sqltypes.ParseTime(b)
+	return us, err == nil
 }
 
 // cmpString compares character strings: case-insensitively for _ci collations, and with

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/text/encoding/charmap"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // TablePlan is what a rule makes of one table with known columns: the fields streamed, the
@@ -185,14 +184,6 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 	return p, nil
 }
 
-// latin1ToUTF8 maps MySQL's latin1 (Windows-1252) bytes to runes.
-var latin1ToUTF8 = func() (t [256]rune) {
-	for i := range t {
-		t[i] = charmap.Windows1252.DecodeByte(byte(i))
-	}
-	return t
-}()
-
 func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, error) {
 	// FIELD types a character column with a binary collation BINARY, VARBINARY or BLOB, as
 	// Vitess does; its collation says it holds text.
@@ -200,7 +191,7 @@ func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, erro
 	if f.Type&query.Type(query.Flag_ISTEXT) == 0 && f.Type != query.Type_ENUM && f.Type != query.Type_SET && !binCollated {
 		return outColumn{}, nil, fmt.Errorf("convert(%s using %s): %s is not a character column", it.column, it.charset, it.column)
 	}
-	from := charsetOf(f.Charset)
+	from := sqltypes.CharsetOf(f.Charset)
 	out := proto.Clone(f).(*query.Field)
 	var oc outColumn
 	switch it.charset {
@@ -224,23 +215,6 @@ func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, erro
 		}
 	}
 	return oc, out, nil
-}
-
-// charsetOf names the character set of common collation ids.
-func charsetOf(collation uint32) string {
-	switch {
-	case collation == 63:
-		return "binary"
-	case collation == 5 || collation == 8 || collation == 15 || collation == 31 || collation == 47 || collation == 48 || collation == 49 || collation == 94:
-		return "latin1"
-	case collation == 33 || collation == 76 || collation == 83 || collation >= 192 && collation <= 215 || collation == 223:
-		return "utf8mb3"
-	case collation == 45 || collation == 46 || collation >= 224 && collation <= 247 || collation >= 255 && collation <= 323:
-		return "utf8mb4"
-	case collation == 11 || collation == 65:
-		return "ascii"
-	}
-	return ""
 }
 
 // caseInsensitive reports _ci collations; binary and _bin ones compare bytes.
@@ -585,9 +559,7 @@ func (p *TablePlan) AppendRow(values []byte, lengths []int64, cells [][]byte) ([
 		}
 		start := len(values)
 		if o.latin1 {
-			for _, b := range cell {
-				values = utf8.AppendRune(values, latin1ToUTF8[b])
-			}
+			values = sqltypes.AppendLatin1(values, cell)
 		} else {
 			values = append(values, cell...)
 		}

@@ -2,8 +2,6 @@ package encoder
 
 import (
 	"slices"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
@@ -17,6 +15,7 @@ import (
 	"golang.org/x/text/transform"
 
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // Charset converts the bytes of a text column, as the binlog holds them in the column's
@@ -92,9 +91,14 @@ var charsets = func() map[string]*Charset {
 		}
 		m[name] = &Charset{name: name, single: t, ascii: true}
 	}
-	// MySQL's latin1 is Windows-1252. Its five unassigned bytes become U+FFFD, as the Java
-	// decoder (Connector/J's Cp1252) that canal and Debezium read them with makes them.
-	single("latin1", charmap.Windows1252)
+	// MySQL's latin1 is Windows-1252 (sqltypes owns its table). Its five unassigned bytes
+	// become U+FFFD, as the Java decoder (Connector/J's Cp1252) that canal and Debezium read
+	// them with makes them.
+	latin1 := new([256]rune)
+	for i := range latin1 {
+		latin1[i] = sqltypes.Latin1Rune(byte(i))
+	}
+	m["latin1"] = &Charset{name: "latin1", single: latin1, ascii: true}
 	single("latin2", charmap.ISO8859_2)
 	single("latin5", charmap.ISO8859_9)
 	single("latin7", charmap.ISO8859_13)
@@ -140,7 +144,7 @@ type Collations struct {
 }
 
 // maxCollation bounds the ids Collations holds; a larger id converts nothing.
-const maxCollation = 4096
+const maxCollation = sqltypes.MaxCollation
 
 func (c *Collations) set(id uint64, name string) {
 	if id < maxCollation {
@@ -193,67 +197,13 @@ func (c *Collations) Text(f *query.Field) *Charset {
 	return nil
 }
 
-// defaultCollationIDs lists each character set's collation ids as MariaDB's
-// information_schema has them. Below 256 MySQL has the same ids, and adds gb18030's and
-// utf8mb4's 255 to 323; MariaDB's NO PAD collations (1024 and up) and UCA 14.0.0
-// collations (2048 and up) are its own.
-const defaultCollationIDs = `
-ascii 11 65 1035 1089
-binary 63
-utf8mb3 33 76 83 192-215 223 576-578 1057 1107 1216 1238 2048-2303
-utf8mb4 45 46 224-247 255-323 608-610 1069 1070 1248 1270 2304-2559
-gb18030 248 249 250
-big5 1 84 1025 1108
-cp1250 26 34 44 66 99 1050 1090
-cp1251 14 23 50 51 52 1074 1075
-cp1256 57 67 1081 1091
-cp1257 29 58 59 1082 1083
-cp850 4 80 1028 1104
-cp852 40 81 1064 1105
-cp866 36 68 1060 1092
-cp932 95 96 1119 1120
-eucjpms 97 98 1121 1122
-euckr 19 85 1043 1109
-gb2312 24 86 1048 1110
-gbk 28 87 1052 1111
-greek 25 70 1049 1094
-hebrew 16 71 1040 1095
-koi8r 7 74 1031 1098
-koi8u 22 75 1046 1099
-latin1 5 8 15 31 47 48 49 94 1032 1071
-latin2 2 9 21 27 77 1033 1101
-latin5 30 78 1054 1102
-latin7 20 41 42 79 1065 1103
-macroman 39 53 1063 1077
-sjis 13 88 1037 1112
-tis620 18 89 1042 1113
-ujis 12 91 1036 1115
-utf16le 56 62 1080 1086
-ucs2 35 90 128-151 159 640-642 1059 1114 1152 1174 2560-2815
-utf16 54 55 101-124 672-674 1078 1079 1125 1147 2816-3071
-utf32 60 61 160-183 736-738 1084 1085 1184 1206 3072-3327
-`
-
-// DefaultCollations maps the collation ids of defaultCollationIDs; streams use the source
-// server's own table (NewCollations), which also knows ids added since.
+// DefaultCollations maps the collation ids sqltypes knows; streams use the source server's
+// own table (NewCollations), which also knows ids added since.
 var DefaultCollations = func() *Collations {
 	c := &Collations{ids: make([]*Charset, maxCollation), names: make([]string, maxCollation)}
-	for _, line := range strings.Split(strings.TrimSpace(defaultCollationIDs), "\n") {
-		f := strings.Fields(line)
-		for _, r := range f[1:] {
-			lo, hi, _ := strings.Cut(r, "-")
-			from, err1 := strconv.ParseUint(lo, 10, 32)
-			to := from
-			var err2 error
-			if hi != "" {
-				to, err2 = strconv.ParseUint(hi, 10, 32)
-			}
-			if err1 != nil || err2 != nil {
-				panic("encoder: bad default collation line " + line)
-			}
-			for id := from; id <= to; id++ {
-				c.set(id, f[0])
-			}
+	for id := range uint32(maxCollation) {
+		if name := sqltypes.CharsetOf(id); name != "" {
+			c.set(uint64(id), name)
 		}
 	}
 	return c

@@ -108,8 +108,8 @@ func ParseOffsetZone(s string) (*time.Location, bool) {
 	if len(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':' {
 		return nil, false
 	}
-	h, okH := digits([]byte(s[1:3]))
-	m, okM := digits([]byte(s[4:6]))
+	h, okH := twoDigits(s[1:3])
+	m, okM := twoDigits(s[4:6])
 	if !okH || !okM || h > 14 || m > 59 {
 		return nil, false
 	}
@@ -121,6 +121,14 @@ func ParseOffsetZone(s string) (*time.Location, bool) {
 		return time.UTC, true
 	}
 	return time.FixedZone(s, off), true
+}
+
+// twoDigits reads two ASCII digits.
+func twoDigits(s string) (int, bool) {
+	if s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9' {
+		return 0, false
+	}
+	return int(s[0]-'0')*10 + int(s[1]-'0'), true
 }
 
 // Options reads a stream's format options and remembers which were read, so that the rest can
@@ -267,14 +275,3 @@ var jsonPlain = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// Latin1 renders bytes as ISO-8859-1 text: byte b becomes U+00bb, as the canal family prints
-// binary columns.
-func Latin1(b []byte) string {
-	var sb strings.Builder
-	sb.Grow(len(b) * 2)
-	for _, c := range b {
-		sb.WriteRune(rune(c))
-	}
-	return sb.String()
-}

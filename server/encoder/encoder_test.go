@@ -54,12 +54,6 @@ func TestAppendJSONString(t *testing.T) {
 	}
 }
 
-func TestLatin1(t *testing.T) {
-	if got := Latin1([]byte{0x41, 0xe9, 0x00}); got != "Aé\x00" {
-		t.Errorf("Latin1 = %q", got)
-	}
-}
-
 func TestSlab(t *testing.T) {
 	var s Slab
 	a := s.Bytes([]byte("abc"))

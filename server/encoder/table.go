@@ -9,7 +9,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // Table is what a FIELD event said about a table, in the form encoders use.
@@ -39,7 +39,7 @@ func NewTable(fe *binlogdata.FieldEvent) *Table {
 			t.PKNames = append(t.PKNames, f.GetName())
 		}
 		if f.GetType() == query.Type_ENUM || f.GetType() == query.Type_SET {
-			t.Labels[i] = ddl.Labels(f.GetColumnType())
+			t.Labels[i] = sqltypes.Labels(f.GetColumnType())
 		}
 	}
 	return t
@@ -104,33 +104,6 @@ func Cells(dst [][]byte, r *query.Row, width int) ([][]byte, error) {
 
 // emptyCell is the empty, non-NULL value.
 var emptyCell = []byte{}
-
-// EnumIndex is the 1-based index of an ENUM label among the members (0: the empty invalid
-// value, or a label not among them).
-func EnumIndex(labels []string, cell []byte) int {
-	for j, l := range labels {
-		if l == string(cell) {
-			return j + 1
-		}
-	}
-	return 0
-}
-
-// SetMask is the bitmask of a SET value given as comma-joined labels.
-func SetMask(labels []string, cell []byte) uint64 {
-	var mask uint64
-	if len(cell) == 0 {
-		return 0
-	}
-	for member := range strings.SplitSeq(string(cell), ",") {
-		for j, l := range labels {
-			if l == member {
-				mask |= 1 << uint(j)
-			}
-		}
-	}
-	return mask
-}
 
 // BitValue is the unsigned value of a BIT cell (big-endian bytes).
 func BitValue(cell []byte) uint64 {

@@ -137,17 +137,3 @@ func TestKeywords(t *testing.T) {
 		t.Errorf("Keywords = %v, want %v", got, want)
 	}
 }
-
-func TestLabels(t *testing.T) {
-	cases := map[string][]string{
-		"enum('a','b')":          {"a", "b"},
-		"set('x','it''s','')":    {"x", "it's", ""},
-		"enum('with,comma','z')": {"with,comma", "z"},
-		"int(11)":                nil,
-	}
-	for in, want := range cases {
-		if got := Labels(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("Labels(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

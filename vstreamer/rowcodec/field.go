@@ -4,6 +4,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // ResultField is what the server says of a column in the metadata of a result set that
@@ -228,29 +229,12 @@ func (c *Column) chars(bytes int) int {
 }
 
 // mbMaxLen is the longest character of a character set in bytes. The schema names the
-// character set; without it the collation id of the common ones tells.
+// character set; without it the collation id tells.
 func mbMaxLen(charset string, collation uint64) int {
-	switch charset {
-	case "utf8mb4", "utf16", "utf16le", "utf32", "gb18030":
-		return 4
-	case "utf8mb3", "utf8", "ujis", "eucjpms":
-		return 3
-	case "ucs2", "big5", "sjis", "cp932", "gbk", "gb2312", "euckr":
-		return 2
-	case "":
-	default:
-		return 1
+	if charset == "" && collation < sqltypes.MaxCollation {
+		charset = sqltypes.CharsetOf(uint32(collation))
 	}
-	switch {
-	case collation == 45 || collation == 46 || collation >= 224 && collation <= 247 || collation >= 255 && collation <= 323:
-		return 4
-	case collation == 33 || collation == 83 || collation >= 192 && collation <= 215 || collation == 76:
-		return 3
-	case collation >= 2048:
-		// MariaDB numbers its UCA 14 collations from 2048; most are utf8mb4's or utf8mb3's.
-		return 4
-	}
-	return 1
+	return sqltypes.MaxCharLen(charset)
 }
 
 func (c *Column) bitWidth() int {

@@ -13,10 +13,11 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // BinaryCollation is the collation id of binary strings.
-const BinaryCollation = 63
+const BinaryCollation = sqltypes.BinaryCollation
 
 // Column is everything needed to describe and encode one column of a table.
 type Column struct {

@@ -130,3 +130,29 @@ func TestAppendExt(t *testing.T) {
 		}
 	}
 }
+
+// TestCharsByCollation turns a VARCHAR's byte length into its display length when the
+// schema does not name the character set and only the collation id tells it. The MariaDB
+// ids were misread before the shared collation table: NO PAD utf8mb4 (1069) as one byte a
+// character, UCA 14 utf8mb3 (2048) and ucs2 (2560) as four.
+func TestCharsByCollation(t *testing.T) {
+	for _, tc := range []struct {
+		collation uint64
+		bytes     int
+		want      int
+	}{
+		{45, 40, 40},   // utf8mb4_general_ci: VARCHAR(10)
+		{33, 30, 40},   // utf8mb3_general_ci
+		{8, 10, 40},    // latin1_swedish_ci
+		{1069, 40, 40}, // utf8mb4_nopad_bin
+		{2048, 30, 40}, // utf8mb3_uca1400_ai_ci
+		{2560, 20, 40}, // ucs2_uca1400_ai_ci
+		{3327, 40, 40}, // utf32
+		{BinaryCollation, 10, 10},
+	} {
+		c := Column{Type: mysql.MYSQL_TYPE_VARCHAR, Collation: tc.collation}
+		if got := c.chars(tc.bytes); got != tc.want {
+			t.Errorf("collation %d, %d bytes: %d, want %d", tc.collation, tc.bytes, got, tc.want)
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/query"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltypes"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 )
 
@@ -258,7 +258,7 @@ func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 		}
 		if c.Type == mysql.MYSQL_TYPE_ENUM || c.Type == mysql.MYSQL_TYPE_SET {
 			if len(c.Labels) == 0 {
-				c.Labels = ddl.Labels(ci.ColumnType)
+				c.Labels = sqltypes.Labels(ci.ColumnType)
 			}
 		}
 		c.PrimaryKey = c.PrimaryKey || ci.Key == "PRI"
@@ -324,7 +324,7 @@ func Columns(info []ColumnInfo) []rowcodec.Column {
 			c.Collation = rowcodec.BinaryCollation
 		}
 		if c.Type == mysql.MYSQL_TYPE_ENUM || c.Type == mysql.MYSQL_TYPE_SET {
-			c.Labels = ddl.Labels(ci.ColumnType)
+			c.Labels = sqltypes.Labels(ci.ColumnType)
 		}
 		setMeta(c, ci)
 		enrich(c, ci, true)

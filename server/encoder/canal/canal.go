@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 )
 
@@ -83,45 +83,56 @@ func ExecuteTime(ev *binlogdata.VEvent, clock func() time.Time) int64 {
 // SQLType is the java.sql.Types code canal gives a column from its type alone: the code of a
 // NULL value, and of any value that unsigned promotion does not lift.
 func SQLType(f *query.Field, null bool) int {
-	switch f.GetType() {
-	case query.Type_INT8, query.Type_UINT8:
+	k, err := sqltypes.KindOf(f.GetType())
+	if err != nil {
+		// No column has the type; AppendValue refuses its values. BLOB, as canal has it for
+		// what it does not know.
+		return 2004
+	}
+	return sqlType(f, k, null)
+}
+
+// sqlType is SQLType of a column of kind k.
+func sqlType(f *query.Field, k sqltypes.Kind, null bool) int {
+	switch k {
+	case sqltypes.KindInt8, sqltypes.KindUint8:
 		return -6
-	case query.Type_INT16, query.Type_UINT16:
+	case sqltypes.KindInt16, sqltypes.KindUint16:
 		return 5
-	case query.Type_INT24, query.Type_UINT24, query.Type_INT32, query.Type_UINT32:
+	case sqltypes.KindInt24, sqltypes.KindUint24, sqltypes.KindInt32, sqltypes.KindUint32:
 		return 4
-	case query.Type_INT64, query.Type_UINT64:
+	case sqltypes.KindInt64, sqltypes.KindUint64:
 		return -5
-	case query.Type_DECIMAL:
+	case sqltypes.KindDecimal:
 		return 3
-	case query.Type_FLOAT32:
+	case sqltypes.KindFloat32:
 		return 7
-	case query.Type_FLOAT64:
+	case sqltypes.KindFloat64:
 		return 8
-	case query.Type_BIT:
+	case sqltypes.KindBit:
 		return -7
-	case query.Type_DATE:
+	case sqltypes.KindDate:
 		return 91
-	case query.Type_DATETIME, query.Type_TIMESTAMP:
+	case sqltypes.KindDateTime, sqltypes.KindTimestamp:
 		return 93
-	case query.Type_TIME:
+	case sqltypes.KindTime:
 		return 92
-	case query.Type_YEAR:
+	case sqltypes.KindYear:
 		return 12
-	case query.Type_CHAR:
+	case sqltypes.KindChar:
 		return 1
-	case query.Type_VARCHAR:
+	case sqltypes.KindVarChar:
 		return 12
-	case query.Type_TEXT:
+	case sqltypes.KindText:
 		return 2005
-	case query.Type_ENUM:
+	case sqltypes.KindEnum:
 		return 4
-	case query.Type_SET:
+	case sqltypes.KindSet:
 		if null {
 			return 2004
 		}
 		return -7
-	case query.Type_JSON:
+	case sqltypes.KindJSON:
 		if MariaDBJSON(f) {
 			// MariaDB's JSON is a LONGTEXT, which canal reads as a CLOB.
 			return 2005
@@ -130,10 +141,10 @@ func SQLType(f *query.Field, null bool) int {
 			return 1111
 		}
 		return 12
-	default:
-		// Binary strings, blobs, geometry and any type canal has no code for: BLOB, below.
+	case sqltypes.KindBinary, sqltypes.KindVarBinary, sqltypes.KindBlob, sqltypes.KindGeometry, sqltypes.KindVector:
+		// Binary strings, blobs, geometry and vectors: BLOB.
 	}
-	return 2004 // binary strings, blobs, geometry
+	return 2004
 }
 
 // MariaDBJSON reports a MariaDB JSON column: a LONGTEXT with a json_valid check, which
@@ -170,17 +181,21 @@ var timestampLayouts = [...]string{
 // ENUM or SET column) and returns the cell's java.sql.Types code, which for unsigned columns
 // depends on the value.
 func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell []byte) ([]byte, int, error) {
-	code := SQLType(f, false)
-	switch typ := f.GetType(); typ {
-	case query.Type_UINT8, query.Type_UINT16, query.Type_UINT32, query.Type_UINT64:
-		if limit, wider := promotion(typ); limit > 0 {
+	k, err := sqltypes.KindOf(f.GetType())
+	if err != nil {
+		return dst, 0, fmt.Errorf("column %s: %w", f.GetName(), err)
+	}
+	code := sqlType(f, k, false)
+	switch k {
+	case sqltypes.KindUint8, sqltypes.KindUint16, sqltypes.KindUint32, sqltypes.KindUint64:
+		if limit, wider := promotion(f.GetType()); limit > 0 {
 			if v, err := strconv.ParseUint(string(cell), 10, 64); err == nil && v > limit {
 				code = wider
 			}
 		}
-	case query.Type_FLOAT32, query.Type_FLOAT64:
+	case sqltypes.KindFloat32, sqltypes.KindFloat64:
 		bits := 64
-		if typ == query.Type_FLOAT32 {
+		if k == sqltypes.KindFloat32 {
 			bits = 32
 		}
 		x, err := strconv.ParseFloat(string(cell), bits)
@@ -188,7 +203,7 @@ func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell [
 			return dst, 0, fmt.Errorf("column %s: %q is not a number", f.GetName(), cell)
 		}
 		return encoder.AppendJavaFloat(dst, x, bits), code, nil
-	case query.Type_DECIMAL:
+	case sqltypes.KindDecimal:
 		// Keep the leading zero some writers leave out (".50", "-.50").
 		if len(cell) > 0 && cell[0] == '.' {
 			dst = append(dst, '0')
@@ -196,23 +211,26 @@ func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell [
 			dst = append(dst, '-', '0')
 			cell = cell[1:]
 		}
-	case query.Type_BIT:
+	case sqltypes.KindBit:
 		return strconv.AppendUint(dst, encoder.BitValue(cell), 10), code, nil
-	case query.Type_TIMESTAMP:
+	case sqltypes.KindTimestamp:
 		return o.appendTimestamp(dst, cell), code, nil
-	case query.Type_ENUM:
-		return strconv.AppendInt(dst, int64(encoder.EnumIndex(labels, cell)), 10), code, nil
-	case query.Type_SET:
-		return strconv.AppendUint(dst, encoder.SetMask(labels, cell), 10), code, nil
-	case query.Type_BINARY:
+	case sqltypes.KindEnum:
+		return strconv.AppendInt(dst, int64(sqltypes.EnumIndex(labels, cell)), 10), code, nil
+	case sqltypes.KindSet:
+		return strconv.AppendUint(dst, sqltypes.SetMask(labels, cell), 10), code, nil
+	case sqltypes.KindBinary:
 		// canal prints BINARY(n) as the binlog has it, without the zero padding.
 		for len(cell) > 0 && cell[len(cell)-1] == 0 {
 			cell = cell[:len(cell)-1]
 		}
-		return AppendLatin1(dst, cell), code, nil
-	case query.Type_VARBINARY, query.Type_BLOB, query.Type_GEOMETRY:
-		return AppendLatin1(dst, cell), code, nil
-	default:
+		return sqltypes.AppendISOLatin1(dst, cell), code, nil
+	case sqltypes.KindVarBinary, sqltypes.KindBlob, sqltypes.KindGeometry, sqltypes.KindVector:
+		// Bytes (SQLType's BLOB): ISO-8859-1 text gives them back without loss.
+		return sqltypes.AppendISOLatin1(dst, cell), code, nil
+	case sqltypes.KindInt8, sqltypes.KindInt16, sqltypes.KindInt24, sqltypes.KindInt32, sqltypes.KindInt64,
+		sqltypes.KindUint24, sqltypes.KindYear, sqltypes.KindDate, sqltypes.KindDateTime, sqltypes.KindTime,
+		sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText, sqltypes.KindJSON:
 		// Integers, temporal types, JSON and text: the cell's text, below.
 	}
 	// Text as Java strings hold it: decoded from the column's character set.
@@ -224,25 +242,12 @@ func (o Options) appendTimestamp(dst, cell []byte) []byte {
 	if o.Zone == nil || o.Zone == time.UTC {
 		return append(dst, cell...)
 	}
-	d, err := encoder.ParseDateTime(cell)
+	d, err := sqltypes.ParseDateTime(cell)
 	if err != nil || d.IsZeroDate() || d.FracDigits >= len(timestampLayouts) {
 		return append(dst, cell...)
 	}
 	tm := time.Date(d.Year, time.Month(d.Month), d.Day, d.Hour, d.Minute, d.Second, d.Micro*1000, time.UTC)
 	return tm.In(o.Zone).AppendFormat(dst, timestampLayouts[d.FracDigits])
-}
-
-// AppendLatin1 appends bytes as ISO-8859-1 text in UTF-8: byte b becomes U+00bb, as the canal
-// family prints binary columns.
-func AppendLatin1(dst, b []byte) []byte {
-	for _, c := range b {
-		if c < utf8.RuneSelf {
-			dst = append(dst, c)
-		} else {
-			dst = append(dst, 0xc0|c>>6, 0x80|c&0x3f)
-		}
-	}
-	return dst
 }
 
 // AppendKey appends the start of a suggested partition key for a row, database.table; each

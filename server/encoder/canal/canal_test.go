@@ -8,7 +8,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 func TestAppendValue(t *testing.T) {
@@ -51,6 +51,9 @@ func TestAppendValue(t *testing.T) {
 		{"binary unpadded", &query.Field{Type: query.Type_BINARY}, "\x01\xff\x00\x00", nil, "\u0001\u00ff", 2004},
 		{"varbinary", &query.Field{Type: query.Type_VARBINARY}, "\x00\x80", nil, "\u0000\u0080", 2004},
 		{"blob", &query.Field{Type: query.Type_BLOB}, "\xe9", nil, "é", 2004},
+		// VECTOR is bytes like a BLOB (its code says so); its raw bytes were written as they
+		// are, which is not UTF-8 text a Java string holds.
+		{"vector", &query.Field{Type: query.Type_VECTOR}, "\x00\x00\x80\x3f", nil, "\u0000\u0000\u0080?", 2004},
 		{"enum", &query.Field{Type: query.Type_ENUM, ColumnType: "enum('x','y')"}, "y", nil, "2", 4},
 		{"enum empty", &query.Field{Type: query.Type_ENUM, ColumnType: "enum('x','y')"}, "", nil, "0", 4},
 		{"set", &query.Field{Type: query.Type_SET, ColumnType: "set('a','b','c')"}, "a,c", nil, "5", -7},
@@ -60,7 +63,7 @@ func TestAppendValue(t *testing.T) {
 	}
 	for _, c := range cases {
 		o := Options{Zone: c.zone}
-		got, code, err := o.AppendValue([]byte("prefix:"), c.f, ddl.Labels(c.f.GetColumnType()), []byte(c.cell))
+		got, code, err := o.AppendValue([]byte("prefix:"), c.f, sqltypes.Labels(c.f.GetColumnType()), []byte(c.cell))
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -72,6 +75,11 @@ func TestAppendValue(t *testing.T) {
 	if _, _, err := (Options{}).AppendValue(nil, &query.Field{Name: "f", Type: query.Type_FLOAT64}, nil, []byte("x")); err == nil ||
 		!strings.Contains(err.Error(), "column f") {
 		t.Errorf("bad float: %v", err)
+	}
+	// A type no column has is an error naming the column, not bytes written without a word.
+	if _, _, err := (Options{}).AppendValue(nil, &query.Field{Name: "e", Type: query.Type_EXPRESSION}, nil, []byte("x")); err == nil ||
+		!strings.Contains(err.Error(), "column e") || !strings.Contains(err.Error(), "EXPRESSION") {
+		t.Errorf("EXPRESSION column: %v", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // appendCellJSON appends the JSON of a cell of column c (not NULL) as convert and scalar
@@ -41,23 +42,23 @@ func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
 		}
 		return append(dst, '"'), true
 	case kDate, kDateTimeMillis, kDateTimeMicros, kTimestamp:
-		d, err := parseDateTime(cell)
+		d, err := sqltypes.ParseDateTime(cell)
 		if err != nil || d.IsZeroDate() {
 			return dst, false
 		}
 		switch c.kind {
 		case kDate:
-			return strconv.AppendInt(dst, epochDay(d), 10), true
+			return strconv.AppendInt(dst, d.EpochDay(), 10), true
 		case kDateTimeMillis:
-			return strconv.AppendInt(dst, floorDiv(unixMicro(d), 1000), 10), true
+			return strconv.AppendInt(dst, floorDiv(d.UnixMicro(), 1000), 10), true
 		case kDateTimeMicros:
-			return strconv.AppendInt(dst, unixMicro(d), 10), true
+			return strconv.AppendInt(dst, d.UnixMicro(), 10), true
 		default:
 			// kTimestamp: a zoned string, below.
 		}
 		return append(appendZoned(append(dst, '"'), d, c.fsp), '"'), true
 	case kTime:
-		us, _, err := encoder.ParseTime(cell)
+		us, _, err := sqltypes.ParseTime(cell)
 		if err != nil {
 			return dst, false
 		}

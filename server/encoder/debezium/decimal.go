@@ -1,6 +1,6 @@
 package debezium
 
-import "github.com/vstream-cdc/vstream/server/encoder"
+import "github.com/vstream-cdc/vstream/sqltypes"
 
 // decimalDigits reads DECIMAL text, "[-][int][.frac]", into its sign and the digits of its
 // unscaled value at scale (the fraction padded with zeros or cut to scale), appended to buf.
@@ -132,7 +132,7 @@ func appendPlainDecimal(dst []byte, neg bool, digits []byte, scale int) []byte {
 
 // appendZoned appends a UTC date-time as ISO-8601 with 'Z' and exactly fsp fraction digits
 // (io.debezium.time.ZonedTimestamp).
-func appendZoned(dst []byte, d encoder.DateTime, fsp int) []byte {
+func appendZoned(dst []byte, d sqltypes.DateTime, fsp int) []byte {
 	if uint(d.Year) > 9999 || uint(max(d.Month, d.Day, d.Hour, d.Minute, d.Second)) > 99 || uint(d.Micro) > 999999 {
 		return appendZonedParts(dst, d, fsp)
 	}
@@ -163,7 +163,7 @@ func appendZoned(dst []byte, d encoder.DateTime, fsp int) []byte {
 func put2(b []byte, n int) { b[0], b[1] = '0'+byte(n/10), '0'+byte(n%10) }
 
 // appendZonedParts is appendZoned for parts of any size.
-func appendZonedParts(dst []byte, d encoder.DateTime, fsp int) []byte {
+func appendZonedParts(dst []byte, d sqltypes.DateTime, fsp int) []byte {
 	dst = appendPadded(dst, d.Year, 4)
 	dst = append(dst, '-')
 	dst = appendPadded(dst, d.Month, 2)

@@ -10,6 +10,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // TableSchema is what a table's change records are typed with, and how its cells become
@@ -518,7 +519,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		v.setText(arena[start:])
 		return arena, nil
 	case kDate, kDateTimeMillis, kDateTimeMicros, kTimestamp:
-		d, err := parseDateTime(cell)
+		d, err := sqltypes.ParseDateTime(cell)
 		if err != nil {
 			return arena, err
 		}
@@ -538,13 +539,13 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		}
 		switch c.kind {
 		case kDate:
-			v.setInt(epochDay(d))
+			v.setInt(d.EpochDay())
 			return arena, nil
 		case kDateTimeMillis:
-			v.setInt(floorDiv(unixMicro(d), 1000))
+			v.setInt(floorDiv(d.UnixMicro(), 1000))
 			return arena, nil
 		case kDateTimeMicros:
-			v.setInt(unixMicro(d))
+			v.setInt(d.UnixMicro())
 			return arena, nil
 		default:
 			// kTimestamp: a zoned string, below.
@@ -554,7 +555,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		v.setText(arena[start:])
 		return arena, nil
 	case kTime:
-		us, _, err := encoder.ParseTime(cell)
+		us, _, err := sqltypes.ParseTime(cell)
 		if err != nil {
 			return arena, err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // typeCase is one column: its FIELD metadata, a cell, and the schema and JSON payload
@@ -270,7 +271,7 @@ func TestDecimalBytes(t *testing.T) {
 func TestZonedText(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 2000; i++ {
-		d := encoder.DateTime{Year: rng.IntN(10000), Month: rng.IntN(13), Day: rng.IntN(32), Hour: rng.IntN(24),
+		d := sqltypes.DateTime{Year: rng.IntN(10000), Month: rng.IntN(13), Day: rng.IntN(32), Hour: rng.IntN(24),
 			Minute: rng.IntN(60), Second: rng.IntN(60), Micro: rng.IntN(1_000_000)}
 		for fsp := 0; fsp <= 7; fsp++ {
 			if got, want := string(appendZoned(nil, d, fsp)), string(appendZonedParts(nil, d, fsp)); got != want {
@@ -278,7 +279,7 @@ func TestZonedText(t *testing.T) {
 			}
 		}
 	}
-	if got := string(appendZoned(nil, encoder.DateTime{Year: 2024, Month: 1, Day: 2, Hour: 3, Minute: 4, Second: 5, Micro: 678000}, 3)); got != "2024-01-02T03:04:05.678Z" {
+	if got := string(appendZoned(nil, sqltypes.DateTime{Year: 2024, Month: 1, Day: 2, Hour: 3, Minute: 4, Second: 5, Micro: 678000}, 3)); got != "2024-01-02T03:04:05.678Z" {
 		t.Errorf("zoned text %s", got)
 	}
 }

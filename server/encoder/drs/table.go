@@ -7,7 +7,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // table is what a FIELD event said about a table, with the parts of its messages that do not
@@ -134,7 +134,7 @@ func (e *Encoder) field(ev *binlogdata.VEvent) *table {
 		c.charset = e.p.Collations.Text(f)
 		c.nameJSON = append(appendString(nil, c.name), ':')
 		if c.kind == kindEnum || c.kind == kindSet {
-			c.labels = ddl.Labels(f.GetColumnType())
+			c.labels = sqltypes.Labels(f.GetColumnType())
 			c.labelsInRows = fe.GetEnumSetStringValues()
 		}
 		if f.GetFlags()&uint32(query.MySqlFlag_PRI_KEY_FLAG) != 0 {

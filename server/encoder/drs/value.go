@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // appendValue writes a non-NULL cell as a JSON string.
@@ -101,7 +102,7 @@ func (e *Encoder) appendValue(b []byte, c *column, cell []byte) ([]byte, error) 
 // the render zone. The zero TIMESTAMP is epoch 0 in the binlog; drs-json prints that, and
 // drs-json-c keeps the zero text.
 func (e *Encoder) appendTimestamp(b []byte, cell []byte) ([]byte, error) {
-	d, err := encoder.ParseDateTime(cell)
+	d, err := sqltypes.ParseDateTime(cell)
 	if err != nil {
 		return b, err
 	}

@@ -111,7 +111,7 @@ func (e *Encoder) Recycle() { e.slab.Recycle() }
 func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([]*vstreamv1.EncodedMessage, error) {
 	switch ev.GetType() {
 	case binlogdata.VEventType_FIELD:
-		e.field(ev)
+		return out, e.field(ev)
 	case binlogdata.VEventType_BEGIN:
 		return out, e.begin(ev)
 	case binlogdata.VEventType_ROW:

@@ -601,3 +601,24 @@ func golden(t *testing.T, got []byte, file string) {
 		t.Errorf("differs from %s\n got %s\nwant %s", file, got, want)
 	}
 }
+
+// TestColumnKinds: a VECTOR column is bytes, written as ISO-8859-1 text like VARBINARY; a
+// FIELD whose column has a type no MySQL or MariaDB column has is an error naming the table
+// and the column, not a record of bytes the encoder cannot vouch for.
+func TestColumnKinds(t *testing.T) {
+	e := newEncoder(t, "shop", 0, nil)
+	fields := []*query.Field{{Name: "id", Type: query.Type_INT32}, {Name: "v", Type: query.Type_VECTOR}}
+	out := encode(t, e, fieldEv("vecs", fields, nil), beginEv("0-7-12", "MariaDB/0-7-12"),
+		rowEv("vecs", "0-7-12", 1, 500, &binlogdata.RowChange{After: row("1", "\x00\x00\x80\x3f")}))
+	if len(out) != 1 {
+		t.Fatalf("%d messages for one row", len(out))
+	}
+	if got := decode(t, out[0].Value)["Data"].(map[string]any)["v"]; got != "\x00\x00\u0080?" {
+		t.Errorf("VECTOR cell = %q", got)
+	}
+	bad := []*query.Field{{Name: "id", Type: query.Type_INT32}, {Name: "expr", Type: query.Type_EXPRESSION}}
+	_, err := e.Encode(nil, fieldEv("odd", bad, nil))
+	if err == nil || !strings.Contains(err.Error(), "table odd column expr") || !strings.Contains(err.Error(), "EXPRESSION") {
+		t.Fatalf("FIELD with an EXPRESSION column: %v, want an error naming table odd column expr", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // kind is how a column's values are written: the StreamSets field type MysqlType gives the
@@ -47,63 +48,71 @@ type table struct {
 	database  string
 }
 
-func (e *Encoder) field(ev *binlogdata.VEvent) {
+func (e *Encoder) field(ev *binlogdata.VEvent) error {
 	fe := ev.GetFieldEvent()
 	t := &table{Table: encoder.NewTable(fe), labelText: fe.GetEnumSetStringValues(), database: ev.GetSource().GetDatabase()}
 	n := len(t.Fields)
 	t.kinds, t.bits, t.keys, t.charsets = make([]kind, n), make([]uint8, n), make([][]byte, n), make([]*encoder.Charset, n)
 	for i, f := range t.Fields {
-		t.kinds[i], t.bits[i] = kindOf(f)
+		var err error
+		if t.kinds[i], t.bits[i], err = kindOf(f); err != nil {
+			return fmt.Errorf("streamsets: table %s column %s: %w", t.Name, f.GetName(), err)
+		}
 		t.charsets[i] = e.p.Collations.Text(f)
 		t.keys[i] = append(encoder.AppendJSONString(nil, f.GetName()), ':')
 	}
 	e.tables[t.Name] = t
+	return nil
 }
 
 // kindOf maps a column to its kind (schema/MysqlType.java), with the width of unsigned
-// integers.
-func kindOf(f *query.Field) (kind, uint8) {
-	switch f.GetType() {
-	case query.Type_INT8, query.Type_INT16, query.Type_INT24, query.Type_INT32, query.Type_INT64:
-		return kindSigned, 0
-	case query.Type_UINT8:
-		return kindUnsigned, 8
-	case query.Type_UINT16:
-		return kindUnsigned, 16
-	case query.Type_UINT24:
-		return kindUnsigned, 24
-	case query.Type_UINT32:
-		return kindUnsigned, 32
-	case query.Type_UINT64:
-		return kindUnsigned, 64
-	case query.Type_YEAR:
-		return kindYear, 0
-	case query.Type_FLOAT32:
-		return kindFloat, 0
-	case query.Type_FLOAT64:
-		return kindDouble, 0
-	case query.Type_DECIMAL:
-		return kindDecimal, 0
-	case query.Type_DATE, query.Type_DATETIME, query.Type_TIMESTAMP:
-		return kindDateTime, 0
-	case query.Type_TIME:
-		return kindTime, 0
-	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT, query.Type_JSON:
-		return kindText, 0
-	case query.Type_BLOB:
-		return kindBlob, 0
-	case query.Type_BIT:
-		return kindBit, 0
-	case query.Type_ENUM:
-		return kindEnum, 0
-	case query.Type_SET:
-		return kindSet, 0
-	default:
-		// The rest: bytes, below.
+// integers. A type that is no column's is an error: a record must not carry a value the
+// encoder cannot say it wrote right.
+func kindOf(f *query.Field) (kind, uint8, error) {
+	k, err := sqltypes.KindOf(f.GetType())
+	if err != nil {
+		return 0, 0, err
 	}
-	// BINARY, VARBINARY, GEOMETRY, VECTOR and anything unforeseen: bytes, which only
-	// ISO-8859-1 turns into a string without loss.
-	return kindBytes, 0
+	switch k {
+	case sqltypes.KindInt8, sqltypes.KindInt16, sqltypes.KindInt24, sqltypes.KindInt32, sqltypes.KindInt64:
+		return kindSigned, 0, nil
+	case sqltypes.KindUint8:
+		return kindUnsigned, 8, nil
+	case sqltypes.KindUint16:
+		return kindUnsigned, 16, nil
+	case sqltypes.KindUint24:
+		return kindUnsigned, 24, nil
+	case sqltypes.KindUint32:
+		return kindUnsigned, 32, nil
+	case sqltypes.KindUint64:
+		return kindUnsigned, 64, nil
+	case sqltypes.KindYear:
+		return kindYear, 0, nil
+	case sqltypes.KindFloat32:
+		return kindFloat, 0, nil
+	case sqltypes.KindFloat64:
+		return kindDouble, 0, nil
+	case sqltypes.KindDecimal:
+		return kindDecimal, 0, nil
+	case sqltypes.KindDate, sqltypes.KindDateTime, sqltypes.KindTimestamp:
+		return kindDateTime, 0, nil
+	case sqltypes.KindTime:
+		return kindTime, 0, nil
+	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText, sqltypes.KindJSON:
+		return kindText, 0, nil
+	case sqltypes.KindBlob:
+		return kindBlob, 0, nil
+	case sqltypes.KindBit:
+		return kindBit, 0, nil
+	case sqltypes.KindEnum:
+		return kindEnum, 0, nil
+	case sqltypes.KindSet:
+		return kindSet, 0, nil
+	case sqltypes.KindBinary, sqltypes.KindVarBinary, sqltypes.KindGeometry, sqltypes.KindVector:
+		// Bytes, which only ISO-8859-1 turns into a string without loss.
+		return kindBytes, 0, nil
+	}
+	return 0, 0, fmt.Errorf("no StreamSets type for %v", k)
 }
 
 // appendValue writes the typed JSON value of a non-NULL cell.
@@ -146,7 +155,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 	case kindDecimal:
 		return appendDecimal(b, cell)
 	case kindDateTime:
-		d, err := encoder.ParseDateTime(cell)
+		d, err := sqltypes.ParseDateTime(cell)
 		if err != nil {
 			return b, err
 		}
@@ -166,7 +175,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		}
 		return strconv.AppendInt(b, ms, 10), nil
 	case kindTime:
-		us, _, err := encoder.ParseTime(cell)
+		us, _, err := sqltypes.ParseTime(cell)
 		if err != nil {
 			return b, err
 		}
@@ -186,7 +195,10 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		b = base64.StdEncoding.AppendEncode(b, cell)
 		return append(b, '"'), nil
 	case kindBytes:
-		return appendLatin1(b, cell), nil
+		// ISO-8859-1 text, byte b as U+00bb: a consumer gets the bytes back with an
+		// ISO-8859-1 encoder.
+		e.text = sqltypes.AppendISOLatin1(e.text[:0], cell)
+		return encoder.AppendJSONString(b, view(e.text)), nil
 	case kindBit:
 		b = append(b, '"')
 		b = strconv.AppendUint(b, encoder.BitValue(cell), 10)
@@ -199,11 +211,11 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 			}
 			return strconv.AppendUint(b, v, 10), nil
 		}
-		return strconv.AppendInt(b, int64(encoder.EnumIndex(t.Labels[i], cell)), 10), nil
+		return strconv.AppendInt(b, int64(sqltypes.EnumIndex(t.Labels[i], cell)), 10), nil
 	case kindSet:
 		var mask uint64
 		if t.labelText {
-			mask = setMask(t.Labels[i], cell)
+			mask = sqltypes.SetMask(t.Labels[i], cell)
 		} else {
 			var ok bool
 			if mask, ok = encoder.ParseUint(cell); !ok {
@@ -217,26 +229,6 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		return strconv.AppendInt(b, int64(mask), 10), nil
 	}
 	return b, fmt.Errorf("no rendering for kind %d", t.kinds[i])
-}
-
-// setMask is the bitmask of comma-joined SET labels (encoder.SetMask without allocating).
-func setMask(labels []string, cell []byte) uint64 {
-	var mask uint64
-	for len(cell) > 0 {
-		member := cell
-		if j := bytes.IndexByte(cell, ','); j >= 0 {
-			member, cell = cell[:j], cell[j+1:]
-		} else {
-			cell = nil
-		}
-		for j, l := range labels {
-			if l == string(member) {
-				mask |= 1 << uint(j)
-				break
-			}
-		}
-	}
-	return mask
 }
 
 // appendDecimal writes DECIMAL text as a JSON number with the same digits: the binlog reader
@@ -279,30 +271,4 @@ func allDigits(s []byte) bool {
 		}
 	}
 	return true
-}
-
-// appendLatin1 writes bytes as a JSON string of ISO-8859-1 text: byte b is U+00bb, which a
-// consumer turns back into the bytes with an ISO-8859-1 encoder.
-func appendLatin1(b []byte, cell []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, c := range cell {
-		switch {
-		case c >= 0x80:
-			b = append(b, 0xc0|c>>6, 0x80|c&0x3f)
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20 || c == 0x7f:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/server/encoder/encodertest"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // refDir holds real Debezium 2.4 output for a table with a column of every MySQL type; its
@@ -220,7 +220,7 @@ func Cell(t testing.TB, f *query.Field, lit string) string {
 	case query.Type_BINARY:
 		return lit + strings.Repeat("\x00", fsp-len(lit))
 	case query.Type_ENUM:
-		for _, l := range ddl.Labels(f.ColumnType) {
+		for _, l := range sqltypes.Labels(f.ColumnType) {
 			if l == lit {
 				return lit
 			}
@@ -228,7 +228,7 @@ func Cell(t testing.TB, f *query.Field, lit string) string {
 		return ""
 	case query.Type_SET:
 		var kept []string
-		for _, l := range ddl.Labels(f.ColumnType) {
+		for _, l := range sqltypes.Labels(f.ColumnType) {
 			for m := range strings.SplitSeq(lit, ",") {
 				if m == l {
 					kept = append(kept, l)
