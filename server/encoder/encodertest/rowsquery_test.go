@@ -39,7 +39,7 @@ func TestRowsQueryEncodesNothing(t *testing.T) {
 				FieldEvent: &binlogdata.FieldEvent{TableName: "rq_test", Fields: fields}},
 			&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, Timestamp: 1700000000, Source: src(),
 				EventGtid: "5ccc1033-44a8-11ea-bd59-0242ac190003:119",
-				RowEvent: &binlogdata.RowEvent{TableName: "rq_test", RowChanges: []*binlogdata.RowChange{{After: encodertest.Row("1", "aaa")}}}},
+				RowEvent:  &binlogdata.RowEvent{TableName: "rq_test", RowChanges: []*binlogdata.RowChange{{After: encodertest.Row("1", "aaa")}}}},
 			&binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Gtid: "MySQL56/5ccc1033-44a8-11ea-bd59-0242ac190003:1-119"},
 			&binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT, Timestamp: 1700000000, Source: src(),
 				EventGtid: "5ccc1033-44a8-11ea-bd59-0242ac190003:119"})
