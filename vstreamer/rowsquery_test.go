@@ -116,8 +116,9 @@ func TestRowsQueryEvent(t *testing.T) {
 				t.Fatalf("events\n got %q\nwant %q", got, c.want)
 			}
 			for _, ev := range evs {
-				if ev.Type == binlogdata.VEventType_ROWS_QUERY && (ev.Timestamp != 1481028180 && ev.Timestamp != 1481028631 || ev.Keyspace != "ks") {
-					t.Errorf("ROWS_QUERY = %v, want the captured event's timestamp and the keyspace", ev)
+				if ev.Type == binlogdata.VEventType_ROWS_QUERY && (ev.Timestamp != 1481028180 && ev.Timestamp != 1481028631 ||
+					ev.Keyspace != "ks" || ev.EventGtid != payloadUUID+":119") {
+					t.Errorf("ROWS_QUERY = %v, want the captured event's timestamp, the keyspace and event_gtid %s:119", ev, payloadUUID)
 				}
 			}
 		})
@@ -133,4 +134,18 @@ func TestRowsQueryEvent(t *testing.T) {
 		row.Source.GetStartPos() != 740 || row.Source.GetEndPos() != 780 || row.Source.GetServerId() != 2263333 {
 		t.Errorf("ROW = %v, want the captured WRITE_ROWS at 740-780 of server 2263333 with query %q", row, "insert into t values(6)")
 	}
+}
+
+// TestRowsQueryCountsTowardBatch: a ROWS_QUERY's statement counts toward max_batch_bytes, as
+// a statement-based change's does: here it alone takes the batch over its size (BEGIN and
+// ROWS_QUERY count 32 bytes each, the 23-byte statement takes them over 70), and the batch goes
+// out after it; without the statement it would go out after the FIELD.
+func TestRowsQueryCountsTowardBatch(t *testing.T) {
+	execSQL(t, "CREATE DATABASE IF NOT EXISTS fianna",
+		"CREATE TABLE IF NOT EXISTS fianna.t (id INT NOT NULL DEFAULT '0')")
+	src := &replaySource{info: mysqlInfo(t, "MySQL56/"+payloadUUID+":1-119"), events: rowsQueryTxn(t, "rows_query_source.hex")}
+	next := batchStream(t, replayEngine(t, "fianna", src), Request{Position: "MySQL56/" + payloadUUID + ":1-118", MaxBatchBytes: 70})
+	expectBatches(t, next,
+		"BEGIN | ROWS_QUERY insert into t values(6)",
+		"FIELD t id:INT32 | ROW t +[6] | GTID | COMMIT | VGTID")
 }

@@ -631,7 +631,12 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 		if s.withSrc {
 			s.txn.query = string(e.Query)
 		}
-		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), Statement: string(e.Query)})
+		if s.wants(binlogdata.VEventType_ROWS_QUERY) {
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.eventGTI,
+				Statement: string(e.Query)})
+			// A statement may be megabytes (a multi-row INSERT): it counts toward the batch.
+			s.batchSize += len(e.Query)
+		}
 	case *replication.TableMapEvent:
 		return s.tableMap(ts, e)
 	case *replication.RowsEvent:
