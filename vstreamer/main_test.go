@@ -143,6 +143,8 @@ func short(ev *binlogdata.VEvent) string {
 		return fmt.Sprintf("ROW %s %s", ev.RowEvent.TableName, strings.Join(parts, " "))
 	case binlogdata.VEventType_DDL:
 		return "DDL " + ev.Statement
+	case binlogdata.VEventType_ROWS_QUERY:
+		return "ROWS_QUERY " + ev.Statement
 	case binlogdata.VEventType_INSERT, binlogdata.VEventType_UPDATE, binlogdata.VEventType_DELETE, binlogdata.VEventType_REPLACE:
 		return ev.Type.String() + " " + ev.Dml
 	case binlogdata.VEventType_OTHER:

@@ -624,8 +624,18 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 			s.txn.query = string(e.Query)
 		}
 	case *replication.RowsQueryEvent:
+		// MySQL logs it (binlog_rows_query_log_events=ON) before the rows events of each
+		// statement; like Vitess, it is sent whatever tables the statement changed, as the
+		// filter cannot tell them from the SQL. MariaDB's Annotate_rows is not sent: the
+		// server logs it by default, so it would add an event to every transaction.
 		if s.withSrc {
 			s.txn.query = string(e.Query)
+		}
+		if s.wants(binlogdata.VEventType_ROWS_QUERY) {
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.eventGTI,
+				Statement: string(e.Query)})
+			// A statement may be megabytes (a multi-row INSERT): it counts toward the batch.
+			s.batchSize += len(e.Query)
 		}
 	case *replication.TableMapEvent:
 		return s.tableMap(ts, e)
