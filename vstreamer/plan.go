@@ -149,131 +149,221 @@ func tableFields(db, table string, cols []rowcodec.Column) ([]*query.Field, []in
 	return fields, pk
 }
 
+// rows turns a rows event of a selected table into one ROW event in the batch: each row's
+// images are encoded (whole, or judged by the filter and the copy first), then sent.
 func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEvent) error {
 	// Every rows event of the transaction counts, sent or not.
 	s.txn.rowsEvents++
-	p := s.plans[e.TableID]
-	if p == nil || !p.selected || !s.wants(binlogdata.VEventType_ROW) {
-		return nil
-	}
-	if i := rowcodec.CompressedColumn(p.cols); i >= 0 {
-		return fmt.Errorf("%w: table %s: column %s is a MariaDB COMPRESSED column, whose binlog rows this server cannot read; remove COMPRESSED from it (ALTER TABLE ... MODIFY) or leave the table out of the filter",
-			ErrSchema, p.name, p.cols[i].Name)
-	}
-	if int(e.ColumnCount) != len(p.cols) {
-		return fmt.Errorf("%w: table %s: rows event has %d columns, table map %d", ErrSchema, p.name, e.ColumnCount, len(p.cols))
-	}
-	ct := s.copy.state(p.name)
-	if ct != nil && ct.status == copyPending {
-		// The table's rows will come from its copy, with these changes in them.
-		return nil
+	p, ct, err := s.rowsPlan(e)
+	if p == nil || err != nil {
+		return err
 	}
 	if faults.Enabled() {
 		rowsFaults(p, ct, e)
 	}
+	if err = p.checkLogged(e); err != nil {
+		return err
+	}
+	b := newRowsBuild(s, p, ct, e)
+	whole := p.filter.Passthrough() && ct == nil
+	for i := 0; i < b.n; i++ {
+		var imgs [2]*query.Row
+		if whole {
+			if imgs, err = b.encodeWhole(i); err != nil {
+				return err
+			}
+		} else {
+			var out [2]bool
+			if out, err = b.judge(i); err != nil {
+				return err
+			}
+			if !out[0] && !out[1] {
+				continue
+			}
+			imgs = b.encodeJudged(out)
+		}
+		b.addChange(i, imgs)
+	}
+	if b.kept == 0 {
+		return nil
+	}
+	return s.sendRows(ts, e, p, &b)
+}
+
+// rowsPlan is the plan of a rows event's table, nil when the event is not streamed: its
+// table is not selected, ROW events were not asked for, or the table's rows will come from
+// its copy. It fails an event this server cannot read.
+func (s *stream) rowsPlan(e *replication.RowsEvent) (*tablePlan, *copyTable, error) {
+	p := s.plans[e.TableID]
+	if p == nil || !p.selected || !s.wants(binlogdata.VEventType_ROW) {
+		return nil, nil, nil
+	}
+	if i := rowcodec.CompressedColumn(p.cols); i >= 0 {
+		return nil, nil, fmt.Errorf("%w: table %s: column %s is a MariaDB COMPRESSED column, whose binlog rows this server cannot read; remove COMPRESSED from it (ALTER TABLE ... MODIFY) or leave the table out of the filter",
+			ErrSchema, p.name, p.cols[i].Name)
+	}
+	if int(e.ColumnCount) != len(p.cols) {
+		return nil, nil, fmt.Errorf("%w: table %s: rows event has %d columns, table map %d", ErrSchema, p.name, e.ColumnCount, len(p.cols))
+	}
+	ct := s.copy.state(p.name)
+	if ct != nil && ct.status == copyPending {
+		// The table's rows will come from its copy, with these changes in them.
+		return nil, nil, nil
+	}
+	return p, ct, nil
+}
+
+// rowsBuild holds the RowChanges of one rows event while they are built: their rows'
+// values share one arena, sized from the table's previous event.
+type rowsBuild struct {
+	s  *stream
+	p  *tablePlan
+	ct *copyTable // the table's copy, while it runs
+	e  *replication.RowsEvent
+	// images is how many images each row has: two for an update, else one.
+	images int
+	// firstIsBefore: delete rows are before images; insert rows after images; updates alternate.
+	firstIsBefore bool
+	n, width      int
+	split         bool
+	dataColumns   *binlogdata.RowChange_Bitmap
+
+	changes []binlogdata.RowChange
+	kept    int
+	qrows   []query.Row
+	lengths []int64
+	arena   []byte
+	size    int
+}
+
+func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, e *replication.RowsEvent) rowsBuild {
 	images := 1
 	if e.Type() == replication.EnumRowsEventTypeUpdate {
 		images = 2
 	}
-	// Delete rows are before images; insert rows after images; updates alternate.
-	firstIsBefore := e.Type() != replication.EnumRowsEventTypeInsert
 	n := len(e.Rows) / images
 	width := len(p.fields)
-	dataColumns := afterDataColumns(e)
-	if err := p.checkLogged(e); err != nil {
-		return err
+	return rowsBuild{
+		s: s, p: p, ct: ct, e: e,
+		images:        images,
+		firstIsBefore: e.Type() != replication.EnumRowsEventTypeInsert,
+		n:             n,
+		width:         width,
+		split:         p.filter.SplitsImages(),
+		dataColumns:   afterDataColumns(e),
+		changes:       make([]binlogdata.RowChange, n),
+		qrows:         make([]query.Row, 0, n*images),
+		lengths:       make([]int64, 0, n*images*width),
+		arena:         make([]byte, 0, p.arenaHint+p.arenaHint/4),
 	}
-	split := p.filter.SplitsImages()
-	changes := make([]binlogdata.RowChange, n)
-	kept := 0
-	qrows := make([]query.Row, 0, n*images)
-	lengths := make([]int64, 0, n*images*width)
-	arena := make([]byte, 0, p.arenaHint+p.arenaHint/4)
-	size := 0
-	for i := 0; i < n; i++ {
-		var imgs [2]*query.Row
-		if p.filter.Passthrough() && ct == nil {
-			for img := 0; img < images; img++ {
-				start, lstart := len(arena), len(lengths)
-				var err error
-				if arena, lengths, err = p.encode(arena, lengths, e.Rows[i*images+img]); err != nil {
-					return err
-				}
-				qrows = append(qrows, query.Row{Lengths: lengths[lstart:len(lengths):len(lengths)], Values: arena[start:len(arena):len(arena)]})
-				imgs[img] = &qrows[len(qrows)-1]
-			}
-		} else {
-			var pass, held [2]bool
-			for img := 0; img < images; img++ {
-				sc := &s.scratch[img]
-				sc.values, sc.lengths = sc.values[:0], sc.lengths[:0]
-				var err error
-				if sc.values, sc.lengths, err = p.encode(sc.values, sc.lengths, e.Rows[i*images+img]); err != nil {
-					return err
-				}
-				sc.cells = cellsOf(sc.cells, sc.values, sc.lengths)
-				pass[img] = p.filter.Match(sc.cells)
-				held[img] = true
-				if ct != nil {
-					if held[img], err = ct.inCopiedRange(p, sc.cells); err != nil {
-						return err
-					}
-				}
-			}
-			if ct != nil && images == 2 && !allLogged(e.ColumnBitmap2, p.copyKey) {
-				// A MINIMAL after image leaves out a key it did not change: the row is where
-				// its before image is.
-				held[1] = held[0]
-			}
-			if images == 1 && !held[0] || images == 2 && !held[0] && !held[1] {
-				continue
-			}
-			// An image of a row the client does not hold is left out: an update that moves
-			// a row into the copied range arrives as an insert, one that moves it out as a
-			// delete, and each is then judged by the filter alone.
-			partial := images == 2 && held[0] != held[1]
-			if partial {
-				pass[0] = pass[0] && held[0]
-				pass[1] = pass[1] && held[1]
-			}
-			if !pass[0] && !pass[1] {
-				continue
-			}
-			for img := 0; img < images; img++ {
-				if (split || partial) && !pass[img] {
-					continue
-				}
-				start, lstart := len(arena), len(lengths)
-				arena, lengths = p.filter.AppendRow(arena, lengths, s.scratch[img].cells)
-				qrows = append(qrows, query.Row{Lengths: lengths[lstart:len(lengths):len(lengths)], Values: arena[start:len(arena):len(arena)]})
-				imgs[img] = &qrows[len(qrows)-1]
-			}
+}
+
+// encodeWhole encodes every image of row i, all columns, straight into the arena.
+func (b *rowsBuild) encodeWhole(i int) (imgs [2]*query.Row, err error) {
+	for img := 0; img < b.images; img++ {
+		start, lstart := len(b.arena), len(b.lengths)
+		if b.arena, b.lengths, err = b.p.encode(b.arena, b.lengths, b.e.Rows[i*b.images+img]); err != nil {
+			return imgs, err
 		}
-		rc := &changes[kept]
-		kept++
-		if s.withSrc {
-			rc.RowIndex = uint32(i)
-		}
-		switch {
-		case images == 2:
-			// With a keyrange one of them may be missing: the row left or entered the range.
-			rc.Before, rc.After = imgs[0], imgs[1]
-		case firstIsBefore:
-			rc.Before = imgs[0]
-		default:
-			rc.After = imgs[0]
-		}
-		if rc.After != nil {
-			rc.DataColumns = dataColumns
-		}
-		size += 2 * width * images
+		imgs[img] = b.addRow(start, lstart)
 	}
-	if kept == 0 {
-		return nil
+	return imgs, nil
+}
+
+// judge decodes the images of row i into the stream's scratch rows and tells which of them
+// go out: none when the filter keeps neither, or the client does not hold the row and will
+// get it from the copy.
+func (b *rowsBuild) judge(i int) (out [2]bool, err error) {
+	s, p, ct, images := b.s, b.p, b.ct, b.images
+	var pass, held [2]bool
+	for img := 0; img < images; img++ {
+		sc := &s.scratch[img]
+		sc.values, sc.lengths = sc.values[:0], sc.lengths[:0]
+		if sc.values, sc.lengths, err = p.encode(sc.values, sc.lengths, b.e.Rows[i*images+img]); err != nil {
+			return out, err
+		}
+		sc.cells = cellsOf(sc.cells, sc.values, sc.lengths)
+		pass[img] = p.filter.Match(sc.cells)
+		held[img] = true
+		if ct != nil {
+			if held[img], err = ct.inCopiedRange(p, sc.cells); err != nil {
+				return out, err
+			}
+		}
 	}
-	changes = changes[:kept]
-	size += len(arena)
-	p.arenaHint = len(arena)
+	if ct != nil && images == 2 && !allLogged(b.e.ColumnBitmap2, p.copyKey) {
+		// A MINIMAL after image leaves out a key it did not change: the row is where
+		// its before image is.
+		held[1] = held[0]
+	}
+	if images == 1 && !held[0] || images == 2 && !held[0] && !held[1] {
+		return out, nil
+	}
+	// An image of a row the client does not hold is left out: an update that moves
+	// a row into the copied range arrives as an insert, one that moves it out as a
+	// delete, and each is then judged by the filter alone.
+	partial := images == 2 && held[0] != held[1]
+	if partial {
+		pass[0] = pass[0] && held[0]
+		pass[1] = pass[1] && held[1]
+	}
+	if !pass[0] && !pass[1] {
+		return out, nil
+	}
+	for img := 0; img < images; img++ {
+		out[img] = pass[img] || !b.split && !partial
+	}
+	return out, nil
+}
+
+// encodeJudged encodes the images judge let out, as the filter projects them, into the arena.
+func (b *rowsBuild) encodeJudged(out [2]bool) (imgs [2]*query.Row) {
+	for img := 0; img < b.images; img++ {
+		if !out[img] {
+			continue
+		}
+		start, lstart := len(b.arena), len(b.lengths)
+		b.arena, b.lengths = b.p.filter.AppendRow(b.arena, b.lengths, b.s.scratch[img].cells)
+		imgs[img] = b.addRow(start, lstart)
+	}
+	return imgs
+}
+
+// addRow is the row image encoded at the end of the arena from start (values) and lstart
+// (lengths).
+func (b *rowsBuild) addRow(start, lstart int) *query.Row {
+	b.qrows = append(b.qrows, query.Row{Lengths: b.lengths[lstart:len(b.lengths):len(b.lengths)], Values: b.arena[start:len(b.arena):len(b.arena)]})
+	return &b.qrows[len(b.qrows)-1]
+}
+
+// addChange keeps row i as a RowChange of imgs.
+func (b *rowsBuild) addChange(i int, imgs [2]*query.Row) {
+	rc := &b.changes[b.kept]
+	b.kept++
+	if b.s.withSrc {
+		rc.RowIndex = uint32(i)
+	}
+	switch {
+	case b.images == 2:
+		// With a keyrange one of them may be missing: the row left or entered the range.
+		rc.Before, rc.After = imgs[0], imgs[1]
+	case b.firstIsBefore:
+		rc.Before = imgs[0]
+	default:
+		rc.After = imgs[0]
+	}
+	if rc.After != nil {
+		rc.DataColumns = b.dataColumns
+	}
+	b.size += 2 * b.width * b.images
+}
+
+// sendRows adds the kept RowChanges of b to the batch as one ROW event, first sending the
+// batch when the event would take it past the packet size.
+func (s *stream) sendRows(ts uint32, e *replication.RowsEvent, p *tablePlan, b *rowsBuild) error {
+	changes := b.changes[:b.kept]
+	size := b.size + len(b.arena)
+	p.arenaHint = len(b.arena)
 	ptrs := make([]*binlogdata.RowChange, len(changes))
 	for i := range changes {
 		ptrs[i] = &changes[i]
@@ -281,12 +371,12 @@ func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEve
 	if s.packetSize > 0 {
 		// Vitess's vstreamer: the event that would take the batch's row values past the
 		// packet size goes to the next batch.
-		if len(s.batch) > 0 && s.rowBytes+len(arena) > s.packetSize {
+		if len(s.batch) > 0 && s.rowBytes+len(b.arena) > s.packetSize {
 			if err := s.flush(); err != nil {
 				return err
 			}
 		}
-		s.rowBytes += len(arena)
+		s.rowBytes += len(b.arena)
 	}
 	s.begin(ts)
 	ev := &binlogdata.VEvent{

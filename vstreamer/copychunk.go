@@ -1,0 +1,416 @@
+package vstreamer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/faults"
+)
+
+// copyChunk reads the next chunk of t from the open snapshot and sends it.
+func (s *stream) copyChunk(t *copyTable) error {
+	c := s.copy
+	limit := c.chunkRows
+	sql, cols := s.chunkSQL(t, limit)
+	if c.vitess {
+		// The catch-up's transactions go out before the chunk, as their own packets.
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	s.now = nowNanos()
+	// A copy's events are sent whatever event types were asked for, as in Vitess.
+	s.inChunk = true
+	defer func() { s.inChunk = false }()
+	k := s.newChunk(t, cols)
+	if err := k.start(); err != nil {
+		return err
+	}
+	// The server may scan long before it returns a row the rule keeps.
+	stopBeats := s.heartbeatWhile()
+	defer stopBeats()
+	if err := k.read(sql); err != nil {
+		return err
+	}
+	t.status = copyRunning
+	t.copied += int64(k.n)
+	if s.observer != nil {
+		s.observer.CopyProgress(t.name, t.copied, max(t.estimated, t.copied))
+	}
+	done := len(t.key) == 0 || t.oneRead || k.n < limit
+	if c.vitess {
+		return k.endVitess(done)
+	}
+	return k.endNative(done)
+}
+
+// chunk is one copy chunk in flight: the rows of one SELECT on the snapshot, turned into
+// events in the batch. Its steps run in order: start, read (a row at a time), then
+// endNative or endVitess.
+type chunk struct {
+	s    *stream
+	t    *copyTable
+	cols []int // the table column of each result column
+	src  *binlogdata.EventSource
+	// keyIdx is the table column of each key column; last is the key of the row last read.
+	keyIdx []int
+	last   [][]byte
+	row    *copiedRow
+	// direct: the table is streamed whole, so rows are encoded straight into the arenas.
+	direct bool
+	// open tells whether a copy transaction is open (its BEGIN is in the batch or sent).
+	open bool
+	// n counts the rows read.
+	n int
+	// sendErr is a failed send inside the read, returned as is rather than as a read error.
+	sendErr error
+
+	// Rows are encoded at the end of the arenas, which are replaced (not reused) once their
+	// rows are sent: the receiver may still hold the events.
+	arena     []byte
+	lensArena []int64
+	slabs     rowSlabs
+
+	rowEv  *binlogdata.RowEvent // native: the ROW event rows are added to
+	packet int                  // Vitess-shaped: the open packet's size in row values
+}
+
+// copySlab is how many rows one slab of row structs holds.
+const copySlab = 256
+
+// rowSlabs hands out the structs of copied rows from slabs: one allocation per many rows.
+type rowSlabs struct {
+	changes []binlogdata.RowChange
+	qrows   []query.Row
+	// A Vitess-shaped copy sends one ROW event per row; they come from slabs too.
+	vevs   []binlogdata.VEvent
+	rowEvs []binlogdata.RowEvent
+	rcPtrs []*binlogdata.RowChange
+}
+
+// change is a RowChange whose after image is values with lengths.
+func (sl *rowSlabs) change(values []byte, lengths []int64) *binlogdata.RowChange {
+	if len(sl.changes) == 0 {
+		sl.changes = make([]binlogdata.RowChange, copySlab)
+		sl.qrows = make([]query.Row, copySlab)
+	}
+	qr := &sl.qrows[0]
+	qr.Lengths = lengths
+	qr.Values = values
+	rc := &sl.changes[0]
+	rc.After = qr
+	sl.changes, sl.qrows = sl.changes[1:], sl.qrows[1:]
+	return rc
+}
+
+// rowEvent is a ROW event of table name holding rc alone.
+func (sl *rowSlabs) rowEvent(rc *binlogdata.RowChange, name, keyspace, shard string, src *binlogdata.EventSource) *binlogdata.VEvent {
+	if len(sl.vevs) == 0 {
+		sl.vevs = make([]binlogdata.VEvent, copySlab)
+		sl.rowEvs = make([]binlogdata.RowEvent, copySlab)
+		sl.rcPtrs = make([]*binlogdata.RowChange, copySlab)
+	}
+	re := &sl.rowEvs[0]
+	re.TableName, re.Keyspace, re.Shard = name, keyspace, shard
+	sl.rcPtrs[0] = rc
+	re.RowChanges = sl.rcPtrs[0:1:1]
+	ev := &sl.vevs[0]
+	ev.Type, ev.RowEvent, ev.Source = binlogdata.VEventType_ROW, re, src
+	sl.vevs, sl.rowEvs, sl.rcPtrs = sl.vevs[1:], sl.rowEvs[1:], sl.rcPtrs[1:]
+	return ev
+}
+
+func (s *stream) newChunk(t *copyTable, cols []int) *chunk {
+	keyIdx := make([]int, len(t.keyFields))
+	for i, kf := range t.keyFields {
+		keyIdx[i] = slices.Index(t.fields, kf)
+	}
+	return &chunk{
+		s: s, t: t, cols: cols, src: s.copySource(t), keyIdx: keyIdx,
+		row:    newCopiedRow(t, cols),
+		direct: t.plan.Passthrough() && len(cols) == len(t.fields),
+	}
+}
+
+// begin opens the chunk's copy transaction.
+func (k *chunk) begin() {
+	k.s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: k.src})
+	k.s.inTxn = true
+	k.open = true
+}
+
+// start opens the chunk: a native chunk is one transaction, begun here; the table's FIELD
+// event goes first when the client lacks it; a Vitess-shaped chunk then tells the position.
+func (k *chunk) start() error {
+	s := k.s
+	if !s.copy.vitess {
+		k.begin()
+	}
+	if err := k.sendFields(); err != nil {
+		return err
+	}
+	if s.copy.vitess {
+		return s.copyTellPosition(k.open)
+	}
+	return nil
+}
+
+// sendFields adds the table's FIELD event when the client has not seen it, or has since
+// seen a different one for the table.
+func (k *chunk) sendFields() error {
+	s, t := k.s, k.t
+	if prev := s.fieldsFor[t.name]; t.fieldsSent && (prev == nil || prev == s.copyFieldsPlan(t)) {
+		return nil
+	}
+	fsrc, err := s.copyFieldSource(t, k.src)
+	if err != nil {
+		return err
+	}
+	if !k.open {
+		k.begin()
+	}
+	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_FIELD, Source: fsrc, FieldEvent: &binlogdata.FieldEvent{
+		TableName: t.name, Fields: t.plan.Fields(), Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard, EnumSetStringValues: true,
+	}})
+	t.fieldsSent = true
+	s.fieldsFor[t.name] = s.copyFieldsPlan(t)
+	return nil
+}
+
+// read runs the chunk's SELECT and adds its rows to the batch, sending full batches.
+func (k *chunk) read(sql string) error {
+	var result mysql.Result
+	err := k.s.copy.conn.ExecuteSelectStreaming(sql, &result, k.onRow, nil)
+	if k.sendErr != nil {
+		return k.sendErr
+	}
+	if po := (*PoisonError)(nil); errors.As(err, &po) {
+		return po
+	}
+	if err != nil {
+		return fmt.Errorf("%w: copy of %s: %v", ErrUnavailable, k.t.name, err)
+	}
+	return nil
+}
+
+// onRow takes one row of the SELECT.
+func (k *chunk) onRow(row []mysql.FieldValue) error {
+	k.n++
+	if faults.Enabled() {
+		faults.At(faults.Copy, k.t.name, row)
+	}
+	if k.direct {
+		return k.encodeWhole(row)
+	}
+	return k.encodeFiltered(row)
+}
+
+// encodeWhole encodes a row of a table streamed whole straight into the arenas.
+func (k *chunk) encodeWhole(row []mysql.FieldValue) error {
+	t := k.t
+	start, lstart := len(k.arena), len(k.lensArena)
+	for j := range k.cols {
+		before := len(k.arena)
+		var null bool
+		var err error
+		if k.arena, null, err = t.cols[j].AppendCopied(k.arena, &row[j]); err != nil {
+			k.arena, k.lensArena = k.arena[:start], k.lensArena[:lstart]
+			return k.s.copyPoison(t, k.cols, k.keyIdx, j, row, err)
+		}
+		if null {
+			k.lensArena = append(k.lensArena, -1)
+		} else {
+			k.lensArena = append(k.lensArena, int64(len(k.arena)-before))
+		}
+	}
+	k.last = k.last[:0]
+	lens := k.lensArena[lstart:]
+	for _, ki := range k.keyIdx {
+		off := start
+		for _, l := range lens[:ki] {
+			off += int(max(l, 0))
+		}
+		if lens[ki] < 0 {
+			k.last = append(k.last, nil)
+			continue
+		}
+		k.last = append(k.last, k.arena[off:off+int(lens[ki])])
+	}
+	return k.emit(start, lstart)
+}
+
+// encodeFiltered decodes a row into cells, drops it if the rule does not keep it, and
+// encodes the columns the rule selects into the arenas.
+func (k *chunk) encodeFiltered(row []mysql.FieldValue) error {
+	t := k.t
+	if ci, err := k.row.read(row); err != nil {
+		return k.s.copyPoison(t, k.cols, k.keyIdx, ci, row, err)
+	}
+	cells := k.row.cells
+	k.last = k.last[:0]
+	for _, ki := range k.keyIdx {
+		k.last = append(k.last, cells[ki])
+	}
+	if !t.plan.Match(cells) {
+		t.setLastPK(k.last)
+		return nil
+	}
+	start, lstart := len(k.arena), len(k.lensArena)
+	k.arena, k.lensArena = t.plan.AppendRow(k.arena, k.lensArena, cells)
+	return k.emit(start, lstart)
+}
+
+// emit adds one copied row, already encoded at the end of the arenas, to the batch.
+func (k *chunk) emit(start, lstart int) error {
+	rc := k.slabs.change(k.arena[start:len(k.arena):len(k.arena)], k.lensArena[lstart:len(k.lensArena):len(k.lensArena)])
+	if k.s.copy.vitess {
+		return k.emitVitess(rc)
+	}
+	return k.emitNative(rc)
+}
+
+// emitNative adds the row to the chunk's ROW event, and sends the batch once it is full.
+func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
+	s, t := k.s, k.t
+	if k.rowEv == nil {
+		k.rowEv = &binlogdata.RowEvent{TableName: t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: k.rowEv, Source: k.src})
+	}
+	k.rowEv.RowChanges = append(k.rowEv.RowChanges, rc)
+	qr := rc.After
+	s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
+	s.rowBytes += len(qr.Values)
+	t.setLastPK(k.last)
+	if s.copyBatchFull() {
+		// The next row starts a new ROW event in the next batch, with new buffers: the
+		// events sent may still be held by the receiver.
+		k.rowEv = nil
+		k.newArenas()
+		if err := s.flush(); err != nil {
+			k.sendErr = err
+			return err
+		}
+	}
+	return nil
+}
+
+// emitVitess adds the row as a ROW event of its own, opening a packet if none is open, and
+// closes and sends the packet once its rows reach Vitess's packet size.
+func (k *chunk) emitVitess(rc *binlogdata.RowChange) error {
+	s, t := k.s, k.t
+	if !k.open {
+		k.begin()
+	}
+	s.add(k.slabs.rowEvent(rc, t.name, s.cfg.Keyspace, s.cfg.Shard, k.src))
+	qr := rc.After
+	s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
+	t.setLastPK(k.last)
+	// Vitess's rowstreamer measures a packet by its rows' values.
+	if k.packet += len(qr.Values); k.packet >= s.vitessPacket {
+		k.newArenas()
+		k.closePacket()
+		if err := s.flush(); err != nil {
+			k.sendErr = err
+			return err
+		}
+	}
+	return nil
+}
+
+// newArenas replaces the arenas once their rows are sent: the receiver may still hold them.
+func (k *chunk) newArenas() {
+	k.arena = make([]byte, 0, cap(k.arena))
+	k.lensArena = make([]int64, 0, cap(k.lensArena))
+}
+
+// closePacket ends a Vitess-shaped packet of rows: its LASTPK, then the VGTID that stands
+// for it at vtgate, then COMMIT.
+func (k *chunk) closePacket() {
+	s, t := k.s, k.t
+	if t.lastpk != nil {
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK, LastPKEvent: &binlogdata.LastPKEvent{
+			TableLastPK: &binlogdata.TableLastPK{TableName: t.name, Lastpk: t.lastPKResult()},
+		}})
+	}
+	s.add(s.vgtidEvent(), &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+	s.inTxn, k.open, k.packet = false, false, 0
+}
+
+// endNative ends a native chunk's transaction: the last key read (completed when the table
+// is done), COPY_COMPLETED for a table copied to its end and then for the whole copy, COMMIT
+// and the VGTID.
+func (k *chunk) endNative(done bool) error {
+	s, t, c := k.s, k.t, k.s.copy
+	if done {
+		t.status = copyDone
+	}
+	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK, LastPKEvent: &binlogdata.LastPKEvent{
+		TableLastPK: &binlogdata.TableLastPK{TableName: t.name, Lastpk: t.lastPKResult()},
+		Completed:   done,
+	}})
+	if done {
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, LastPKEvent: &binlogdata.LastPKEvent{
+			TableLastPK: &binlogdata.TableLastPK{TableName: t.name}, Completed: true,
+		}})
+		if c.next() == nil {
+			final := &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED}
+			s.add(final)
+			final.Keyspace, final.Shard = "", ""
+		}
+	}
+	if c.next() == nil {
+		// From here on positions carry no copy state: resuming from them just streams.
+		c.finished = true
+	}
+	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+	s.add(s.vgtidEvent())
+	s.inTxn = false
+	if s.observer != nil {
+		s.observer.Position(s.pos.String(), time.Now())
+	}
+	return s.flush()
+}
+
+// endVitess ends a Vitess-shaped chunk: the open packet closes with the last key read,
+// and a table copied to its end is marked so in a transaction of its own,
+// BEGIN, LASTPK{completed}, COMMIT, followed after the last table by COPY_COMPLETED.
+func (k *chunk) endVitess(done bool) error {
+	s, t, c := k.s, k.t, k.s.copy
+	if k.open {
+		k.closePacket()
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	if done {
+		t.status = copyDone
+		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN},
+			&binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK, LastPKEvent: &binlogdata.LastPKEvent{
+				TableLastPK: &binlogdata.TableLastPK{TableName: t.name}, Completed: true,
+			}})
+		if c.next() == nil {
+			c.finished = true
+		}
+		s.add(s.vgtidEvent(), &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
+		if c.finished {
+			// COPY_COMPLETED goes out alone, and replication after it describes every table
+			// again, as after Vitess's copy.
+			if err := s.flush(); err != nil {
+				return err
+			}
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
+			clear(s.fieldsFor)
+		}
+	}
+	s.inTxn = false
+	if s.observer != nil {
+		s.observer.Position(s.pos.String(), time.Now())
+	}
+	return s.flush()
+}
