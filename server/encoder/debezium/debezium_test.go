@@ -456,6 +456,23 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// A column of a type no column can have (an expression's, a tuple's) is an error naming the
+// table and the column, in the row schema and in the snapshot's table change alike.
+func TestTypeNoColumnHas(t *testing.T) {
+	for _, typ := range []query.Type{query.Type_EXPRESSION, query.Type_TUPLE, query.Type_NULL_TYPE} {
+		tbl := &encoder.Table{Name: "odd", Labels: make([][]string, 2), Fields: []*query.Field{
+			{Name: "id", Type: query.Type_INT32, ColumnType: "int(11)"}, {Name: "e", Type: typ}}}
+		_, err := NewTableSchema(&Config{}, "shop", tbl, true)
+		if err == nil || !strings.Contains(err.Error(), "table odd: column e") || !strings.Contains(err.Error(), typ.String()) {
+			t.Errorf("%s: row schema: %v", typ, err)
+		}
+		_, err = tableChange("CREATE", "shop", tbl, "", nil)
+		if err == nil || !strings.Contains(err.Error(), "table odd: column e") || !strings.Contains(err.Error(), typ.String()) {
+			t.Errorf("%s: table change: %v", typ, err)
+		}
+	}
+}
+
 // A BLOB or TEXT column that a NOBLOB row image left out (data_columns) reads
 // __debezium_unavailable_value, as the MySQL and MariaDB connectors write it (the text in a
 // TEXT column, its bytes in a BLOB column); another column left out (MINIMAL) stays null, and a

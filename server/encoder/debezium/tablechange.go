@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // jdbcTypes are the java.sql.Types codes Debezium's MySQL DDL parser gives the column types
@@ -33,10 +35,14 @@ var defaultCharset = regexp.MustCompile(`(?i)\bDEFAULT CHARSET=(\w+)`)
 // tableChange is the io.debezium.connector.schema.Change of a table as a FIELD event
 // describes it: its columns, key and character sets. The FIELD event does not carry column
 // comments or defaults; they are null.
-func tableChange(typ, db string, t *encoder.Table, createTable string, collations *encoder.Collations) Value {
+func tableChange(typ, db string, t *encoder.Table, createTable string, collations *encoder.Collations) (Value, error) {
 	cols := make([]Value, len(t.Fields))
 	for i, f := range t.Fields {
-		cols[i] = columnChange(f, i+1, t.Labels[i], collations)
+		c, err := columnChange(f, i+1, t.Labels[i], collations)
+		if err != nil {
+			return Value{}, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		cols[i] = c
 	}
 	defCharset := Null
 	if m := defaultCharset.FindStringSubmatch(createTable); m != nil {
@@ -47,14 +53,18 @@ func tableChange(typ, db string, t *encoder.Table, createTable string, collation
 		pk[i] = Str(n)
 	}
 	table := StructOf(defCharset, ArrayOf(pk...), ArrayOf(cols...), Null)
-	return StructOf(Str(typ), Str(`"`+db+`"."`+t.Name+`"`), table)
+	return StructOf(Str(typ), Str(`"`+db+`"."`+t.Name+`"`), table), nil
 }
 
 // columnChange is the io.debezium.connector.schema.Column of a column at a position
-// (from 1).
-func columnChange(f *query.Field, position int, labels []string, collations *encoder.Collations) Value {
+// (from 1); a type no column can have is an error naming the column.
+func columnChange(f *query.Field, position int, labels []string, collations *encoder.Collations) (Value, error) {
+	kind, err := sqltypes.KindOf(f.GetType())
+	if err != nil {
+		return Value{}, fmt.Errorf("column %s: %w", f.GetName(), err)
+	}
 	base, args := columnType(f.GetColumnType())
-	if f.GetType() == query.Type_JSON {
+	if kind == sqltypes.KindJSON {
 		// MariaDB keeps JSON as LONGTEXT; its DDL said JSON.
 		base, args = "json", nil
 	}
@@ -77,16 +87,21 @@ func columnChange(f *query.Field, position int, labels []string, collations *enc
 		scale = Int(int64(args[1]))
 	}
 	charset := Null
-	switch f.GetType() {
-	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT, query.Type_ENUM, query.Type_SET:
+	switch kind {
+	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText, sqltypes.KindEnum, sqltypes.KindSet:
 		if n := collations.Name(f.GetCharset()); n != "" && n != "binary" {
 			charset = Str(n)
 		}
-	default:
-		// The other types have no character set.
+	case sqltypes.KindInt8, sqltypes.KindUint8, sqltypes.KindInt16, sqltypes.KindUint16,
+		sqltypes.KindInt24, sqltypes.KindUint24, sqltypes.KindInt32, sqltypes.KindUint32,
+		sqltypes.KindInt64, sqltypes.KindUint64, sqltypes.KindFloat32, sqltypes.KindFloat64,
+		sqltypes.KindDecimal, sqltypes.KindYear, sqltypes.KindDate, sqltypes.KindDateTime,
+		sqltypes.KindTimestamp, sqltypes.KindTime, sqltypes.KindBinary, sqltypes.KindVarBinary,
+		sqltypes.KindBlob, sqltypes.KindBit, sqltypes.KindJSON, sqltypes.KindGeometry, sqltypes.KindVector:
+		// Numbers, temporal types, bytes and JSON have no character set.
 	}
 	enumValues := Null
-	if f.GetType() == query.Type_ENUM || f.GetType() == query.Type_SET {
+	if kind == sqltypes.KindEnum || kind == sqltypes.KindSet {
 		vals := make([]Value, len(labels))
 		for i, l := range labels {
 			vals[i] = Str(l)
@@ -98,7 +113,7 @@ func columnChange(f *query.Field, position int, labels []string, collations *enc
 	auto := flags&uint32(query.MySqlFlag_AUTO_INCREMENT_FLAG) != 0
 	// Debezium marks an auto-increment column generated as well.
 	return StructOf(Str(f.GetName()), Int(jdbc), Null, Str(name), Str(name), charset, length, scale,
-		Int(int64(position)), Bool(optional), Bool(auto), Bool(auto), Null, Null, enumValues)
+		Int(int64(position)), Bool(optional), Bool(auto), Bool(auto), Null, Null, enumValues), nil
 }
 
 // snapshotSchemaChange appends the schema-change record Debezium's snapshot writes for each
@@ -109,9 +124,13 @@ func (r *Records) snapshotSchemaChange(out []*vstreamv1.EncodedMessage, ev *binl
 	info := SourceInfo{Micros: now.UnixMicro(), Snapshot: SnapshotTrue, DB: db, Table: t.Name, File: src.GetFile(),
 		Pos: int64(src.GetStartPos())}
 	r.src = info.AppendValues(r.src[:0], &r.cfg)
+	change, err := tableChange("CREATE", db, t, src.GetCreateTable(), r.cfg.Collations)
+	if err != nil {
+		return out, err
+	}
 	rec := Record{Topic: r.cfg.Prefix, KeySchema: r.schemaChangeKey, Key: StructOf(Str(db)), ValueSchema: r.schemaChangeValue,
 		Value: StructOf(StructOf(r.src...), Int(now.UnixMilli()), Str(db), Null, Str(src.GetCreateTable()),
-			ArrayOf(tableChange("CREATE", db, t, src.GetCreateTable(), r.cfg.Collations)))}
+			ArrayOf(change))}
 	m, err := r.ser.Serialize(&rec)
 	if err != nil {
 		return out, err

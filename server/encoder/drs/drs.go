@@ -160,7 +160,10 @@ func (e *Encoder) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent)
 			e.chunkPending = true
 		}
 	case binlogdata.VEventType_FIELD:
-		t := e.field(ev)
+		t, err := e.field(ev)
+		if err != nil {
+			return out, err
+		}
 		if src := ev.GetSource(); src.GetSnapshot() && src.GetCreateTable() != "" && e.snapshot == snapshotInit {
 			out = append(out, e.initDDL(ev, t))
 		}

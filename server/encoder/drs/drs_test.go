@@ -524,6 +524,19 @@ func TestRowBeforeField(t *testing.T) {
 	}
 }
 
+// A FIELD event with a column of a type no column can have (an expression's) is an error
+// naming the table and the column, not a table whose cells are written as plain text.
+func TestFieldTypeNoColumnHas(t *testing.T) {
+	e := newEnc(t, false, "db", &clock{}, nil)
+	_, err := e.Encode(nil, fieldEvent("kv", nil, kvFields[0], field("e", query.Type_EXPRESSION, "", 0)))
+	if err == nil || !strings.Contains(err.Error(), "table kv column e") || !strings.Contains(err.Error(), "EXPRESSION") {
+		t.Fatalf("EXPRESSION column: %v", err)
+	}
+	if _, err := e.Encode(nil, rowEvent("kv", 1, nil, &binlogdata.RowChange{After: row("1", "a")})); err == nil {
+		t.Error("ROW of a table whose FIELD event was refused accepted")
+	}
+}
+
 // collated gives a field a collation of its own.
 func collated(f *query.Field, collation uint32) *query.Field {
 	f.Charset = collation

@@ -1,6 +1,7 @@
 package drs
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -91,36 +92,40 @@ func mysqlType(f *query.Field) string {
 	return strings.ToLower(ct)
 }
 
-func kindOf(t query.Type) kind {
-	switch t {
-	case query.Type_FLOAT32:
+// kindOf is how the cells of a column of kind k are rendered.
+func kindOf(k sqltypes.Kind) kind {
+	switch k {
+	case sqltypes.KindFloat32:
 		return kindFloat32
-	case query.Type_FLOAT64:
+	case sqltypes.KindFloat64:
 		return kindFloat64
-	case query.Type_DECIMAL:
+	case sqltypes.KindDecimal:
 		return kindDecimal
-	case query.Type_TIMESTAMP:
+	case sqltypes.KindTimestamp:
 		return kindTimestamp
-	case query.Type_BINARY:
+	case sqltypes.KindBinary:
 		return kindBinary
-	case query.Type_VARBINARY, query.Type_BLOB, query.Type_GEOMETRY, query.Type_VECTOR:
+	case sqltypes.KindVarBinary, sqltypes.KindBlob, sqltypes.KindGeometry, sqltypes.KindVector:
 		return kindBytes
-	case query.Type_BIT:
+	case sqltypes.KindBit:
 		return kindBit
-	case query.Type_ENUM:
+	case sqltypes.KindEnum:
 		return kindEnum
-	case query.Type_SET:
+	case sqltypes.KindSet:
 		return kindSet
-	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT, query.Type_JSON:
+	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText, sqltypes.KindJSON:
 		return kindText
-	default:
+	case sqltypes.KindInt8, sqltypes.KindUint8, sqltypes.KindInt16, sqltypes.KindUint16,
+		sqltypes.KindInt24, sqltypes.KindUint24, sqltypes.KindInt32, sqltypes.KindUint32,
+		sqltypes.KindInt64, sqltypes.KindUint64, sqltypes.KindYear, sqltypes.KindDate,
+		sqltypes.KindDateTime, sqltypes.KindTime:
 		// Integers, temporal types and YEAR: their text as it is.
 	}
 	return kindPlain
 }
 
-// field records a FIELD event.
-func (e *Encoder) field(ev *binlogdata.VEvent) *table {
+// field records a FIELD event; a column of a type no column can have is an error naming it.
+func (e *Encoder) field(ev *binlogdata.VEvent) (*table, error) {
 	fe := ev.GetFieldEvent()
 	t := &table{name: fe.GetTableName(), cols: make([]column, len(fe.GetFields()))}
 	t.nameJSON = appendString(nil, t.name)
@@ -130,7 +135,11 @@ func (e *Encoder) field(ev *binlogdata.VEvent) *table {
 	for i, f := range encoder.ValueFields(fe.GetFields()) {
 		c := &t.cols[i]
 		c.name = f.GetName()
-		c.kind = kindOf(f.GetType())
+		k, err := sqltypes.KindOf(f.GetType())
+		if err != nil {
+			return nil, fmt.Errorf("%s: table %s column %s: %w", e.name, t.name, c.name, err)
+		}
+		c.kind = kindOf(k)
 		c.charset = e.p.Collations.Text(f)
 		c.nameJSON = append(appendString(nil, c.name), ':')
 		if c.kind == kindEnum || c.kind == kindSet {
@@ -172,5 +181,5 @@ func (e *Encoder) field(ev *binlogdata.VEvent) *table {
 		t.pkNamesJSON = append(t.pkNamesJSON, ']')
 	}
 	e.tables[t.name] = t
-	return t
+	return t, nil
 }
