@@ -1,6 +1,7 @@
 package filter
 
 import (
+	hexenc "encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -287,16 +288,11 @@ func decodeBinary(digits string, hex, quoted bool) (string, bool) {
 			}
 			digits = "0" + digits
 		}
-		v = make([]byte, len(digits)/2)
-		for i := range v {
-			hi, ok1 := hexDigit(digits[2*i])
-			lo, ok2 := hexDigit(digits[2*i+1])
-			if !ok1 || !ok2 {
-				return "", false
-			}
-			v[i] = hi<<4 | lo
+		b, err := hexenc.DecodeString(digits)
+		if err != nil {
+			return "", false
 		}
-		return string(v), true
+		return string(b), true
 	}
 	n := (len(digits) + 7) / 8
 	v = make([]byte, n)
@@ -310,18 +306,6 @@ func decodeBinary(digits string, hex, quoted bool) (string, bool) {
 		}
 	}
 	return string(v), true
-}
-
-func hexDigit(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 func unescape(c byte) byte {

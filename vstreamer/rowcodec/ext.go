@@ -1,6 +1,7 @@
 package rowcodec
 
 import (
+	"encoding/hex"
 	"net/netip"
 	"strconv"
 )
@@ -155,21 +156,23 @@ func bytesCompare(a, b []byte) int {
 func extKey(e Ext, text []byte) (k [16]byte, ok bool) {
 	switch e {
 	case ExtUUID:
-		var raw [16]byte
+		var digits [32]byte
 		n := 0
-		for i := 0; i < len(text); i++ {
-			c := text[i]
+		for _, c := range text {
 			if c == '-' {
 				continue
 			}
-			v, good := unhex(c)
-			if !good || n >= 32 {
+			if n == len(digits) {
 				return k, false
 			}
-			raw[n/2] |= v << (4 * (1 - n%2))
+			digits[n] = c
 			n++
 		}
-		if n != 32 {
+		var raw [16]byte
+		if n != len(digits) {
+			return k, false
+		}
+		if _, err := hex.Decode(raw[:], digits[:]); err != nil {
 			return k, false
 		}
 		if v := raw[6] >> 4; v >= 1 && v <= 5 && raw[8]&0x80 != 0 {
@@ -200,16 +203,4 @@ func extKey(e Ext, text []byte) (k [16]byte, ok bool) {
 		// Not an extension type: no byte form.
 		return k, false
 	}
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
