@@ -29,7 +29,7 @@ type Rule struct {
 	exclude bool
 	// stmt is the parsed select of a named rule; nil streams every column and row.
 	stmt *selectStmt
-	// keyrange limits rows to those whose primary key hashes into it.
+	// keyrange limits rows to those whose keyspace id is in it.
 	keyrange *KeyRange
 }
 
@@ -55,6 +55,16 @@ func (r *Rule) Matches(table string) bool {
 type Filter struct {
 	rules      []Rule
 	bestEffort bool
+	// vschema, when set, gives tables their keyspace ids.
+	vschema *VSchema
+}
+
+// WithVSchema returns the filter with tables' keyspace ids taken from vs (nil: from the hash
+// of a primary key of one integer column).
+func (f *Filter) WithVSchema(vs *VSchema) *Filter {
+	out := *f
+	out.vschema = vs
+	return &out
 }
 
 // All streams every table, the behaviour of an empty filter.

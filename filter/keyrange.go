@@ -88,8 +88,8 @@ func (kr KeyRange) Contains(id []byte) bool {
 // Full reports the whole range.
 func (kr KeyRange) Full() bool { return len(kr.Start) == 0 && len(kr.End) == 0 }
 
-// vindexKind names one of Vitess's functional unique vindexes: those whose keyspace id is
-// computed from the column's value alone.
+// vindexKind names one of the vindexes whose keyspace id is computed from a row's values
+// alone: Vitess's functional unique vindexes.
 type vindexKind int
 
 const (
@@ -99,57 +99,145 @@ const (
 	vindexBinary                        // the value's bytes
 	vindexBinaryMD5                     // MD5 of the value's bytes
 	vindexXXHash                        // xxHash64 of the value's bytes, 8 little-endian bytes
+	// vindexRegion is region_experimental over (region, id): the region's low region_bytes
+	// bytes, big-endian, followed by the hash of id. Region and id are integers.
+	vindexRegion
+	// vindexLookup is a vindex whose keyspace ids live in a table (lookup, consistent_lookup
+	// and their kin): a row alone does not give one.
+	vindexLookup
+	// vindexOther is a Vitess vindex vstreamd does not compute.
+	vindexOther
 )
 
-var vindexKinds = map[string]vindexKind{
-	"hash": vindexHash, "numeric": vindexNumeric, "reverse_bits": vindexReverseBits,
-	"binary": vindexBinary, "binary_md5": vindexBinaryMD5, "xxhash": vindexXXHash,
+// vindexType is what vstreamd knows of a Vitess vindex type.
+type vindexType struct {
+	kind vindexKind
+	// unique: a value maps to one keyspace id. Vitess's primary vindexes are unique.
+	unique bool
+	// multi: the vindex reads several columns, and must be the table's primary vindex.
+	multi bool
+	// cost is Vitess's: of a table's vindexes a stream computes keyspace ids with the
+	// cheapest unique one that needs no lookup, the first of equals.
+	cost int
 }
 
-// vindexNames lists the supported vindexes for messages.
-const vindexNames = "hash, numeric, reverse_bits, binary, binary_md5 or xxhash"
+// vindexTypes are the vindex types of Vitess v0.24 by name.
+var vindexTypes = map[string]vindexType{
+	"hash":                {kind: vindexHash, unique: true, cost: 1},
+	"numeric":             {kind: vindexNumeric, unique: true, cost: 0},
+	"reverse_bits":        {kind: vindexReverseBits, unique: true, cost: 1},
+	"binary":              {kind: vindexBinary, unique: true, cost: 0},
+	"binary_md5":          {kind: vindexBinaryMD5, unique: true, cost: 1},
+	"xxhash":              {kind: vindexXXHash, unique: true, cost: 1},
+	"region_experimental": {kind: vindexRegion, unique: true, multi: true, cost: 1},
 
-// nonUnique are Vitess vindexes a stream cannot split by, in Vitess's words.
-var nonUnique = map[string]bool{"lookup": true, "lookup_hash": true, "consistent_lookup": true,
-	"lookup_unicodeloosemd5_hash": true}
+	"lookup":                             {kind: vindexLookup},
+	"lookup_hash":                        {kind: vindexLookup},
+	"consistent_lookup":                  {kind: vindexLookup},
+	"lookup_unicodeloosemd5_hash":        {kind: vindexLookup},
+	"lookup_unique":                      {kind: vindexLookup, unique: true},
+	"lookup_hash_unique":                 {kind: vindexLookup, unique: true},
+	"consistent_lookup_unique":           {kind: vindexLookup, unique: true},
+	"lookup_unicodeloosemd5_hash_unique": {kind: vindexLookup, unique: true},
+
+	"unicode_loose_md5":    {kind: vindexOther, unique: true, cost: 1},
+	"unicode_loose_xxhash": {kind: vindexOther, unique: true, cost: 1},
+	"numeric_static_map":   {kind: vindexOther, unique: true, cost: 1},
+	"region_json":          {kind: vindexOther, unique: true, multi: true, cost: 1},
+	"multicol":             {kind: vindexOther, unique: true, multi: true, cost: 1},
+	"cfc":                  {kind: vindexOther, unique: true, cost: 1},
+	"null":                 {kind: vindexOther, unique: true, cost: 100},
+}
+
+// vindexNames lists the vindexes vstreamd computes, for messages.
+const vindexNames = "hash, numeric, reverse_bits, binary, binary_md5, xxhash or region_experimental"
+
+// regionBytesParam is region_experimental's parameter: how many bytes of the region lead the
+// keyspace id.
+const regionBytesParam = "region_bytes"
 
 // vindex computes keyspace ids. It keeps a scratch buffer, so one plan's vindexes are used
 // by one goroutine at a time.
 type vindex struct {
-	kind  vindexKind
-	block cipher.Block
+	kind vindexKind
+	// name is the vindex's name in the VSchema, or its type, for messages.
+	name        string
+	regionBytes int
+	block       cipher.Block
 	// buf holds the plaintext and the keyspace id: buffers passed through the cipher
 	// interface would escape to the heap on every row.
 	buf *[24]byte
 }
 
-func newVindex(name string) (vindex, error) {
-	kind, ok := vindexKinds[name]
-	if !ok {
-		if nonUnique[name] {
-			return vindex{}, fmt.Errorf("vindex must be Unique to be used for VReplication: %s", name)
-		}
-		return vindex{}, fmt.Errorf("in_keyrange: vindex %q is not supported; use %s", name, vindexNames)
+// newVindex makes a vindex of a type vstreamd computes; name labels its messages.
+func newVindex(name, typ string, params map[string]string) (vindex, error) {
+	vt, ok := vindexTypes[typ]
+	switch {
+	case !ok, vt.kind == vindexOther:
+		return vindex{}, fmt.Errorf("vindex %q is not supported; use %s", typ, vindexNames)
+	case !vt.unique:
+		return vindex{}, fmt.Errorf("vindex must be Unique to be used for VReplication: %s", name)
+	case vt.kind == vindexLookup:
+		return vindex{}, fmt.Errorf("vindex %s (%s) keeps its keyspace ids in a lookup table, which a stream does not read; use %s", name, typ, vindexNames)
 	}
-	v := vindex{kind: kind, buf: new([24]byte)}
-	if kind == vindexHash {
+	v := vindex{kind: vt.kind, name: name, buf: new([24]byte)}
+	switch vt.kind {
+	case vindexHash, vindexRegion:
 		b, err := des.NewCipher(make([]byte, 8))
 		if err != nil {
 			panic(err) // an 8-byte key is always valid
 		}
 		v.block = b
+	default:
+		// The other vindexes need no cipher.
+	}
+	if vt.kind == vindexRegion {
+		rb, ok := params[regionBytesParam]
+		if !ok {
+			return vindex{}, fmt.Errorf("region_experimental missing %s param", regionBytesParam)
+		}
+		switch rb {
+		case "1":
+			v.regionBytes = 1
+		case "2":
+			v.regionBytes = 2
+		default:
+			return vindex{}, fmt.Errorf("region_bytes must be 1 or 2: %v", rb)
+		}
 	}
 	return v, nil
 }
 
 func newHashVindex() vindex {
-	v, _ := newVindex("hash")
+	v, _ := newVindex("hash", "hash", nil)
 	return v
+}
+
+// columns is how many columns the vindex reads for a keyspace id.
+func (v vindex) columns() int {
+	if v.kind == vindexRegion {
+		return 2
+	}
+	return 1
+}
+
+// idLength is the length of the vindex's keyspace ids, 0 when they vary (binary).
+func (v vindex) idLength() int {
+	switch v.kind {
+	case vindexBinary:
+		return 0
+	case vindexBinaryMD5:
+		return 16
+	case vindexRegion:
+		return v.regionBytes + 8
+	default:
+		return 8
+	}
 }
 
 // integral reports a vindex that reads its column as an integer.
 func (v vindex) integral() bool {
-	return v.kind == vindexHash || v.kind == vindexNumeric || v.kind == vindexReverseBits
+	return v.kind == vindexHash || v.kind == vindexNumeric || v.kind == vindexReverseBits || v.kind == vindexRegion
 }
 
 // keyspaceID returns the keyspace id of a non-NULL cell (integers as decimal text), or false
@@ -169,22 +257,41 @@ func (v vindex) keyspaceID(cell []byte, unsigned bool) ([]byte, bool) {
 	default:
 		// The integral vindexes (hash, numeric, reverse_bits) read the cell as an integer, below.
 	}
-	s := bytesString(cell)
-	var u uint64
-	if unsigned {
-		x, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		u = x
-	} else {
-		x, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		u = uint64(x)
+	u, ok := parseInteger(cell, unsigned)
+	if !ok {
+		return nil, false
 	}
 	return v.integer(u), true
+}
+
+// regionID returns region_experimental's keyspace id of a (region, id) pair of non-NULL
+// integer cells, or false when one is not an integer. The region is cast to 16 bits, as
+// Vitess casts it, and keeps its low region_bytes bytes. The result is valid until the next
+// call.
+func (v vindex) regionID(region, id []byte, regionUnsigned, idUnsigned bool) ([]byte, bool) {
+	r, ok := parseInteger(region, regionUnsigned)
+	if !ok {
+		return nil, false
+	}
+	n, ok := parseInteger(id, idUnsigned)
+	if !ok {
+		return nil, false
+	}
+	v.integer(n) // the hash of id, in buf[8:16]
+	binary.BigEndian.PutUint16(v.buf[6:8], uint16(r))
+	return v.buf[8-v.regionBytes : 16], true
+}
+
+// parseInteger reads an integer cell (decimal text) as the 64 bits Vitess casts it to: a
+// negative number is its two's complement.
+func parseInteger(cell []byte, unsigned bool) (uint64, bool) {
+	s := bytesString(cell)
+	if unsigned {
+		x, err := strconv.ParseUint(s, 10, 64)
+		return x, err == nil
+	}
+	x, err := strconv.ParseInt(s, 10, 64)
+	return uint64(x), err == nil
 }
 
 // integer returns the keyspace id of an integer under an integral vindex.

@@ -1217,7 +1217,7 @@ func (p *parser) inKeyrange(n *node) (cond, error) {
 		if err != nil {
 			return cond{}, err
 		}
-		c.vindex = strings.ToLower(v)
+		c.vindex = v
 		krArg = args[len(args)-1]
 	default:
 		return cond{}, fmt.Errorf("unexpected in_keyrange parameters: %s; it takes ('range') or (column, 'vindex', 'range')", p.renderNode(n))

@@ -24,16 +24,61 @@ type TablePlan struct {
 	preds []predicate
 	// passthrough: every column in table order, no conditions.
 	passthrough bool
-	// vindex is the table's: the hash vindex over its single-integer primary key, for
-	// keyspace_id() and keyrange rules.
-	vindex vindex
 }
 
 type outColumn struct {
-	src     int  // source column; -1 for keyspace_id()
-	latin1  bool // convert(col using utf8mb4) of a latin1 column
-	kidFrom int  // keyspace_id(): the integer primary-key column
-	kidUns  bool // keyspace_id(): that column is unsigned
+	src    int  // source column; -1 for keyspace_id() and the literal 1
+	latin1 bool // convert(col using utf8mb4) of a latin1 column
+	one    bool // the literal 1
+	// kid is keyspace_id()'s: the table's vindex over its columns.
+	kid *keyspaceIDOf
+}
+
+// keyspaceIDOf computes a row's keyspace id: a vindex over some of the table's columns.
+type keyspaceIDOf struct {
+	vdx  vindex
+	cols []int
+	uns  []bool // each column is unsigned
+}
+
+// of returns the keyspace id of a row image (cells in table order), or false when a vindex
+// column is NULL or not a value the vindex reads. The result is valid until the next call.
+func (k *keyspaceIDOf) of(cells [][]byte) ([]byte, bool) {
+	for _, c := range k.cols {
+		if cells[c] == nil {
+			return nil, false
+		}
+	}
+	if k.vdx.kind == vindexRegion {
+		return k.vdx.regionID(cells[k.cols[0]], cells[k.cols[1]], k.uns[0], k.uns[1])
+	}
+	return k.vdx.keyspaceID(cells[k.cols[0]], k.uns[0])
+}
+
+func unsigned(f *query.Field) bool { return f.Type&query.Type(query.Flag_ISUNSIGNED) != 0 }
+
+// bindVindex ties a vindex to the columns it reads, checking that the table has them and
+// that they are of a type the vindex reads.
+func bindVindex(v vindex, columns []string, fields []*query.Field, colIndex func(string) (int, error)) (keyspaceIDOf, error) {
+	k := keyspaceIDOf{vdx: v}
+	if len(columns) != v.columns() {
+		if v.kind == vindexRegion {
+			return k, fmt.Errorf("the %s vindex (region_experimental) needs two columns, the region and the id, for a keyspace id; got %d", v.name, len(columns))
+		}
+		return k, fmt.Errorf("the %s vindex takes one column, got %d", v.name, len(columns))
+	}
+	for _, name := range columns {
+		i, err := colIndex(name)
+		if err != nil {
+			return k, err
+		}
+		if v.integral() && fields[i].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
+			return k, fmt.Errorf("the %s vindex needs an integer column; %s is %s", v.name, fields[i].Name, fields[i].Type)
+		}
+		k.cols = append(k.cols, i)
+		k.uns = append(k.uns, unsigned(fields[i]))
+	}
+	return k, nil
 }
 
 type predicate struct {
@@ -46,10 +91,9 @@ type predicate struct {
 	floats []float64
 	keys   []int64
 	bits   []uint64
-	kr     KeyRange
-	krCol  int
-	krUns  bool
-	vdx    vindex
+	// kr and kid are in_keyrange's: the range and the keyspace id it tests.
+	kr  KeyRange
+	kid keyspaceIDOf
 	// sql holds the literals as SQL text, for pushing the condition down into a SELECT.
 	sql []string
 }
@@ -79,14 +123,14 @@ func (f *Filter) Plan(table string, fields []*query.Field, pk []int) (*TablePlan
 	if r == nil {
 		return nil, nil
 	}
-	p, err := r.plan(table, fields, pk)
+	p, err := r.plan(table, fields, pk, f.vschema)
 	if err != nil {
 		return nil, fmt.Errorf("%w: rule %d (match %q) on table %s: %v", ErrInvalid, r.Index+1, r.Match, table, err)
 	}
 	return p, nil
 }
 
-func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, error) {
+func (r *Rule) plan(table string, fields []*query.Field, pk []int, vs *VSchema) (*TablePlan, error) {
 	p := &TablePlan{Table: table, Rule: r}
 	colIndex := func(name string) (int, error) {
 		for i, f := range fields {
@@ -102,20 +146,31 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 		// BEST_EFFORT names columns @1, @2, ... when the binlog has no names for them.
 		return -1, fmt.Errorf("cannot use column names in vstream filter as the current table schema for table %s is not compatible with the current event for this table in the stream", table)
 	}
-	intPK := func() (int, error) {
-		if len(pk) != 1 || fields[pk[0]].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
-			return -1, fmt.Errorf("keyspace ids need a primary key of one integer column (the hash vindex); %s has none", table)
+	// tableKeyspaceID gives the table's keyspace ids: with a VSchema, from the table's
+	// vindex; without, from the hash of a primary key of one integer column.
+	tableKeyspaceID := func() (keyspaceIDOf, error) {
+		if vs == nil {
+			if len(pk) != 1 || fields[pk[0]].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
+				return keyspaceIDOf{}, fmt.Errorf("keyspace ids need a primary key of one integer column (the hash vindex) or a VSchema; %s has no such key", table)
+			}
+			return keyspaceIDOf{vdx: newHashVindex(), cols: []int{pk[0]}, uns: []bool{unsigned(fields[pk[0]])}}, nil
 		}
-		return pk[0], nil
+		cv, def, err := vs.tableVindex(table)
+		if err != nil {
+			return keyspaceIDOf{}, err
+		}
+		v, err := newVindex(cv.name, def.typ, def.params)
+		if err != nil {
+			return keyspaceIDOf{}, err
+		}
+		return bindVindex(v, cv.columns, fields, colIndex)
 	}
-	needVindex := false
 	if r.keyrange != nil {
-		col, err := intPK()
+		kid, err := tableKeyspaceID()
 		if err != nil {
 			return nil, err
 		}
-		p.preds = append(p.preds, predicate{op: opInKeyrange, kr: *r.keyrange, krCol: col, krUns: fields[col].Type&query.Type(query.Flag_ISUNSIGNED) != 0,
-			vdx: newHashVindex()})
+		p.preds = append(p.preds, predicate{op: opInKeyrange, kr: *r.keyrange, kid: kid})
 	}
 	st := r.stmt
 	if st == nil || st.star {
@@ -127,18 +182,22 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 		for _, it := range st.items {
 			switch it.kind {
 			case itemKeyspaceID:
-				col, err := intPK()
+				kid, err := tableKeyspaceID()
 				if err != nil {
 					return nil, err
 				}
-				needVindex = true
+				// The length of the vindex's keyspace ids; binary's are the column's values.
+				length := uint32(kid.vdx.idLength())
+				if length == 0 {
+					length = fields[kid.cols[0]].ColumnLength
+				}
 				// As in Vitess, an alias does not rename the FIELD: consumers that rename
 				// (VReplication) apply their own aliases.
 				name := "keyspace_id"
-				p.out = append(p.out, outColumn{src: -1, kidFrom: col, kidUns: fields[col].Type&query.Type(query.Flag_ISUNSIGNED) != 0})
-				p.fields = append(p.fields, &query.Field{Name: name, Type: query.Type_VARBINARY, Table: table, OrgTable: table, Charset: 63, ColumnLength: 8, Flags: uint32(query.MySqlFlag_BINARY_FLAG)})
+				p.out = append(p.out, outColumn{src: -1, kid: &kid})
+				p.fields = append(p.fields, &query.Field{Name: name, Type: query.Type_VARBINARY, Table: table, OrgTable: table, Charset: 63, ColumnLength: length, Flags: uint32(query.MySqlFlag_BINARY_FLAG)})
 			case itemOne:
-				p.out = append(p.out, outColumn{src: -1, kidFrom: -1})
+				p.out = append(p.out, outColumn{src: -1, one: true})
 				p.fields = append(p.fields, &query.Field{Name: "1", Type: query.Type_INT64, Charset: 63,
 					Flags: uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_NUM_FLAG)})
 			case itemColumn:
@@ -165,15 +224,12 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int) (*TablePlan, 
 	}
 	if st != nil {
 		for _, c := range st.conds {
-			pred, err := buildPredicate(c, fields, colIndex, intPK)
+			pred, err := buildPredicate(c, fields, colIndex, tableKeyspaceID, vs)
 			if err != nil {
 				return nil, err
 			}
 			p.preds = append(p.preds, pred)
 		}
-	}
-	if needVindex {
-		p.vindex = newHashVindex()
 	}
 	p.passthrough = len(p.preds) == 0 && len(p.out) == len(fields)
 	for i, o := range p.out {
@@ -252,7 +308,8 @@ func kindOf(f *query.Field) (valueKind, error) {
 	return 0, fmt.Errorf("column %s of type %s cannot be compared in a filter", f.Name, t)
 }
 
-func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, error), intPK func() (int, error)) (predicate, error) {
+func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, error),
+	tableKeyspaceID func() (keyspaceIDOf, error), vs *VSchema) (predicate, error) {
 	pred := predicate{op: c.op}
 	if c.op == opInKeyrange {
 		kr, err := ParseKeyRange(c.keyrange)
@@ -260,33 +317,18 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 			return pred, err
 		}
 		pred.kr = kr
-		name := c.vindex
-		if name == "" {
-			name = "hash"
-		}
-		if pred.vdx, err = newVindex(name); err != nil {
+		if c.vindex == "" {
+			// in_keyrange('-80'): the table's own vindex.
+			pred.kid, err = tableKeyspaceID()
 			return pred, err
 		}
-		switch len(c.krColumns) {
-		case 0:
-			col, err := intPK()
-			if err != nil {
-				return pred, err
-			}
-			pred.krCol = col
-		case 1:
-			col, err := colIndex(c.krColumns[0])
-			if err != nil {
-				return pred, err
-			}
-			if pred.vdx.integral() && fields[col].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
-				return pred, fmt.Errorf("in_keyrange: the %s vindex needs an integer column; %s is %s", name, fields[col].Name, fields[col].Type)
-			}
-			pred.krCol = col
-		default:
-			return pred, fmt.Errorf("in_keyrange: the %s vindex takes one column, got %d", name, len(c.krColumns))
+		v, err := vs.vindex(c.vindex)
+		if err != nil {
+			return pred, fmt.Errorf("in_keyrange: %w", err)
 		}
-		pred.krUns = fields[pred.krCol].Type&query.Type(query.Flag_ISUNSIGNED) != 0
+		if pred.kid, err = bindVindex(v, c.krColumns, fields, colIndex); err != nil {
+			return pred, fmt.Errorf("in_keyrange: %w", err)
+		}
 		return pred, nil
 	}
 	col, err := colIndex(c.column)
@@ -456,11 +498,7 @@ func (p *predicate) literals() int {
 
 func (p *predicate) eval(cells [][]byte) bool {
 	if p.op == opInKeyrange {
-		cell := cells[p.krCol]
-		if cell == nil {
-			return false
-		}
-		kid, ok := p.vdx.keyspaceID(cell, p.krUns)
+		kid, ok := p.kid.of(cells)
 		return ok && p.kr.Contains(kid)
 	}
 	cell := cells[p.col]
@@ -532,24 +570,19 @@ func (p *TablePlan) Match(cells [][]byte) bool {
 // AppendRow appends the projected row to values and lengths. It allocates only to grow them.
 func (p *TablePlan) AppendRow(values []byte, lengths []int64, cells [][]byte) ([]byte, []int64) {
 	for _, o := range p.out {
-		if o.src < 0 && o.kidFrom < 0 {
+		if o.one {
 			values = append(values, '1')
 			lengths = append(lengths, 1)
 			continue
 		}
-		if o.src < 0 {
-			cell := cells[o.kidFrom]
-			if cell == nil {
-				lengths = append(lengths, -1)
-				continue
-			}
-			kid, ok := p.vindex.keyspaceID(cell, o.kidUns)
+		if o.kid != nil {
+			kid, ok := o.kid.of(cells)
 			if !ok {
 				lengths = append(lengths, -1)
 				continue
 			}
 			values = append(values, kid...)
-			lengths = append(lengths, 8)
+			lengths = append(lengths, int64(len(kid)))
 			continue
 		}
 		cell := cells[o.src]

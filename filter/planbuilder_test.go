@@ -11,9 +11,22 @@ import (
 
 // The cases of Vitess's TestPlanBuilder and TestPlanBuilderFilterComparison
 // (go/vt/vttablet/tabletserver/vstreamer/planbuilder_test.go, v0.24.4), read as
-// "rule in -> plan or error out". Vitess's test keyspace puts the hash vindex on t1.id; here
-// the hash vindex is a table's single integer primary key, so t1 has that key. Where the
-// outcome differs, the case says why.
+// "rule in -> plan or error out", with the VSchema of Vitess's test keyspace: the hash vindex
+// on t1.id, the two-column region_experimental vindex on regional's (region, id), and no t2.
+// Where the outcome differs, the case says why.
+
+// pbVSchema is the VSchema of Vitess's planbuilder test.
+const pbVSchema = `{
+  "sharded": true,
+  "vindexes": {
+    "hash": {"type": "hash"},
+    "region_vdx": {"type": "region_experimental", "params": {"region_bytes": "1"}}
+  },
+  "tables": {
+    "t1": {"column_vindexes": [{"column": "id", "name": "hash"}]},
+    "regional": {"column_vindexes": [{"columns": ["region", "id"], "name": "region_vdx"}]}
+  }
+}`
 
 // pbTable is a table of the ported cases: columns in order and the primary key.
 type pbTable struct {
@@ -28,9 +41,9 @@ var (
 	pbBin = &query.Field{Name: "val", Type: query.Type_VARBINARY, Charset: 63, Flags: uint32(query.MySqlFlag_BINARY_FLAG)}
 
 	pbT1 = pbTable{"t1", []*query.Field{pbID, pbVal}, []int{0}}
-	// t1alt has no id column, so no key for the hash vindex.
+	// t1alt has no id column, the column of t1's vindex.
 	pbT1alt = pbTable{"t1", []*query.Field{{Name: "val", Type: query.Type_VARBINARY, Charset: 255}}, nil}
-	// Vitess's t2 has no vindex in its test keyspace; here that is a table without a key.
+	// t2 is not in the VSchema.
 	pbT2       = pbTable{"t2", []*query.Field{pbID, pbBin}, nil}
 	pbRegional = pbTable{"regional", []*query.Field{
 		{Name: "region", Type: query.Type_INT64, Charset: 63, Flags: uint32(query.MySqlFlag_NUM_FLAG)}, pbID, pbBin}, []int{0, 1}}
@@ -40,8 +53,8 @@ var (
 )
 
 // describePlan renders a plan as "columns | conditions": each column as name:type<-source
-// (source "1" for the constant, "ksid(col)" for keyspace_id()), each condition as
-// "col op values".
+// (source "1" for the constant, "ksid(vindex(cols))" for keyspace_id()), each condition as
+// "col op values" or "in_keyrange(vindex(cols), range)".
 func describePlan(p *TablePlan, fields []*query.Field) string {
 	if p == nil {
 		return "nil"
@@ -53,8 +66,8 @@ func describePlan(p *TablePlan, fields []*query.Field) string {
 		switch {
 		case o.src >= 0:
 			src = fields[o.src].Name
-		case o.kidFrom >= 0:
-			src = "ksid(" + fields[o.kidFrom].Name + ")"
+		case o.kid != nil:
+			src = "ksid(" + describeKeyspaceID(o.kid, fields) + ")"
 		default:
 			src = "1"
 		}
@@ -64,7 +77,7 @@ func describePlan(p *TablePlan, fields []*query.Field) string {
 	for i := range p.preds {
 		pr := &p.preds[i]
 		if pr.op == opInKeyrange {
-			conds = append(conds, fmt.Sprintf("in_keyrange(%s, %x-%x)", fields[pr.krCol].Name, pr.kr.Start, pr.kr.End))
+			conds = append(conds, fmt.Sprintf("in_keyrange(%s, %x-%x)", describeKeyspaceID(&pr.kid, fields), pr.kr.Start, pr.kr.End))
 			continue
 		}
 		c := fields[pr.col].Name + " " + opNames[pr.op]
@@ -80,7 +93,19 @@ func describePlan(p *TablePlan, fields []*query.Field) string {
 	return out
 }
 
+func describeKeyspaceID(k *keyspaceIDOf, fields []*query.Field) string {
+	var cols []string
+	for _, c := range k.cols {
+		cols = append(cols, fields[c].Name)
+	}
+	return k.vdx.name + "(" + strings.Join(cols, ",") + ")"
+}
+
 func TestPlanBuilder(t *testing.T) {
+	vs, err := ParseVSchema([]byte(pbVSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
 	allT1 := "id:INT64<-id val:VARCHAR<-val"
 	cases := []struct {
 		table  pbTable
@@ -89,14 +114,14 @@ func TestPlanBuilder(t *testing.T) {
 		outErr string
 	}{
 		{table: pbT1, rule: &binlogdata.Rule{Match: "/.*/"}, plan: allT1},
-		{table: pbT1, rule: &binlogdata.Rule{Match: "/.*/", Filter: "-80"}, plan: allT1 + " | in_keyrange(id, -80)"},
+		{table: pbT1, rule: &binlogdata.Rule{Match: "/.*/", Filter: "-80"}, plan: allT1 + " | in_keyrange(hash(id), -80)"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select * from t1"}, plan: allT1},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id, val from t1"}, plan: allT1},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select val, id from t1"}, plan: "val:VARCHAR<-val id:INT64<-id"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select val, id from t1 where in_keyrange(id, 'hash', '-80')"},
-			plan: "val:VARCHAR<-val id:INT64<-id | in_keyrange(id, -80)"},
+			plan: "val:VARCHAR<-val id:INT64<-id | in_keyrange(hash(id), -80)"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select val, id from t1 where in_keyrange('-80')"},
-			plan: "val:VARCHAR<-val id:INT64<-id | in_keyrange(id, -80)"},
+			plan: "val:VARCHAR<-val id:INT64<-id | in_keyrange(hash(id), -80)"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select val, id from t1 where id = 1"},
 			plan: "val:VARCHAR<-val id:INT64<-id | id = 1"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select val, id from t1 where val > 'hey' and val < 'there'"},
@@ -105,21 +130,17 @@ func TestPlanBuilder(t *testing.T) {
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select convert(val using utf8mb4) as val2, id as id from t1"},
 			plan: "val:VARCHAR<-val id:INT64<-id"},
 		{table: pbT2, rule: &binlogdata.Rule{Match: "/t1/"}, plan: "nil"},
-		// Vitess's regional table has a two-column region vindex; the hash vindex here needs
-		// one integer key column, so both regional cases are refused.
 		{table: pbRegional, rule: &binlogdata.Rule{Match: "regional", Filter: "select val, id from regional where in_keyrange('-80')"},
-			outErr: "keyspace ids need a primary key of one integer column (the hash vindex); regional has none"},
+			plan: "val:VARBINARY<-val id:INT64<-id | in_keyrange(region_vdx(region,id), -80)"},
 		{table: pbRegional, rule: &binlogdata.Rule{Match: "regional", Filter: "select id, keyspace_id() from regional"},
-			outErr: "keyspace ids need a primary key of one integer column (the hash vindex); regional has none"},
+			plan: "id:INT64<-id keyspace_id:VARBINARY<-ksid(region_vdx(region,id))"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select val, id from t1 where id between 2 and 5"},
 			plan: "val:VARCHAR<-val id:INT64<-id | id BETWEEN 2,5"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select val, id from t1 where id not between 2 and 5"},
 			plan: "val:VARCHAR<-val id:INT64<-id | id NOT BETWEEN 2,5"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "/*/"}, outErr: "error parsing regexp: missing argument to repetition operator: `*`"},
-		// Vitess: "table t2 not found" (no vindex for t2 in its test keyspace).
-		{table: pbT2, rule: &binlogdata.Rule{Match: "/.*/", Filter: "-80"}, outErr: "keyspace ids need a primary key of one integer column (the hash vindex); t2 has none"},
-		// Vitess: "column id not found in table t1" (its vindex column is id).
-		{table: pbT1alt, rule: &binlogdata.Rule{Match: "/.*/", Filter: "-80"}, outErr: "keyspace ids need a primary key of one integer column (the hash vindex); t1 has none"},
+		{table: pbT2, rule: &binlogdata.Rule{Match: "/.*/", Filter: "-80"}, outErr: "table t2 not found"},
+		{table: pbT1alt, rule: &binlogdata.Rule{Match: "/.*/", Filter: "-80"}, outErr: "column id not found in table t1"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "/.*/", Filter: "80"}, outErr: `malformed spec: doesn't define a range: "80"`},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "/.*/", Filter: "-80-"}, outErr: "error parsing keyrange: -80-"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "bad query"}, outErr: "syntax error at position 4 near 'bad'"},
@@ -138,7 +159,7 @@ func TestPlanBuilder(t *testing.T) {
 			outErr: "vindex must be Unique to be used for VReplication: lookup"},
 		// The functional unique vindexes other than hash.
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id from t1 where in_keyrange(val, 'xxhash', '80-') and in_keyrange(id, 'numeric', '-80')"},
-			plan: "id:INT64<-id | in_keyrange(val, 80-) AND in_keyrange(id, -80)"},
+			plan: "id:INT64<-id | in_keyrange(xxhash(val), 80-) AND in_keyrange(numeric(id), -80)"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id, val from t1 where in_keyrange(id, 'hash', '80')"},
 			outErr: `malformed spec: doesn't define a range: "80"`},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id, val from t1 where in_keyrange(id, 'hash', '-80-')"},
@@ -163,7 +184,7 @@ func TestPlanBuilder(t *testing.T) {
 		{table: pbCmp, rule: &binlogdata.Rule{Match: "t1", Filter: "select * from t1 where id not between 1 and 5"}, plan: "id:INT64<-id val:VARBINARY<-val | id NOT BETWEEN 1,5"},
 		{table: pbCmp, rule: &binlogdata.Rule{Match: "t1", Filter: "select * from t1 where val is null"}, plan: "id:INT64<-id val:VARBINARY<-val | val IS NULL"},
 		{table: pbCmp, rule: &binlogdata.Rule{Match: "t1", Filter: "select * from t1 where in_keyrange(id, 'hash', '-80') and id = 2 and val <> 'xyz' and id in (100, 30) and val is null and id between 20 and 60"},
-			plan: "id:INT64<-id val:VARBINARY<-val | in_keyrange(id, -80) AND id = 2 AND val != 'xyz' AND id IN 100,30 AND val IS NULL AND id BETWEEN 20,60"},
+			plan: "id:INT64<-id val:VARBINARY<-val | in_keyrange(hash(id), -80) AND id = 2 AND val != 'xyz' AND id IN 100,30 AND val IS NULL AND id BETWEEN 20,60"},
 
 		// Parenthesised conditions (rowstreamer_test.go's TestStreamRowsFilterInt and
 		// TestStreamRowsFilterBetween), nested as deep as the writer likes.
@@ -172,7 +193,7 @@ func TestPlanBuilder(t *testing.T) {
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id, val from t1 where ((id > 1) and (val = 'a' and (id < 9)))"},
 			plan: allT1 + " | id > 1 AND val = 'a' AND id < 9"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id from t1 where (in_keyrange('-80')) and (id in (1, (2)))"},
-			plan: "id:INT64<-id | in_keyrange(id, -80) AND id IN 1,2"},
+			plan: "id:INT64<-id | in_keyrange(hash(id), -80) AND id IN 1,2"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id from t1 where (id = 1 or id = 2) and val = 'a'"},
 			outErr: "unsupported constraint: id = 1 or id = 2"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id from t1 where (id = 1"}, outErr: "syntax error at position 32"},
@@ -186,7 +207,7 @@ func TestPlanBuilder(t *testing.T) {
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id as a, val b, keyspace_id() as k from t1 as x where x2 = 1"},
 			outErr: "column x2 not found in table t1"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select id as a, val b, keyspace_id() as k from t1 x"},
-			plan: "id:INT64<-id val:VARCHAR<-val keyspace_id:VARBINARY<-ksid(id)"},
+			plan: "id:INT64<-id val:VARCHAR<-val keyspace_id:VARBINARY<-ksid(hash(id))"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select t1.* from t1 /* all */ where id > 1 -- the rest\n and val = 'x' # end"},
 			plan: allT1 + " | id > 1 AND val = 'x'"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "SELECT `id`, `val` FROM `t1` WHERE `id` IN (1) AND `val` IS NOT NULL;"},
@@ -197,7 +218,7 @@ func TestPlanBuilder(t *testing.T) {
 			f, err := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{c.rule}})
 			var p *TablePlan
 			if err == nil {
-				p, err = f.Plan(c.table.name, c.table.fields, c.table.pk)
+				p, err = f.WithVSchema(vs).Plan(c.table.name, c.table.fields, c.table.pk)
 			}
 			if c.outErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.outErr) {
@@ -272,7 +293,7 @@ func TestVindexes(t *testing.T) {
 		{"xxhash", "18446744073709551615", true, "\x47\x7c\xfa\x8d\x6d\x8f\x1f\x8d"},
 	}
 	for _, c := range cases {
-		v, err := newVindex(c.vindex)
+		v, err := newVindex(c.vindex, c.vindex, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,11 +305,11 @@ func TestVindexes(t *testing.T) {
 	if _, ok := newHashVindex().keyspaceID([]byte("x"), false); ok {
 		t.Error("hash of a non-integer")
 	}
-	v, _ := newVindex("xxhash")
+	v, _ := newVindex("xxhash", "xxhash", nil)
 	if n := testing.AllocsPerRun(100, func() { v.keyspaceID([]byte("test1"), false) }); n != 0 {
 		t.Errorf("xxhash allocates %.1f times", n)
 	}
-	m, _ := newVindex("binary_md5")
+	m, _ := newVindex("binary_md5", "binary_md5", nil)
 	if n := testing.AllocsPerRun(100, func() { m.keyspaceID([]byte("test1"), false) }); n != 0 {
 		t.Errorf("binary_md5 allocates %.1f times", n)
 	}

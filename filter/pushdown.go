@@ -55,7 +55,7 @@ func QuoteIdent(s string) string {
 
 // WhereSQL renders the plan's conditions that the server can evaluate as an SQL boolean
 // expression over the table's columns, or "" when there are none. Keyrange conditions need
-// the hash vindex and stay with Match, which callers apply to every row as well.
+// a vindex and stay with Match, which callers apply to every row as well.
 func (p *TablePlan) WhereSQL(fields []*query.Field) string {
 	var parts []string
 	for i := range p.preds {
@@ -88,13 +88,17 @@ func (p *TablePlan) UsedColumns() []int {
 	for _, o := range p.out {
 		if o.src >= 0 {
 			used[o.src] = true
-		} else if o.kidFrom >= 0 {
-			used[o.kidFrom] = true
+		} else if o.kid != nil {
+			for _, c := range o.kid.cols {
+				used[c] = true
+			}
 		}
 	}
 	for i := range p.preds {
 		if p.preds[i].op == opInKeyrange {
-			used[p.preds[i].krCol] = true
+			for _, c := range p.preds[i].kid.cols {
+				used[c] = true
+			}
 		} else {
 			used[p.preds[i].col] = true
 		}
@@ -112,12 +116,14 @@ func (p *TablePlan) UsedColumns() []int {
 func (p *TablePlan) ConditionColumns() []int {
 	var out []int
 	for i := range p.preds {
-		c := p.preds[i].col
+		cols := []int{p.preds[i].col}
 		if p.preds[i].op == opInKeyrange {
-			c = p.preds[i].krCol
+			cols = p.preds[i].kid.cols
 		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
+		for _, c := range cols {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
 		}
 	}
 	slices.Sort(out)
