@@ -20,6 +20,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
@@ -76,7 +77,11 @@ type Config struct {
 	ServerHeartbeat time.Duration
 	// MaxBatchBytes bounds the approximate encoded size of one batch (default 256 KiB).
 	MaxBatchBytes int
-	Logger        *slog.Logger
+	// VSchema, when set, is the keyspace's VSchema: every stream takes tables' keyspace ids
+	// (keyrange rules, in_keyrange, keyspace_id()) from their vindexes in it. Without one a
+	// keyspace id is the hash of a primary key of one integer column.
+	VSchema *filter.VSchema
+	Logger  *slog.Logger
 }
 
 // Validate fills defaults and reports the first bad field.
@@ -522,4 +527,13 @@ func collations(conn *client.Conn) (map[uint32]string, error) {
 		return nil, fmt.Errorf("%w: read the server's collations: %v", ErrUnavailable, err)
 	}
 	return m, nil
+}
+
+// compileFilter compiles a request's filter with the engine's VSchema.
+func (e *Engine) compileFilter(f *binlogdata.Filter) (*filter.Filter, error) {
+	flt, err := filter.New(f)
+	if err != nil {
+		return nil, err
+	}
+	return flt.WithVSchema(e.cfg.VSchema), nil
 }

@@ -65,7 +65,7 @@ func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc)
 	if err != nil {
 		return err
 	}
-	flt, err := filter.New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table, Filter: req.Query}}})
+	flt, err := e.compileFilter(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table, Filter: req.Query}}})
 	if err != nil {
 		return err
 	}

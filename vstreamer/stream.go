@@ -35,7 +35,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if err := checkSize(&req); err != nil {
 		return err
 	}
-	flt, err := filter.New(req.Filter)
+	flt, err := e.compileFilter(req.Filter)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/server"
 )
 
@@ -58,6 +59,9 @@ type config struct {
 	MaxBatchBytes   string `yaml:"max-batch-bytes"`
 	// DrainTimeout bounds how long a SIGTERM waits for streams to reach a transaction boundary.
 	DrainTimeout string `yaml:"drain-timeout"`
+	// VSchemaFile names the keyspace's VSchema in Vitess's JSON form (vschema.Keyspace):
+	// every stream takes tables' keyspace ids from their vindexes in it.
+	VSchemaFile string `yaml:"vschema-file"`
 
 	checkOnly bool
 	// parsed is the text above parsed once, by validate: run uses it and parses nothing
@@ -72,6 +76,8 @@ type settings struct {
 	drain      time.Duration
 	dsn        dsn
 	skipVerify bool
+	// vschema is the parsed vschema-file; nil without one.
+	vschema *filter.VSchema
 }
 
 type flagDef struct {
@@ -101,6 +107,7 @@ var flagDefs = []flagDef{
 	{"max-starts-per-second", "most stream starts per second per client IP (0: no limit)", func(c *config) *string { return &c.StartsPerSecond }, "0"},
 	{"max-batch-bytes", "largest max_batch_bytes a client may ask for (0: no limit)", func(c *config) *string { return &c.MaxBatchBytes }, "0"},
 	{"drain-timeout", "on SIGTERM, how long streams get to end at a transaction boundary", func(c *config) *string { return &c.DrainTimeout }, "10s"},
+	{"vschema-file", "keyspace VSchema, Vitess's JSON: keyspace ids from its vindexes (default: hash of a one-integer primary key)", func(c *config) *string { return &c.VSchemaFile }, ""},
 }
 
 func envName(flagName string) string {
@@ -221,6 +228,15 @@ func (c *config) validate() error {
 	case "", "mariadb", "mysql":
 	default:
 		return fmt.Errorf("flavor %q: want mariadb or mysql", c.Flavor)
+	}
+	if c.VSchemaFile != "" {
+		data, rerr := os.ReadFile(c.VSchemaFile)
+		if rerr != nil {
+			return fmt.Errorf("vschema-file: %w", rerr)
+		}
+		if c.parsed.vschema, err = filter.ParseVSchema(data); err != nil {
+			return fmt.Errorf("vschema-file %s: %w", c.VSchemaFile, err)
+		}
 	}
 	return nil
 }

@@ -21,6 +21,11 @@ func TestLoadConfig(t *testing.T) {
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
 	limitsFile := filepath.Join(dir, "limits.yaml")
 	os.WriteFile(limitsFile, []byte("mysql-dsn: u@tcp(h:1)/d\nmax-streams: 5\nmax-starts-per-second: 2.5\n"), 0o600)
+	vschemaFile := filepath.Join(dir, "vschema.json")
+	os.WriteFile(vschemaFile, []byte(`{"sharded": true, "vindexes": {"hash": {"type": "hash"}},
+		"tables": {"t1": {"column_vindexes": [{"column": "id", "name": "hash"}]}}}`), 0o600)
+	badVSchema := filepath.Join(dir, "bad-vschema.json")
+	os.WriteFile(badVSchema, []byte(`{"sharded": true, "tables": {"t1": {}}}`), 0o600)
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	cases := []struct {
 		name string
@@ -49,6 +54,13 @@ func TestLoadConfig(t *testing.T) {
 		{"token twice", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile, "--auth-token", "x"}, nil, nil, "give one of them"},
 		{"bad max-streams", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--max-streams", "many"}, nil, nil, "max-streams"},
 		{"bad start rate", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--max-starts-per-second", "-1"}, nil, nil, "max-starts-per-second"},
+		{"vschema from a file", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--vschema-file", vschemaFile}, nil,
+			func(c *config) bool { return c.parsed.vschema != nil }, ""},
+		{"no vschema", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, nil,
+			func(c *config) bool { return c.parsed.vschema == nil }, ""},
+		{"vschema file missing", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--vschema-file", filepath.Join(dir, "none.json")}, nil, nil, "vschema-file"},
+		{"bad vschema", nil, map[string]string{"VSTREAM_MYSQL_DSN": "u@tcp(h:1)/d", "VSTREAM_VSCHEMA_FILE": badVSchema}, nil,
+			"missing primary col vindex for table: t1"},
 		{"bad drain timeout", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--drain-timeout", "soon"}, nil, nil, "drain-timeout"},
 		{"limits from YAML numbers", []string{"--config", limitsFile}, nil,
 			func(c *config) bool {

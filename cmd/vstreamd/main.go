@@ -68,6 +68,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		Keyspace: cfg.Keyspace,
 		Shard:    cfg.Shard,
 		Flavor:   cfg.Flavor,
+		VSchema:  p.vschema,
 		Logger:   log,
 	})
 	if err != nil {
