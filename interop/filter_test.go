@@ -27,7 +27,13 @@ import (
 // tabletConn dials vstreamd as Vitess dials a tablet.
 func tabletConn(t *testing.T) queryservice.QueryService {
 	t.Helper()
-	qs, err := grpctabletconn.DialTablet(context.Background(), &topodatapb.Tablet{Hostname: addr}, false)
+	return tabletConnAt(t, addr)
+}
+
+// tabletConnAt connects to the vstreamd listening at listen.
+func tabletConnAt(t *testing.T, listen string) queryservice.QueryService {
+	t.Helper()
+	qs, err := grpctabletconn.DialTablet(context.Background(), &topodatapb.Tablet{Hostname: listen}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

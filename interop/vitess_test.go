@@ -37,6 +37,9 @@ import (
 var (
 	db   *testdb.Server
 	addr string
+	// vstreamdBin is the vstreamd binary TestMain builds, and workDir where it and the
+	// processes' logs and configuration files live.
+	vstreamdBin, workDir string
 )
 
 func TestMain(m *testing.M) {
@@ -57,52 +60,73 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "vstreamd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/vstreamd")
+	workDir = dir
+	vstreamdBin = filepath.Join(dir, "vstreamd")
+	build := exec.Command("go", "build", "-o", vstreamdBin, "./cmd/vstreamd")
 	build.Dir = ".."
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build vstreamd:", err)
 		return 1
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	logName := filepath.Join(dir, "vstreamd.log")
+	var stop func()
+	addr, stop, err = launchVstreamd(logName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	addr = lis.Addr().String()
+	defer stop()
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintln(os.Stderr, "vstreamd log tail:\n"+logTail(logName))
+	}
+	return code
+}
+
+// launchVstreamd starts a vstreamd on the test database with args added to its flags,
+// logging to logName, and waits until it listens. stop ends it.
+func launchVstreamd(logName string, args ...string) (listen string, stop func(), err error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	listen = lis.Addr().String()
 	lis.Close()
-	logFile, _ := os.Create(filepath.Join(dir, "vstreamd.log"))
-	cmd := exec.Command(bin, "--mysql-dsn", db.DSN("ks"), "--listen", addr, "--log-level", "debug")
+	logFile, err := os.Create(logName)
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(vstreamdBin, append([]string{"--mysql-dsn", db.DSN("ks"), "--listen", listen, "--log-level", "debug"}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "start vstreamd:", err)
-		return 1
+		logFile.Close()
+		return "", nil, fmt.Errorf("start vstreamd: %w", err)
 	}
-	defer func() {
+	stop = func() {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
-	}()
+		logFile.Close()
+	}
 	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
+		c, err := net.Dial("tcp", listen)
 		if err == nil {
 			c.Close()
-			break
+			return listen, stop, nil
 		}
 		if i > 100 {
-			fmt.Fprintln(os.Stderr, "vstreamd did not listen")
-			return 1
+			stop()
+			return "", nil, fmt.Errorf("vstreamd did not listen:\n%s", logTail(logName))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	code := m.Run()
-	if code != 0 {
-		logFile.Sync()
-		out, _ := os.ReadFile(logFile.Name())
-		lines := strings.Split(string(out), "\n")
-		fmt.Fprintln(os.Stderr, "vstreamd log tail:\n"+strings.Join(lines[max(0, len(lines)-30):], "\n"))
-	}
-	return code
+}
+
+// logTail is the end of a vstreamd log, for failure messages.
+func logTail(logName string) string {
+	out, _ := os.ReadFile(logName)
+	lines := strings.Split(string(out), "\n")
+	return strings.Join(lines[max(0, len(lines)-30):], "\n")
 }
 
 func execSQL(t *testing.T, sqls ...string) {

@@ -39,10 +39,16 @@ type vaStream struct {
 // stream there, as Vitess's runCases does.
 func startVA(t *testing.T, filter *binlogdatapb.Filter, pos string) *vaStream {
 	t.Helper()
+	return startVAAt(t, addr, filter, pos)
+}
+
+// startVAAt starts the stream on the vstreamd listening at listen.
+func startVAAt(t *testing.T, listen string, filter *binlogdatapb.Filter, pos string) *vaStream {
+	t.Helper()
 	if filter == nil {
 		filter = &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "/va_.*/"}}}
 	}
-	qs := tabletConn(t)
+	qs := tabletConnAt(t, listen)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &vaStream{t: t, ch: make(chan []*binlogdatapb.VEvent, 100), errc: make(chan error, 1)}
 	var wg sync.WaitGroup
