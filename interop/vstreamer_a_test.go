@@ -656,9 +656,10 @@ func TestVSRegexp(t *testing.T) {
 	}})
 }
 
-// Vitess's TestREKeyRange, first part: keyspace ids from the hash of id1, the table's
-// primary key (Vitess's VSchema names id1's hash vindex; vstreamd has no VSchema and hashes a
-// single-integer primary key). FIELD and ROW keep their keyspace and shard here.
+// Vitess's TestREKeyRange, first part, on the vstreamd without a VSchema: keyspace ids from
+// the hash of id1, the table's primary key, which is the vindex Vitess's VSchema names, so the
+// rows are Vitess's (TestVSREKeyRangeVSchema runs the whole test with the VSchemas). FIELD and
+// ROW keep their keyspace and shard here.
 func TestVSREKeyRange(t *testing.T) {
 	vaTables(t, "create table va_rek(id1 int, id2 int, val varbinary(128), primary key(id1))")
 	s := startVA(t, vaRule("/va_rek/", "-80"), "current")
