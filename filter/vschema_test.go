@@ -32,16 +32,11 @@ const (
 )
 
 var (
-	vsInt   = &query.Field{Name: "", Type: query.Type_INT32, Charset: 63}
-	vsT1    = []*query.Field{named(vsInt, "id1"), named(vsInt, "id2"), {Name: "val", Type: query.Type_VARBINARY, Charset: 63}}
-	vsT1Reg = []*query.Field{named(vsInt, "region"), named(vsInt, "id"), {Name: "val", Type: query.Type_VARBINARY, Charset: 63}}
+	vsT1    = []*query.Field{vsInt("id1"), vsInt("id2"), {Name: "val", Type: query.Type_VARBINARY, Charset: 63}}
+	vsT1Reg = []*query.Field{vsInt("region"), vsInt("id"), {Name: "val", Type: query.Type_VARBINARY, Charset: 63}}
 )
 
-func named(f *query.Field, name string) *query.Field {
-	c := *f
-	c.Name = name
-	return &c
-}
+func vsInt(name string) *query.Field { return &query.Field{Name: name, Type: query.Type_INT32, Charset: 63} }
 
 const (
 	ksid11 = "\x16k@\xb4J\xbaK\xd6"        // hash(1)
@@ -261,5 +256,28 @@ func TestNoVSchemaKeyspaceIDs(t *testing.T) {
 	}
 	if values, _ := p.AppendRow(nil, nil, [][]byte{[]byte("1"), []byte("a")}); string(values) != ksid11 {
 		t.Errorf("keyspace_id() = %q, want %q", values, ksid11)
+	}
+}
+
+// Judging and projecting a row under a two-column vindex does not allocate.
+func TestVSchemaRowAllocations(t *testing.T) {
+	vs, err := ParseVSchema([]byte(vsRegion1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "t1", Filter: "select id, keyspace_id() from t1 where in_keyrange('-80')"}}})
+	p, err := f.WithVSchema(vs).Plan("t1", vsT1Reg, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := [][]byte{[]byte("1"), []byte("2"), []byte("x")}
+	values, lengths := make([]byte, 0, 64), make([]int64, 0, 4)
+	if n := testing.AllocsPerRun(100, func() {
+		if !p.Match(cells) {
+			t.Fatal("row not in -80")
+		}
+		values, lengths = p.AppendRow(values[:0], lengths[:0], cells)
+	}); n != 0 {
+		t.Errorf("a row allocates %.1f times", n)
 	}
 }
