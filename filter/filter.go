@@ -1,6 +1,7 @@
 // Package filter turns a Vitess binlogdata.Filter into decisions about tables: which rule, if
-// any, selects a table, and what of it is streamed. It is pure: no I/O, so the binlog stream
-// and the table copy read rules the same way.
+// any, selects a table, and what of it is streamed. A keyspace VSchema (Vitess's JSON), when
+// given, says which vindex gives a table's keyspace ids. It is pure: no I/O, so the binlog
+// stream and the table copy read rules the same way.
 package filter
 
 import (
