@@ -173,6 +173,8 @@ type vindex struct {
 func newVindex(name, typ string, params map[string]string) (vindex, error) {
 	vt, ok := vindexTypes[typ]
 	switch {
+	case (!ok || vt.kind == vindexOther) && !strings.EqualFold(name, typ):
+		return vindex{}, fmt.Errorf("vindex %s: type %q is not supported; use %s", name, typ, vindexNames)
 	case !ok, vt.kind == vindexOther:
 		return vindex{}, fmt.Errorf("vindex %q is not supported; use %s", typ, vindexNames)
 	case !vt.unique:

@@ -212,7 +212,7 @@ func TestVSchemaPlanErrors(t *testing.T) {
 			"t1", "-80", "column id not found in table t1"},
 		{`{"tables": {"t1": {}}}`, "t1", "select id1 from t1 where in_keyrange('-80')", "table t1 has no vindex"},
 		{`{"vindexes": {"u": {"type": "unicode_loose_md5"}}, "tables": {"t1": {"column_vindexes": [{"column": "val", "name": "u"}]}}}`,
-			"t1", "-80", `vindex "unicode_loose_md5" is not supported`},
+			"t1", "-80", `vindex u: type "unicode_loose_md5" is not supported`},
 		{`{"vindexes": {"l": {"type": "lookup_unique"}}, "tables": {"t1": {"column_vindexes": [{"column": "id1", "name": "l"}]}}}`,
 			"t1", "-80", "could not find a vindex to compute keyspace id for table t1"},
 		{vsRegion1, "t1", "select id from t1 where in_keyrange(id, 'region_vdx', '-80')", "the region_vdx vindex (region_experimental) needs two columns"},
