@@ -1,10 +1,15 @@
 package interop
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"vitess.io/vitess/go/vt/vterrors"
 
 	binlogdatapb "vitess.io/vitess/go/vt/proto/binlogdata"
 	querypb "vitess.io/vitess/go/vt/proto/query"
@@ -183,4 +188,18 @@ func TestVSREMultiColumnVindex(t *testing.T) {
 			vaIns("va_rmcv", "1", "2", "bbb"),
 			"gtid", "commit"}},
 	}})
+}
+
+// A keyrange on a table the VSchema does not name is refused as Vitess's planner refuses it,
+// as InvalidArgument.
+func TestVSVSchemaTableNotFound(t *testing.T) {
+	vaTables(t, "create table va_nov(id int, val varbinary(128), primary key(id))")
+	qs := tabletConnAt(t, vstreamdWithVSchema(t, vsMulticolumnVSchema))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := qs.VStream(ctx, &binlogdatapb.VStreamRequest{Target: tabletTarget, Position: "current",
+		Filter: vaRule("/va_nov/", "-80")}, func([]*binlogdatapb.VEvent) error { return nil })
+	if codes.Code(vterrors.Code(err)) != codes.InvalidArgument || !strings.Contains(err.Error(), "table va_nov not found") {
+		t.Errorf("err = %v, want INVALID_ARGUMENT with %q", err, "table va_nov not found")
+	}
 }
