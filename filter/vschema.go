@@ -92,7 +92,11 @@ func ParseVSchema(data []byte) (*VSchema, error) {
 			cvs = t.ColumnVindexesCamel
 		}
 		switch t.Type {
-		case "", "reference", "sequence":
+		case "", "reference":
+		case "sequence":
+			if ks.Sharded && t.Pinned == "" {
+				return nil, fmt.Errorf("vschema: sequence table has to be in an unsharded keyspace or must be pinned: %s", tname)
+			}
 		default:
 			return nil, fmt.Errorf("vschema: unidentified table type %s", t.Type)
 		}

@@ -183,6 +183,7 @@ func TestParseVSchemaErrors(t *testing.T) {
 			"multi-column vindex r should be a primary vindex for table t"},
 		{`{"sharded": true, "tables": {"t": {}}}`, "missing primary col vindex for table: t"},
 		{`{"tables": {"t": {"type": "view"}}}`, "unidentified table type view"},
+		{`{"sharded": true, "tables": {"s": {"type": "sequence"}}}`, "sequence table has to be in an unsharded keyspace or must be pinned: s"},
 		{`{"sharded": tru}`, "vschema: invalid character"},
 		{`{} {}`, "more than one JSON value"},
 	}
