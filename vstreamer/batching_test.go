@@ -1,7 +1,6 @@
 package vstreamer
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,48 +8,6 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 )
-
-// batchStream runs a stream and hands out each batch it sends as one line of short forms.
-func batchStream(t *testing.T, e *Engine, req Request) (next func() string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	batches := make(chan string, 1000)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- e.Stream(ctx, req, func(evs []*binlogdata.VEvent) error {
-			parts := make([]string, len(evs))
-			for i, ev := range evs {
-				parts[i] = short(ev)
-			}
-			batches <- strings.Join(parts, " | ")
-			return nil
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-errc:
-			if err != nil {
-				t.Errorf("stream ended with %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("stream did not stop")
-		}
-	})
-	return func() string {
-		t.Helper()
-		select {
-		case b := <-batches:
-			return b
-		case err := <-errc:
-			errc <- err
-			t.Fatalf("stream ended early: %v", err)
-		case <-time.After(15 * time.Second):
-			t.Fatal("timed out waiting for a batch")
-		}
-		return ""
-	}
-}
 
 func expectBatches(t *testing.T, next func() string, want ...string) {
 	t.Helper()

@@ -14,23 +14,45 @@ import (
 )
 
 // packetStream collects a stream's batches as they are sent, for tests of how events are
-// grouped into packets.
+// grouped into packets and batches.
 type packetStream struct {
-	t       testing.TB
-	batches chan []*binlogdata.VEvent
-	errc    chan error
-	cancel  context.CancelFunc
+	t          testing.TB
+	batches    chan []*binlogdata.VEvent
+	errc       chan error
+	cancel     context.CancelFunc
+	heartbeats bool // keep HEARTBEAT events (else they are dropped, and so are batches of only them)
 }
 
+// startBatches runs a stream whose batches, heartbeats left out, are read with expect.
 func startBatches(t testing.TB, e *Engine, req Request) *packetStream {
 	t.Helper()
+	return collectBatches(t, e, req, false)
+}
+
+// batchStream runs a stream and hands out each batch it sends, heartbeats included, as one
+// line of short forms joined by " | ".
+func batchStream(t *testing.T, e *Engine, req Request) (next func() string) {
+	t.Helper()
+	bs := collectBatches(t, e, req, true)
+	return func() string {
+		t.Helper()
+		parts := []string{}
+		for _, ev := range bs.nextBatch(nil) {
+			parts = append(parts, short(ev))
+		}
+		return strings.Join(parts, " | ")
+	}
+}
+
+func collectBatches(t testing.TB, e *Engine, req Request, heartbeats bool) *packetStream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	bs := &packetStream{t: t, batches: make(chan []*binlogdata.VEvent, 1000), errc: make(chan error, 1), cancel: cancel}
+	bs := &packetStream{t: t, batches: make(chan []*binlogdata.VEvent, 1000), errc: make(chan error, 1), cancel: cancel, heartbeats: heartbeats}
 	go func() {
 		bs.errc <- e.Stream(ctx, req, func(evs []*binlogdata.VEvent) error {
 			var kept []*binlogdata.VEvent
 			for _, ev := range evs {
-				if ev.Type != binlogdata.VEventType_HEARTBEAT {
+				if bs.heartbeats || ev.Type != binlogdata.VEventType_HEARTBEAT {
 					kept = append(kept, ev)
 				}
 			}
@@ -54,26 +76,34 @@ func startBatches(t testing.TB, e *Engine, req Request) *packetStream {
 	return bs
 }
 
+// nextBatch waits for the next batch; got (the batches read so far) goes into failure messages.
+func (bs *packetStream) nextBatch(got []string) []*binlogdata.VEvent {
+	bs.t.Helper()
+	select {
+	case b := <-bs.batches:
+		return b
+	case err := <-bs.errc:
+		bs.errc <- err
+		bs.t.Fatalf("stream ended early: %v; batches so far:\n  %s", err, strings.Join(got, "\n  "))
+	case <-time.After(15 * time.Second):
+		bs.t.Fatalf("timed out waiting for a batch; batches so far:\n  %s", strings.Join(got, "\n  "))
+	}
+	return nil
+}
+
 // expect reads one batch per want (events in vitessShort form, joined by ", ").
 func (bs *packetStream) expect(want ...string) [][]*binlogdata.VEvent {
 	bs.t.Helper()
 	var got []string
 	var out [][]*binlogdata.VEvent
 	for range want {
-		select {
-		case b := <-bs.batches:
-			out = append(out, b)
-			var parts []string
-			for _, ev := range b {
-				parts = append(parts, vitessShort(ev))
-			}
-			got = append(got, strings.Join(parts, ", "))
-		case err := <-bs.errc:
-			bs.errc <- err
-			bs.t.Fatalf("stream ended early: %v; batches so far:\n  %s", err, strings.Join(got, "\n  "))
-		case <-time.After(15 * time.Second):
-			bs.t.Fatalf("timed out; batches so far:\n  %s", strings.Join(got, "\n  "))
+		b := bs.nextBatch(got)
+		out = append(out, b)
+		var parts []string
+		for _, ev := range b {
+			parts = append(parts, vitessShort(ev))
 		}
+		got = append(got, strings.Join(parts, ", "))
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		bs.t.Fatalf("batches differ\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
