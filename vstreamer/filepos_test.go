@@ -3,6 +3,7 @@ package vstreamer
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +168,7 @@ func TestFilePosBadRequests(t *testing.T) {
 		{"no such file before", Request{Position: "FilePos/" + oldest + "x:4", Filter: rules}, position.ErrBadPosition, "the server has no binlog file " + oldest + "x"},
 		{"past a file's end", Request{Position: "FilePos/" + oldest + ":99999999", Filter: rules}, position.ErrBadPosition, "is past the end of " + oldest},
 		{"offset in magic", Request{Position: "FilePos/" + file + ":2", Filter: rules}, position.ErrBadPosition, "offsets run from 4"},
+		{"offset inside an event", Request{Position: "FilePos/" + file + ":" + strconv.FormatUint(off-10, 10), Filter: rules}, position.ErrBadPosition, "is not where a binlog event starts"},
 		{"hex offset", Request{Position: "FilePos/" + file + ":0x10", Filter: rules}, position.ErrBadPosition, "not a number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
