@@ -226,6 +226,22 @@ func Reconcile(cols []rowcodec.Column, hasNames bool, info []ColumnInfo) error {
 	return nil
 }
 
+// Fits reports whether info can describe a row whose binlog columns are cols: as many
+// columns, of the same types, and of the same names when the binlog carried them
+// (hasNames). A definition from the schema history that fits is the one the row was
+// written with; one that does not (a history that missed a DDL) is not used.
+func Fits(cols []rowcodec.Column, hasNames bool, info []ColumnInfo) bool {
+	if len(cols) != len(info) {
+		return false
+	}
+	for i := range cols {
+		if !compatible(cols[i].Type, info[i].DataType) || hasNames && !strings.EqualFold(cols[i].Name, info[i].Name) {
+			return false
+		}
+	}
+	return true
+}
+
 // NameByPosition names columns @1, @2, ... for BEST_EFFORT streams whose schema does not fit.
 func NameByPosition(cols []rowcodec.Column) {
 	for i := range cols {
