@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
@@ -123,7 +124,7 @@ func (e *Engine) trackHistory(ctx context.Context, h *history.History) (err erro
 	if info.flavor != position.MariaDB {
 		return errHistoryFlavor
 	}
-	if err := t.start(info); err != nil {
+	if err = t.start(info); err != nil {
 		return err
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
@@ -212,6 +213,9 @@ func (t *historyTracker) record(tables []string) error {
 }
 
 func (t *historyTracker) handle(ev *replication.BinlogEvent) error {
+	if faults.Enabled() {
+		faults.At(faults.SchemaHistory, "", ev)
+	}
 	switch e := ev.Event.(type) {
 	case *replication.MariadbGTIDEvent:
 		t.gtid = formatMariaDBGTID(e.GTID)

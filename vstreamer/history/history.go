@@ -102,7 +102,7 @@ func (h *History) load() error {
 		return err
 	default:
 		var cp checkpointFile
-		if err := json.Unmarshal(data, &cp); err != nil {
+		if err = json.Unmarshal(data, &cp); err != nil {
 			return fmt.Errorf("%s: %w", CheckpointFile, err)
 		}
 		if h.complete, err = position.Parse(cp.Position); err != nil {
