@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -11,7 +12,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 )
 
-const positionForms = `"current", "copy" (copy the tables, then stream), "MariaDB/<domain>-<server>-<seq>[,...]", "MySQL56/<uuid>:<from>-<to>[,...]", ` +
+const positionForms = `"current", "copy" (copy the tables, then stream), "MariaDB/<domain>-<server>-<seq>[,...]", "MySQL56/<uuid>:<from>-<to>[,...]", "FilePos/<binlog file>:<offset>", ` +
 	`a VGtid as JSON ({"shardGtids":[...]}) or a VGTID event as JSON ({"type":"VGTID","vgtid":{...}})`
 
 // ParsePosition turns a user-supplied start position into a VGtid.
@@ -19,6 +20,8 @@ const positionForms = `"current", "copy" (copy the tables, then stream), "MariaD
 // Accepted forms:
 //   - "current": start at the server's current position;
 //   - a flavor-prefixed GTID set, "MariaDB/0-1-100[,1-1-7]" or "MySQL56/<uuid>:1-5[,...]";
+//   - a file position, "FilePos/mysql-bin.000003:1234", for a server run with
+//     --positions filepos;
 //   - a VGtid as protojson, as printed in a VGTID event's "vgtid" field;
 //   - a whole VGTID event as protojson, whose vgtid is taken.
 //
@@ -37,6 +40,13 @@ func ParsePosition(s, keyspace, shard string) (*binlogdata.VGtid, error) {
 	case strings.EqualFold(s, "copy"):
 		// An empty position: copy the selected tables, then stream from where the copy ended.
 		return single(keyspace, shard, ""), nil
+	}
+	if place, ok := strings.CutPrefix(s, "FilePos/"); ok {
+		file, off, ok := strings.Cut(place, ":")
+		if _, err := strconv.ParseUint(off, 10, 64); !ok || file == "" || err != nil || strings.ContainsAny(place, " \t\r\n") {
+			return nil, fmt.Errorf("invalid position %q: want FilePos/<binlog file>:<offset>, e.g. FilePos/mysql-bin.000003:1234", s)
+		}
+		return single(keyspace, shard, s), nil
 	}
 	for _, flavor := range []string{"MariaDB/", "MySQL56/"} {
 		if gtids, ok := strings.CutPrefix(s, flavor); ok {

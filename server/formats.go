@@ -60,6 +60,11 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 	if encoders[format] == nil {
 		return nil, status.Errorf(codes.InvalidArgument, "unknown format %q: valid formats are %s", format, strings.Join(Formats, ", "))
 	}
+	if s.engine.Config().Positions == vstreamer.PositionsFilePos && writesGTIDSet(format, options) {
+		return nil, status.Errorf(codes.InvalidArgument,
+			"format %s writes each transaction's GTID set, and this server streams file positions (vstreamd --positions filepos); use format %s, %s, %s, %s or %s with offset=file, or run vstreamd with --positions gtid",
+			format, nativeFormat, avro.Name, canaljson.Name, debezium.Name, streamsets.Name)
+	}
 	desc, err := s.engine.Describe(ctx)
 	if err != nil {
 		return nil, toStatus(err)
@@ -72,6 +77,19 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	return enc, nil
+}
+
+// writesGTIDSet reports a format whose messages carry the executed GTID set (canal's
+// header.gtid, DRS's event id, StreamSets' default GTID offset): under file positions the
+// stream has none to give it.
+func writesGTIDSet(format string, options map[string]string) bool {
+	switch format {
+	case canalproto.Name, drs.NameJSON, drs.NameJSONC:
+		return true
+	case streamsets.Name:
+		return options["offset"] != "file"
+	}
+	return false
 }
 
 // NewEncoder builds the encoder of a named format (not vevent) from its options, refusing

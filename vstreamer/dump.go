@@ -50,6 +50,9 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 		return fmt.Errorf("%w: not starting new dumps", ErrShuttingDown)
 	default:
 	}
+	if e.filePos() {
+		return errNeedsGTID("a binlog dump from a GTID set (BinlogDumpGTID)", "stream with VStream from a FilePos position")
+	}
 	conn, err := e.connect(ctx)
 	if err != nil {
 		return err

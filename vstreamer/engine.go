@@ -69,6 +69,9 @@ type Config struct {
 	Shard    string
 	// Flavor forces "mariadb" or "mysql"; empty detects it from the server's version.
 	Flavor string
+	// Positions is PositionsGTID (or empty) or PositionsFilePos: whether streams start from
+	// and send GTID positions or FilePos/<file>:<offset> positions.
+	Positions string
 	// TLS, when set, is used for both the SQL and the replication connection.
 	TLS *tls.Config
 	// DialTimeout bounds connecting to the server (default 5s).
@@ -107,6 +110,14 @@ func (c *Config) Validate() error {
 		c.Flavor = strings.ToLower(c.Flavor)
 	default:
 		return fmt.Errorf("config: flavor %q: want mariadb or mysql (or empty to detect)", c.Flavor)
+	}
+	switch strings.ToLower(c.Positions) {
+	case "", PositionsGTID:
+		c.Positions = PositionsGTID
+	case PositionsFilePos:
+		c.Positions = PositionsFilePos
+	default:
+		return fmt.Errorf("config: positions %q: want %s or %s", c.Positions, PositionsGTID, PositionsFilePos)
 	}
 	if c.Keyspace == "" {
 		c.Keyspace = c.Database
@@ -297,8 +308,11 @@ func (e *Engine) connect(ctx context.Context) (*client.Conn, error) {
 type serverInfo struct {
 	flavor  position.Flavor
 	current position.Position
-	// purged is the set of transactions no longer in the server's binlogs.
+	// purged is the set of transactions no longer in the server's binlogs; under file
+	// positions, the start of the oldest binlog file.
 	purged position.Position
+	// files are the server's binlog files, oldest first, read under file positions only.
+	files []binlogFile
 	// hostPort split for the replication connection.
 	host string
 	port uint16
@@ -336,6 +350,9 @@ func (e *Engine) inspect(conn *client.Conn, bestEffort bool) (*serverInfo, error
 		return nil, err
 	}
 
+	if e.filePos() {
+		return info, inspectFilePos(conn, info)
+	}
 	if info.flavor == position.MariaDB {
 		cur, err := queryString(conn, "SELECT @@GLOBAL.gtid_binlog_pos")
 		if err != nil {
@@ -439,6 +456,13 @@ func resolve(req string, info *serverInfo) (start position.Position, current boo
 	start, err = position.Parse(req)
 	if err != nil {
 		return start, false, err
+	}
+	if info.current.Flavor == position.FilePos {
+		return start, false, resolveFilePos(start, info)
+	}
+	if start.Flavor == position.FilePos {
+		return start, false, fmt.Errorf("%w: position %s is a file position, and this server streams GTID positions: give a %s/ position this server sent or \"current\", or run vstreamd with --positions filepos",
+			ErrFlavor, start, info.flavor)
 	}
 	if start.Flavor != info.flavor {
 		return start, false, fmt.Errorf("%w: position is %s but the server is %s", ErrFlavor, start.Flavor, info.flavor)

@@ -27,6 +27,9 @@ type ResultsRequest struct {
 // the table copy encodes them. A query that is not one SELECT on the database fails with
 // sqlguard.ErrNotAllowed before anything runs.
 func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send RowsFunc) error {
+	if err := e.snapshotFilePos("reading a query's results (VStreamResults)"); err != nil {
+		return err
+	}
 	tables, err := sqlguard.CheckSelect(req.Query, e.cfg.Database)
 	if err != nil {
 		return err

@@ -61,6 +61,9 @@ type RowsFunc func(*RowsBatch) error
 // consistent snapshot, in key order. Tables without a usable key are ordered by all their
 // columns, as Vitess does.
 func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc) error {
+	if err := e.snapshotFilePos("reading a table's rows (VStreamRows)"); err != nil {
+		return err
+	}
 	table, err := filter.SelectTable(req.Query)
 	if err != nil {
 		return err
@@ -93,6 +96,9 @@ func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc)
 // StreamTables reads every base table of the database, in name order, from one consistent
 // snapshot, each as StreamRows reads "select * from t".
 func (e *Engine) StreamTables(ctx context.Context, req TablesRequest, send RowsFunc) error {
+	if err := e.snapshotFilePos("reading every table (VStreamTables)"); err != nil {
+		return err
+	}
 	r, err := e.openReader(ctx, filter.All())
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/vstreamer/position"
@@ -37,7 +38,14 @@ func (serverSource) inspect(e *Engine, conn *client.Conn, bestEffort bool) (*ser
 
 func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), error) {
 	syncer := replication.NewBinlogSyncer(syncerConfig(s, info))
-	streamer, err := syncer.StartSyncGTID(s.pos.Normalized().GTIDSet)
+	var streamer *replication.BinlogStreamer
+	var err error
+	if file, pos, ok := s.pos.FilePos(); ok {
+		// resolveFilePos has checked the offset fits.
+		streamer, err = syncer.StartSync(mysql.Position{Name: file, Pos: uint32(pos)})
+	} else {
+		streamer, err = syncer.StartSyncGTID(s.pos.Normalized().GTIDSet)
+	}
 	if err != nil {
 		syncer.Close()
 		return nil, nil, fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, s.pos, err)

@@ -65,6 +65,9 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		// for a table before its rows are copied.
 		pos = CurrentPosition
 	}
+	if e.filePos() && creq.wanted() {
+		return errCopyFilePos
+	}
 	start, current, err := resolve(pos, info)
 	if err != nil {
 		return err
@@ -560,9 +563,12 @@ func (s *stream) vgtidEvent() *binlogdata.VEvent {
 	}}}}
 }
 
-// commit closes a transaction: the position moves only here.
+// commit closes a transaction: the position moves only here. A file position moves to the
+// end of the event that closes the transaction, where a stream resumes with the next one.
 func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
-	if s.eventGTI != "" {
+	if fp, ok := s.pos.GTIDSet.(*position.FilePosSet); ok {
+		fp.File, fp.Pos = s.binlogFile, uint64(s.binlogPos)
+	} else if s.eventGTI != "" {
 		if err := s.pos.Update(s.eventGTI); err != nil {
 			return fmt.Errorf("advance position %s by %s: %w", s.pos, s.eventGTI, err)
 		}

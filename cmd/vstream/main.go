@@ -77,7 +77,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	server := fs.String("server", orDefault(getenv("VSTREAM_SERVER"), defaultServer), "vstreamd gRPC `address` (env VSTREAM_SERVER)")
 	token := fs.String("token", getenv("VSTREAM_TOKEN"), "bearer `token` (env VSTREAM_TOKEN)")
 	position := fs.String("position", "current",
-		"start `position`: current, copy (copy the selected tables first), MariaDB/<gtid set>, MySQL56/<gtid set>, or a VGTID event or its vgtid as JSON")
+		"start `position`: current, copy (copy the selected tables first), MariaDB/<gtid set>, MySQL56/<gtid set>, FilePos/<binlog file>:<offset>, or a VGTID event or its vgtid as JSON")
 	keyspace := fs.String("keyspace", "", "`keyspace` for a current or GTID position; empty lets the server choose")
 	tables := fs.String("tables", "", "comma-separated table `rules`: names or /regex")
 	filterJSON := fs.String("filter", "", "binlogdata.Filter as `JSON`, e.g. {\"rules\":[{\"match\":\"t1\",\"filter\":\"select id from t1\"}]}")

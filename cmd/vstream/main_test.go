@@ -97,6 +97,14 @@ func TestParseArgs(t *testing.T) {
 				Position: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "demo", Shard: "0", Gtid: "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}}},
 			}},
 		},
+		{
+			name: "file position",
+			args: []string{"--position", "FilePos/mysql-bin.000003:1234", "--keyspace", "demo"},
+			want: &config{server: defaultServer, request: client.Request{
+				Position: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "demo", Gtid: "FilePos/mysql-bin.000003:1234"}}},
+			}},
+		},
+		{name: "bad file position", args: []string{"--position", "FilePos/mysql-bin.000003"}, wantErr: "want FilePos/<binlog file>:<offset>"},
 		{name: "tables and filter", args: []string{"--tables", "t1", "--filter", `{"rules":[{"match":"t1"}]}`}, wantErr: "cannot be used together"},
 		{name: "bad filter json", args: []string{"--filter", `{"rules":`}, wantErr: "--filter"},
 		{name: "filter without rules", args: []string{"--filter", `{}`}, wantErr: "no rules"},

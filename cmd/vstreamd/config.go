@@ -19,6 +19,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/server"
+	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
 // config is vstreamd's configuration. Flags, environment variables (VSTREAM_ + the key in
@@ -39,6 +40,9 @@ type config struct {
 	LogLevel      string `yaml:"log-level"`
 	// Flavor forces mariadb or mysql; empty detects it.
 	Flavor string `yaml:"flavor"`
+	// Positions is gtid or filepos: whether streams take and send GTID positions or
+	// FilePos/<file>:<offset> positions.
+	Positions string `yaml:"positions"`
 	// MetricsListen, when set, serves Prometheus metrics at /metrics on this HTTP address.
 	MetricsListen string `yaml:"metrics-listen"`
 	// TLSCert and TLSKey, when set, serve gRPC over TLS; TLSClientCA also requires client
@@ -98,6 +102,7 @@ var flagDefs = []flagDef{
 	{"auth-token-file", "file holding the bearer token (keeps it off the command line)", func(c *config) *string { return &c.AuthTokenFile }, ""},
 	{"log-level", "debug, info, warn or error", func(c *config) *string { return &c.LogLevel }, "info"},
 	{"flavor", "mariadb or mysql (default: detect from the server)", func(c *config) *string { return &c.Flavor }, ""},
+	{"positions", "gtid or filepos: stream positions as GTID sets or as FilePos/<binlog file>:<offset> (no table copy)", func(c *config) *string { return &c.Positions }, "gtid"},
 	{"metrics-listen", "HTTP address for Prometheus metrics at /metrics (default: off)", func(c *config) *string { return &c.MetricsListen }, ""},
 	{"tls-cert", "PEM certificate file: serve gRPC over TLS (with --tls-key)", func(c *config) *string { return &c.TLSCert }, ""},
 	{"tls-key", "PEM private key file of --tls-cert", func(c *config) *string { return &c.TLSKey }, ""},
@@ -238,6 +243,11 @@ func (c *config) validate() error {
 		if fi, serr := os.Stat(c.SchemaHistoryDir); serr == nil && !fi.IsDir() {
 			return fmt.Errorf("schema-history-dir %s is not a directory", c.SchemaHistoryDir)
 		}
+	}
+	switch c.Positions {
+	case vstreamer.PositionsGTID, vstreamer.PositionsFilePos:
+	default:
+		return fmt.Errorf("positions %q: want %s or %s", c.Positions, vstreamer.PositionsGTID, vstreamer.PositionsFilePos)
 	}
 	if c.VSchemaFile != "" {
 		data, rerr := os.ReadFile(c.VSchemaFile)

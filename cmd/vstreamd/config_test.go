@@ -26,6 +26,8 @@ func TestLoadConfig(t *testing.T) {
 	vschemaFile := filepath.Join(dir, "vschema.json")
 	os.WriteFile(vschemaFile, []byte(`{"sharded": true, "vindexes": {"hash": {"type": "hash"}},
 		"tables": {"t1": {"column_vindexes": [{"column": "id", "name": "hash"}]}}}`), 0o600)
+	positionsFile := filepath.Join(dir, "positions.yaml")
+	os.WriteFile(positionsFile, []byte("mysql-dsn: u@tcp(h:1)/d\npositions: filepos\n"), 0o600)
 	badVSchema := filepath.Join(dir, "bad-vschema.json")
 	os.WriteFile(badVSchema, []byte(`{"sharded": true, "tables": {"t1": {}}}`), 0o600)
 	historyFile := filepath.Join(dir, "history.yaml")
@@ -53,6 +55,17 @@ func TestLoadConfig(t *testing.T) {
 		{"bad dsn", []string{"--mysql-dsn", "nonsense"}, nil, nil, "want user:pass@tcp(host:port)/db"},
 		{"bad level", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--log-level", "loud"}, nil, nil, "log-level"},
 		{"bad flavor", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--flavor", "oracle"}, nil, nil, "flavor"},
+		{"positions default gtid", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, nil,
+			func(c *config) bool { return c.Positions == "gtid" }, ""},
+		{"positions flag", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--positions", "filepos"}, nil,
+			func(c *config) bool { return c.Positions == "filepos" }, ""},
+		{"positions env", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, map[string]string{"VSTREAM_POSITIONS": "filepos"},
+			func(c *config) bool { return c.Positions == "filepos" }, ""},
+		{"positions file, flag over file", []string{"--config", positionsFile, "--positions", "gtid"}, nil,
+			func(c *config) bool { return c.Positions == "gtid" }, ""},
+		{"positions file", []string{"--config", positionsFile}, nil,
+			func(c *config) bool { return c.Positions == "filepos" }, ""},
+		{"bad positions", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--positions", "binlog"}, nil, nil, `positions "binlog": want gtid or filepos`},
 		{"token from a file", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile}, nil,
 			func(c *config) bool { return c.AuthToken == "s3cret" }, ""},
 		{"token twice", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile, "--auth-token", "x"}, nil, nil, "give one of them"},

@@ -19,6 +19,12 @@ func FuzzParse(f *testing.F) {
 		"MySQL56/" + u1 + ":1-5,\n" + u2 + ":6-9223372036854775806",
 		"MySQL56/" + u1 + ":0",
 		"0-1-5",
+		"FilePos/mysql-bin.000003:1234",
+		"FilePos/mysql-bin.000003:0x10",
+		"FilePos/a:b:4",
+		"FilePos/mysql-bin.3:18446744073709551615",
+		"FilePos/:4",
+		"FilePos/",
 	} {
 		f.Add(s)
 	}

@@ -5,6 +5,8 @@
 // "MariaDB/0-1-100,1-1-7" or
 // "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7-9". The set itself is a
 // go-mysql mysql.GTIDSet, so it can be handed to the binlog syncer directly.
+// A FilePos position ("FilePos/mysql-bin.000003:1234") names a place in the
+// binlog files instead; see FilePos.
 //
 // MariaDB positions keep one GTID per replication domain: the one with the
 // highest sequence number. Input listing several server ids for one domain
@@ -34,13 +36,14 @@ const (
 )
 
 // GoMySQL returns the flavor name go-mysql uses ("mariadb" or "mysql"), or ""
-// for an unknown flavor.
+// for FilePos, which is no server's, and an unknown flavor.
 func (f Flavor) GoMySQL() string {
 	switch f {
 	case MariaDB:
 		return mysql.MariaDBFlavor
 	case MySQL56:
 		return mysql.MySQLFlavor
+	case FilePos:
 	}
 	return ""
 }
@@ -79,7 +82,7 @@ func quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-const wantFormat = "want MariaDB/<domain>-<server>-<seq>[,...] or MySQL56/<uuid>:<interval>[,...]"
+const wantFormat = "want MariaDB/<domain>-<server>-<seq>[,...], MySQL56/<uuid>:<interval>[,...] or FilePos/<binlog file>:<offset>"
 
 // Position is a flavor plus a GTID set. The zero value is the empty position
 // of no particular flavor; operations treat it as the empty set of whatever
@@ -103,6 +106,12 @@ func Parse(s string) (Position, error) {
 		f, body = MariaDB, t[len(MariaDB)+1:]
 	case strings.HasPrefix(t, string(MySQL56)+"/"):
 		f, body = MySQL56, t[len(MySQL56)+1:]
+	case strings.HasPrefix(t, string(FilePos)+"/"):
+		fp, err := parseFilePos(t[len(FilePos)+1:])
+		if err != nil {
+			return Position{}, badf("position %s: %s", quote(s), err)
+		}
+		return Position{Flavor: FilePos, GTIDSet: fp}, nil
 	default:
 		if t == "" {
 			return Position{}, badf("empty position; %s", wantFormat)
@@ -237,6 +246,7 @@ func (p Position) Equal(o Position) bool {
 
 // Update adds one transaction's GTID, written as in binlog events
 // ("0-1-101" for MariaDB, "<uuid>:45" or "<uuid>:<tag>:45" for MySQL), to p.
+// A FilePos position moves to the place given as "<file>:<offset>".
 //
 // The GTID set is changed in place, so copies of p taken before the call see
 // the new GTID too; Clone first to keep a snapshot. Only the new GTID is
@@ -259,6 +269,11 @@ func (p *Position) Update(eventGTID string) error {
 		err = p.updateMariaDB(g)
 	case MySQL56:
 		err = p.updateMySQL(g)
+	case FilePos:
+		var fp *FilePosSet
+		if fp, err = parseFilePos(g); err == nil {
+			p.GTIDSet = fp
+		}
 	default:
 		return badf("cannot add GTID %s to a position of unknown flavor %s", quote(eventGTID), quote(string(f)))
 	}
@@ -326,6 +341,12 @@ func Ahead(p, server Position) string {
 			}
 			return strings.Join(parts, "; ")
 		}
+	case FilePos:
+		ps, ok1 := p.GTIDSet.(*FilePosSet)
+		ss, ok2 := server.GTIDSet.(*FilePosSet)
+		if ok1 && ok2 && ps != nil && ss != nil {
+			return filePosAhead(ps, ss)
+		}
 	}
 	return fmt.Sprintf("position %s is not comparable with server position %s", quote(p.String()), quote(server.String()))
 }
@@ -359,6 +380,12 @@ func Missing(p, purged Position) string {
 		if ok1 && ok2 {
 			return formatMySQLBody(subtract(*gs, *ps))
 		}
+	case FilePos:
+		ps, ok1 := p.GTIDSet.(*FilePosSet)
+		gs, ok2 := purged.GTIDSet.(*FilePosSet)
+		if ok1 && ok2 && ps != nil && gs != nil {
+			return filePosMissing(ps, gs)
+		}
 	}
 	return fmt.Sprintf("position %s is not comparable with purged position %s", quote(p.String()), quote(purged.String()))
 }
@@ -378,6 +405,8 @@ func (p Position) flavor() Flavor {
 		return MariaDB
 	case *mysql.MysqlGTIDSet:
 		return MySQL56
+	case *FilePosSet:
+		return FilePos
 	}
 	return ""
 }
@@ -406,6 +435,8 @@ func isEmpty(p Position) bool {
 		return s == nil || len(s.Sets) == 0
 	case *mysql.MysqlGTIDSet:
 		return s == nil || len(*s) == 0
+	case *FilePosSet:
+		return s.IsEmpty()
 	}
 	return p.GTIDSet.IsEmpty()
 }

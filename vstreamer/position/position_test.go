@@ -109,11 +109,11 @@ func TestParseErrors(t *testing.T) {
 		want []string
 	}{
 		{"", []string{"empty position", "want MariaDB/"}},
-		{"0-1-5", []string{`position "0-1-5": missing flavor prefix; want MariaDB/<domain>-<server>-<seq>[,...] or MySQL56/<uuid>:<interval>[,...]`}},
+		{"0-1-5", []string{`position "0-1-5": missing flavor prefix; want MariaDB/<domain>-<server>-<seq>[,...], MySQL56/<uuid>:<interval>[,...] or FilePos/<binlog file>:<offset>`}},
 		{u1 + ":1-5", []string{"missing flavor prefix", "MySQL56/<uuid>"}},
 		{"mariadb/0-1-5", []string{`unknown flavor "mariadb"`, "want MariaDB/"}},
 		{"MySQL/" + u1 + ":1", []string{`unknown flavor "MySQL"`}},
-		{"FilePos/binlog.000001:4", []string{`unknown flavor "FilePos"`}},
+		{"filepos/binlog.000001:4", []string{`unknown flavor "filepos"`}},
 		{"MariaDB/0-1", []string{`position "MariaDB/0-1"`, `GTID "0-1"`, "domain-server-sequence"}},
 		{"MariaDB/0-1-x", []string{`GTID "0-1-x"`, "Sequence number (x)"}},
 		{"MariaDB/0-1-2-3", []string{`GTID "0-1-2-3"`}},

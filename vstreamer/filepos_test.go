@@ -1,0 +1,208 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+func newFilePosEngine(t testing.TB) *Engine {
+	t.Helper()
+	e, err := NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", Keyspace: "ks",
+		Positions: PositionsFilePos})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// serverFilePos is the server's current binlog file and offset.
+func serverFilePos(t testing.TB) (string, uint64) {
+	t.Helper()
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	file, pos, err := masterStatus(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, pos
+}
+
+// TestFilePosResumeFromEveryVGTID streams by file position across a binlog rotation, checks
+// each position is the end of its transaction's commit (the next transaction's place, and
+// the server's after the last), and that a stream restarted from each VGTID is exactly the
+// rest of the recording.
+func TestFilePosResumeFromEveryVGTID(t *testing.T) {
+	execSQL(t, "CREATE TABLE fp (id INT PRIMARY KEY, v VARCHAR(10))")
+	e := newFilePosEngine(t)
+	filterFP := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "fp"}}}
+	file, off := serverFilePos(t)
+	ts := startStream(t, e, Request{Position: "current", Filter: filterFP})
+	first := ts.expect("GTID", "OTHER", "VGTID")
+	want := position.NewFilePos(file, off).String()
+	if first[0].Gtid != want || first[2].Vgtid.ShardGtids[0].Gtid != want {
+		t.Fatalf("current start at %q / %q, want the server's %q", first[0].Gtid, first[2].Vgtid.ShardGtids[0].Gtid, want)
+	}
+	execSQL(t,
+		"INSERT INTO fp VALUES (1, 'a')",
+		"BEGIN", "INSERT INTO fp VALUES (2, 'b')", "UPDATE fp SET v = 'c' WHERE id = 1", "COMMIT",
+		"FLUSH BINARY LOGS",
+		"ALTER TABLE fp ADD COLUMN w INT",
+		"DELETE FROM fp WHERE id = 2",
+		"INSERT INTO fp VALUES (3, 'd', 4)",
+	)
+	rec := ts.expect(
+		"BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "ROW", "ROW", "GTID", "COMMIT", "VGTID",
+		"GTID", "DDL", "VGTID",
+		"BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "ROW", "GTID", "COMMIT", "VGTID",
+	)
+	endFile, endOff := serverFilePos(t)
+	if endFile == file {
+		t.Fatalf("FLUSH BINARY LOGS did not rotate %s", file)
+	}
+	rec = append([]*binlogdata.VEvent{first[2]}, rec...)
+	prev := position.NewFilePos(file, off)
+	var last position.Position
+	for i, ev := range rec {
+		if ev.Type == binlogdata.VEventType_GTID {
+			p, err := position.Parse(ev.Gtid)
+			if err != nil || p.Flavor != position.FilePos {
+				t.Fatalf("GTID event position %q: %v, want a FilePos position", ev.Gtid, err)
+			}
+			if !p.Contains(prev) || p.Equal(prev) {
+				t.Errorf("position %s does not move past %s", p, prev)
+			}
+			prev = p
+			if next := rec[i+2]; next.Vgtid.ShardGtids[0].Gtid != ev.Gtid {
+				t.Errorf("VGTID %q after GTID %q", next.Vgtid.ShardGtids[0].Gtid, ev.Gtid)
+			}
+			last = p
+		}
+	}
+	if w := position.NewFilePos(endFile, endOff); !last.Equal(w) {
+		t.Errorf("last position %s, want the server's %s after it", last, w)
+	}
+	for i, ev := range rec {
+		if ev.Type != binlogdata.VEventType_VGTID {
+			continue
+		}
+		var rest []string
+		for _, r := range rec[i+1:] {
+			rest = append(rest, short(r))
+		}
+		if len(rest) == 0 {
+			continue
+		}
+		rest = withFieldBeforeFirstRow(rest, rec[:i+1])
+		pos := ev.Vgtid.ShardGtids[0].Gtid
+		t.Run(pos, func(t *testing.T) {
+			rs := startStream(t, e, Request{Position: pos, Filter: filterFP})
+			// The resumed stream sends the same positions.
+			if got, want := gtids(rs.expect(rest...)), gtids(rec[i+1:]); strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("resumed positions %q, recorded %q", got, want)
+			}
+		})
+	}
+}
+
+func gtids(evs []*binlogdata.VEvent) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Type == binlogdata.VEventType_GTID {
+			out = append(out, ev.Gtid)
+		}
+	}
+	return out
+}
+
+// TestFilePosBadRequests: under file positions what needs a GTID is refused with
+// ErrBadRequest saying what to use, and bad positions with the error of their cause.
+func TestFilePosBadRequests(t *testing.T) {
+	// Two binlog files at least, so that a name between them is no file's.
+	execSQL(t, "CREATE TABLE IF NOT EXISTS fpb (id INT PRIMARY KEY)", "FLUSH BINARY LOGS")
+	e := newFilePosEngine(t)
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &serverInfo{}
+	err = inspectFilePos(conn, info)
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldest := info.files[0].name
+	file, off := serverFilePos(t)
+	cur := position.NewFilePos(file, off).String()
+	ahead := position.NewFilePos(file, off+1000).String()
+	dot := strings.LastIndexByte(file, '.')
+	before := file[:dot+1] + "000000"
+	rules := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "fpb"}}}
+	for _, c := range []struct {
+		name    string
+		req     Request
+		want    error
+		message string
+	}{
+		{"copy", Request{Filter: rules}, ErrBadRequest, `needs GTID positions`},
+		{"copy says what to use", Request{Filter: rules}, ErrBadRequest, `start from "current" or a FilePos/<file>:<offset> position, or run vstreamd with --positions gtid`},
+		{"resume copy", Request{Position: cur, Filter: rules, TableLastPKs: []*binlogdata.TableLastPK{{TableName: "fpb"}}}, ErrBadRequest, "table copy"},
+		{"tables to copy", Request{Position: cur, Filter: rules, TablesToCopy: []string{"fpb"}}, ErrBadRequest, "table copy"},
+		{"gtid position", Request{Position: "MariaDB/0-1-1", Filter: rules}, ErrFlavor, "give FilePos/<file>:<offset>"},
+		{"ahead", Request{Position: ahead, Filter: rules}, ErrAhead, "GTIDSet Mismatch: requested source position: " + ahead + ", current target vrep position: " + cur},
+		{"next file", Request{Position: "FilePos/" + file[:dot+1] + "999999:4", Filter: rules}, ErrAhead, "is past the server's"},
+		{"purged file", Request{Position: "FilePos/" + before + ":4", Filter: rules}, ErrPurged, "binlog " + before + " is purged"},
+		{"unknown file", Request{Position: "other-bin.000001:4", Filter: rules}, position.ErrBadPosition, "missing flavor prefix"},
+		{"no such file", Request{Position: "FilePos/zzz-bin.000001:4", Filter: rules}, ErrAhead, "is past the server's"},
+		{"no such file before", Request{Position: "FilePos/" + oldest + "x:4", Filter: rules}, position.ErrBadPosition, "the server has no binlog file " + oldest + "x"},
+		{"past a file's end", Request{Position: "FilePos/" + oldest + ":99999999", Filter: rules}, position.ErrBadPosition, "is past the end of " + oldest},
+		{"offset in magic", Request{Position: "FilePos/" + file + ":2", Filter: rules}, position.ErrBadPosition, "offsets run from 4"},
+		{"hex offset", Request{Position: "FilePos/" + file + ":0x10", Filter: rules}, position.ErrBadPosition, "not a number"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := e.Stream(ctx, c.req, func([]*binlogdata.VEvent) error { return nil })
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if !strings.Contains(err.Error(), c.message) {
+				t.Errorf("message %q does not mention %q", err, c.message)
+			}
+		})
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	noRows := func(*RowsBatch) error { return nil }
+	for name, err := range map[string]error{
+		"VStreamRows":    e.StreamRows(ctx, RowsRequest{Query: "select * from fpb"}, noRows),
+		"VStreamTables":  e.StreamTables(ctx, TablesRequest{}, noRows),
+		"VStreamResults": e.StreamResults(ctx, ResultsRequest{Query: "select * from fpb"}, noRows),
+		"BinlogDumpGTID": e.StreamDump(ctx, DumpRequest{}, func([]byte) error { return nil }),
+	} {
+		if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "--positions gtid") {
+			t.Errorf("%s: err = %v, want ErrBadRequest naming it and --positions gtid", name, err)
+		}
+	}
+
+	// A GTID engine refuses a file position, saying how to stream by file position.
+	err = newEngine(t).Stream(ctx, Request{Position: cur, Filter: rules}, func([]*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, ErrFlavor) || !strings.Contains(err.Error(), "--positions filepos") {
+		t.Errorf("GTID engine, file position: err = %v, want ErrFlavor naming --positions filepos", err)
+	}
+	var ferr error
+	if _, ferr = NewEngine(Config{Addr: db.Addr(), User: "u", Database: "test", Positions: "binlog"}); ferr == nil || !strings.Contains(ferr.Error(), "want gtid or filepos") {
+		t.Errorf("Positions binlog: err = %v", ferr)
+	}
+}
