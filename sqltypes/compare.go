@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -340,4 +341,14 @@ func runeByte(charset string, r rune) (byte, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Collations lists the ids of the collations CollationOf compares, in order.
+func Collations() []uint32 {
+	ids := make([]uint32, 0, len(supported))
+	for id := range supported {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
