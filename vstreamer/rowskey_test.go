@@ -90,6 +90,7 @@ func TestStreamRowsDirectivesRefused(t *testing.T) {
 		{`select /*vt+ ukColumns="id,uk1" */ * from rdx`, "ukColumns (id, uk1) are not the columns of a unique key"},
 		{`select /*vt+ ukForce="kval" */ * from rdx`, "index kval of rdx, which is not unique"},
 		{`select /*vt+ ukColumns="a%zz" */ * from rdx`, "not URL-escaped"},
+		{`select /*vt+ ukColumns="uk1,UK1" */ * from rdx`, "names column UK1 twice"},
 		// A lastpk over the primary key does not resume a read by another key.
 		{`select /*vt+ ukForce="uk2" */ * from rdx`, "over column id"},
 	} {
