@@ -605,7 +605,8 @@ func (s *stream) chunkSQL(t *copyTable, limit int) (sql string, cols []int) {
 		cols = append(cols, i)
 		name := filter.QuoteIdent(f.Name)
 		if t.cols[i].Type == mysql.MYSQL_TYPE_FLOAT && !t.serverText {
-			// FLOAT text is rounded to six digits; DOUBLE text is exact.
+			// FLOAT text is rounded to six digits; DOUBLE text is exact. A read that sends
+			// the server's text (serverText) wants the rounded text.
 			name = "CAST(" + name + " AS DOUBLE)"
 		}
 		sel = append(sel, name)

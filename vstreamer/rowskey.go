@@ -93,6 +93,10 @@ func (r *snapshotReader) applyDirectives(t *copyTable, d filter.Directives) erro
 			return fmt.Errorf("%w: directive ukColumns names column %s, which table %s has not; name the columns of one of its unique keys: %s",
 				filter.ErrInvalid, k, t.name, describeIndexes(idx, true))
 		}
+		if slices.Contains(keyFields[:i], t.fields[j]) {
+			return fmt.Errorf("%w: directive ukColumns names column %s twice; name each column of a unique key of %s once",
+				filter.ErrInvalid, k, t.name)
+		}
 		keyFields[i] = t.fields[j]
 	}
 	if !slices.ContainsFunc(idx, func(x tableIndex) bool { return x.unique && sameColumns(x.cols, key) }) {

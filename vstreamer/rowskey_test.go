@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 )
 
@@ -89,6 +90,7 @@ func TestStreamRowsDirectivesRefused(t *testing.T) {
 		{`select /*vt+ ukColumns="id,uk1" */ * from rdx`, "ukColumns (id, uk1) are not the columns of a unique key"},
 		{`select /*vt+ ukForce="kval" */ * from rdx`, "index kval of rdx, which is not unique"},
 		{`select /*vt+ ukColumns="a%zz" */ * from rdx`, "not URL-escaped"},
+		{`select /*vt+ ukColumns="uk1,UK1" */ * from rdx`, "names column UK1 twice"},
 		// A lastpk over the primary key does not resume a read by another key.
 		{`select /*vt+ ukForce="uk2" */ * from rdx`, "over column id"},
 	} {
@@ -148,5 +150,32 @@ func TestStreamRowsFloatText(t *testing.T) {
 	}
 	if got := strings.Join(rows, ""); got != floatTextRows {
 		t.Errorf("results: got %s, want %s", got, floatTextRows)
+	}
+}
+
+// TestCopyIgnoresDirectives: a VStream copy reads by its own key whatever directives its
+// rule holds, and sends FLOAT as its binlog rows have it, not as VStreamRows does.
+func TestCopyIgnoresDirectives(t *testing.T) {
+	execSQL(t,
+		"drop table if exists rdc",
+		"create table rdc(id int primary key, uk1 int, f float, unique key uk2 (uk1))",
+		"insert into rdc values (1, 30, 1.1), (2, 20, 2.5), (3, 10, -3)",
+	)
+	e := newEngine(t)
+	rule := `select /*vt+ ukColumns="uk1" ukForce="uk2" */ * from rdc`
+	ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "rdc", Filter: rule})})
+	evs := ts.expect("BEGIN", "FIELD rdc id:INT32 uk1:INT32 f:FLOAT32", "ROW rdc +[1 30 1.1E+00] +[2 20 2.5E+00] +[3 10 -3E+00]",
+		"LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
+	lp := evs[3].LastPKEvent.TableLastPK.Lastpk
+	if lp.Fields[0].Name != "id" || string(lp.Rows[0].Values) != "3" {
+		t.Errorf("LASTPK %v, want id 3", lp)
+	}
+	got, _, err := collectRows(t, e, RowsRequest{Query: rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "fields:[id:INT32 uk1:INT32 f:FLOAT32] pkfields:[uk1:INT32]\nrows:[3 10 -3][2 20 2.5][1 30 1.1] lastpk:[30]"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("rows: got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), want)
 	}
 }
