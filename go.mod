@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/dolthub/go-mysql-server v0.20.0
 	github.com/go-mysql-org/go-mysql v1.16.0
 	github.com/golang/snappy v1.0.0
 	github.com/google/uuid v1.6.0

@@ -2,11 +2,14 @@ package filter
 
 import (
 	"bytes"
+	"cmp"
+	"fmt"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
@@ -18,102 +21,52 @@ const (
 	kindFloat                     // FLOAT, DOUBLE
 	kindDateTime                  // DATE, DATETIME, TIMESTAMP
 	kindTime                      // TIME
-	kindString                    // character columns, ENUM, SET: by collation
-	kindBytes                     // binary strings: bytewise
+	kindString                    // character and binary strings, ENUM, SET: by collation
 	kindBit                       // BIT: as an unsigned number
 )
 
-// cmpDecimal compares two numbers written in decimal text ("-12.50", "7", "0.5").
-func cmpDecimal(a, b []byte) int {
-	negA, intA, fracA := splitDecimal(a)
-	negB, intB, fracB := splitDecimal(b)
-	zeroA := len(intA) == 0 && len(fracA) == 0
-	zeroB := len(intB) == 0 && len(fracB) == 0
-	if zeroA {
-		negA = false
+// kindOf says how a column's cells compare: a switch over every column kind, so that a kind
+// added to sqltypes must be decided here.
+func kindOf(f *query.Field) (valueKind, error) {
+	k, err := sqltypes.KindOf(f.Type)
+	if err != nil {
+		return 0, fmt.Errorf("column %s: %v", f.Name, err)
 	}
-	if zeroB {
-		negB = false
+	switch k {
+	case sqltypes.KindInt8, sqltypes.KindUint8, sqltypes.KindInt16, sqltypes.KindUint16,
+		sqltypes.KindInt24, sqltypes.KindUint24, sqltypes.KindInt32, sqltypes.KindUint32,
+		sqltypes.KindInt64, sqltypes.KindUint64, sqltypes.KindDecimal, sqltypes.KindYear:
+		return kindDecimal, nil
+	case sqltypes.KindFloat32, sqltypes.KindFloat64:
+		return kindFloat, nil
+	case sqltypes.KindDate, sqltypes.KindDateTime, sqltypes.KindTimestamp:
+		return kindDateTime, nil
+	case sqltypes.KindTime:
+		return kindTime, nil
+	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText, sqltypes.KindEnum, sqltypes.KindSet,
+		sqltypes.KindBinary, sqltypes.KindVarBinary, sqltypes.KindBlob:
+		return kindString, nil
+	case sqltypes.KindBit:
+		return kindBit, nil
+	case sqltypes.KindJSON, sqltypes.KindGeometry, sqltypes.KindVector:
+		// The server compares these by rules of their own (JSON's, spatial); none is modelled.
 	}
-	if negA != negB {
-		if negA {
-			return -1
-		}
-		return 1
-	}
-	c := cmpMagnitude(intA, fracA, intB, fracB)
-	if negA {
-		return -c
-	}
-	return c
+	return 0, fmt.Errorf("column %s of type %s cannot be compared in a filter", f.Name, f.Type)
 }
 
-// splitDecimal returns the sign, the integer digits without leading zeros and the fraction
-// digits without trailing zeros.
-func splitDecimal(s []byte) (neg bool, intPart, frac []byte) {
-	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
-		neg = s[0] == '-'
-		s = s[1:]
+// collationOf is the collation a string column's cells compare under. FIELD types a
+// character column of a _bin collation BINARY, VARBINARY or BLOB (as Vitess does) and keeps
+// the collation in Charset; a binary string's is 63, or 0 where a FIELD leaves it out.
+func collationOf(f *query.Field) (*sqltypes.Collation, error) {
+	id := f.Charset
+	if id == 0 && (f.Type == query.Type_BINARY || f.Type == query.Type_VARBINARY || f.Type == query.Type_BLOB) {
+		id = sqltypes.BinaryCollation
 	}
-	intPart = s
-	if dot := bytes.IndexByte(s, '.'); dot >= 0 {
-		intPart, frac = s[:dot], s[dot+1:]
+	c, err := sqltypes.CollationOf(id)
+	if err != nil {
+		return nil, fmt.Errorf("column %s cannot be compared in a filter: %w", f.Name, err)
 	}
-	for len(intPart) > 0 && intPart[0] == '0' {
-		intPart = intPart[1:]
-	}
-	for len(frac) > 0 && frac[len(frac)-1] == '0' {
-		frac = frac[:len(frac)-1]
-	}
-	return neg, intPart, frac
-}
-
-func cmpMagnitude(intA, fracA, intB, fracB []byte) int {
-	if len(intA) != len(intB) {
-		if len(intA) < len(intB) {
-			return -1
-		}
-		return 1
-	}
-	if c := bytes.Compare(intA, intB); c != 0 {
-		return c
-	}
-	n := max(len(fracA), len(fracB))
-	for i := 0; i < n; i++ {
-		da, db := byte('0'), byte('0')
-		if i < len(fracA) {
-			da = fracA[i]
-		}
-		if i < len(fracB) {
-			db = fracB[i]
-		}
-		if da != db {
-			if da < db {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
-}
-
-// isDecimal reports plain decimal text: an optional sign, digits, an optional fraction.
-func isDecimal(s string) bool {
-	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
-		s = s[1:]
-	}
-	digits, dot := 0, false
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] >= '0' && s[i] <= '9':
-			digits++
-		case s[i] == '.' && !dot:
-			dot = true
-		default:
-			return false
-		}
-	}
-	return digits > 0
+	return c, nil
 }
 
 // bytesString views b as a string without copying; the string must not outlive b.
@@ -126,60 +79,20 @@ func parseFloat(b []byte) (float64, bool) {
 	return f, err == nil
 }
 
-// parseDateTime reads a DATE, DATETIME or TIMESTAMP cell or literal (sqltypes.ParseDateTime)
-// into a key that orders like the value; zero dates are valid.
-func parseDateTime(b []byte) (int64, bool) {
-	d, err := sqltypes.ParseDateTime(b)
-	if err != nil {
-		return 0, false
-	}
-	days := (int64(d.Year)*13+int64(d.Month))*32 + int64(d.Day)
-	secs := int64(d.Hour)*3600 + int64(d.Minute)*60 + int64(d.Second)
-	return (days*86400+secs)*1_000_000 + int64(d.Micro), true
-}
-
-// parseTime reads a TIME cell or literal (sqltypes.ParseTime) into signed microseconds.
-func parseTime(b []byte) (int64, bool) {
-	us, _, err := sqltypes.ParseTime(b)
-	return us, err == nil
-}
-
-// cmpString compares character strings: case-insensitively for _ci collations, and with
-// trailing spaces ignored (PAD SPACE) for every non-binary collation.
-func cmpString(a, b []byte, ci bool) int {
+// foldCompare is the order Compare falls back to for a collation sqltypes refuses: case
+// folded, trailing spaces ignored. Filters never use it; they refuse such a column.
+func foldCompare(a, b []byte) int {
 	a = bytes.TrimRight(a, " ")
 	b = bytes.TrimRight(b, " ")
-	if !ci {
-		return bytes.Compare(a, b)
-	}
 	for len(a) > 0 && len(b) > 0 {
 		ra, na := utf8.DecodeRune(a)
 		rb, nb := utf8.DecodeRune(b)
 		if ra != rb {
-			la, lb := unicode.ToLower(ra), unicode.ToLower(rb)
-			if la != lb {
-				if la < lb {
-					return -1
-				}
-				return 1
+			if la, lb := unicode.ToLower(ra), unicode.ToLower(rb); la != lb {
+				return cmp.Compare(la, lb)
 			}
 		}
 		a, b = a[na:], b[nb:]
 	}
-	switch {
-	case len(a) == len(b):
-		return 0
-	case len(a) == 0:
-		return -1
-	}
-	return 1
-}
-
-// bitValue reads a BIT cell (big-endian bytes) as a number.
-func bitValue(b []byte) uint64 {
-	var v uint64
-	for _, c := range b {
-		v = v<<8 | uint64(c)
-	}
-	return v
+	return cmp.Compare(len(a), len(b))
 }

@@ -85,8 +85,8 @@ type predicate struct {
 	op     condOp
 	col    int
 	kind   valueKind
-	ci     bool
-	never  bool // compares with NULL: never true
+	coll   *sqltypes.Collation // kindString's
+	never  bool                // compares with NULL: never true
 	vals   [][]byte
 	floats []float64
 	keys   []int64
@@ -273,41 +273,6 @@ func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, erro
 	return oc, out, nil
 }
 
-// caseInsensitive reports _ci collations; binary and _bin ones compare bytes.
-func caseInsensitive(collation uint32) bool {
-	switch collation {
-	case 63, 46, 83, 47, 65, 84, 58, 77, 309:
-		return false
-	}
-	return true
-}
-
-func kindOf(f *query.Field) (valueKind, error) {
-	t := f.Type
-	switch {
-	case t == query.Type_FLOAT32 || t == query.Type_FLOAT64:
-		return kindFloat, nil
-	case t&query.Type(query.Flag_ISINTEGRAL) != 0 || t == query.Type_DECIMAL:
-		return kindDecimal, nil
-	case t == query.Type_DATE || t == query.Type_DATETIME || t == query.Type_TIMESTAMP:
-		return kindDateTime, nil
-	case t == query.Type_TIME:
-		return kindTime, nil
-	case t == query.Type_BIT:
-		return kindBit, nil
-	case t == query.Type_ENUM || t == query.Type_SET:
-		return kindString, nil
-	case t&query.Type(query.Flag_ISTEXT) != 0:
-		if f.Charset == 63 {
-			return kindBytes, nil
-		}
-		return kindString, nil
-	case t == query.Type_BINARY || t == query.Type_VARBINARY || t == query.Type_BLOB:
-		return kindBytes, nil
-	}
-	return 0, fmt.Errorf("column %s of type %s cannot be compared in a filter", f.Name, t)
-}
-
 func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, error),
 	tableKeyspaceID func() (keyspaceIDOf, error), vs *VSchema) (predicate, error) {
 	pred := predicate{op: c.op}
@@ -336,6 +301,7 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 		return pred, err
 	}
 	pred.col = col
+	binary := false
 	if c.op == opIsNull || c.op == opIsNotNull {
 		return pred, nil
 	}
@@ -345,7 +311,11 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 		return pred, err
 	}
 	pred.kind = kind
-	pred.ci = kind == kindString && caseInsensitive(f.Charset)
+	if kind == kindString {
+		if pred.coll, err = collationOf(f); err != nil {
+			return pred, err
+		}
+	}
 	for _, lit := range c.values {
 		pred.sql = append(pred.sql, lit.sql())
 		if lit.null && c.op == opIn {
@@ -361,6 +331,14 @@ func buildPredicate(c cond, fields []*query.Field, colIndex func(string) (int, e
 		if err := pred.addLiteral(f, lit); err != nil {
 			return pred, err
 		}
+		if lit.bin && kind == kindString {
+			// A hexadecimal or bit literal is a binary string: the server compares the
+			// column with it, and with the condition's other values, byte by byte.
+			binary = true
+		}
+	}
+	if binary {
+		pred.coll, _ = sqltypes.CollationOf(sqltypes.BinaryCollation)
 	}
 	return pred, nil
 }
@@ -388,7 +366,7 @@ func (p *predicate) addLiteral(f *query.Field, lit literal) error {
 	}
 	switch p.kind {
 	case kindDecimal:
-		if !isDecimal(text) {
+		if !sqltypes.IsDecimal(text) {
 			v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 			if err != nil {
 				return bad("a number")
@@ -403,13 +381,13 @@ func (p *predicate) addLiteral(f *query.Field, lit literal) error {
 		}
 		p.floats = append(p.floats, v)
 	case kindDateTime:
-		k, ok := parseDateTime([]byte(text))
+		k, ok := sqltypes.DateTimeKey([]byte(text))
 		if !ok {
 			return bad("a date or datetime ('YYYY-MM-DD[ hh:mm:ss[.ffffff]]', UTC for TIMESTAMP)")
 		}
 		p.keys = append(p.keys, k)
 	case kindTime:
-		k, ok := parseTime([]byte(text))
+		k, ok := sqltypes.TimeKey([]byte(text))
 		if !ok {
 			return bad("a time ('[-]hh:mm:ss[.ffffff]')")
 		}
@@ -420,8 +398,17 @@ func (p *predicate) addLiteral(f *query.Field, lit literal) error {
 			return bad("an unsigned integer")
 		}
 		p.bits = append(p.bits, v)
-	default:
-		p.vals = append(p.vals, []byte(text))
+	case kindString:
+		if lit.bin {
+			p.vals = append(p.vals, []byte(text))
+			break
+		}
+		// The server converts the literal to the column's character set to compare.
+		v, err := p.coll.FromUTF8(text)
+		if err != nil {
+			return fmt.Errorf("column %s is %s: %w", f.Name, p.coll.Name, err)
+		}
+		p.vals = append(p.vals, v)
 	}
 	return nil
 }
@@ -430,7 +417,7 @@ func (p *predicate) addLiteral(f *query.Field, lit literal) error {
 func (p *predicate) cmp(cell []byte, i int) (int, bool) {
 	switch p.kind {
 	case kindDecimal:
-		return cmpDecimal(cell, p.vals[i]), true
+		return sqltypes.CompareDecimal(cell, p.vals[i]), true
 	case kindFloat:
 		v, ok := parseFloat(cell)
 		if !ok {
@@ -447,9 +434,9 @@ func (p *predicate) cmp(cell []byte, i int) (int, bool) {
 		var k int64
 		var ok bool
 		if p.kind == kindTime {
-			k, ok = parseTime(cell)
+			k, ok = sqltypes.TimeKey(cell)
 		} else {
-			k, ok = parseDateTime(cell)
+			k, ok = sqltypes.DateTimeKey(cell)
 		}
 		if !ok {
 			return 0, false
@@ -462,7 +449,7 @@ func (p *predicate) cmp(cell []byte, i int) (int, bool) {
 		}
 		return 0, true
 	case kindBit:
-		v, w := bitValue(cell), p.bits[i]
+		v, w := sqltypes.BitValue(cell), p.bits[i]
 		switch {
 		case v < w:
 			return -1, true
@@ -471,15 +458,9 @@ func (p *predicate) cmp(cell []byte, i int) (int, bool) {
 		}
 		return 0, true
 	case kindString:
-		return cmpString(cell, p.vals[i], p.ci), true
-	default:
-		// The other kinds compare as bytes, below.
+		return p.coll.Compare(cell, p.vals[i]), true
 	}
-	return bytesCompare(cell, p.vals[i]), true
-}
-
-func bytesCompare(a, b []byte) int {
-	return strings.Compare(bytesString(a), bytesString(b))
+	return 0, false
 }
 
 func (p *predicate) literals() int {

@@ -77,7 +77,8 @@ func TestWhere(t *testing.T) {
 		{"ratio = 0.25", true},
 		{"ratio < 0.3", true},
 		{"name = 'ünïcode'", true},
-		{"name = 'unicode'", false},
+		{"name = 'unicode'", true}, // utf8mb4_general_ci weighs ü as u, as the server does
+		{"name = 'unicodes'", false},
 		{"name > 'a'", true},
 		{"code = 'abc'", false},
 		{"code = 'AbC'", true},

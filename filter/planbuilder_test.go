@@ -36,8 +36,10 @@ type pbTable struct {
 }
 
 var (
-	pbID  = &query.Field{Name: "id", Type: query.Type_INT64, Charset: 63, Flags: uint32(query.MySqlFlag_NUM_FLAG)}
-	pbVal = &query.Field{Name: "val", Type: query.Type_VARCHAR, Charset: 255}
+	pbID = &query.Field{Name: "id", Type: query.Type_INT64, Charset: 63, Flags: uint32(query.MySqlFlag_NUM_FLAG)}
+	// Vitess's val is utf8mb4_0900_ai_ci (255), which filters refuse to compare (a UCA
+	// collation); here it is MariaDB's default, utf8mb4_general_ci.
+	pbVal = &query.Field{Name: "val", Type: query.Type_VARCHAR, Charset: 45}
 	pbBin = &query.Field{Name: "val", Type: query.Type_VARBINARY, Charset: 63, Flags: uint32(query.MySqlFlag_BINARY_FLAG)}
 
 	pbT1 = pbTable{"t1", []*query.Field{pbID, pbVal}, []int{0}}

@@ -1,11 +1,14 @@
 package filter
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/hex"
 	"slices"
 	"strings"
 
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // sql renders a literal as SQL text.
@@ -130,58 +133,39 @@ func (p *TablePlan) ConditionColumns() []int {
 	return out
 }
 
-// Compare orders two non-NULL cells of a column the way the server orders them (by number,
-// date or collation), as far as the filter models collations.
+// Compare orders two non-NULL cells of a column the way the server orders them: by number,
+// date or time, and strings by their collation (sqltypes.Collation). A column of a collation
+// sqltypes refuses orders by foldCompare, an approximation: filters refuse such columns
+// instead; this order is only the copy's guess of where a binlog row falls among the rows
+// copied.
 func Compare(f *query.Field, a, b []byte) int {
 	kind, err := kindOf(f)
 	if err != nil {
-		return bytesCompare(a, b)
+		return bytes.Compare(a, b)
 	}
-	pr := predicate{kind: kind, ci: kind == kindString && caseInsensitive(f.Charset)}
 	switch kind {
 	case kindDecimal:
-		return cmpDecimal(a, b)
+		return sqltypes.CompareDecimal(a, b)
 	case kindFloat:
 		x, _ := parseFloat(a)
 		y, _ := parseFloat(b)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x, y)
 	case kindDateTime:
-		x, _ := parseDateTime(a)
-		y, _ := parseDateTime(b)
-		return cmpInt(x, y)
+		x, _ := sqltypes.DateTimeKey(a)
+		y, _ := sqltypes.DateTimeKey(b)
+		return cmp.Compare(x, y)
 	case kindTime:
-		x, _ := parseTime(a)
-		y, _ := parseTime(b)
-		return cmpInt(x, y)
+		x, _ := sqltypes.TimeKey(a)
+		y, _ := sqltypes.TimeKey(b)
+		return cmp.Compare(x, y)
 	case kindBit:
-		x, y := bitValue(a), bitValue(b)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return cmp.Compare(sqltypes.BitValue(a), sqltypes.BitValue(b))
 	case kindString:
-		return cmpString(a, b, pr.ci)
-	default:
-		// The other kinds compare as bytes, below.
+		c, err := collationOf(f)
+		if err != nil {
+			return foldCompare(a, b)
+		}
+		return c.Compare(a, b)
 	}
-	return bytesCompare(a, b)
-}
-
-func cmpInt(x, y int64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
+	return bytes.Compare(a, b)
 }

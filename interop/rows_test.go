@@ -25,7 +25,13 @@ import (
 // tablet dials vstreamd with Vitess's own tablet client, as vreplication and vdiff do.
 func tablet(t *testing.T) queryservice.QueryService {
 	t.Helper()
-	host, port, err := net.SplitHostPort(addr)
+	return tabletAt(t, addr)
+}
+
+// tabletAt dials the vstreamd listening at listen as tablet does.
+func tabletAt(t *testing.T, listen string) queryservice.QueryService {
+	t.Helper()
+	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,10 @@ type copyTable struct {
 	cols   []rowcodec.Column
 	fields []*query.Field
 	plan   *filter.TablePlan
+	// serverText keeps FLOAT and DOUBLE values as the server prints them, as Vitess's tablet
+	// reads (VStreamRows, VStreamTables) send them; the copy of a VStream sends them as its
+	// binlog rows have them, so the two agree.
+	serverText bool
 	// fieldsSent tells whether this copy's FIELD event went out.
 	fieldsSent bool
 	// copied counts rows read so far; estimated is the server's guess of the table's rows.
@@ -600,8 +604,9 @@ func (s *stream) chunkSQL(t *copyTable, limit int) (sql string, cols []int) {
 		}
 		cols = append(cols, i)
 		name := filter.QuoteIdent(f.Name)
-		if t.cols[i].Type == mysql.MYSQL_TYPE_FLOAT {
-			// FLOAT text is rounded to six digits; DOUBLE text is exact.
+		if t.cols[i].Type == mysql.MYSQL_TYPE_FLOAT && !t.serverText {
+			// FLOAT text is rounded to six digits; DOUBLE text is exact. A read that sends
+			// the server's text (serverText) wants the rounded text.
 			name = "CAST(" + name + " AS DOUBLE)"
 		}
 		sel = append(sel, name)
@@ -841,8 +846,10 @@ func (s *stream) copyFieldSource(t *copyTable, chunk *binlogdata.EventSource) (*
 // binlog rows are filtered and encoded alike. Its buffers are reused row after row: a row's
 // cells are valid until the next read.
 type copiedRow struct {
-	t     *copyTable
-	cols  []int // the table column of each result column
+	t    *copyTable
+	cols []int // the table column of each result column
+	// raw marks result columns whose text is kept as the server sent it (serverText).
+	raw   []bool
 	cells [][]byte
 	buf   []byte
 	lens  []int64
@@ -850,7 +857,28 @@ type copiedRow struct {
 }
 
 func newCopiedRow(t *copyTable, cols []int) *copiedRow {
-	return &copiedRow{t: t, cols: cols, cells: make([][]byte, len(t.fields)), offs: make([]int, 0, len(cols))}
+	r := &copiedRow{t: t, cols: cols, cells: make([][]byte, len(t.fields)), offs: make([]int, 0, len(cols))}
+	if t.serverText {
+		r.raw = make([]bool, len(cols))
+		for j, ci := range cols {
+			r.raw[j] = isFloat(t.cols[ci].Type)
+		}
+	}
+	return r
+}
+
+func isFloat(tp byte) bool { return tp == mysql.MYSQL_TYPE_FLOAT || tp == mysql.MYSQL_TYPE_DOUBLE }
+
+// keepFloatText makes go-mysql hand over a result's FLOAT and DOUBLE values as the text the
+// server sent rather than parsed into float64, whose formatting is not the server's. It is a
+// SELECT's per-result callback: it runs once the columns are read, before any row.
+func keepFloatText(res *mysql.Result) error {
+	for _, f := range res.Fields {
+		if isFloat(f.Type) {
+			f.Type = mysql.MYSQL_TYPE_VAR_STRING
+		}
+	}
+	return nil
 }
 
 // read decodes row; on failure it returns the table column that could not be decoded.
@@ -861,7 +889,9 @@ func (r *copiedRow) read(row []mysql.FieldValue) (int, error) {
 		r.offs = append(r.offs, len(r.buf))
 		var null bool
 		var err error
-		if r.buf, null, err = r.t.cols[ci].AppendCopied(r.buf, &row[j]); err != nil {
+		if r.raw != nil && r.raw[j] && row[j].Type == mysql.FieldValueTypeString {
+			r.buf = append(r.buf, row[j].AsString()...)
+		} else if r.buf, null, err = r.t.cols[ci].AppendCopied(r.buf, &row[j]); err != nil {
 			return ci, err
 		}
 		if null {

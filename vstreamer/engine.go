@@ -22,6 +22,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer/history"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
@@ -84,7 +85,10 @@ type Config struct {
 	// (keyrange rules, in_keyrange, keyspace_id()) from their vindexes in it. Without one a
 	// keyspace id is the hash of a primary key of one integer column.
 	VSchema *filter.VSchema
-	Logger  *slog.Logger
+	// SchemaHistoryDir, when set, keeps a schema history there (see RunSchemaHistory): streams
+	// then describe rows with the table definitions in force where the rows were written.
+	SchemaHistoryDir string
+	Logger           *slog.Logger
 }
 
 // Validate fills defaults and reports the first bad field.
@@ -146,14 +150,29 @@ type Engine struct {
 	desc atomic.Pointer[Description]
 	// src is where streams read from; nil is the configured server.
 	src binlogSource
+	// hist is the schema history of Config.SchemaHistoryDir; streams use it while
+	// histRunning (RunSchemaHistory runs). histRestarts counts the tracker's restarts.
+	hist         *history.History
+	histRunning  atomic.Bool
+	histRestarts atomic.Uint64
 }
 
-// NewEngine validates cfg and returns an engine. It does not connect.
+// NewEngine validates cfg and returns an engine. It does not connect. With a
+// SchemaHistoryDir it opens the history there, failing when another process holds it;
+// RunSchemaHistory closes it.
 func NewEngine(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, drain: make(chan struct{})}, nil
+	e := &Engine{cfg: cfg, drain: make(chan struct{})}
+	if cfg.SchemaHistoryDir != "" {
+		h, err := history.Open(cfg.SchemaHistoryDir)
+		if err != nil {
+			return nil, err
+		}
+		e.hist = h
+	}
+	return e, nil
 }
 
 // Drain makes every stream end at its next transaction boundary with ErrShuttingDown, and

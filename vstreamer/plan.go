@@ -2,6 +2,7 @@ package vstreamer
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -111,9 +112,9 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 	}
 	p.selected = true
 	cols, hasNames := rowcodec.FromTableMap(tm)
-	info, err := schema.Load(s.conn, s.cfg.Database, p.name)
+	info, err := s.tableInfo(p.name, cols, hasNames)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, err
 	}
 	if err = schema.Reconcile(cols, hasNames, info); err != nil {
 		if !errors.Is(err, schema.ErrMismatch) {
@@ -134,6 +135,28 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 	p.filter = tp
 	p.fields = tp.Fields()
 	return p, nil
+}
+
+// tableInfo is the definition a table's rows at the stream's position are described with:
+// the schema history's, when one runs and its definition there fits the binlog's columns,
+// else the table's definition now.
+func (s *stream) tableInfo(table string, cols []rowcodec.Column, hasNames bool) ([]schema.ColumnInfo, error) {
+	if h := s.eng.history(); h != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), historyWait)
+		info, ok, err := h.Lookup(ctx, s.cfg.Database, table, s.pos)
+		cancel()
+		switch {
+		case err != nil:
+			s.log.Warn("schema history: no definition; describing the table as it is now", "table", table, "err", err)
+		case ok && schema.Fits(cols, hasNames, info):
+			return info, nil
+		}
+	}
+	info, err := schema.Load(s.conn, s.cfg.Database, table)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return info, nil
 }
 
 // tableFields renders columns as FIELD columns and lists the primary key's.

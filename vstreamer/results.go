@@ -24,7 +24,7 @@ type ResultsRequest struct {
 
 // StreamResults runs req.Query in a read-only transaction on a consistent snapshot and sends
 // its fields and the snapshot's GTID in a first batch, then its rows. Values are encoded as
-// the table copy encodes them. A query that is not one SELECT on the database fails with
+// the table copy encodes them, but for FLOAT and DOUBLE, which are the server's text. A query that is not one SELECT on the database fails with
 // sqlguard.ErrNotAllowed before anything runs.
 func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send RowsFunc) error {
 	if err := e.snapshotFilePos("reading a query's results (VStreamResults)"); err != nil {
@@ -60,6 +60,7 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 
 	var (
 		cols    []rowcodec.Column
+		raw     []bool
 		arena   []byte
 		lensAr  []int64
 		slab    []query.Row
@@ -88,7 +89,9 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 			before := len(arena)
 			var null bool
 			var cerr error
-			if arena, null, cerr = cols[i].AppendCopied(arena, &row[i]); cerr != nil {
+			if raw[i] && row[i].Type == mysql.FieldValueTypeString {
+				arena = append(arena, row[i].AsString()...)
+			} else if arena, null, cerr = cols[i].AppendCopied(arena, &row[i]); cerr != nil {
 				return cerr
 			}
 			if null {
@@ -110,6 +113,15 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 	}, func(res *mysql.Result) error {
 		var fields []*query.Field
 		cols, fields = resultColumns(res.Fields)
+		// FLOAT and DOUBLE values go out as the server printed them, as Vitess's result
+		// stream sends them.
+		raw = make([]bool, len(cols))
+		for i := range cols {
+			raw[i] = isFloat(cols[i].Type)
+		}
+		if kerr := keepFloatText(res); kerr != nil {
+			return kerr
+		}
 		if serr := send(&RowsBatch{Fields: fields, GTID: r.gtid}); serr != nil {
 			sendErr = serr
 			return serr

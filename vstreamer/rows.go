@@ -59,12 +59,17 @@ type RowsFunc func(*RowsBatch) error
 
 // StreamRows reads the rows of the table req.Query selects, after req.LastPK, from one
 // consistent snapshot, in key order. Tables without a usable key are ordered by all their
-// columns, as Vitess does.
+// columns, as Vitess does. The query's ukColumns and ukForce directives choose another
+// unique key to order by (filter.ParseDirectives, snapshotReader.applyDirectives).
 func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc) error {
 	if err := e.snapshotFilePos("reading a table's rows (VStreamRows)"); err != nil {
 		return err
 	}
 	table, err := filter.SelectTable(req.Query)
+	if err != nil {
+		return err
+	}
+	dirs, err := filter.ParseDirectives(req.Query)
 	if err != nil {
 		return err
 	}
@@ -82,6 +87,9 @@ func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc)
 	}
 	t, err := r.describe(table)
 	if err != nil {
+		return err
+	}
+	if err := r.applyDirectives(t, dirs); err != nil {
 		return err
 	}
 	if err := t.resumeRows(req.LastPK); err != nil {
@@ -177,8 +185,10 @@ func (r *snapshotReader) close() {
 
 // describe reads a table's columns and key, as the copy does. A table without a primary or
 // unique NOT NULL key is keyed by all its columns, so its read is still ordered and resumable.
+// FLOAT and DOUBLE values are read as the server prints them, as Vitess's row streamer
+// sends them.
 func (r *snapshotReader) describe(table string) (*copyTable, error) {
-	t := &copyTable{name: table}
+	t := &copyTable{name: table, serverText: true}
 	if err := r.s.describeCopy(t, true, true); err != nil {
 		return nil, err
 	}
@@ -315,7 +325,7 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 			return err
 		}
 		return nil
-	}, nil)
+	}, keepFloatText)
 	if sendErr != nil {
 		return sendErr
 	}

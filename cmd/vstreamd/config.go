@@ -66,6 +66,9 @@ type config struct {
 	// VSchemaFile names the keyspace's VSchema in Vitess's JSON form (vschema.Keyspace):
 	// every stream takes tables' keyspace ids from their vindexes in it.
 	VSchemaFile string `yaml:"vschema-file"`
+	// SchemaHistoryDir, when set, keeps the tables' definitions by binlog position there, so
+	// that streams resumed from before a DDL describe rows as they were written.
+	SchemaHistoryDir string `yaml:"schema-history-dir"`
 
 	checkOnly bool
 	// parsed is the text above parsed once, by validate: run uses it and parses nothing
@@ -113,6 +116,7 @@ var flagDefs = []flagDef{
 	{"max-batch-bytes", "largest max_batch_bytes a client may ask for (0: no limit)", func(c *config) *string { return &c.MaxBatchBytes }, "0"},
 	{"drain-timeout", "on SIGTERM, how long streams get to end at a transaction boundary", func(c *config) *string { return &c.DrainTimeout }, "10s"},
 	{"vschema-file", "keyspace VSchema, Vitess's JSON: keyspace ids from its vindexes (default: hash of a one-integer primary key)", func(c *config) *string { return &c.VSchemaFile }, ""},
+	{"schema-history-dir", "directory of the schema history: rows resumed from before a DDL are described as written (MariaDB; default: off)", func(c *config) *string { return &c.SchemaHistoryDir }, ""},
 }
 
 func envName(flagName string) string {
@@ -233,6 +237,12 @@ func (c *config) validate() error {
 	case "", "mariadb", "mysql":
 	default:
 		return fmt.Errorf("flavor %q: want mariadb or mysql", c.Flavor)
+	}
+	if c.SchemaHistoryDir != "" {
+		// A directory that does not exist yet is created when the server starts.
+		if fi, serr := os.Stat(c.SchemaHistoryDir); serr == nil && !fi.IsDir() {
+			return fmt.Errorf("schema-history-dir %s is not a directory", c.SchemaHistoryDir)
+		}
 	}
 	switch c.Positions {
 	case vstreamer.PositionsGTID, vstreamer.PositionsFilePos:

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vstream-cdc/vstream/vstreamer/history"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -28,6 +30,8 @@ func TestLoadConfig(t *testing.T) {
 	os.WriteFile(positionsFile, []byte("mysql-dsn: u@tcp(h:1)/d\npositions: filepos\n"), 0o600)
 	badVSchema := filepath.Join(dir, "bad-vschema.json")
 	os.WriteFile(badVSchema, []byte(`{"sharded": true, "tables": {"t1": {}}}`), 0o600)
+	historyFile := filepath.Join(dir, "history.yaml")
+	os.WriteFile(historyFile, []byte("mysql-dsn: u@tcp(h:1)/d\nschema-history-dir: /srv/history\n"), 0o600)
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	cases := []struct {
 		name string
@@ -74,6 +78,12 @@ func TestLoadConfig(t *testing.T) {
 		{"vschema file missing", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--vschema-file", filepath.Join(dir, "none.json")}, nil, nil, "vschema-file"},
 		{"bad vschema", nil, map[string]string{"VSTREAM_MYSQL_DSN": "u@tcp(h:1)/d", "VSTREAM_VSCHEMA_FILE": badVSchema}, nil,
 			"missing primary col vindex for table: t1"},
+		{"schema history dir", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--schema-history-dir", filepath.Join(dir, "hist")}, nil,
+			func(c *config) bool { return c.SchemaHistoryDir == filepath.Join(dir, "hist") }, ""},
+		{"schema history dir from env", nil, map[string]string{"VSTREAM_MYSQL_DSN": "u@tcp(h:1)/d", "VSTREAM_SCHEMA_HISTORY_DIR": "/var/lib/vstream"}, func(c *config) bool { return c.SchemaHistoryDir == "/var/lib/vstream" }, ""},
+		{"schema history dir from YAML", []string{"--config", historyFile}, nil,
+			func(c *config) bool { return c.SchemaHistoryDir == "/srv/history" }, ""},
+		{"schema history dir is a file", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--schema-history-dir", tokenFile}, nil, nil, "is not a directory"},
 		{"bad drain timeout", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--drain-timeout", "soon"}, nil, nil, "drain-timeout"},
 		{"limits from YAML numbers", []string{"--config", limitsFile}, nil,
 			func(c *config) bool {
@@ -120,6 +130,27 @@ func TestCheckConfig(t *testing.T) {
 	stderr.Reset()
 	if code := run([]string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--max-streams", "x", "--check-config"}, env, &stderr); code != 2 || !strings.Contains(stderr.String(), "max-streams") {
 		t.Fatalf("bad config: exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestSchemaHistoryDirLocked: a second vstreamd on a history directory in use stops at start
+// and says why; a check beside the running server does not touch the directory.
+func TestSchemaHistoryDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	h, err := history.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	env := func(string) string { return "" }
+	var stderr strings.Builder
+	args := []string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--listen", "127.0.0.1:0", "--schema-history-dir", dir}
+	if code := run(args, env, &stderr); code != 2 || !strings.Contains(stderr.String(), "in use") || !strings.Contains(stderr.String(), "--schema-history-dir") {
+		t.Fatalf("second server on the directory: exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run(append(args, "--check-config"), env, &stderr); code != 0 {
+		t.Fatalf("check beside the server: exit %d: %s", code, stderr.String())
 	}
 }
 

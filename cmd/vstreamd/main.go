@@ -59,7 +59,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 2
 	}
-	engine, err := vstreamer.NewEngine(vstreamer.Config{
+	ecfg := vstreamer.Config{
 		TLS:       dbTLS,
 		Addr:      d.Addr,
 		User:      d.User,
@@ -71,7 +71,13 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		Positions: cfg.Positions,
 		VSchema:   p.vschema,
 		Logger:    log,
-	})
+	}
+	if !cfg.checkOnly {
+		// Opening the history takes its lock, which a check beside the running server must
+		// not fail on nor take.
+		ecfg.SchemaHistoryDir = cfg.SchemaHistoryDir
+	}
+	engine, err := vstreamer.NewEngine(ecfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 2
@@ -104,6 +110,20 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: p.limits})
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "vstream", Name: "schema_history_restarts_total",
+		Help: "Times the schema history tracker failed (or panicked) and started again."},
+		func() float64 { return float64(engine.SchemaHistoryRestarts()) }))
+	// The history outlives the streams: those that drain at shutdown still describe their
+	// rows with it.
+	hctx, stopHistory := context.WithCancel(context.Background())
+	historyDone := make(chan struct{})
+	go func() {
+		defer close(historyDone)
+		if err := engine.RunSchemaHistory(hctx); err != nil {
+			log.Error("schema history stopped; streams describe rows by the tables as they are now", "err", err)
+		}
+	}()
+	defer func() { stopHistory(); <-historyDone }()
 	if cfg.MetricsListen != "" {
 		mlis, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {

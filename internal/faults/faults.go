@@ -29,6 +29,10 @@ const (
 	Heartbeat Point = "heartbeat"
 	// Ack is the server's reader of a stream's acks, with an ack in hand (data: the *Ack).
 	Ack Point = "ack"
+	// SchemaHistory is the engine's schema history tracker, with a binlog event in hand
+	// (data: the *replication.BinlogEvent). It is not a stream's: a panic there restarts the
+	// tracker.
+	SchemaHistory Point = "schema history"
 	// Encode is the server encoding an event into an output format (data: the *VEvent).
 	Encode Point = "encode"
 )

@@ -57,17 +57,29 @@ type Querier interface {
 
 var _ Querier = (*client.Conn)(nil)
 
-// Load reads the columns of db.table in ordinal order. A table that does not exist yields no
-// columns and no error.
-func Load(q Querier, db, table string) ([]ColumnInfo, error) {
-	r, err := q.Execute(`SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLUMN_KEY, c.EXTRA,
-		COALESCE(co.ID, 0), COALESCE(c.CHARACTER_SET_NAME, ''),
+// loadColumns is Load's query; its collation id expression and extra join are filled in.
+const loadColumns = `SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLUMN_KEY, c.EXTRA,
+		%s, COALESCE(c.CHARACTER_SET_NAME, ''),
 		COALESCE(c.CHARACTER_OCTET_LENGTH, 0), COALESCE(c.NUMERIC_PRECISION, 0), COALESCE(c.NUMERIC_SCALE, 0),
 		COALESCE(c.DATETIME_PRECISION, 0)
 		FROM information_schema.COLUMNS c
 		LEFT JOIN information_schema.COLLATIONS co ON co.COLLATION_NAME = c.COLLATION_NAME
+		%s
 		WHERE c.TABLE_SCHEMA = ? AND c.TABLE_NAME = ?
-		ORDER BY c.ORDINAL_POSITION`, db, table)
+		ORDER BY c.ORDINAL_POSITION`
+
+// Load reads the columns of db.table in ordinal order. A table that does not exist yields no
+// columns and no error.
+func Load(q Querier, db, table string) ([]ColumnInfo, error) {
+	// MariaDB 10.10 and later give the UCA 14.0.0 collations (utf8mb4_uca1400_ai_ci, ...) ids
+	// only in COLLATION_CHARACTER_SET_APPLICABILITY, whose ID column older servers and MySQL
+	// lack: without it such a column would read as id 0, a binary string.
+	r, err := q.Execute(fmt.Sprintf(loadColumns, "COALESCE(co.ID, ap.ID, 0)",
+		"LEFT JOIN information_schema.COLLATION_CHARACTER_SET_APPLICABILITY ap ON co.ID IS NULL AND ap.FULL_COLLATION_NAME = c.COLLATION_NAME"), db, table)
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == mysql.ER_BAD_FIELD_ERROR {
+		r, err = q.Execute(fmt.Sprintf(loadColumns, "COALESCE(co.ID, 0)", ""), db, table)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load columns of %s.%s: %w", db, table, err)
 	}
@@ -224,6 +236,22 @@ func Reconcile(cols []rowcodec.Column, hasNames bool, info []ColumnInfo) error {
 		enrich(&cols[i], &info[i], true)
 	}
 	return nil
+}
+
+// Fits reports whether info can describe a row whose binlog columns are cols: as many
+// columns, of the same types, and of the same names when the binlog carried them
+// (hasNames). A definition from the schema history that fits is the one the row was
+// written with; one that does not (a history that missed a DDL) is not used.
+func Fits(cols []rowcodec.Column, hasNames bool, info []ColumnInfo) bool {
+	if len(cols) != len(info) {
+		return false
+	}
+	for i := range cols {
+		if !compatible(cols[i].Type, info[i].DataType) || hasNames && !strings.EqualFold(cols[i].Name, info[i].Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // NameByPosition names columns @1, @2, ... for BEST_EFFORT streams whose schema does not fit.

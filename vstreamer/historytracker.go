@@ -1,0 +1,307 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/internal/faults"
+	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/vstreamer/history"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/vstreamer/schema"
+)
+
+// StageSchemaHistory names the schema history tracker in a PanicError.
+const StageSchemaHistory = "schema history"
+
+// Tuning of the schema history tracker.
+const (
+	// historyWait bounds how long a stream waits for the tracker to reach the position of a
+	// row it describes; past it the stream describes the row as it would without a history.
+	historyWait = 5 * time.Second
+	// historyPersist is how often the checkpoint of a tracker that sees no DDL is written.
+	historyPersist = time.Second
+	// historyBackoffMin and historyBackoffMax bound the wait before a failed tracker starts
+	// again; a run that lasted historyStable resets it.
+	historyBackoffMin = 100 * time.Millisecond
+	historyBackoffMax = 30 * time.Second
+	historyStable     = time.Minute
+)
+
+// errHistoryFlavor: the schema history follows MariaDB's binlog only.
+var errHistoryFlavor = errors.New("schema history: the server is not MariaDB; the schema history supports MariaDB only, run without --schema-history-dir")
+
+// RunSchemaHistory keeps the schema history of Config.SchemaHistoryDir until ctx ends, and
+// then closes it. It reads the binlog with a connection of its own: from the server's
+// current position the first time (recording every table's definition there), from the
+// history's checkpoint after that. On each DDL it records the new definitions of the tables
+// the DDL names, read from information_schema. It starts again, after a growing pause, when
+// it fails or panics; SchemaHistoryRestarts counts those. While it runs, streams describe
+// their rows with the definitions in force at the rows' positions. It returns nil when ctx
+// ends, and an error only for what starting again cannot mend (the server is not MariaDB).
+func (e *Engine) RunSchemaHistory(ctx context.Context) error {
+	h := e.hist
+	if h == nil {
+		return nil
+	}
+	defer func() { _ = h.Close() }() // nothing is lost: every entry is synced when written
+	e.histRunning.Store(true)
+	defer e.histRunning.Store(false)
+	log := e.cfg.Logger.With("component", "schema-history")
+	backoff := historyBackoffMin
+	for {
+		started := time.Now()
+		err := e.trackHistory(ctx, h)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errHistoryFlavor) {
+			log.Error("schema history stopped", "err", err)
+			return err
+		}
+		if time.Since(started) > historyStable {
+			backoff = historyBackoffMin
+		}
+		e.histRestarts.Add(1)
+		log.Warn("schema history tracker failed; starting it again", "err", err, "after", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil
+		}
+		backoff = min(2*backoff, historyBackoffMax)
+	}
+}
+
+// SchemaHistoryRestarts is how many times the schema history tracker failed and started again.
+func (e *Engine) SchemaHistoryRestarts() uint64 { return e.histRestarts.Load() }
+
+// history is the schema history streams look definitions up in: nil unless one is
+// configured and its tracker runs.
+func (e *Engine) history() *history.History {
+	if !e.histRunning.Load() {
+		return nil
+	}
+	return e.hist
+}
+
+// historyTracker is one run of the tracker: its connection and position.
+type historyTracker struct {
+	e    *Engine
+	h    *history.History
+	conn *client.Conn
+	db   string
+	pos  position.Position
+	// gtid is the GTID of the transaction being read; inTxn is set between its BEGIN and
+	// its end.
+	gtid  string
+	inTxn bool
+	saved time.Time
+}
+
+// trackHistory runs the tracker once, until it fails or ctx ends. A panic becomes its error.
+func (e *Engine) trackHistory(ctx context.Context, h *history.History) (err error) {
+	t := &historyTracker{e: e, h: h, db: e.cfg.Database}
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Stage: StageSchemaHistory, Position: t.pos.String(), Value: v, Stack: debug.Stack()}
+		}
+	}()
+	if t.conn, err = e.connect(ctx); err != nil {
+		return err
+	}
+	defer func() { _ = t.conn.Close() }() // only read from
+	info, err := e.source().inspect(e, t.conn, true)
+	if err != nil {
+		return err
+	}
+	if info.flavor != position.MariaDB {
+		return errHistoryFlavor
+	}
+	if err = t.start(info); err != nil {
+		return err
+	}
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID:                randomServerID(),
+		Flavor:                  info.flavor.GoMySQL(),
+		Host:                    info.host,
+		Port:                    info.port,
+		User:                    e.cfg.User,
+		Password:                e.cfg.Password,
+		TLSConfig:               e.cfg.TLS,
+		TimestampStringLocation: time.UTC,
+		HeartbeatPeriod:         e.cfg.ServerHeartbeat,
+		ReadTimeout:             3 * e.cfg.ServerHeartbeat,
+		DisableRetrySync:        true,
+		// Rows are not read: only their transactions' ends move the position.
+		RowsEventDecodeFunc: func(*replication.RowsEvent, []byte) error { return nil },
+		Logger:              e.cfg.Logger.With("component", "schema-history-binlog"),
+	})
+	defer syncer.Close()
+	streamer, err := syncer.StartSyncGTID(t.pos.Normalized().GTIDSet)
+	if err != nil {
+		return fmt.Errorf("%w: schema history: start binlog dump at %s: %v", ErrUnavailable, t.pos, err)
+	}
+	// The checkpoint is written when the tracker stops too, so that it starts again close by.
+	defer func() { _ = t.h.Advance(t.pos, true) }()
+	for {
+		ev, err := streamer.GetEvent(ctx)
+		if err != nil {
+			return fmt.Errorf("%w: schema history: binlog at %s: %v", ErrUnavailable, t.pos, err)
+		}
+		if err := t.handle(ev); err != nil {
+			return err
+		}
+	}
+}
+
+// start finds where to read from: the checkpoint, or, for a new history or one whose
+// checkpoint the server has purged, the server's current position, where every table's
+// definition is recorded first. Rows in a purged gap cannot be streamed, so no lookup
+// needs the definitions it would have held.
+func (t *historyTracker) start(info *serverInfo) error {
+	cp, ok := t.h.Checkpoint()
+	if ok && cp.Flavor == info.flavor && position.Missing(cp, info.purged) == "" {
+		t.pos = cp
+		return nil
+	}
+	if ok {
+		t.e.cfg.Logger.Warn("schema history: the server no longer has the binlogs after its checkpoint; recording the tables as they are now",
+			"checkpoint", cp.String(), "purged", info.purged.String())
+	}
+	t.pos = info.current.Clone()
+	res, err := t.conn.Execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE'", t.db)
+	if err != nil {
+		return fmt.Errorf("%w: schema history: list tables: %v", ErrUnavailable, err)
+	}
+	tables := make([]string, 0, res.RowNumber())
+	for i := range res.RowNumber() {
+		tables = append(tables, resultString(res, i, 0))
+	}
+	res.Close()
+	// Tables the history holds that are gone now.
+	tables = append(tables, t.h.Tables(t.db)...)
+	if err := t.record(tables); err != nil {
+		return err
+	}
+	return t.h.Advance(t.pos, true)
+}
+
+// record reads the definitions of tables now and records them at the tracker's position.
+func (t *historyTracker) record(tables []string) error {
+	seen := make(map[string]bool, len(tables))
+	for _, name := range tables {
+		if seen[name] || schema.Internal(name) {
+			continue
+		}
+		seen[name] = true
+		cols, err := schema.Load(t.conn, t.db, name)
+		if err != nil {
+			return fmt.Errorf("%w: schema history: %v", ErrUnavailable, err)
+		}
+		if err := t.h.Record(t.pos, t.db, name, cols); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *historyTracker) handle(ev *replication.BinlogEvent) error {
+	if faults.Enabled() {
+		faults.At(faults.SchemaHistory, "", ev)
+	}
+	switch e := ev.Event.(type) {
+	case *replication.MariadbGTIDEvent:
+		t.gtid = formatMariaDBGTID(e.GTID)
+		t.inTxn = !e.IsStandalone()
+	case *replication.XIDEvent:
+		return t.commit(nil)
+	case *replication.QueryEvent:
+		kind, tables, parsed := ddl.Classify(string(e.Query))
+		switch kind {
+		case ddl.Begin:
+			t.inTxn = true
+			return nil
+		case ddl.Commit, ddl.Rollback:
+			return t.commit(nil)
+		case ddl.DDL, ddl.Executable:
+			if t.inTxn {
+				return nil
+			}
+			return t.commit(t.ddlTables(string(e.Schema), tables, parsed))
+		default:
+			if !t.inTxn {
+				return t.commit(nil)
+			}
+		}
+	}
+	return nil
+}
+
+// ddlTables are the tables of the tracked database a DDL changes: those it names, or, for a
+// DDL it cannot read, every table the database has or the history knows.
+func (t *historyTracker) ddlTables(defaultDB string, tables []ddl.Table, parsed bool) []string {
+	if !parsed {
+		out := t.h.Tables(t.db)
+		res, err := t.conn.Execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE'", t.db)
+		if err == nil {
+			for i := range res.RowNumber() {
+				out = append(out, resultString(res, i, 0))
+			}
+			res.Close()
+		}
+		if out == nil {
+			out = []string{}
+		}
+		return out
+	}
+	var out []string
+	for _, tb := range tables {
+		db := tb.DB
+		if db == "" {
+			db = defaultDB
+		}
+		if db == t.db {
+			out = append(out, tb.Name)
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// commit ends a transaction: the position moves past it, and a DDL's tables (non-nil) are
+// recorded at the new position before the history says it is complete there.
+func (t *historyTracker) commit(ddlTables []string) error {
+	next := t.pos
+	if t.gtid != "" {
+		// The position moves only once the DDL's tables are recorded: a failure between the
+		// two must not leave a checkpoint past a DDL the history lacks.
+		next = t.pos.Clone()
+		if err := next.Update(t.gtid); err != nil {
+			return fmt.Errorf("schema history: advance %s by %s: %w", t.pos, t.gtid, err)
+		}
+	}
+	t.gtid, t.inTxn = "", false
+	if ddlTables != nil {
+		prev := t.pos
+		t.pos = next
+		if err := t.record(ddlTables); err != nil {
+			t.pos = prev
+			return err
+		}
+	}
+	t.pos = next
+	persist := ddlTables != nil || time.Since(t.saved) >= historyPersist
+	if persist {
+		t.saved = time.Now()
+	}
+	return t.h.Advance(t.pos, persist)
+}
