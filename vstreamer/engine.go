@@ -119,6 +119,10 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("config: positions %q: want %s or %s", c.Positions, PositionsGTID, PositionsFilePos)
 	}
+	if c.Positions == PositionsFilePos && c.SchemaHistoryDir != "" {
+		// The history is read and looked up by GTID position; a file-position stream has none.
+		return errors.New("config: the schema history keeps definitions by GTID position, so it cannot serve streams by file position: run with positions gtid, or without a schema history directory")
+	}
 	if c.Keyspace == "" {
 		c.Keyspace = c.Database
 	}

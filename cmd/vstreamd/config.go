@@ -249,6 +249,9 @@ func (c *config) validate() error {
 	default:
 		return fmt.Errorf("positions %q: want %s or %s", c.Positions, vstreamer.PositionsGTID, vstreamer.PositionsFilePos)
 	}
+	if c.Positions == vstreamer.PositionsFilePos && c.SchemaHistoryDir != "" {
+		return errors.New("positions filepos and schema-history-dir: the schema history keeps definitions by GTID position; give one of them")
+	}
 	if c.VSchemaFile != "" {
 		data, rerr := os.ReadFile(c.VSchemaFile)
 		if rerr != nil {

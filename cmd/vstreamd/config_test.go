@@ -65,6 +65,7 @@ func TestLoadConfig(t *testing.T) {
 			func(c *config) bool { return c.Positions == "gtid" }, ""},
 		{"positions file", []string{"--config", positionsFile}, nil,
 			func(c *config) bool { return c.Positions == "filepos" }, ""},
+		{"positions filepos with a schema history", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--positions", "filepos", "--schema-history-dir", dir}, nil, nil, "give one of them"},
 		{"bad positions", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--positions", "binlog"}, nil, nil, `positions "binlog": want gtid or filepos`},
 		{"token from a file", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile}, nil,
 			func(c *config) bool { return c.AuthToken == "s3cret" }, ""},
