@@ -109,7 +109,7 @@ type historyTracker struct {
 	gtid    string
 	inTxn   bool
 	pending []string
-	saved time.Time
+	saved   time.Time
 }
 
 // trackHistory runs the tracker once, until it fails or ctx ends. A panic becomes its error.
