@@ -2,6 +2,7 @@ package vstreamer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -203,7 +204,9 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 	execSQL(t, "ALTER TABLE sh_tr ADD COLUMN c INT")
 	wantColumns(t, e, serverPos(t), "sh_tr", "id a b c")
 
-	// A panic: the tracker starts again, the test process goes on.
+	// A panic: the tracker starts again, the test process and the streams go on.
+	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "sh_tr"})})
+	ts.expect("GTID", "OTHER", "VGTID")
 	var panicked atomic.Bool
 	restore := faults.Set(func(p faults.Point, _ string, data any) {
 		if ev, ok := data.(*replication.BinlogEvent); ok && p == faults.SchemaHistory {
@@ -217,6 +220,9 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 	waitRestarts(t, e, restarts)
 	restore()
 	wantColumns(t, e, serverPos(t), "sh_tr", "id a b c d")
+	execSQL(t, "INSERT INTO sh_tr (id) VALUES (1)")
+	ts.expect("GTID", "DDL ALTER TABLE sh_tr ADD COLUMN d INT", "VGTID",
+		"BEGIN", "FIELD sh_tr id:INT32 a:VARCHAR b:INT32 c:INT32 d:INT32", "ROW sh_tr +[1 NULL NULL NULL NULL]", "GTID", "COMMIT", "VGTID")
 	// The definitions before stay where they were.
 	wantColumns(t, e, afterB, "sh_tr", "id a b")
 }
@@ -271,4 +277,35 @@ func killBinlogDumps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestSchemaHistoryMinimalMetadata: rows logged without column names (binlog_row_metadata
+// MINIMAL), then a column dropped. Without a history a strict stream cannot name the old
+// rows' columns (the table has one fewer now); with one it names them as they were written.
+func TestSchemaHistoryMinimalMetadata(t *testing.T) {
+	hist := historyEngine(t, t.TempDir())
+	execSQL(t, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+	t.Cleanup(func() { execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'") })
+	execSQL(t, "CREATE TABLE sh_min (id INT PRIMARY KEY, a INT, b VARCHAR(5))")
+	start := serverPos(t).String()
+	// A fresh connection picks up the global metadata setting.
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Execute("INSERT INTO sh_min VALUES (1, 2, 'x')"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close() // done with it
+	execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'", "ALTER TABLE sh_min DROP COLUMN b")
+	waitTracker(t, hist, serverPos(t))
+
+	req := Request{Position: start, Filter: rules(&binlogdata.Rule{Match: "sh_min"})}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := newEngine(t).Stream(ctx, req, func([]*binlogdata.VEvent) error { return nil }); !errors.Is(err, ErrSchema) {
+		t.Fatalf("without a history: err = %v, want ErrSchema", err)
+	}
+	ts := startStream(t, hist, req)
+	ts.expect("BEGIN", "FIELD sh_min id:INT32 a:INT32 b:VARCHAR", "ROW sh_min +[1 2 x]", "GTID", "COMMIT", "VGTID")
 }
