@@ -309,3 +309,51 @@ func TestSchemaHistoryMinimalMetadata(t *testing.T) {
 	ts := startStream(t, hist, req)
 	ts.expect("BEGIN", "FIELD sh_min id:INT32 a:INT32 b:VARCHAR", "ROW sh_min +[1 2 x]", "GTID", "COMMIT", "VGTID")
 }
+
+// TestSchemaHistoryPurgedCheckpoint: a tracker whose checkpoint the server has purged starts
+// from the current position, recording every table there, instead of failing over and over.
+func TestSchemaHistoryPurgedCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", SchemaHistoryDir: dir}
+	e, err := NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runTracker(t, e)
+	execSQL(t, "CREATE TABLE sh_pg (id INT PRIMARY KEY, a INT)")
+	created := serverPos(t)
+	waitTracker(t, e, created)
+	stop()
+
+	execSQL(t, "ALTER TABLE sh_pg ADD COLUMN b INT", "FLUSH BINARY LOGS", "INSERT INTO sh_pg VALUES (1, 2, 3)")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		execSQL(t, "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
+		conn, err := db.Conn("test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := conn.Execute("SHOW BINARY LOGS")
+		_ = conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.RowNumber() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("binlogs not purged: %d files remain", r.RowNumber())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	if e, err = NewEngine(cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runTracker(t, e))
+	wantColumns(t, e, serverPos(t), "sh_pg", "id a b")
+	wantColumns(t, e, created, "sh_pg", "id a")
+	if n := e.SchemaHistoryRestarts(); n != 0 {
+		t.Errorf("the tracker failed %d times", n)
+	}
+}
