@@ -357,3 +357,21 @@ func TestSchemaHistoryPurgedCheckpoint(t *testing.T) {
 		t.Errorf("the tracker failed %d times", n)
 	}
 }
+
+// TestSchemaHistoryMySQL: on a MySQL server the tracker stops at once with an error saying
+// the history is MariaDB's only, and streams describe rows as without a history.
+func TestSchemaHistoryMySQL(t *testing.T) {
+	e, err := NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", SchemaHistoryDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.src = &replaySource{info: mysqlInfo(t, "MySQL56/"+payloadUUID+":1-119")}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.RunSchemaHistory(ctx); !errors.Is(err, errHistoryFlavor) || !strings.Contains(err.Error(), "MariaDB only") {
+		t.Fatalf("RunSchemaHistory on MySQL: %v", err)
+	}
+	if h, _ := e.history(); h != nil || e.SchemaHistoryRestarts() != 0 {
+		t.Errorf("history still in use (%v) or restarted %d times", h != nil, e.SchemaHistoryRestarts())
+	}
+}
