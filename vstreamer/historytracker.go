@@ -195,14 +195,14 @@ func (t *historyTracker) start(info *serverInfo) error {
 	res.Close()
 	// Tables the history holds that are gone now.
 	tables = append(tables, t.h.Tables(t.db)...)
-	if err := t.record(tables); err != nil {
+	if err := t.record(t.pos, tables); err != nil {
 		return err
 	}
 	return t.h.Advance(t.pos, true)
 }
 
-// record reads the definitions of tables now and records them at the tracker's position.
-func (t *historyTracker) record(tables []string) error {
+// record reads the definitions of tables now and records them at pos.
+func (t *historyTracker) record(pos position.Position, tables []string) error {
 	seen := make(map[string]bool, len(tables))
 	for _, name := range tables {
 		if seen[name] || schema.Internal(name) {
@@ -213,7 +213,7 @@ func (t *historyTracker) record(tables []string) error {
 		if err != nil {
 			return fmt.Errorf("%w: schema history: %v", ErrUnavailable, err)
 		}
-		if err := t.h.Record(t.pos, t.db, name, cols); err != nil {
+		if err := t.h.Record(pos, t.db, name, cols); err != nil {
 			return err
 		}
 	}
@@ -303,10 +303,7 @@ func (t *historyTracker) commit(ddlTables []string) error {
 	}
 	t.gtid, t.inTxn, t.pending = "", false, nil
 	if ddlTables != nil {
-		prev := t.pos
-		t.pos = next
-		if err := t.record(ddlTables); err != nil {
-			t.pos = prev
+		if err := t.record(next, ddlTables); err != nil {
 			return err
 		}
 	}
