@@ -155,6 +155,9 @@ type Engine struct {
 	hist         *history.History
 	histRunning  atomic.Bool
 	histRestarts atomic.Uint64
+	// histLive is set while the tracker reads the binlog (not between a failure and its
+	// restart).
+	histLive atomic.Bool
 }
 
 // NewEngine validates cfg and returns an engine. It does not connect. With a
