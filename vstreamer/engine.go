@@ -119,6 +119,10 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("config: positions %q: want %s or %s", c.Positions, PositionsGTID, PositionsFilePos)
 	}
+	if c.Positions == PositionsFilePos && c.SchemaHistoryDir != "" {
+		// The history is keyed by GTID set; a FilePos stream could never find its place in it.
+		return errors.New("config: a schema history records GTID positions and cannot serve positions filepos; drop schema-history-dir or use positions gtid")
+	}
 	if c.Keyspace == "" {
 		c.Keyspace = c.Database
 	}

@@ -205,4 +205,7 @@ func TestFilePosBadRequests(t *testing.T) {
 	if _, ferr = NewEngine(Config{Addr: db.Addr(), User: "u", Database: "test", Positions: "binlog"}); ferr == nil || !strings.Contains(ferr.Error(), "want gtid or filepos") {
 		t.Errorf("Positions binlog: err = %v", ferr)
 	}
+	if _, ferr = NewEngine(Config{Addr: db.Addr(), User: "u", Database: "test", Positions: PositionsFilePos, SchemaHistoryDir: t.TempDir()}); ferr == nil || !strings.Contains(ferr.Error(), "cannot serve positions filepos") {
+		t.Errorf("Positions filepos with a schema history: err = %v", ferr)
+	}
 }

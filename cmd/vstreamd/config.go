@@ -249,6 +249,9 @@ func (c *config) validate() error {
 	default:
 		return fmt.Errorf("positions %q: want %s or %s", c.Positions, vstreamer.PositionsGTID, vstreamer.PositionsFilePos)
 	}
+	if c.Positions == vstreamer.PositionsFilePos && c.SchemaHistoryDir != "" {
+		return errors.New("schema-history-dir records GTID positions and cannot serve --positions filepos: drop one of them")
+	}
 	if c.VSchemaFile != "" {
 		data, rerr := os.ReadFile(c.VSchemaFile)
 		if rerr != nil {

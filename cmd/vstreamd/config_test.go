@@ -66,6 +66,7 @@ func TestLoadConfig(t *testing.T) {
 		{"positions file", []string{"--config", positionsFile}, nil,
 			func(c *config) bool { return c.Positions == "filepos" }, ""},
 		{"bad positions", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--positions", "binlog"}, nil, nil, `positions "binlog": want gtid or filepos`},
+		{"filepos with schema history", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--positions", "filepos", "--schema-history-dir", dir}, nil, nil, "cannot serve --positions filepos"},
 		{"token from a file", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile}, nil,
 			func(c *config) bool { return c.AuthToken == "s3cret" }, ""},
 		{"token twice", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile, "--auth-token", "x"}, nil, nil, "give one of them"},
