@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql/encodings"
@@ -108,7 +109,8 @@ var refusedNames = map[uint32]string{
 
 var (
 	collationsMu sync.Mutex
-	collations   = map[uint32]*Collation{}
+	// collations holds the collations built so far, read without a lock per cell.
+	collations [MaxCollation]atomic.Pointer[Collation]
 )
 
 // CollationName names a collation id: its name where this package knows it, else its id and
@@ -130,14 +132,29 @@ func CollationName(id uint32) string {
 // when it is not one this package compares exactly. The first call for an id builds its
 // weight tables (256 KiB for a utf8 collation); later calls share them.
 func CollationOf(id uint32) (*Collation, error) {
+	if c, ok := LookupCollation(id); ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("%w: %s (supported: binary, ascii and latin1 collations but latin1_german2_ci, utf8mb3 and utf8mb4 _general_ci, _bin and their _nopad_ forms, utf8mb3_general_mysql500_ci)", ErrCollation, CollationName(id))
+}
+
+// LookupCollation is CollationOf without the error, for a caller that compares per cell: it
+// does not allocate once the collation is built.
+func LookupCollation(id uint32) (*Collation, bool) {
+	if id >= MaxCollation {
+		return nil, false
+	}
+	if c := collations[id].Load(); c != nil {
+		return c, true
+	}
 	d, ok := supported[id]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s (supported: binary, ascii and latin1 collations but latin1_german2_ci, utf8mb3 and utf8mb4 _general_ci, _bin and their _nopad_ forms, utf8mb3_general_mysql500_ci)", ErrCollation, CollationName(id))
+		return nil, false
 	}
 	collationsMu.Lock()
 	defer collationsMu.Unlock()
-	if c := collations[id]; c != nil {
-		return c, nil
+	if c := collations[id].Load(); c != nil {
+		return c, true
 	}
 	c := &Collation{ID: id, Name: d.name, Charset: d.charset, Pad: d.pad}
 	switch d.charset {
@@ -165,8 +182,8 @@ func CollationOf(id uint32) (*Collation, error) {
 			c.bmp[r] = c.weigh(r)
 		}
 	}
-	collations[id] = c
-	return c, nil
+	collations[id].Store(c)
+	return c, true
 }
 
 // byteRune is the character of a byte of a single-byte character set; latin1 is MySQL's, that
