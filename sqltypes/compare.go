@@ -130,7 +130,7 @@ func CollationName(id uint32) string {
 
 // CollationOf returns the collation of an id, or an error wrapping ErrCollation that names it
 // when it is not one this package compares exactly. The first call for an id builds its
-// weight tables (256 KiB for a utf8 collation); later calls share them.
+// weight tables (512 KiB for a utf8 collation); later calls share them.
 func CollationOf(id uint32) (*Collation, error) {
 	if c, ok := LookupCollation(id); ok {
 		return c, nil

@@ -433,3 +433,21 @@ func TestFilterStreamVerdictMatchesServer(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedCollationNames: the names sqltypes gives the refused collations it names are the
+// server's names of those ids.
+func TestRefusedCollationNames(t *testing.T) {
+	for _, id := range []uint32{31, 192, 214, 224, 246, 255, 2048, 2304} {
+		name, err := queryStringOn(t, fmt.Sprintf("SELECT COLLATION_NAME FROM information_schema.COLLATIONS WHERE ID = %d", id))
+		if err != nil || name == "" {
+			name, err = queryStringOn(t, fmt.Sprintf("SELECT FULL_COLLATION_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID = %d", id))
+		}
+		if err != nil || name == "" {
+			t.Logf("collation %d: not on this server (%v)", id, err)
+			continue
+		}
+		if got := sqltypes.CollationName(id); got != name {
+			t.Errorf("collation %d is %s on the server, %s in sqltypes", id, name, got)
+		}
+	}
+}
