@@ -252,6 +252,16 @@ func (c *Collation) compare8bit(a, b []byte) int {
 
 func (c *Collation) compareUTF8(a, b []byte) int {
 	for len(a) > 0 && len(b) > 0 {
+		if x, y := a[0], b[0]; x|y < utf8.RuneSelf {
+			// Two ASCII characters, most text: equal bytes weigh the same.
+			if x != y {
+				if wa, wb := c.bmp[x], c.bmp[y]; wa != wb {
+					return cmp.Compare(wa, wb)
+				}
+			}
+			a, b = a[1:], b[1:]
+			continue
+		}
 		wa, na := c.next(a)
 		wb, nb := c.next(b)
 		if wa != wb {

@@ -169,3 +169,15 @@ func FuzzCollationCompare(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkCollationCompare(b *testing.B) {
+	x, y := []byte("Ñewton lives at 12, Rue de l'Université  "), []byte("newton lives at 12, rue de l'universite")
+	for _, id := range []uint32{63, 8, 45, 46} {
+		c := mustCollation(b, id)
+		b.Run(c.Name, func(b *testing.B) {
+			for b.Loop() {
+				c.Compare(x, y)
+			}
+		})
+	}
+}
