@@ -58,15 +58,18 @@ func kindOf(f *query.Field) (valueKind, error) {
 // character column of a _bin collation BINARY, VARBINARY or BLOB (as Vitess does) and keeps
 // the collation in Charset; a binary string's is 63, or 0 where a FIELD leaves it out.
 func collationOf(f *query.Field) (*sqltypes.Collation, error) {
-	id := f.Charset
-	if id == 0 && (f.Type == query.Type_BINARY || f.Type == query.Type_VARBINARY || f.Type == query.Type_BLOB) {
-		id = sqltypes.BinaryCollation
-	}
-	c, err := sqltypes.CollationOf(id)
+	c, err := sqltypes.CollationOf(collationID(f))
 	if err != nil {
 		return nil, fmt.Errorf("column %s cannot be compared in a filter: %w", f.Name, err)
 	}
 	return c, nil
+}
+
+func collationID(f *query.Field) uint32 {
+	if f.Charset == 0 && (f.Type == query.Type_BINARY || f.Type == query.Type_VARBINARY || f.Type == query.Type_BLOB) {
+		return sqltypes.BinaryCollation
+	}
+	return f.Charset
 }
 
 // bytesString views b as a string without copying; the string must not outlive b.

@@ -161,8 +161,8 @@ func Compare(f *query.Field, a, b []byte) int {
 	case kindBit:
 		return cmp.Compare(sqltypes.BitValue(a), sqltypes.BitValue(b))
 	case kindString:
-		c, err := collationOf(f)
-		if err != nil {
+		c, ok := sqltypes.LookupCollation(collationID(f))
+		if !ok {
 			return foldCompare(a, b)
 		}
 		return c.Compare(a, b)

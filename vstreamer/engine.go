@@ -120,8 +120,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: positions %q: want %s or %s", c.Positions, PositionsGTID, PositionsFilePos)
 	}
 	if c.Positions == PositionsFilePos && c.SchemaHistoryDir != "" {
-		// The history is read and looked up by GTID position; a file-position stream has none.
-		return errors.New("config: the schema history keeps definitions by GTID position, so it cannot serve streams by file position: run with positions gtid, or without a schema history directory")
+		// The history is keyed by GTID set; a FilePos stream could never find its place in it.
+		return errors.New("config: a schema history records GTID positions and cannot serve positions filepos; drop schema-history-dir or use positions gtid")
 	}
 	if c.Keyspace == "" {
 		c.Keyspace = c.Database
@@ -159,6 +159,9 @@ type Engine struct {
 	hist         *history.History
 	histRunning  atomic.Bool
 	histRestarts atomic.Uint64
+	// histLive is set while the tracker reads the binlog (not between a failure and its
+	// restart).
+	histLive atomic.Bool
 }
 
 // NewEngine validates cfg and returns an engine. It does not connect. With a

@@ -250,7 +250,7 @@ func (c *config) validate() error {
 		return fmt.Errorf("positions %q: want %s or %s", c.Positions, vstreamer.PositionsGTID, vstreamer.PositionsFilePos)
 	}
 	if c.Positions == vstreamer.PositionsFilePos && c.SchemaHistoryDir != "" {
-		return errors.New("positions filepos and schema-history-dir: the schema history keeps definitions by GTID position; give one of them")
+		return errors.New("schema-history-dir records GTID positions and cannot serve --positions filepos: drop one of them")
 	}
 	if c.VSchemaFile != "" {
 		data, rerr := os.ReadFile(c.VSchemaFile)
