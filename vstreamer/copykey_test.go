@@ -29,7 +29,7 @@ func TestCopyKeyServerCollation(t *testing.T) {
 	for _, coll := range []string{"utf8mb4_unicode_ci", "utf8mb4_uca1400_ai_ci", "utf8mb4_unicode_520_ci"} {
 		t.Run(coll, func(t *testing.T) {
 			table := "kc_" + strings.TrimPrefix(coll, "utf8mb4_")
-			execSQL(t, fmt.Sprintf("CREATE TABLE %s (k VARCHAR(20) COLLATE %s PRIMARY KEY, v INT NOT NULL)", table, coll))
+			execSQL(t, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k VARCHAR(20) COLLATE %s PRIMARY KEY, v INT NOT NULL)", table, coll))
 			var pool []string
 			for i := range 60 {
 				pool = append(pool, fmt.Sprintf("%s%d", keyBases[i%len(keyBases)], i))
@@ -122,7 +122,7 @@ func streamWritingBetweenChunks(t *testing.T, e *Engine, req Request, write func
 // TestCopyKeyServerCompareFails: when the server cannot be asked how two keys compare, the
 // stream ends with an Unavailable error rather than guess.
 func TestCopyKeyServerCompareFails(t *testing.T) {
-	execSQL(t, "CREATE TABLE kc_fail (k VARCHAR(20) COLLATE utf8mb4_unicode_ci PRIMARY KEY)")
+	execSQL(t, "DROP TABLE IF EXISTS kc_fail", "CREATE TABLE kc_fail (k VARCHAR(20) COLLATE utf8mb4_unicode_ci PRIMARY KEY)")
 	conn, err := db.Conn("test")
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestCopyKeyServerOrder(t *testing.T) {
 	} {
 		table := fmt.Sprintf("kc_order%d", i)
 		t.Run(def, func(t *testing.T) {
-			execSQL(t, fmt.Sprintf("CREATE TABLE %s (k %s PRIMARY KEY)", table, def),
+			execSQL(t, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k %s PRIMARY KEY)", table, def),
 				"INSERT INTO "+table+" VALUES (''), ('ad'), ('äb'), ('Af'), ('ß'), ('sr'), ('st'), ('æ'), ('aez'), ('Øa'), ('ob'), ('z')")
 			r, err := conn.Execute("SELECT HEX(k) FROM " + table + " ORDER BY k")
 			if err != nil {
