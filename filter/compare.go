@@ -1,12 +1,8 @@
 package filter
 
 import (
-	"bytes"
-	"cmp"
 	"fmt"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/vstream-cdc/vstream/gen/query"
@@ -80,22 +76,4 @@ func bytesString(b []byte) string {
 func parseFloat(b []byte) (float64, bool) {
 	f, err := strconv.ParseFloat(bytesString(b), 64)
 	return f, err == nil
-}
-
-// foldCompare is the order Compare falls back to for a collation sqltypes refuses: case
-// folded, trailing spaces ignored. Filters never use it; they refuse such a column.
-func foldCompare(a, b []byte) int {
-	a = bytes.TrimRight(a, " ")
-	b = bytes.TrimRight(b, " ")
-	for len(a) > 0 && len(b) > 0 {
-		ra, na := utf8.DecodeRune(a)
-		rb, nb := utf8.DecodeRune(b)
-		if ra != rb {
-			if la, lb := unicode.ToLower(ra), unicode.ToLower(rb); la != lb {
-				return cmp.Compare(la, lb)
-			}
-		}
-		a, b = a[na:], b[nb:]
-	}
-	return cmp.Compare(len(a), len(b))
 }

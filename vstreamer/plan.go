@@ -309,7 +309,7 @@ func (b *rowsBuild) judge(i int) (out [2]bool, err error) {
 		pass[img] = p.filter.Match(sc.cells)
 		held[img] = true
 		if ct != nil {
-			if held[img], err = ct.inCopiedRange(p, sc.cells); err != nil {
+			if held[img], err = s.inCopiedRange(ct, p, sc.cells); err != nil {
 				return out, err
 			}
 		}
