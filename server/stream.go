@@ -130,9 +130,6 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 		req.HeartbeatInterval = d.AsDuration()
 	}
 	sg := start.GetVgtid().GetShardGtids()
-	if err := oneKeyspace(sg); err != nil {
-		return req, err
-	}
 	if len(sg) == 1 {
 		cfg := v.srv.engine.Config()
 		if ks := sg[0].GetKeyspace(); ks != "" {

@@ -192,16 +192,6 @@ func severalKeyspaces(a, b string) error {
 	return status.Errorf(codes.InvalidArgument, "the vgtid names keyspaces %q and %q: a stream reads one keyspace (one database of the server); open one stream per keyspace", a, b)
 }
 
-// oneKeyspace refuses a native start whose VGtid names several keyspaces.
-func oneKeyspace(sgs []*binlogdata.ShardGtid) error {
-	for _, sg := range sgs[min(1, len(sgs)):] {
-		if sg.GetKeyspace() != sgs[0].GetKeyspace() {
-			return severalKeyspaces(sgs[0].GetKeyspace(), sg.GetKeyspace())
-		}
-	}
-	return nil
-}
-
 // nextVGTID returns the first VGTID event at or after i.
 func nextVGTID(events []*binlogdata.VEvent, i int) *binlogdata.VEvent {
 	for ; i < len(events); i++ {
