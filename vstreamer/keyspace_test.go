@@ -224,3 +224,58 @@ func TestConfigDatabases(t *testing.T) {
 		}
 	}
 }
+
+// The VSchema is the configured keyspace's: a stream of another database takes keyspace ids
+// from a one-integer primary key, where the configured one takes vsh's from its vindex on id2.
+func TestVSchemaConfiguredKeyspaceOnly(t *testing.T) {
+	execSQL(t, "DROP DATABASE IF EXISTS ks_two", "CREATE DATABASE ks_two", "DROP TABLE IF EXISTS test.vsh",
+		"CREATE TABLE test.vsh (id1 INT, id2 INT, PRIMARY KEY (id1))",
+		"CREATE TABLE ks_two.vsh (id1 INT, id2 INT, PRIMARY KEY (id1))")
+	t.Cleanup(func() { _ = db.Exec("DROP DATABASE IF EXISTS ks_two", "DROP TABLE IF EXISTS test.vsh") })
+	e := newVSchemaEngine(t)
+	e.cfg.Databases = []string{"ks_two"}
+	f := rules(&binlogdata.Rule{Match: "vsh", Filter: "select id1, id2, keyspace_id() from vsh"})
+	configured := startStream(t, e, Request{Position: CurrentPosition, Filter: f})
+	two := startStream(t, e, Request{Keyspace: "ks_two", Position: CurrentPosition, Filter: f})
+	configured.expect("GTID", "OTHER", "VGTID")
+	two.expect("GTID", "OTHER", "VGTID")
+	execSQL(t, "INSERT INTO test.vsh VALUES (1, 2)", "INSERT INTO ks_two.vsh VALUES (1, 2)")
+	// hash(2) = 06e7ea22ce92708f, hash(1) = 166b40b44aba4bd6.
+	if got, want := short(nextRow(t, configured, "ks", "test")), `ROW vsh +[1 2 "\x06\xe7\xea\"Βp\x8f"]`; got != want {
+		t.Errorf("configured keyspace, by the vindex:\n got %s\nwant %s", got, want)
+	}
+	if got, want := short(nextRow(t, two, "ks_two", "ks_two")), `ROW vsh +[1 2 "\x16k@\xb4J\xbaK\xd6"]`; got != want {
+		t.Errorf("other keyspace, by the primary key:\n got %s\nwant %s", got, want)
+	}
+}
+
+// The schema history records the configured database: a stream of another database resumed
+// from before a DDL describes its rows as the table is now, while the configured database's
+// stream describes them as they were written.
+func TestSchemaHistoryConfiguredDatabaseOnly(t *testing.T) {
+	execSQL(t, "DROP DATABASE IF EXISTS ks_two", "CREATE DATABASE ks_two", "DROP TABLE IF EXISTS test.ksh")
+	t.Cleanup(func() { _ = db.Exec("DROP DATABASE IF EXISTS ks_two", "DROP TABLE IF EXISTS test.ksh") })
+	hist := historyEngine(t, t.TempDir())
+	hist.cfg.Databases = []string{"ks_two"}
+	start := serverPos(t).String()
+	for _, d := range []string{"test", "ks_two"} {
+		execSQL(t, "CREATE TABLE "+d+".ksh (id INT PRIMARY KEY, n VARCHAR(50))", "INSERT INTO "+d+".ksh VALUES (1, 'x')",
+			"ALTER TABLE "+d+".ksh MODIFY n VARCHAR(80)")
+	}
+	waitTracker(t, hist, serverPos(t))
+	fieldOfN := func(keyspace string) string {
+		ts := startStream(t, hist, Request{Keyspace: keyspace, Position: start, Filter: rules(&binlogdata.Rule{Match: "ksh"})})
+		defer ts.stop()
+		for {
+			if ev := ts.next(false); ev.Type == binlogdata.VEventType_FIELD {
+				return ev.FieldEvent.Fields[1].ColumnType
+			}
+		}
+	}
+	if got := fieldOfN(""); got != "varchar(50)" {
+		t.Errorf("configured database: n is %s, want varchar(50) as written", got)
+	}
+	if got := fieldOfN("ks_two"); got != "varchar(80)" {
+		t.Errorf("other database: n is %s, want varchar(80) as the table is now", got)
+	}
+}
