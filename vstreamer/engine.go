@@ -134,6 +134,10 @@ func (c *Config) Validate() error {
 		if slices.Contains(systemSchemas, strings.ToLower(d)) {
 			return fmt.Errorf("config: databases: %s is a system schema of the server, which is never streamed", d)
 		}
+		if d == c.Keyspace && d != c.Database {
+			// Requests for that keyspace get the configured database: the listed one could never be streamed.
+			return fmt.Errorf("config: databases: %s is the keyspace of database %s; name that keyspace otherwise", d, c.Database)
+		}
 	}
 	if c.Shard == "" {
 		c.Shard = "0"

@@ -216,8 +216,10 @@ func TestConfigDatabases(t *testing.T) {
 		{[]string{"a", "*"}, ""},
 		{[]string{""}, "an empty name"},
 		{[]string{"Performance_Schema"}, "system schema"},
+		{[]string{"d"}, ""},
+		{[]string{"k"}, "k is the keyspace of database d"},
 	} {
-		c := Config{Addr: "127.0.0.1:3306", User: "u", Database: "d", Databases: tc.databases}
+		c := Config{Addr: "127.0.0.1:3306", User: "u", Database: "d", Keyspace: "k", Databases: tc.databases}
 		err := c.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%q: got %v, want %q", tc.databases, err, tc.want)
