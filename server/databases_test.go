@@ -94,6 +94,7 @@ func TestDatabasesNative(t *testing.T) {
 	}
 	def, two := start("", ""), start("srv_two", "")
 	canal := start("srv_two", "canal-json")
+	dbz := start("srv_two", "debezium-json")
 	execSQL(t, "INSERT INTO test.kd VALUES (10, 'one-j')", "INSERT INTO srv_two.kd VALUES (20, 'two-t')")
 	// Each stream sees the other database's transaction as an empty one, as Vitess sends it.
 	if got, want := collectLabelled(t, recvOf(def), 10), "BEGIN FIELD kd @test db=test ROW kd 1 @test GTID COMMIT VGTID test/0 BEGIN GTID COMMIT VGTID test/0"; got != want {
@@ -121,6 +122,32 @@ func TestDatabasesNative(t *testing.T) {
 	data := msg["data"].([]any)[0].(map[string]any)
 	if msg["database"] != "srv_two" || msg["table"] != "kd" || data["id"] != "20" {
 		t.Errorf("canal-json message: %v", msg)
+	}
+	// Debezium's topic is <topic.prefix>.<database>.<table>; the prefix defaults to the keyspace.
+	var rec *vstreamv1.EncodedMessage
+	for rec == nil {
+		resp, err := dbz.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range resp.Messages {
+			if m.Topic == "srv_two.srv_two.kd" && len(m.Value) > 0 {
+				rec = m
+				break
+			}
+		}
+	}
+	var env struct {
+		Payload struct {
+			Source struct{ DB, Table string }
+			After  map[string]any
+		}
+	}
+	if err := json.Unmarshal(rec.Value, &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Payload.Source.DB != "srv_two" || env.Payload.Source.Table != "kd" || env.Payload.After["id"] != float64(20) {
+		t.Errorf("debezium-json record: %s", rec.Value)
 	}
 }
 
