@@ -211,6 +211,23 @@ func TestDatabasesVitess(t *testing.T) {
 	if got := strings.Join(rows, " "); got != "2two 3two-c" {
 		t.Errorf("VStreamRows of srv_two: %s", got)
 	}
+	res, err := qc.VStreamResults(ctx, &binlogdata.VStreamResultsRequest{Target: &query.Target{Keyspace: "srv_two"}, Query: "select v from kd where id = 2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = nil
+	for {
+		r, err := res.Recv()
+		if err != nil {
+			break
+		}
+		for _, row := range r.Rows {
+			rows = append(rows, string(row.Values))
+		}
+	}
+	if got := strings.Join(rows, " "); got != "two" {
+		t.Errorf("VStreamResults of srv_two: %s", got)
+	}
 }
 
 // Keyspaces not allowed, system schemas, databases the server lacks and VGtids of several
