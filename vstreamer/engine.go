@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,7 +67,11 @@ type Config struct {
 	Database string
 	// Keyspace and Shard label every event; Keyspace defaults to Database, Shard to "0".
 	Keyspace string
-	Shard    string
+	// Databases are the other databases of the server clients may stream, each under its
+	// own name as keyspace (Request.Keyspace); AllDatabases ("*") allows every one but the
+	// system schemas. Empty allows Database only.
+	Databases []string
+	Shard     string
 	// Flavor forces "mariadb" or "mysql"; empty detects it from the server's version.
 	Flavor string
 	// Positions is PositionsGTID (or empty) or PositionsFilePos: whether streams start from
@@ -125,6 +130,18 @@ func (c *Config) Validate() error {
 	}
 	if c.Keyspace == "" {
 		c.Keyspace = c.Database
+	}
+	for _, d := range c.Databases {
+		if d == "" {
+			return errors.New("config: databases: an empty name; list database names, or * for all")
+		}
+		if slices.Contains(systemSchemas, strings.ToLower(d)) {
+			return fmt.Errorf("config: databases: %s is a system schema of the server, which is never streamed", d)
+		}
+		if d == c.Keyspace && d != c.Database {
+			// Requests for that keyspace get the configured database: the listed one could never be streamed.
+			return fmt.Errorf("config: databases: %s is the keyspace of database %s; name that keyspace otherwise", d, c.Database)
+		}
 	}
 	if c.Shard == "" {
 		c.Shard = "0"
@@ -193,6 +210,8 @@ func (e *Engine) Config() Config { return e.cfg }
 
 // Request is what one stream asks for.
 type Request struct {
+	// Keyspace names the database to stream (see Engine.Database); empty is the configured one.
+	Keyspace string
 	// Position is "current", a flavor-prefixed GTID position, or empty: copy the tables the
 	// filter selects, then stream from where the copy ended.
 	Position string
@@ -579,11 +598,15 @@ func collations(conn *client.Conn) (map[uint32]string, error) {
 	return m, nil
 }
 
-// compileFilter compiles a request's filter with the engine's VSchema.
-func (e *Engine) compileFilter(f *binlogdata.Filter) (*filter.Filter, error) {
+// compileFilter compiles a request's filter on database db, with the engine's VSchema when
+// db is the configured database (the VSchema is its keyspace's).
+func (e *Engine) compileFilter(f *binlogdata.Filter, db string) (*filter.Filter, error) {
 	flt, err := filter.New(f)
 	if err != nil {
 		return nil, err
+	}
+	if db != e.cfg.Database {
+		return flt, nil
 	}
 	return flt.WithVSchema(e.cfg.VSchema), nil
 }

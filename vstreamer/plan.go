@@ -141,7 +141,8 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 // the schema history's, when one runs and its definition there fits the binlog's columns,
 // else the table's definition now.
 func (s *stream) tableInfo(table string, cols []rowcodec.Column, hasNames bool) ([]schema.ColumnInfo, error) {
-	if h, wait := s.eng.history(); h != nil {
+	// The history records the configured database's tables only.
+	if h, wait := s.eng.history(); h != nil && s.cfg.Database == s.eng.cfg.Database {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		info, ok, err := h.Lookup(ctx, s.cfg.Database, table, s.pos)
 		cancel()

@@ -35,7 +35,11 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if err := checkSize(&req); err != nil {
 		return err
 	}
-	flt, err := e.compileFilter(req.Filter)
+	db, err := e.Database(req.Keyspace)
+	if err != nil {
+		return err
+	}
+	flt, err := e.compileFilter(req.Filter, db)
 	if err != nil {
 		return err
 	}
@@ -47,6 +51,11 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		return err
 	}
 	defer func() { _ = conn.Close() }() // the stream is over: closing loses nothing
+	// The stream's database and keyspace: every use of cfg below is this stream's.
+	cfg, err := e.keyspaceConfig(conn, db)
+	if err != nil {
+		return err
+	}
 	info, err := e.source().inspect(e, conn, flt.BestEffort())
 	if err != nil {
 		return err
@@ -77,13 +86,13 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	}
 	// A full or resumed copy needs its named tables now; a binlog stream plans a named
 	// table when it appears, as Vitess does.
-	if err = checkTables(conn, e.cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
+	if err = checkTables(conn, cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
 		return err
 	}
 
 	s := &stream{
 		eng:       e,
-		cfg:       &e.cfg,
+		cfg:       cfg,
 		log:       e.cfg.Logger.With("stream_start", start.String()),
 		conn:      conn,
 		filter:    flt,
