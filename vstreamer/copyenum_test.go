@@ -1,13 +1,18 @@
 package vstreamer
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/gen/query"
 )
 
 // enumKeyMembers are listed out of alphabetical order, so that the server's order of an ENUM
@@ -151,5 +156,121 @@ func TestEnumSetKeyServerWhere(t *testing.T) {
 		if got := queryColumn(t, q); !slices.Equal(got, want) {
 			t.Errorf("%s: %q, want %q", q, got, want)
 		}
+	}
+}
+
+// TestStreamRowsEnumSetKey: VStreamRows reads after a client's last key by the same WHERE
+// as the copy, so an ENUM or SET key resumes at the member number or bitmask after it, and a
+// last key that is not a value of the column is the client's to fix.
+func TestStreamRowsEnumSetKey(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS ek_rows_enum, ek_rows_set",
+		"CREATE TABLE ek_rows_enum (e ENUM('zebra','apple','mango') NOT NULL PRIMARY KEY)",
+		"INSERT INTO ek_rows_enum VALUES ('mango'), ('apple'), ('zebra')",
+		"CREATE TABLE ek_rows_set (s SET('zebra','apple','mango') NOT NULL PRIMARY KEY)",
+		"INSERT INTO ek_rows_set VALUES ('mango'), ('apple'), ('zebra'), ('zebra,apple'), ('')")
+	e := newEngine(t)
+	for _, c := range []struct {
+		query, last string
+		want        string
+	}{
+		{"select e from ek_rows_enum", "", "rows:[zebra][apple][mango] lastpk:[mango]"},
+		{"select e from ek_rows_enum", "zebra", "rows:[apple][mango] lastpk:[mango]"},
+		{"select e from ek_rows_enum", "apple", "rows:[mango] lastpk:[mango]"},
+		{"select s from ek_rows_set", "", "rows:[][zebra][apple][zebra,apple][mango] lastpk:[mango]"},
+		{"select s from ek_rows_set", "apple", "rows:[zebra,apple][mango] lastpk:[mango]"},
+		{"select s from ek_rows_set", "zebra,apple", "rows:[mango] lastpk:[mango]"},
+	} {
+		t.Run(c.query+" after "+c.last, func(t *testing.T) {
+			req := RowsRequest{Query: c.query}
+			if c.last != "" {
+				req.LastPK = lastPK(nil, c.last)
+			}
+			got, _, err := collectRows(t, e, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) < 2 || got[len(got)-1] != c.want {
+				t.Errorf("got\n  %s\nwant last\n  %s", strings.Join(got, "\n  "), c.want)
+			}
+		})
+	}
+	for _, c := range []struct{ query, last string }{
+		{"select e from ek_rows_enum", "pear"},
+		{"select e from ek_rows_enum", "Apple"},
+		{"select s from ek_rows_set", "apple,pear"},
+	} {
+		_, _, err := collectRows(t, e, RowsRequest{Query: c.query, LastPK: lastPK(nil, c.last)})
+		if !errors.Is(err, filter.ErrInvalid) || !strings.Contains(err.Error(), "is not a value of key column") {
+			t.Errorf("%s after %q: got %v, want an invalid-argument error", c.query, c.last, err)
+		}
+	}
+}
+
+// TestCopyEnumSetKeyOrder places every key of a table against every other as the last key
+// copied, and checks the copy's catch-up holds exactly those the server's ORDER BY puts
+// at or before it.
+func TestCopyEnumSetKeyOrder(t *testing.T) {
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, def := range []string{"ENUM('zebra','apple','mango','kiwi')", "SET('zebra','apple','mango','kiwi')"} {
+		table := "ek_order_" + strings.ToLower(def[:3])
+		t.Run(def, func(t *testing.T) {
+			execSQL(t, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k %s NOT NULL PRIMARY KEY)", table, def))
+			vals := []string{"zebra", "apple", "mango", "kiwi"}
+			if def[0] == 'S' {
+				vals = append(vals, "", "zebra,apple", "apple,mango", "zebra,kiwi", "zebra,apple,mango,kiwi")
+			}
+			execSQL(t, "INSERT INTO "+table+" VALUES ('"+strings.Join(vals, "'), ('")+"')")
+			keys := queryColumn(t, "SELECT k FROM "+table+" ORDER BY k")
+			s := &stream{cfg: &Config{Database: "test"}, conn: conn, filter: mustFilter(t, table)}
+			ct := &copyTable{name: table}
+			if err := s.describeCopy(ct, false, false); err != nil {
+				t.Fatal(err)
+			}
+			ct.status = copyRunning
+			p := &tablePlan{name: table, cols: ct.cols}
+			for j, last := range keys {
+				ct.setLastPK([][]byte{[]byte(last)})
+				for k, cell := range keys {
+					held, err := s.inCopiedRange(ct, p, [][]byte{[]byte(cell)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := k <= j; held != want {
+						t.Errorf("%q against last key %q: held %v, the server's order says %v", cell, last, held, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCopyEnumKeyResume resumes a copy from a table_p_ks whose last key is an ENUM label: the
+// copy goes on with the members numbered after it; a label not among the members is refused.
+func TestCopyEnumKeyResume(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS ek_resume",
+		"CREATE TABLE ek_resume (e ENUM('zebra','apple','mango') NOT NULL PRIMARY KEY)",
+		"INSERT INTO ek_resume VALUES ('mango'), ('apple'), ('zebra')")
+	pos, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t)
+	flt := rules(&binlogdata.Rule{Match: "ek_resume"})
+	resume := func(last string) Request {
+		return Request{Position: "MariaDB/" + pos, Filter: flt, TableLastPKs: []*binlogdata.TableLastPK{{TableName: "ek_resume",
+			Lastpk: lastPK([]*query.Field{{Name: "e", Type: query.Type_ENUM}}, last)}}}
+	}
+	ts := startStream(t, e, resume("zebra"))
+	ts.expect("BEGIN", "FIELD ek_resume e:ENUM", "ROW ek_resume +[apple] +[mango]", "LASTPK")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = e.Stream(ctx, resume("Zebra"), func([]*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, filter.ErrInvalid) || !strings.Contains(err.Error(), "is not a value of key column e") {
+		t.Errorf("resume after Zebra: got %v, want an invalid-argument error", err)
 	}
 }
