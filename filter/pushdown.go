@@ -135,8 +135,9 @@ func (p *TablePlan) ConditionColumns() []int {
 // Compare orders two non-NULL cells of a column the way the server orders them: by number,
 // date or time, and strings by their collation (sqltypes.Collation). It never approximates:
 // ok is false when it cannot order the cells as the server does (a string column of a
-// collation sqltypes refuses, such as the UCA ones, or a type it does not model), and the
-// caller then asks the server. Exact orders cost nothing more than the comparison.
+// collation sqltypes refuses, such as the UCA ones, an ENUM or SET, whose order needs its
+// members, or a type it does not model), and the caller then orders them otherwise.
+// Exact orders cost nothing more than the comparison.
 func Compare(f *query.Field, a, b []byte) (c int, ok bool) {
 	kind, err := kindOf(f)
 	if err != nil {
@@ -160,6 +161,11 @@ func Compare(f *query.Field, a, b []byte) (c int, ok bool) {
 	case kindBit:
 		return cmp.Compare(sqltypes.BitValue(a), sqltypes.BitValue(b)), true
 	case kindString:
+		if f.Type == query.Type_ENUM || f.Type == query.Type_SET {
+			// The server orders these by member number or bitmask, which takes the
+			// column's members (sqltypes.CompareEnum, CompareSet); labels as strings would not.
+			return 0, false
+		}
 		coll, found := sqltypes.LookupCollation(collationID(f))
 		if !found {
 			return 0, false

@@ -18,6 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/sqltypes"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
@@ -402,10 +403,44 @@ func (t *copyTable) resume(lp *binlogdata.TableLastPK) error {
 		if l < 0 || off+l > int64(len(row.GetValues())) {
 			return fmt.Errorf("%w: table_p_ks for %s: malformed row", filter.ErrInvalid, t.name)
 		}
-		t.lastpk = append(t.lastpk, append([]byte{}, row.GetValues()[off:off+l]...))
+		v := row.GetValues()[off : off+l]
+		if err := t.checkMember(len(t.lastpk), v); err != nil {
+			return err
+		}
+		t.lastpk = append(t.lastpk, append([]byte{}, v...))
 		off += l
 	}
 	t.status = copyRunning
+	return nil
+}
+
+// keyLabels are the members of the i-th key column when it is an ENUM or SET (nil
+// otherwise): the server orders such a key by member number or bitmask, not by its labels.
+func (t *copyTable) keyLabels(i int) []string {
+	f := t.keyFields[i]
+	if f.Type != query.Type_ENUM && f.Type != query.Type_SET {
+		return nil
+	}
+	if j := slices.Index(t.fields, f); j >= 0 {
+		return t.cols[j].Labels
+	}
+	return nil
+}
+
+// checkMember refuses a client's last key whose ENUM or SET value is not made of the
+// column's members: its member number or bitmask, which the chunk SELECT compares by, is
+// unknown, and a guess would skip or repeat rows.
+func (t *copyTable) checkMember(i int, v []byte) error {
+	labels := t.keyLabels(i)
+	if labels == nil {
+		return nil
+	}
+	f := t.keyFields[i]
+	if f.Type == query.Type_ENUM && sqltypes.EnumIndex(labels, v) == 0 && len(v) > 0 ||
+		f.Type == query.Type_SET && !sqltypes.ValidSet(labels, v) {
+		return fmt.Errorf("%w: table_p_ks for %s: %q is not a value of key column %s (%s); give a value the column holds, spelt as the server prints it",
+			filter.ErrInvalid, t.name, v, f.Name, strings.Join(labels, ", "))
+	}
 	return nil
 }
 
@@ -693,6 +728,14 @@ func (t *copyTable) literal(i int) string {
 	if f.Type&query.Type(query.Flag_ISINTEGRAL) != 0 || f.Type == query.Type_DECIMAL {
 		return string(v)
 	}
+	// The server compares an ENUM or SET with a string as strings, but with a number by
+	// member number or bitmask, which is how ORDER BY orders it.
+	if labels := t.keyLabels(i); labels != nil {
+		if f.Type == query.Type_ENUM {
+			return strconv.Itoa(sqltypes.EnumIndex(labels, v))
+		}
+		return strconv.FormatUint(sqltypes.SetMask(labels, v), 10)
+	}
 	hex := fmt.Sprintf("X'%x'", v)
 	col := t.cols[slices.Index(t.fields, f)]
 	if col.Ext != rowcodec.ExtNone {
@@ -806,6 +849,13 @@ func (s *stream) inCopiedRange(t *copyTable, p *tablePlan, cells [][]byte) (bool
 		if e := p.cols[ci].Ext; e != rowcodec.ExtNone {
 			// UUID and INET keys are text; the server orders them by their binary form.
 			c = rowcodec.CompareExt(e, cell, t.lastpk[i])
+		} else if labels := t.keyLabels(i); labels != nil {
+			// Cells of both are labels; the server orders by member number or bitmask.
+			if t.keyFields[i].Type == query.Type_ENUM {
+				c = sqltypes.CompareEnum(labels, cell, t.lastpk[i])
+			} else {
+				c = sqltypes.CompareSet(labels, cell, t.lastpk[i])
+			}
 		} else {
 			var ok bool
 			if c, ok = filter.Compare(t.keyFields[i], cell, t.lastpk[i]); !ok {
@@ -831,6 +881,10 @@ func (s *stream) serverCompare(t *copyTable, i int, cell []byte) (int, error) {
 	}
 	k := t.serverKeys[i]
 	f := t.keyFields[i]
+	if f.Type == query.Type_ENUM || f.Type == query.Type_SET {
+		// STRCMP would order the labels, not the member numbers ORDER BY uses.
+		return 0, fmt.Errorf("%w: copy of %s: key column %s (%s) has no members known to order it by", ErrSchema, t.name, f.Name, f.Type)
+	}
 	if k == nil {
 		coll, cs, err := collationName(s.conn, f.Charset)
 		if err != nil {
