@@ -19,6 +19,7 @@ type metrics struct {
 	events   prometheus.Counter
 	batches  prometheus.Counter
 	dbErrors prometheus.Counter
+	dbUp     prometheus.Gauge
 
 	statementsSkipped *prometheus.CounterVec
 
@@ -43,6 +44,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		events:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "events_sent_total", Help: "Events sent to clients."}),
 		batches:  prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "batches_sent_total", Help: "Responses (batches of events) sent to clients."}),
 		dbErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "database_errors_total", Help: "Streams ended because the database could not be reached or its connection broke; their clients reconnect."}),
+		// dbUp is what an alert on an unreachable database needs: database_errors_total moves
+		// only while streams are open, the probe runs with none.
+		dbUp: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "database_up",
+			Help: "1 when the last probe of the database (the health check's) answered; 0 when it did not, or before the first probe."}),
 		statementsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "statement_dml_skipped_total",
 			Help: "Statement-based changes (binlog_format STATEMENT or MIXED) dropped by streams whose format cannot carry them and that asked for statement_dml=skip."}, []string{"format"}),
 		ackLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "client_ack_lag_seconds",
@@ -63,7 +68,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		poison: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "poison_events_total",
 			Help: "Events or copied rows that could not be decoded or encoded: action failed (the stream ended) or skipped."}, []string{"action"}),
 	}
-	reg.MustRegister(m.grpc, m.open, m.events, m.batches, m.dbErrors, m.ackLag, m.binlogLag, m.position,
+	reg.MustRegister(m.grpc, m.open, m.events, m.batches, m.dbErrors, m.dbUp, m.ackLag, m.binlogLag, m.position,
 		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped, m.panics, m.poison)
 	return m
 }

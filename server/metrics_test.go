@@ -68,7 +68,8 @@ func TestStreamMetrics(t *testing.T) {
 			sample(t, reg, "vstream_stream_row_bytes_sent_total", stream) > 0 &&
 			sample(t, reg, "vstream_stream_binlog_lag_seconds", stream) >= 0 &&
 			sample(t, reg, "vstream_stream_position_info", stream) == 1 &&
-			sample(t, reg, "vstream_copy_rows_estimated", map[string]string{"table": "mt"}) >= 1
+			sample(t, reg, "vstream_copy_rows_estimated", map[string]string{"table": "mt"}) >= 1 &&
+			sample(t, reg, "vstream_database_up", nil) == 1
 	})
 	cancel()
 	waitFor(t, "the stream's series to go", func() bool {

@@ -154,11 +154,15 @@ func (s *Server) WatchHealth(ctx context.Context) {
 		st := healthpb.HealthCheckResponse_SERVING
 		if err := s.engine.Ping(ctx); err != nil {
 			st = healthpb.HealthCheckResponse_NOT_SERVING
+			s.stats.dbUp.Set(0)
 			if st != last {
 				s.log.Warn("database unreachable", "err", err)
 			}
-		} else if st != last {
-			s.log.Info("database reachable")
+		} else {
+			s.stats.dbUp.Set(1)
+			if st != last {
+				s.log.Info("database reachable")
+			}
 		}
 		if st != last {
 			s.health.SetServingStatus("", st)

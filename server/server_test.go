@@ -143,7 +143,8 @@ func TestDatabaseUnreachable(t *testing.T) {
 	cfg := dbConfig()
 	cfg.Addr = dead
 	cfg.DialTimeout = time.Second
-	addr := serve(t, cfg, Options{})
+	reg := prometheus.NewRegistry()
+	addr := serve(t, cfg, Options{Registerer: reg})
 	cc := dial(t, addr)
 	st := firstError(t, cc, context.Background(), startMsg("current", nil))
 	if st.Code() != codes.Unavailable {
@@ -164,6 +165,10 @@ func TestDatabaseUnreachable(t *testing.T) {
 			t.Fatalf("health = %v, want NOT_SERVING", resp.Status)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// So does the metric the unreachable-database alert is on.
+	if v := sample(t, reg, "vstream_database_up", nil); v != 0 {
+		t.Fatalf("vstream_database_up = %v, want 0", v)
 	}
 }
 
