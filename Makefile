@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps generate check-generate build vet lint test test-interop test-race bench soak run
+.PHONY: all deps generate check-generate build vet lint test test-interop test-deploy test-race bench soak run
 
 # The code generators and the linter are pinned in a module of their own, so that the
 # service's go.mod carries only what the service and its tests import.
@@ -41,10 +41,16 @@ test: deps check-generate
 	$(MAKE) lint
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) test-interop
+	$(MAKE) test-deploy
 
 # Vitess's own clients against a vstreamd process; a module of its own (see interop/doc.go).
 test-interop:
 	cd interop && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
+
+# The operations kit's dashboard and alerts against a running vstreamd; a module of its own
+# (see deploy/doc.go).
+test-deploy:
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
 
 # Kept out of 'test' because the race detector roughly doubles its run time.
 test-race: deps

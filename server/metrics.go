@@ -70,6 +70,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	reg.MustRegister(m.grpc, m.open, m.events, m.batches, m.dbErrors, m.dbUp, m.ackLag, m.binlogLag, m.position,
 		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped, m.panics, m.poison)
+	// The counters that alerts take increase() of are exported at 0 from the start: a series
+	// that appears with its first count shows no increase, and the first panic would go unseen.
+	for _, stage := range []string{vstreamer.StageRead, vstreamer.StageStream, vstreamer.StageCopy, vstreamer.StageHeartbeat,
+		vstreamer.StageEncode, vstreamer.StageAcks, vstreamer.StageHandler} {
+		m.panics.WithLabelValues(stage)
+	}
+	for _, action := range []string{"failed", "skipped"} {
+		m.poison.WithLabelValues(action)
+	}
 	return m
 }
 

@@ -50,6 +50,23 @@ func value(m *dto.Metric) float64 {
 	return -1
 }
 
+// TestAlertedCountersStartAtZero: the panic and poison counters exist before their first count,
+// so that deploy/alerts.yml's increase() sees that count.
+func TestAlertedCountersStartAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	newMetrics(reg)
+	for name, labels := range map[string][]map[string]string{
+		"vstream_stream_panics_total": {{"stage": "binlog reader"}, {"stage": "copy"}, {"stage": "handler"}, {"stage": "ack reader"}},
+		"vstream_poison_events_total": {{"action": "failed"}, {"action": "skipped"}},
+	} {
+		for _, l := range labels {
+			if v := sample(t, reg, name, l); v != 0 {
+				t.Errorf("%s%v = %v, want 0", name, l, v)
+			}
+		}
+	}
+}
+
 func TestStreamMetrics(t *testing.T) {
 	execSQL(t, "CREATE TABLE mt (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO mt SELECT seq, 'abc' FROM seq_1_to_250")
 	reg := prometheus.NewRegistry()

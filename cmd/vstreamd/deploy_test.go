@@ -144,7 +144,7 @@ func TestDeploySystemdUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	unit := filepath.Join(t.TempDir(), "vstreamd.service")
-	os.WriteFile(unit, bytes.Replace(data, []byte("/usr/local/bin/vstreamd"), []byte(self), -1), 0o600)
+	os.WriteFile(unit, bytes.ReplaceAll(data, []byte("/usr/local/bin/vstreamd"), []byte(self)), 0o600)
 	out, err := exec.Command(analyze, "verify", "--man=no", unit).CombinedOutput()
 	// verify exits 0 on unknown keys and bad values, which it only warns about: any output fails.
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
