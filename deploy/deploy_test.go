@@ -33,6 +33,8 @@ var (
 	db *testdb.Server
 	// vstreamd is the running server's gRPC and metrics addresses, and its log.
 	grpcAddr, metricsAddr, logName string
+	// vstreamdBin is the binary TestMain builds.
+	vstreamdBin string
 )
 
 func TestMain(m *testing.M) {
@@ -54,6 +56,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "vstreamd")
+	vstreamdBin = bin
 	build := exec.Command("go", "build", "-o", bin, "./cmd/vstreamd")
 	build.Dir = ".."
 	build.Stderr = os.Stderr
@@ -488,5 +491,30 @@ func TestAlertRulesRejected(t *testing.T) {
 		if _, errs := parseRules(broken); len(errs) == 0 {
 			t.Errorf("%s (%q) parsed", name, c.new)
 		}
+	}
+}
+
+// TestCheckConfig: vstreamd itself, given the example configuration as the systemd unit gives
+// it (a database from the environment), finds it valid against a real database.
+func TestCheckConfig(t *testing.T) {
+	cmd := exec.Command(vstreamdBin, "--config", "vstreamd.yaml", "--check-config")
+	cmd.Env = append(os.Environ(), "VSTREAM_MYSQL_DSN="+db.DSN("ks"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "configuration is valid") {
+		t.Fatalf("vstreamd --config vstreamd.yaml --check-config: %v\n%s", err, out)
+	}
+	// And it is no rubber stamp: a key it does not know fails the check.
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	data, err := os.ReadFile("vstreamd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, append(data, "metric-listen: 127.0.0.1:1\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(vstreamdBin, "--config", bad, "--check-config")
+	cmd.Env = append(os.Environ(), "VSTREAM_MYSQL_DSN="+db.DSN("ks"))
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "metric-listen") {
+		t.Fatalf("an unknown key: %v\n%s", err, out)
 	}
 }
