@@ -12,9 +12,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +29,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/render"
 )
 
 const defaultServer = "127.0.0.1:15991"
@@ -49,6 +48,8 @@ type config struct {
 	request   client.Request
 	maxEvents int
 	timeout   time.Duration
+	// output is how lines are printed; empty until run picks the default for stdout.
+	output render.Output
 }
 
 // usageError is a command line mistake: exit status 2.
@@ -84,7 +85,8 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	format := fs.String("format", "", "server output `format`: vevent (default), avro, canal-json, canal-protobuf, debezium-json, drs-json, drs-json-c or streamsets")
 	var formatOptions optionList
 	fs.Var(&formatOptions, "format-option", "format `name=value`, repeatable (e.g. profile=dts)")
-	maxEvents := fs.Int("max-events", 0, "exit after printing `N` events; 0 means no limit")
+	output := fs.String("output", "", "how to print: text (one line per row change, for people; the default on a terminal), json (one typed object per row change; the default otherwise) or protojson (every VEvent or encoded message as it arrives)")
+	maxEvents := fs.Int("max-events", 0, "exit after printing `N` lines; 0 means no limit")
 	timeout := fs.Duration("timeout", 0, "exit after this `duration`; 0 means no limit")
 	heartbeat := fs.Duration("heartbeat", 0, "ask for a HEARTBEAT after this idle `duration`; 0 means none")
 	failureMode := fs.String("event-processing-failure-handling-mode", "",
@@ -103,6 +105,13 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	cfg := &config{server: *server, token: *token, maxEvents: *maxEvents, timeout: *timeout}
+	if *output != "" {
+		o, err := render.ParseOutput(*output)
+		if err != nil {
+			return nil, usagef("--output: %v", err)
+		}
+		cfg.output = o
+	}
 	if cfg.server == "" {
 		return nil, usagef("--server is empty")
 	}
@@ -197,8 +206,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The stream is over when Close runs: an error closing the connection loses nothing.
 	defer func() { _ = c.Close() }()
 
-	out := bufio.NewWriter(stdout)
-	p := printer{out: out, max: cfg.maxEvents}
+	terminal := isTerminal(stdout)
+	output := cfg.output
+	if output == "" {
+		output = render.DefaultOutput(terminal)
+	}
+	p := printer{
+		out: bufio.NewWriter(stdout),
+		max: cfg.maxEvents,
+		r:   render.New(output, render.Options{Color: render.UseColor(terminal, os.Getenv)}),
+	}
+	p.emit = p.line
 	cfg.request.OnMessages = p.printMessages
 	err = c.Stream(ctx, cfg.request, p.print)
 	switch {
@@ -213,62 +231,57 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// printer writes events as compact single-line JSON.
+// isTerminal says whether w is a terminal (a character device), which decides the default
+// output and colours.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printer writes the renderer's lines to stdout and stops after --max-events of them.
 type printer struct {
 	out     *bufio.Writer
 	max     int
 	printed int
-	buf     bytes.Buffer
+	r       render.Renderer
+	emit    render.Emit
 }
 
-// printMessages prints the value of each encoded message on a line of its own: the JSON
-// formats' values are one JSON document each; other values print as the message's protojson.
 func (p *printer) printMessages(_ context.Context, msgs []*vstreamv1.EncodedMessage) error {
-	for _, m := range msgs {
-		doc := m.GetValue()
-		if !json.Valid(doc) {
-			var err error
-			if doc, err = protojson.Marshal(m); err != nil {
-				return fmt.Errorf("encode message: %w", err)
-			}
-		}
-		if done, err := p.line(doc); done || err != nil {
-			return err
-		}
+	if err := p.r.Messages(msgs, p.emit); err != nil {
+		return err
 	}
 	return p.flush()
 }
 
 func (p *printer) print(_ context.Context, events []*binlogdata.VEvent) error {
-	for _, ev := range events {
-		b, err := protojson.MarshalOptions{}.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("encode %s event: %w", ev.GetType(), err)
-		}
-		if done, err := p.line(b); done || err != nil {
-			return err
-		}
+	if err := p.r.Events(events, p.emit); err != nil {
+		return err
 	}
 	return p.flush()
 }
 
-// line writes one JSON document as a compact line. protojson deliberately varies its spacing
-// between runs; compacting makes the output stable for scripts that compare lines. It reports
-// done (with errEnough) once --max-events lines are out.
-func (p *printer) line(doc []byte) (done bool, err error) {
+// line writes one line; once --max-events lines are out it flushes and stops the stream with
+// errEnough.
+func (p *printer) line(b []byte) error {
 	if p.max > 0 && p.printed >= p.max {
-		return true, p.flush()
+		if err := p.out.Flush(); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		return errEnough
 	}
-	p.buf.Reset()
-	if err := json.Compact(&p.buf, doc); err != nil {
-		return true, fmt.Errorf("encode: %w", err)
+	if _, err := p.out.Write(b); err != nil {
+		return fmt.Errorf("write: %w", err)
 	}
-	p.buf.WriteByte('\n')
-	if _, err := p.out.Write(p.buf.Bytes()); err != nil {
-		return true, fmt.Errorf("write: %w", err)
+	if err := p.out.WriteByte('\n'); err != nil {
+		return fmt.Errorf("write: %w", err)
 	}
 	p.printed++
-	return false, nil
+	return nil
 }
 
 // flush writes out what is buffered and reports errEnough once --max-events lines are out.

@@ -270,7 +270,7 @@ func TestRunMaxEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"--max-events", "5", "--tables", "t1", "--position", "MariaDB/0-1-4", "--keyspace", "demo"}, &stdout, &stderr)
+	code := run(ctx, []string{"--output", "protojson", "--max-events", "5", "--tables", "t1", "--position", "MariaDB/0-1-4", "--keyspace", "demo"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
@@ -323,7 +323,7 @@ func TestRunTimeout(t *testing.T) {
 	addr := serve(t, &fakeServer{batches: transaction()})
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	code := run(context.Background(), []string{"--server", addr, "--timeout", "300ms"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"--output", "protojson", "--server", addr, "--timeout", "300ms"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}

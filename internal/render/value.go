@@ -1,0 +1,100 @@
+package render
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+
+	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
+)
+
+// maxExact is the largest magnitude a JSON number keeps exactly in a float64 reader (jq,
+// JavaScript): larger integers are written as strings so no digit is lost.
+const maxExact = 1 << 53
+
+// AppendJSON appends the JSON value of one cell of column f: integers, YEAR and BIT as
+// numbers while exact, floats as numbers, DECIMAL, temporal and text values as strings (text
+// converted from the column's character set), binary values as base64, JSON as itself, and a
+// nil cell (NULL) as null. The kind decides, as sqltypes names it.
+func AppendJSON(dst []byte, f *query.Field, cell []byte) []byte {
+	if cell == nil {
+		return append(dst, "null"...)
+	}
+	kind, err := sqltypes.KindOf(f.GetType())
+	if err != nil {
+		return appendString(dst, cell)
+	}
+	switch kind {
+	case sqltypes.KindInt8, sqltypes.KindInt16, sqltypes.KindInt24, sqltypes.KindInt32, sqltypes.KindInt64:
+		if v, ok := encoder.ParseInt(cell); ok && v <= maxExact && v >= -maxExact {
+			return strconv.AppendInt(dst, v, 10)
+		}
+	case sqltypes.KindUint8, sqltypes.KindUint16, sqltypes.KindUint24, sqltypes.KindUint32, sqltypes.KindUint64, sqltypes.KindYear:
+		if v, ok := encoder.ParseUint(cell); ok && v <= maxExact {
+			return strconv.AppendUint(dst, v, 10)
+		}
+	case sqltypes.KindBit:
+		if v := sqltypes.BitValue(cell); v <= maxExact {
+			return strconv.AppendUint(dst, v, 10)
+		}
+		return strconv.AppendQuote(dst, strconv.FormatUint(sqltypes.BitValue(cell), 10))
+	case sqltypes.KindFloat32, sqltypes.KindFloat64:
+		// The cell is the server's decimal text of the float; a JSON number of the same digits
+		// reads back as the same float.
+		if _, err := strconv.ParseFloat(string(cell), 64); err == nil && json.Valid(cell) {
+			return append(dst, cell...)
+		}
+	case sqltypes.KindJSON:
+		if json.Valid(cell) {
+			return append(dst, cell...)
+		}
+	case sqltypes.KindBinary, sqltypes.KindVarBinary, sqltypes.KindBlob, sqltypes.KindGeometry, sqltypes.KindVector:
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, cell)
+		return append(dst, '"')
+	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText:
+		return appendString(dst, encoder.DefaultCollations.Text(f).Append(nil, cell))
+	case sqltypes.KindDecimal, sqltypes.KindDate, sqltypes.KindDateTime, sqltypes.KindTimestamp, sqltypes.KindTime,
+		sqltypes.KindEnum, sqltypes.KindSet:
+		// Strings: DECIMAL keeps its exact digits, the others are text.
+	}
+	return appendString(dst, cell)
+}
+
+// appendString appends s as a JSON string; bytes that are not UTF-8 become U+FFFD.
+func appendString(dst, s []byte) []byte {
+	b, _ := json.Marshal(string(s)) // a string always marshals
+	return append(dst, b...)
+}
+
+// AppendText appends one cell of column f as a person reads it: NULL, numbers and temporal
+// values bare, text quoted (converted from the column's character set), binary values as
+// 0x hex, BIT as its number, JSON as itself.
+func AppendText(dst []byte, f *query.Field, cell []byte) []byte {
+	if cell == nil {
+		return append(dst, "NULL"...)
+	}
+	kind, err := sqltypes.KindOf(f.GetType())
+	if err != nil {
+		return strconv.AppendQuote(dst, string(cell))
+	}
+	switch kind {
+	case sqltypes.KindBinary, sqltypes.KindVarBinary, sqltypes.KindBlob, sqltypes.KindGeometry, sqltypes.KindVector:
+		dst = append(dst, "0x"...)
+		return hex.AppendEncode(dst, cell)
+	case sqltypes.KindBit:
+		return strconv.AppendUint(dst, sqltypes.BitValue(cell), 10)
+	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText:
+		return strconv.AppendQuote(dst, string(encoder.DefaultCollations.Text(f).Append(nil, cell)))
+	case sqltypes.KindEnum, sqltypes.KindSet, sqltypes.KindDate, sqltypes.KindDateTime, sqltypes.KindTimestamp, sqltypes.KindTime:
+		return strconv.AppendQuote(dst, string(cell))
+	case sqltypes.KindInt8, sqltypes.KindUint8, sqltypes.KindInt16, sqltypes.KindUint16, sqltypes.KindInt24,
+		sqltypes.KindUint24, sqltypes.KindInt32, sqltypes.KindUint32, sqltypes.KindInt64, sqltypes.KindUint64,
+		sqltypes.KindFloat32, sqltypes.KindFloat64, sqltypes.KindDecimal, sqltypes.KindYear, sqltypes.KindJSON:
+		// Numbers and JSON read as they are.
+	}
+	return append(dst, cell...)
+}
