@@ -1,10 +1,7 @@
-// Command vstream prints the change stream of a vstreamd server as JSON lines,
-// one VEvent per line.
-//
-// Usage:
-//
-//	vstream --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]
-//	        [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]
+// Command vstream prints the change stream of a vstreamd server: as text for people on a
+// terminal, as one typed JSON object per row change for scripts, or as the server's VEvents
+// in protojson. "vstream tables" lists the tables a filter selects and their copy keys;
+// "vstream position" prints the server's current position. Run vstream -h for examples.
 //
 // VSTREAM_SERVER and VSTREAM_TOKEN are used when --server or --token are not given.
 // A VGTID line, or its "vgtid" value, can be passed back as --position to resume.
@@ -12,7 +9,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,6 +32,32 @@ import (
 )
 
 const defaultServer = "127.0.0.1:15991"
+
+const usage = `Usage: vstream [tables|position] --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]
+               [--output text|json|protojson] [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]
+
+Prints the change stream of a vstreamd server: one line per row change as a person reads it
+on a terminal (--output text), one JSON object per row change otherwise (--output json), or
+every VEvent as the server sent it (--output protojson).
+
+  vstream tables     lists the tables the filter selects and the key each is copied by
+  vstream position   prints the server's current position, to pass to --position later
+
+Examples:
+  # tail a table
+  vstream --tables customers
+  # copy the tables first, then follow their changes
+  vstream --position copy --tables customers,orders
+  # save where you are, and resume from there later
+  vstream --output json | tee changes.jsonl
+  vstream --position "$(jq -c 'select(.position).position' changes.jsonl | tail -n1)"
+  vstream position > pos.json; vstream --position "$(cat pos.json)"
+  # another format, e.g. Debezium JSON records with their topics and keys
+  vstream --format debezium-json --tables customers
+  # changes to jq
+  vstream --tables orders | jq 'select(.op == "update") | .after.id'
+
+`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -70,9 +95,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	fs := flag.NewFlagSet("vstream", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: vstream --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]\n"+
-			"               [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]\n\n"+
-			"Prints every change event of a vstreamd server as one JSON object per line.\n\n")
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	server := fs.String("server", orDefault(getenv("VSTREAM_SERVER"), defaultServer), "vstreamd gRPC `address` (env VSTREAM_SERVER)")
@@ -177,10 +200,26 @@ func orDefault(v, def string) string {
 	return def
 }
 
+// subcommandTimeout bounds vstream tables and position when --timeout is not given.
+const subcommandTimeout = 30 * time.Second
+
+// compactJSON removes protojson's varying spaces.
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
 // errEnough stops the stream once --max-events lines are out.
 var errEnough = errors.New("enough events")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	sub := ""
+	if len(args) > 0 && (args[0] == "tables" || args[0] == "position") {
+		sub, args = args[0], args[1:]
+	}
 	cfg, err := parseArgs(args, os.Getenv, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -192,10 +231,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if sub != "" && cfg.timeout == 0 {
+		cfg.timeout = subcommandTimeout
+	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
 		defer cancel()
+	}
+	if sub != "" {
+		return subcommand(ctx, sub, cfg, stdout, stderr)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log})
