@@ -101,10 +101,6 @@ func tablesCmd(ctx context.Context, c *client.Client, cfg *config, stdout io.Wri
 	}
 	slices.Sort(names)
 	w := &errWriter{w: stdout}
-	if len(names) == 0 {
-		w.printf("no table matches the filter\n")
-		return w.err
-	}
 	for _, name := range names {
 		info, err := describe(ctx, c, base, name)
 		if err != nil {

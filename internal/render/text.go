@@ -42,8 +42,10 @@ type textRenderer struct {
 	before [][]byte
 	gtid   string
 	rows   int
-	seen   bool
-	line   []byte
+	// seen is set once a position or commit is printed: the stream's first position is
+	// printed only when nothing showed where the stream is.
+	seen bool
+	line []byte
 }
 
 func (r *textRenderer) paint(dst []byte, color string, s string) []byte {
@@ -89,11 +91,13 @@ func (r *textRenderer) event(ev *binlogdata.VEvent, emit Emit) error {
 			// An empty transaction, or a copy chunk (its position follows).
 			return nil
 		}
+		r.seen = true
 		b := r.start(ev.GetTimestamp())
 		b = r.paint(b, dim, "commit "+r.gtid)
 		r.line = b
 		return emit(b)
 	case binlogdata.VEventType_DDL:
+		r.seen = true
 		b := r.start(ev.GetTimestamp())
 		b = r.paint(b, magenta, "ddl")
 		b = append(b, ' ')

@@ -42,14 +42,12 @@ func AppendJSON(dst []byte, f *query.Field, cell []byte) []byte {
 		}
 		return strconv.AppendQuote(dst, strconv.FormatUint(sqltypes.BitValue(cell), 10))
 	case sqltypes.KindFloat32, sqltypes.KindFloat64:
-		// The cell is the server's decimal text of the float; a JSON number of the same digits
-		// reads back as the same float.
-		if _, err := strconv.ParseFloat(string(cell), 64); err == nil && json.Valid(cell) {
-			return append(dst, cell...)
+		if b, ok := appendFloat(dst, kind, cell); ok {
+			return b
 		}
 	case sqltypes.KindJSON:
 		if json.Valid(cell) {
-			return append(dst, cell...)
+			return appendCompact(dst, cell)
 		}
 	case sqltypes.KindBinary, sqltypes.KindVarBinary, sqltypes.KindBlob, sqltypes.KindGeometry, sqltypes.KindVector:
 		dst = append(dst, '"')
@@ -62,6 +60,20 @@ func AppendJSON(dst []byte, f *query.Field, cell []byte) []byte {
 		// Strings: DECIMAL keeps its exact digits, the others are text.
 	}
 	return appendString(dst, cell)
+}
+
+// appendFloat appends a FLOAT or DOUBLE cell (the server's text, e.g. 1.25E+00) as the
+// shortest number that reads back as the same float of the column's size.
+func appendFloat(dst []byte, kind sqltypes.Kind, cell []byte) ([]byte, bool) {
+	bits := 64
+	if kind == sqltypes.KindFloat32 {
+		bits = 32
+	}
+	v, err := strconv.ParseFloat(string(cell), bits)
+	if err != nil {
+		return dst, false
+	}
+	return strconv.AppendFloat(dst, v, 'g', -1, bits), true
 }
 
 // appendString appends s as a JSON string; bytes that are not UTF-8 become U+FFFD.
@@ -87,13 +99,17 @@ func AppendText(dst []byte, f *query.Field, cell []byte) []byte {
 		return hex.AppendEncode(dst, cell)
 	case sqltypes.KindBit:
 		return strconv.AppendUint(dst, sqltypes.BitValue(cell), 10)
+	case sqltypes.KindFloat32, sqltypes.KindFloat64:
+		if b, ok := appendFloat(dst, kind, cell); ok {
+			return b
+		}
 	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText:
 		return strconv.AppendQuote(dst, string(encoder.DefaultCollations.Text(f).Append(nil, cell)))
 	case sqltypes.KindEnum, sqltypes.KindSet, sqltypes.KindDate, sqltypes.KindDateTime, sqltypes.KindTimestamp, sqltypes.KindTime:
 		return strconv.AppendQuote(dst, string(cell))
 	case sqltypes.KindInt8, sqltypes.KindUint8, sqltypes.KindInt16, sqltypes.KindUint16, sqltypes.KindInt24,
 		sqltypes.KindUint24, sqltypes.KindInt32, sqltypes.KindUint32, sqltypes.KindInt64, sqltypes.KindUint64,
-		sqltypes.KindFloat32, sqltypes.KindFloat64, sqltypes.KindDecimal, sqltypes.KindYear, sqltypes.KindJSON:
+		sqltypes.KindDecimal, sqltypes.KindYear, sqltypes.KindJSON:
 		// Numbers and JSON read as they are.
 	}
 	return append(dst, cell...)
