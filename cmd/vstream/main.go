@@ -212,6 +212,17 @@ func compactJSON(b []byte) []byte {
 	return buf.Bytes()
 }
 
+// startedAt is the requested start when it is a position to resume from (not "current" or a
+// copy, which name no point of the binlog); nil otherwise.
+func startedAt(v *binlogdata.VGtid) *binlogdata.VGtid {
+	for _, sg := range v.GetShardGtids() {
+		if g := sg.GetGtid(); g == "" || g == "current" {
+			return nil
+		}
+	}
+	return v
+}
+
 // errEnough stops the stream once --max-events lines are out.
 var errEnough = errors.New("enough events")
 
@@ -262,6 +273,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		r:   render.New(output, render.Options{Color: render.UseColor(terminal, os.Getenv)}),
 	}
 	p.emit = p.line
+	p.position = func() *binlogdata.VGtid {
+		if v := c.LastPosition(); v != nil {
+			return v
+		}
+		return startedAt(cfg.request.Position)
+	}
 	cfg.request.OnMessages = p.printMessages
 	err = c.Stream(ctx, cfg.request, p.print)
 	switch {
@@ -294,9 +311,24 @@ type printer struct {
 	printed int
 	r       render.Renderer
 	emit    render.Emit
+	// position is the resume point before the batch being printed.
+	position func() *binlogdata.VGtid
 }
 
+// printMessages prints encoded messages. The server marks resume points on the batches, not
+// on each message, and the client reports a batch's point once its messages are handled; so
+// a message without a position of its own gets the resume point before its batch: where to
+// start to receive it again, as EncodedMessage.position means.
 func (p *printer) printMessages(_ context.Context, msgs []*vstreamv1.EncodedMessage) error {
+	if p.position != nil {
+		if pos := p.position(); pos != nil {
+			for _, m := range msgs {
+				if m.GetPosition() == nil {
+					m.Position = pos
+				}
+			}
+		}
+	}
 	if err := p.r.Messages(msgs, p.emit); err != nil {
 		return err
 	}

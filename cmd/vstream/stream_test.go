@@ -241,3 +241,90 @@ func TestTablesCommand(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// TestFormatOutputs: with --format, each output keeps what a consumer needs of every message:
+// an Avro schema message its schema id and subject headers, records their topic, key and
+// position, a Debezium delete its tombstone.
+func TestFormatOutputs(t *testing.T) {
+	addr := serveReal(t)
+	execSQL(t, "DROP TABLE IF EXISTS fmt_t", "CREATE TABLE fmt_t (id INT PRIMARY KEY, v VARCHAR(10))")
+	pos := strings.TrimSpace(vstream(t, "position", "--server", addr))
+	execSQL(t, "INSERT INTO fmt_t VALUES (1, 'a')", "DELETE FROM fmt_t WHERE id = 1", "INSERT INTO fmt_t VALUES (2, 'end')")
+	common := []string{"--server", addr, "--position", pos, "--tables", "fmt_t"}
+
+	type msg struct {
+		Topic       string            `json:"topic"`
+		Key         json.RawMessage   `json:"key"`
+		KeyBase64   string            `json:"key_base64"`
+		Headers     map[string]string `json:"headers"`
+		Tombstone   bool              `json:"tombstone"`
+		Value       json.RawMessage   `json:"value"`
+		ValueBase64 string            `json:"value_base64"`
+		Position    json.RawMessage   `json:"position"`
+	}
+	decode := func(out string) []msg {
+		var ms []msg
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var m msg
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("line %s: %v", l, err)
+			}
+			ms = append(ms, m)
+		}
+		return ms
+	}
+
+	// Avro: 5 messages are the key and value schemas, then insert, delete and insert records
+	// (the delete's tombstone is off in this format's defaults or not, the count covers both).
+	avro := decode(vstream(t, append([]string{"--format", "avro", "--output", "json", "--max-events", "5"}, common...)...))
+	var schemas, records int
+	for _, m := range avro {
+		switch {
+		case m.Headers["vstream.schema.id"] != "":
+			schemas++
+			if !strings.HasPrefix(m.Headers["vstream.schema.subject"], m.Topic) || len(m.Value) == 0 {
+				t.Errorf("schema message %+v: want subject <topic>-key|value and the schema as its value", m)
+			}
+		default:
+			records++
+			if m.Topic == "" || (m.KeyBase64 == "" && len(m.Key) == 0) || len(m.Position) == 0 {
+				t.Errorf("avro record %+v: want topic, key and position", m)
+			}
+			if !m.Tombstone && m.ValueBase64 == "" {
+				t.Errorf("avro record %+v: want its binary value in value_base64", m)
+			}
+		}
+	}
+	if schemas < 2 || records == 0 {
+		t.Errorf("avro: %d schema messages, %d records", schemas, records)
+	}
+
+	// Debezium JSON: the delete is followed by its tombstone; records embed key and value.
+	dbz := decode(streamUntil(t, `"id":2`, append([]string{"--format", "debezium-json", "--output", "json"}, common...)...))
+	var tombstones int
+	for _, m := range dbz {
+		if m.Tombstone {
+			tombstones++
+			if len(m.Key) == 0 || len(m.Value) != 0 {
+				t.Errorf("tombstone %+v: want a key and no value", m)
+			}
+		} else if len(m.Key) == 0 || len(m.Value) == 0 || m.Topic == "" || len(m.Position) == 0 {
+			t.Errorf("debezium record %+v: want topic, key, value and position", m)
+		}
+	}
+	if tombstones != 1 {
+		t.Errorf("%d tombstones, want 1:\n%+v", tombstones, dbz)
+	}
+
+	// Text names topic, headers and tombstone; protojson prints the whole message.
+	text := vstream(t, append([]string{"--format", "avro", "--output", "text", "--max-events", "3"}, common...)...)
+	if !strings.Contains(text, "vstream.schema.id=") || !strings.Contains(text, "vstream.schema.subject=") {
+		t.Errorf("text avro output lacks the schema headers:\n%s", text)
+	}
+	pj := vstream(t, append([]string{"--format", "debezium-json", "--output", "protojson", "--max-events", "1"}, common...)...)
+	for _, want := range []string{`"topic":`, `"key":`, `"value":`, `"position":`} {
+		if !strings.Contains(pj, want) {
+			t.Errorf("protojson message lacks %s: %s", want, pj)
+		}
+	}
+}
