@@ -269,3 +269,33 @@ func TestMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyAndOtherEvents: a copy's progress, heartbeats and DDL in both outputs.
+func TestCopyAndOtherEvents(t *testing.T) {
+	vg := &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "demo", Shard: "0", Gtid: "MariaDB/0-1-9",
+		TablePKs: []*binlogdata.TableLastPK{{TableName: "a", Completed: true}, {TableName: "b"}}}}}
+	events := []*binlogdata.VEvent{
+		{Type: binlogdata.VEventType_VGTID, Vgtid: vg},
+		{Type: binlogdata.VEventType_COPY_COMPLETED, Keyspace: "demo", LastPKEvent: &binlogdata.LastPKEvent{TableLastPK: &binlogdata.TableLastPK{TableName: "b"}}},
+		{Type: binlogdata.VEventType_COPY_COMPLETED},
+		{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: 1700000000},
+		{Type: binlogdata.VEventType_GTID, Gtid: "MariaDB/0-1-10"},
+		{Type: binlogdata.VEventType_DDL, Keyspace: "demo", Statement: "DROP TABLE x"},
+	}
+	text := render(t, New(Text, Options{}), events)
+	wantText := []string{"position MariaDB/0-1-9 (copying b)", "copy of demo.b completed", "copy completed", "ddl DROP TABLE x"}
+	if strings.Join(text, "\n") != strings.Join(wantText, "\n") {
+		t.Errorf("text:\n%s\nwant:\n%s", strings.Join(text, "\n"), strings.Join(wantText, "\n"))
+	}
+	end := &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "MariaDB/0-1-10"}}}}
+	js := render(t, New(JSON, Options{}), append(events[1:], end))
+	wantJSON := []string{
+		`{"op":"copy_completed","keyspace":"demo","table":"b"}`,
+		`{"op":"copy_completed","keyspace":"","table":""}`,
+		`{"op":"heartbeat","timestamp":"2023-11-14T22:13:20Z"}`,
+		`{"op":"ddl","keyspace":"demo","statement":"DROP TABLE x","gtid":"MariaDB/0-1-10","position":{"shardGtids":[{"gtid":"MariaDB/0-1-10"}]},"timestamp":null}`,
+	}
+	if strings.Join(js, "\n") != strings.Join(wantJSON, "\n") {
+		t.Errorf("json:\n%s\nwant:\n%s", strings.Join(js, "\n"), strings.Join(wantJSON, "\n"))
+	}
+}
