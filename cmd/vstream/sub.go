@@ -46,7 +46,7 @@ func firstPosition(ctx context.Context, c *client.Client, req client.Request) (*
 // positionCmd prints the server's current position: the first VGTID of a stream started at
 // "current", as JSON that --position takes back.
 func positionCmd(ctx context.Context, c *client.Client, cfg *config, stdout io.Writer) error {
-	req := cfg.request
+	req := native(cfg.request)
 	req.Position = currentOf(req.Position)
 	req.EventTypes = []binlogdata.VEventType{binlogdata.VEventType_VGTID}
 	v, _, err := firstPosition(ctx, c, req)
@@ -59,6 +59,13 @@ func positionCmd(ctx context.Context, c *client.Client, cfg *config, stdout io.W
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", compactJSON(b))
 	return err
+}
+
+// native is the request in the native format: a subcommand reads VEvents whatever --format
+// says (only they can be limited to the event types it needs).
+func native(req client.Request) client.Request {
+	req.Format, req.FormatOptions, req.OnMessages = "", nil, nil
+	return req
 }
 
 // currentOf is "current" in the keyspace of p.
@@ -83,7 +90,7 @@ type tableInfo struct {
 // in its first position, and a copy of each table alone names its key in the first LASTPK,
 // or is refused with the server's reason. Nothing is printed of the rows.
 func tablesCmd(ctx context.Context, c *client.Client, cfg *config, stdout io.Writer) error {
-	base := cfg.request
+	base := native(cfg.request)
 	base.Position = copyOf(base.Position)
 	base.CopyChunkRows = 1
 	base.EventTypes = []binlogdata.VEventType{binlogdata.VEventType_FIELD, binlogdata.VEventType_LASTPK}

@@ -82,6 +82,8 @@ func TestValues(t *testing.T) {
 		{sqltypes.KindVarChar, 45, "say \"hi\"", `"say \"hi\""`, `"say \"hi\""`},
 		{sqltypes.KindVarChar, latin1, "caf\xe9", `"café"`, `"café"`},
 		{sqltypes.KindText, 45, "line\nbreak", `"line\nbreak"`, `"line\nbreak"`},
+		{sqltypes.KindText, 45, "bell\x07 tab\t back\\", `"bell\u0007 tab\t back\\"`, `"bell\a tab\t back\\"`},
+		{sqltypes.KindVarChar, 45, "a\xffb€", `"a\ufffdb€"`, `"a\xffb€"`},
 		{sqltypes.KindBinary, 63, "\x00\xff", `"AP8="`, `0x00ff`},
 		{sqltypes.KindVarBinary, 63, "ab", `"YWI="`, `0x6162`},
 		{sqltypes.KindBlob, 63, "\x01", `"AQ=="`, `0x01`},

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
@@ -54,12 +55,21 @@ func AppendJSON(dst []byte, f *query.Field, cell []byte) []byte {
 		dst = base64.StdEncoding.AppendEncode(dst, cell)
 		return append(dst, '"')
 	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText:
-		return appendString(dst, encoder.DefaultCollations.Text(f).Append(nil, cell))
+		return appendString(dst, utf8Text(f, cell))
 	case sqltypes.KindDecimal, sqltypes.KindDate, sqltypes.KindDateTime, sqltypes.KindTimestamp, sqltypes.KindTime,
 		sqltypes.KindEnum, sqltypes.KindSet:
 		// Strings: DECIMAL keeps its exact digits, the others are text.
 	}
 	return appendString(dst, cell)
+}
+
+// utf8Text is a text cell in UTF-8: converted from the column's character set, or the cell
+// itself when that is UTF-8 already.
+func utf8Text(f *query.Field, cell []byte) []byte {
+	if cs := encoder.DefaultCollations.Text(f); cs != nil {
+		return cs.Append(nil, cell)
+	}
+	return cell
 }
 
 // appendFloat appends a FLOAT or DOUBLE cell (the server's text, e.g. 1.25E+00) as the
@@ -76,10 +86,40 @@ func appendFloat(dst []byte, kind sqltypes.Kind, cell []byte) ([]byte, bool) {
 	return strconv.AppendFloat(dst, v, 'g', -1, bits), true
 }
 
-// appendString appends s as a JSON string; bytes that are not UTF-8 become U+FFFD.
+// appendString appends s as a JSON string, without allocating: quotes, backslashes and
+// control characters escaped, bytes that are not UTF-8 written as U+FFFD.
 func appendString(dst, s []byte) []byte {
-	b, _ := json.Marshal(string(s)) // a string always marshals
-	return append(dst, b...)
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < ' ' || c == 0x7f:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, "\\ufffd"...)
+		} else {
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(dst, '"')
 }
 
 // AppendText appends one cell of column f as a person reads it: NULL, numbers and temporal
@@ -104,7 +144,7 @@ func AppendText(dst []byte, f *query.Field, cell []byte) []byte {
 			return b
 		}
 	case sqltypes.KindChar, sqltypes.KindVarChar, sqltypes.KindText:
-		return strconv.AppendQuote(dst, string(encoder.DefaultCollations.Text(f).Append(nil, cell)))
+		return strconv.AppendQuote(dst, string(utf8Text(f, cell)))
 	case sqltypes.KindEnum, sqltypes.KindSet, sqltypes.KindDate, sqltypes.KindDateTime, sqltypes.KindTimestamp, sqltypes.KindTime:
 		return strconv.AppendQuote(dst, string(cell))
 	case sqltypes.KindInt8, sqltypes.KindUint8, sqltypes.KindInt16, sqltypes.KindUint16, sqltypes.KindInt24,
