@@ -210,6 +210,10 @@ func TestPositionCommand(t *testing.T) {
 	if sg := v.GetShardGtids(); len(sg) != 1 || sg[0].GetGtid() != "MariaDB/"+want || sg[0].GetKeyspace() != "test" {
 		t.Errorf("position = %s, want MariaDB/%s in keyspace test", out, want)
 	}
+	// --format does not change what a subcommand reads.
+	if avro := strings.TrimSpace(vstream(t, "position", "--server", addr, "--format", "avro")); avro != out {
+		t.Errorf("position with --format avro = %s, want %s", avro, out)
+	}
 	if _, err := parseArgs([]string{"--position", out}, env(nil), &bytes.Buffer{}); err != nil {
 		t.Errorf("--position does not take the printed position back: %v", err)
 	}

@@ -88,7 +88,9 @@ type tableInfo struct {
 // none. The native API has no call that describes tables, so it asks the copy itself: a copy
 // of every selected table (in chunks of one row, only its LASTPK events asked for) lists them
 // in its first position, and a copy of each table alone names its key in the first LASTPK,
-// or is refused with the server's reason. Nothing is printed of the rows.
+// or is refused with the server's reason. Nothing is printed of the rows. The listing copy
+// takes tables without a key too, which it copies in one read: when the first selected table
+// is such a table, listing reads it whole (the rows are not sent).
 func tablesCmd(ctx context.Context, c *client.Client, cfg *config, stdout io.Writer) error {
 	base := native(cfg.request)
 	base.Position = copyOf(base.Position)

@@ -12,6 +12,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder"
 )
 
 // jsonRenderer prints one JSON object per row change:
@@ -101,11 +102,11 @@ func (r *jsonRenderer) row(ev *binlogdata.VEvent) error {
 		p = append(p, `,"op":"`...)
 		p = append(p, op(rc)...)
 		p = append(p, `","before":`...)
-		if p, err = r.appendImage(p, tb, rc.GetBefore()); err != nil {
+		if p, err = r.appendImage(p, tb, rc.GetBefore(), nil); err != nil {
 			return err
 		}
 		p = append(p, `,"after":`...)
-		if p, err = r.appendImage(p, tb, rc.GetAfter()); err != nil {
+		if p, err = r.appendImage(p, tb, rc.GetAfter(), rc.GetDataColumns()); err != nil {
 			return err
 		}
 		r.pending = p
@@ -115,7 +116,10 @@ func (r *jsonRenderer) row(ev *binlogdata.VEvent) error {
 	return nil
 }
 
-func (r *jsonRenderer) appendImage(dst []byte, tb *table, row *query.Row) ([]byte, error) {
+// appendImage appends a row image as an object keyed by column name; the columns a partial
+// after image left out (data_columns, under binlog_row_image NOBLOB or MINIMAL) are left out
+// too, rather than shown as a NULL they are not.
+func (r *jsonRenderer) appendImage(dst []byte, tb *table, row *query.Row, logged *binlogdata.RowChange_Bitmap) ([]byte, error) {
 	if row == nil {
 		return append(dst, "null"...), nil
 	}
@@ -124,10 +128,15 @@ func (r *jsonRenderer) appendImage(dst []byte, tb *table, row *query.Row) ([]byt
 		return nil, err
 	}
 	dst = append(dst, '{')
+	first := true
 	for i, f := range tb.fields {
-		if i > 0 {
+		if !encoder.Logged(logged, i, len(tb.fields)) {
+			continue
+		}
+		if !first {
 			dst = append(dst, ',')
 		}
+		first = false
 		dst = appendString(dst, []byte(f.GetName()))
 		dst = append(dst, ':')
 		dst = AppendJSON(dst, f, r.cells[i])

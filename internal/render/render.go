@@ -92,8 +92,10 @@ type tables map[string]*table
 
 type table struct {
 	keyspace, name string
-	fields         []*query.Field
-	key            []bool
+	// qualified is "keyspace.name", made once per FIELD rather than per row.
+	qualified string
+	fields    []*query.Field
+	key       []bool
 }
 
 func tableKey(keyspace, name string) string { return keyspace + "\x00" + name }
@@ -104,7 +106,10 @@ func (t tables) field(ev *binlogdata.VEvent) {
 	if ks == "" {
 		ks = ev.GetKeyspace()
 	}
-	tb := &table{keyspace: ks, name: fe.GetTableName(), fields: fe.GetFields(), key: make([]bool, len(fe.GetFields()))}
+	tb := &table{
+		keyspace: ks, name: fe.GetTableName(), qualified: ks + "." + fe.GetTableName(),
+		fields: fe.GetFields(), key: make([]bool, len(fe.GetFields())),
+	}
 	for i, f := range tb.fields {
 		tb.key[i] = f.GetFlags()&uint32(query.MySqlFlag_PRI_KEY_FLAG) != 0
 	}

@@ -301,3 +301,22 @@ func TestCopyAndOtherEvents(t *testing.T) {
 		t.Errorf("json:\n%s\nwant:\n%s", strings.Join(js, "\n"), strings.Join(wantJSON, "\n"))
 	}
 }
+
+// TestPartialImage: the columns a partial after image left out are not shown as NULL.
+func TestPartialImage(t *testing.T) {
+	tx := transaction()
+	rows := tx[2].GetRowEvent()
+	rows.RowChanges = []*binlogdata.RowChange{{
+		Before:      row("1", "a", "4"),
+		After:       row("1", nil, "5"),
+		DataColumns: &binlogdata.RowChange_Bitmap{Count: 3, Cols: []byte{0b101}},
+	}}
+	text := render(t, New(Text, Options{}), tx)
+	if _, rest, _ := strings.Cut(text[0], " "); rest != "demo.t update id=1 n: 4 -> 5" {
+		t.Errorf("text = %q", text[0])
+	}
+	js := render(t, New(JSON, Options{}), tx)
+	if !strings.Contains(js[0], `"after":{"id":1,"n":5}`) {
+		t.Errorf("json = %s", js[0])
+	}
+}

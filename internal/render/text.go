@@ -11,6 +11,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder"
 )
 
 // ANSI colours of the text output.
@@ -146,23 +147,23 @@ func (r *textRenderer) row(ev *binlogdata.VEvent, emit Emit) error {
 	for _, rc := range ev.GetRowEvent().GetRowChanges() {
 		r.rows++
 		b := r.start(ev.GetTimestamp())
-		b = r.paint(b, bold, tb.keyspace+"."+tb.name)
+		b = r.paint(b, bold, tb.qualified)
 		b = append(b, ' ')
 		o := op(rc)
 		switch o {
 		case "insert":
 			b = r.paint(b, green, o)
-			if b, err = r.pairs(b, tb, rc.GetAfter(), nil); err != nil {
+			if b, err = r.pairs(b, tb, rc.GetAfter(), nil, rc.GetDataColumns()); err != nil {
 				return err
 			}
 		case "delete":
 			b = r.paint(b, red, o)
-			if b, err = r.pairs(b, tb, rc.GetBefore(), nil); err != nil {
+			if b, err = r.pairs(b, tb, rc.GetBefore(), nil, nil); err != nil {
 				return err
 			}
 		default:
 			b = r.paint(b, yellow, o)
-			if b, err = r.pairs(b, tb, rc.GetAfter(), rc.GetBefore()); err != nil {
+			if b, err = r.pairs(b, tb, rc.GetAfter(), rc.GetBefore(), rc.GetDataColumns()); err != nil {
 				return err
 			}
 		}
@@ -176,7 +177,8 @@ func (r *textRenderer) row(ev *binlogdata.VEvent, emit Emit) error {
 
 // pairs appends " col=value" for every column of row, or, with a before image (an update),
 // " key=value" for the key columns and " col: before -> after" for the columns that changed.
-func (r *textRenderer) pairs(b []byte, tb *table, row, before *query.Row) ([]byte, error) {
+// Columns a partial after image left out (logged) are not shown.
+func (r *textRenderer) pairs(b []byte, tb *table, row, before *query.Row, logged *binlogdata.RowChange_Bitmap) ([]byte, error) {
 	var err error
 	if r.cells, err = tb.cells(row, r.cells); err != nil {
 		return nil, err
@@ -187,6 +189,9 @@ func (r *textRenderer) pairs(b []byte, tb *table, row, before *query.Row) ([]byt
 		}
 	}
 	for i, f := range tb.fields {
+		if !encoder.Logged(logged, i, len(tb.fields)) {
+			continue
+		}
 		cell := r.cells[i]
 		changed := before != nil && !sameCell(r.before[i], cell)
 		if before != nil && !changed && !tb.key[i] {
