@@ -1,10 +1,7 @@
-// Command vstream prints the change stream of a vstreamd server as JSON lines,
-// one VEvent per line.
-//
-// Usage:
-//
-//	vstream --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]
-//	        [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]
+// Command vstream prints the change stream of a vstreamd server: as text for people on a
+// terminal, as one typed JSON object per row change for scripts, or as the server's VEvents
+// in protojson. "vstream tables" lists the tables a filter selects and their copy keys;
+// "vstream position" prints the server's current position. Run vstream -h for examples.
 //
 // VSTREAM_SERVER and VSTREAM_TOKEN are used when --server or --token are not given.
 // A VGTID line, or its "vgtid" value, can be passed back as --position to resume.
@@ -31,9 +28,36 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/render"
 )
 
 const defaultServer = "127.0.0.1:15991"
+
+const usage = `Usage: vstream [tables|position] --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]
+               [--output text|json|protojson] [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]
+
+Prints the change stream of a vstreamd server: one line per row change as a person reads it
+on a terminal (--output text), one JSON object per row change otherwise (--output json), or
+every VEvent as the server sent it (--output protojson).
+
+  vstream tables     lists the tables the filter selects and the key each is copied by
+  vstream position   prints the server's current position, to pass to --position later
+
+Examples:
+  # tail a table
+  vstream --tables customers
+  # copy the tables first, then follow their changes
+  vstream --position copy --tables customers,orders
+  # save where you are, and resume from there later
+  vstream --output json | tee changes.jsonl
+  vstream --position "$(jq -c 'select(.position).position' changes.jsonl | tail -n1)"
+  vstream position > pos.json; vstream --position "$(cat pos.json)"
+  # another format, e.g. Debezium JSON records with their topics and keys
+  vstream --format debezium-json --tables customers
+  # changes to jq
+  vstream --tables orders | jq 'select(.op == "update") | .after.id'
+
+`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -49,6 +73,8 @@ type config struct {
 	request   client.Request
 	maxEvents int
 	timeout   time.Duration
+	// output is how lines are printed; empty until run picks the default for stdout.
+	output render.Output
 }
 
 // usageError is a command line mistake: exit status 2.
@@ -69,9 +95,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	fs := flag.NewFlagSet("vstream", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: vstream --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]\n"+
-			"               [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]\n\n"+
-			"Prints every change event of a vstreamd server as one JSON object per line.\n\n")
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	server := fs.String("server", orDefault(getenv("VSTREAM_SERVER"), defaultServer), "vstreamd gRPC `address` (env VSTREAM_SERVER)")
@@ -84,7 +108,8 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	format := fs.String("format", "", "server output `format`: vevent (default), avro, canal-json, canal-protobuf, debezium-json, drs-json, drs-json-c or streamsets")
 	var formatOptions optionList
 	fs.Var(&formatOptions, "format-option", "format `name=value`, repeatable (e.g. profile=dts)")
-	maxEvents := fs.Int("max-events", 0, "exit after printing `N` events; 0 means no limit")
+	output := fs.String("output", "", "how to print: text (one line per row change, for people; the default on a terminal), json (one typed object per row change; the default otherwise) or protojson (every VEvent or encoded message as it arrives)")
+	maxEvents := fs.Int("max-events", 0, "exit after printing `N` lines; 0 means no limit")
 	timeout := fs.Duration("timeout", 0, "exit after this `duration`; 0 means no limit")
 	heartbeat := fs.Duration("heartbeat", 0, "ask for a HEARTBEAT after this idle `duration`; 0 means none")
 	failureMode := fs.String("event-processing-failure-handling-mode", "",
@@ -103,6 +128,13 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	cfg := &config{server: *server, token: *token, maxEvents: *maxEvents, timeout: *timeout}
+	if *output != "" {
+		o, err := render.ParseOutput(*output)
+		if err != nil {
+			return nil, usagef("--output: %v", err)
+		}
+		cfg.output = o
+	}
 	if cfg.server == "" {
 		return nil, usagef("--server is empty")
 	}
@@ -168,10 +200,37 @@ func orDefault(v, def string) string {
 	return def
 }
 
+// subcommandTimeout bounds vstream tables and position when --timeout is not given.
+const subcommandTimeout = 30 * time.Second
+
+// compactJSON removes protojson's varying spaces.
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// startedAt is the requested start when it is a position to resume from (not "current" or a
+// copy, which name no point of the binlog); nil otherwise.
+func startedAt(v *binlogdata.VGtid) *binlogdata.VGtid {
+	for _, sg := range v.GetShardGtids() {
+		if g := sg.GetGtid(); g == "" || g == "current" {
+			return nil
+		}
+	}
+	return v
+}
+
 // errEnough stops the stream once --max-events lines are out.
 var errEnough = errors.New("enough events")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	sub := ""
+	if len(args) > 0 && (args[0] == "tables" || args[0] == "position") {
+		sub, args = args[0], args[1:]
+	}
 	cfg, err := parseArgs(args, os.Getenv, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -183,10 +242,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if sub != "" && cfg.timeout == 0 {
+		cfg.timeout = subcommandTimeout
+	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
 		defer cancel()
+	}
+	if sub != "" {
+		return subcommand(ctx, sub, cfg, stdout, stderr)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log})
@@ -197,8 +262,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The stream is over when Close runs: an error closing the connection loses nothing.
 	defer func() { _ = c.Close() }()
 
-	out := bufio.NewWriter(stdout)
-	p := printer{out: out, max: cfg.maxEvents}
+	terminal := isTerminal(stdout)
+	output := cfg.output
+	if output == "" {
+		output = render.DefaultOutput(terminal)
+	}
+	p := printer{
+		out: bufio.NewWriter(stdout),
+		max: cfg.maxEvents,
+		r:   render.New(output, render.Options{Color: render.UseColor(terminal, os.Getenv)}),
+	}
+	p.emit = p.line
+	p.position = func() *binlogdata.VGtid {
+		if v := c.LastPosition(); v != nil {
+			return v
+		}
+		return startedAt(cfg.request.Position)
+	}
 	cfg.request.OnMessages = p.printMessages
 	err = c.Stream(ctx, cfg.request, p.print)
 	switch {
@@ -213,62 +293,72 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// printer writes events as compact single-line JSON.
+// isTerminal says whether w is a terminal (a character device), which decides the default
+// output and colours.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printer writes the renderer's lines to stdout and stops after --max-events of them.
 type printer struct {
 	out     *bufio.Writer
 	max     int
 	printed int
-	buf     bytes.Buffer
+	r       render.Renderer
+	emit    render.Emit
+	// position is the resume point before the batch being printed.
+	position func() *binlogdata.VGtid
 }
 
-// printMessages prints the value of each encoded message on a line of its own: the JSON
-// formats' values are one JSON document each; other values print as the message's protojson.
+// printMessages prints encoded messages. The server marks resume points on the batches, not
+// on each message, and the client reports a batch's point once its messages are handled; so
+// a message without a position of its own gets the resume point before its batch: where to
+// start to receive it again, as EncodedMessage.position means.
 func (p *printer) printMessages(_ context.Context, msgs []*vstreamv1.EncodedMessage) error {
-	for _, m := range msgs {
-		doc := m.GetValue()
-		if !json.Valid(doc) {
-			var err error
-			if doc, err = protojson.Marshal(m); err != nil {
-				return fmt.Errorf("encode message: %w", err)
+	if p.position != nil {
+		if pos := p.position(); pos != nil {
+			for _, m := range msgs {
+				if m.GetPosition() == nil {
+					m.Position = pos
+				}
 			}
 		}
-		if done, err := p.line(doc); done || err != nil {
-			return err
-		}
+	}
+	if err := p.r.Messages(msgs, p.emit); err != nil {
+		return err
 	}
 	return p.flush()
 }
 
 func (p *printer) print(_ context.Context, events []*binlogdata.VEvent) error {
-	for _, ev := range events {
-		b, err := protojson.MarshalOptions{}.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("encode %s event: %w", ev.GetType(), err)
-		}
-		if done, err := p.line(b); done || err != nil {
-			return err
-		}
+	if err := p.r.Events(events, p.emit); err != nil {
+		return err
 	}
 	return p.flush()
 }
 
-// line writes one JSON document as a compact line. protojson deliberately varies its spacing
-// between runs; compacting makes the output stable for scripts that compare lines. It reports
-// done (with errEnough) once --max-events lines are out.
-func (p *printer) line(doc []byte) (done bool, err error) {
+// line writes one line; once --max-events lines are out it flushes and stops the stream with
+// errEnough.
+func (p *printer) line(b []byte) error {
 	if p.max > 0 && p.printed >= p.max {
-		return true, p.flush()
+		if err := p.out.Flush(); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		return errEnough
 	}
-	p.buf.Reset()
-	if err := json.Compact(&p.buf, doc); err != nil {
-		return true, fmt.Errorf("encode: %w", err)
+	if _, err := p.out.Write(b); err != nil {
+		return fmt.Errorf("write: %w", err)
 	}
-	p.buf.WriteByte('\n')
-	if _, err := p.out.Write(p.buf.Bytes()); err != nil {
-		return true, fmt.Errorf("write: %w", err)
+	if err := p.out.WriteByte('\n'); err != nil {
+		return fmt.Errorf("write: %w", err)
 	}
 	p.printed++
-	return false, nil
+	return nil
 }
 
 // flush writes out what is buffered and reports errEnough once --max-events lines are out.

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/render"
 	"github.com/vstream-cdc/vstream/server"
 )
 
@@ -109,6 +112,12 @@ func TestParseArgs(t *testing.T) {
 		{name: "bad filter json", args: []string{"--filter", `{"rules":`}, wantErr: "--filter"},
 		{name: "filter without rules", args: []string{"--filter", `{}`}, wantErr: "no rules"},
 		{name: "filter rule without match", args: []string{"--filter", `{"rules":[{"filter":"exclude"}]}`}, wantErr: "no match"},
+		{
+			name: "output",
+			args: []string{"--output", "text"},
+			want: &config{server: defaultServer, output: render.Text, request: client.Request{Position: current}},
+		},
+		{name: "unknown output", args: []string{"--output", "yaml"}, wantErr: "want text, json or protojson"},
 		{name: "bad position", args: []string{"--position", "0-1-100"}, wantErr: "--position"},
 		{name: "negative max events", args: []string{"--max-events", "-1"}, wantErr: "--max-events"},
 		{name: "negative timeout", args: []string{"--timeout", "-1s"}, wantErr: "--timeout"},
@@ -136,7 +145,8 @@ func TestParseArgs(t *testing.T) {
 			case err != nil:
 				t.Fatalf("parseArgs(): %v", err)
 			}
-			if got.server != tt.want.server || got.token != tt.want.token || got.maxEvents != tt.want.maxEvents || got.timeout != tt.want.timeout {
+			if got.server != tt.want.server || got.token != tt.want.token || got.maxEvents != tt.want.maxEvents || got.timeout != tt.want.timeout ||
+				got.output != tt.want.output {
 				t.Errorf("config = %+v, want %+v", got, tt.want)
 			}
 			g, w := got.request, tt.want.request
@@ -154,13 +164,38 @@ func TestHelp(t *testing.T) {
 	if code := run(context.Background(), []string{"-h"}, &stdout, &stderr); code != 0 {
 		t.Errorf("exit %d, want 0", code)
 	}
-	if !strings.Contains(stderr.String(), "--tables RULES") {
-		t.Errorf("usage text missing: %q", stderr.String())
+	// The usage names the subcommands, the outputs and an example of each common task.
+	for _, want := range []string{"--tables RULES", "vstream tables", "vstream position", "--output text|json|protojson",
+		"# tail a table", "# copy the tables first", "--position copy", "# save where you are, and resume", "# another format", "--format debezium-json"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("usage text lacks %q", want)
+		}
 	}
 	// The --format help names every format the server offers.
 	for _, f := range server.Formats {
 		if !strings.Contains(stderr.String(), f) {
 			t.Errorf("usage text does not name format %s", f)
+		}
+	}
+}
+
+// TestIsTerminal: a buffer, a pipe and a regular file are not terminals, so piped output is
+// json and uncoloured.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	f, err := os.Create(t.TempDir() + "/out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for name, out := range map[string]io.Writer{"buffer": &bytes.Buffer{}, "pipe": w, "file": f} {
+		if isTerminal(out) {
+			t.Errorf("%s is a terminal", name)
 		}
 	}
 }
@@ -270,7 +305,7 @@ func TestRunMaxEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"--max-events", "5", "--tables", "t1", "--position", "MariaDB/0-1-4", "--keyspace", "demo"}, &stdout, &stderr)
+	code := run(ctx, []string{"--output", "protojson", "--max-events", "5", "--tables", "t1", "--position", "MariaDB/0-1-4", "--keyspace", "demo"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
@@ -323,7 +358,7 @@ func TestRunTimeout(t *testing.T) {
 	addr := serve(t, &fakeServer{batches: transaction()})
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	code := run(context.Background(), []string{"--server", addr, "--timeout", "300ms"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"--output", "protojson", "--server", addr, "--timeout", "300ms"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
