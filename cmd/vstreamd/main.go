@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/vstream-cdc/vstream/server"
+	"github.com/vstream-cdc/vstream/server/statuspage"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -133,6 +134,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle("/", statuspage.New(srv, statuspage.Options{Logger: log}))
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go serveMetrics(hs, mlis, log)
 		// The process is exiting when this runs: an error closing the listener loses nothing.
