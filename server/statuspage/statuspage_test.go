@@ -216,7 +216,7 @@ var mariadbPosition = regexp.MustCompile(`^MariaDB/\d+-\d+-\d+(,\d+-\d+-\d+)*$`)
 // TestStatusJSON: /status.json reports the source and each open stream from the state the
 // metrics are made of, and drops a stream when it ends.
 func TestStatusJSON(t *testing.T) {
-	if err := db.Exec("CREATE TABLE sj (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sj SELECT seq, 'abc' FROM seq_1_to_300"); err != nil {
+	if err := db.Exec("DROP TABLE IF EXISTS sj", "CREATE TABLE sj (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sj SELECT seq, 'abc' FROM seq_1_to_300"); err != nil {
 		t.Fatal(err)
 	}
 	f := newFixture(t)
@@ -306,7 +306,7 @@ func TestStatusPageEscapes(t *testing.T) {
 // to show a stream opened after it loaded, and renders a hostile filter as text.
 func TestStatusPageInBrowser(t *testing.T) {
 	chrome := browser(t)
-	if err := db.Exec("CREATE TABLE sb (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sb SELECT seq, 'abc' FROM seq_1_to_200"); err != nil {
+	if err := db.Exec("DROP TABLE IF EXISTS sb", "CREATE TABLE sb (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sb SELECT seq, 'abc' FROM seq_1_to_200"); err != nil {
 		t.Fatal(err)
 	}
 	f := newFixture(t)
