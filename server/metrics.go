@@ -33,12 +33,16 @@ type metrics struct {
 	estimated    *prometheus.GaugeVec
 	panics       *prometheus.CounterVec
 	poison       *prometheus.CounterVec
+
+	mu   sync.Mutex
+	live map[uint64]*streamStats // the open streams, by id
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	ns := "vstream"
 	perStream := []string{"stream"}
 	m := &metrics{
+		live:     map[uint64]*streamStats{},
 		grpc:     grpcprom.NewServerMetrics(),
 		open:     prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "streams_open", Help: "Streams currently open."}),
 		events:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "events_sent_total", Help: "Events sent to clients."}),
@@ -84,24 +88,40 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 func streamLabel(id uint64) string { return strconv.FormatUint(id, 10) }
 
-// streamStats is one stream's view of the metrics; it is the engine's Observer.
+// streamStats is one stream's state: the engine's Observer, the source of its metrics and of
+// what Streams reports (the status page), so the two never disagree.
 type streamStats struct {
-	m     *metrics
-	id    string
-	mu    sync.Mutex
-	pos   string
-	posAt time.Time
+	m    *metrics
+	id   string
+	info StreamStatus // the fields fixed at the start
 
+	mu sync.Mutex
+	// pos is the latest position; labelPos the one in the position metric, whose label is
+	// changed at most twice a second so a busy stream does not churn series.
+	pos, labelPos       string
+	labelAt             time.Time
+	binlogLag, ackLag   time.Duration
+	acked               bool
+	copies              []TableCopy
+	rowsSent            int64
+	rateAt              time.Time
+	rateRows            int64
+	rowsPerSecond       float64
 	events, rows, bytes prometheus.Counter
 }
 
 var _ vstreamer.Observer = (*streamStats)(nil)
 
-func (m *metrics) stream(id uint64) *streamStats {
-	l := streamLabel(id)
+// stream opens the state of a starting stream; done closes it.
+func (m *metrics) stream(info StreamStatus) *streamStats {
+	l := streamLabel(info.ID)
 	m.open.Inc()
-	return &streamStats{m: m, id: l,
+	s := &streamStats{m: m, id: l, info: info, rateAt: info.Started,
 		events: m.streamEvents.WithLabelValues(l), rows: m.streamRows.WithLabelValues(l), bytes: m.streamBytes.WithLabelValues(l)}
+	m.mu.Lock()
+	m.live[info.ID] = s
+	m.mu.Unlock()
+	return s
 }
 
 // sent counts a batch that went out.
@@ -122,31 +142,72 @@ func (s *streamStats) sent(events []*binlogdata.VEvent) {
 	if rows > 0 {
 		s.rows.Add(float64(rows))
 		s.bytes.Add(float64(bytes))
+		s.mu.Lock()
+		s.rowsSent += int64(rows)
+		s.mu.Unlock()
 	}
 }
 
 func (s *streamStats) Position(pos string, binlogTime time.Time) {
 	now := time.Now()
-	s.m.binlogLag.WithLabelValues(s.id).Set(max(0, now.Sub(binlogTime).Seconds()))
+	lag := max(0, now.Sub(binlogTime))
+	s.m.binlogLag.WithLabelValues(s.id).Set(lag.Seconds())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if pos == s.pos || now.Sub(s.posAt) < 500*time.Millisecond {
+	s.pos, s.binlogLag = pos, lag
+	if pos == s.labelPos || now.Sub(s.labelAt) < 500*time.Millisecond {
 		return
 	}
-	if s.pos != "" {
-		s.m.position.DeleteLabelValues(s.id, s.pos)
+	if s.labelPos != "" {
+		s.m.position.DeleteLabelValues(s.id, s.labelPos)
 	}
-	s.pos, s.posAt = pos, now
+	s.labelPos, s.labelAt = pos, now
 	s.m.position.WithLabelValues(s.id, pos).Set(1)
 }
 
 func (s *streamStats) CopyProgress(table string, copied, estimated int64) {
 	s.m.copied.WithLabelValues(s.id, table).Set(float64(copied))
 	s.m.estimated.WithLabelValues(s.id, table).Set(float64(estimated))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.copies {
+		if s.copies[i].Table == table {
+			s.copies[i].Copied, s.copies[i].Estimated = copied, estimated
+			return
+		}
+	}
+	s.copies = append(s.copies, TableCopy{Table: table, Copied: copied, Estimated: estimated})
+}
+
+// ackedLag records the client's lag at its latest ack.
+func (s *streamStats) ackedLag(lag time.Duration) {
+	s.m.ackLag.WithLabelValues(s.id).Set(lag.Seconds())
+	s.mu.Lock()
+	s.ackLag, s.acked = lag, true
+	s.mu.Unlock()
+}
+
+// status reports the stream as it is now. Its rate of rows is over the time since the
+// previous report at least a second before (or since the start).
+func (s *streamStats) status(now time.Time) StreamStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if dt := now.Sub(s.rateAt); dt >= time.Second {
+		s.rowsPerSecond = float64(s.rowsSent-s.rateRows) / dt.Seconds()
+		s.rateAt, s.rateRows = now, s.rowsSent
+	}
+	st := s.info
+	st.Position, st.BinlogLag, st.AckLag, st.Acked = s.pos, s.binlogLag, s.ackLag, s.acked
+	st.RowsSent, st.RowsPerSecond = s.rowsSent, s.rowsPerSecond
+	st.Copies = append([]TableCopy(nil), s.copies...)
+	return st
 }
 
 // done removes the stream's series and counts a database error that ended it.
 func (s *streamStats) done(err error) {
+	s.m.mu.Lock()
+	delete(s.m.live, s.info.ID)
+	s.m.mu.Unlock()
 	s.m.open.Dec()
 	if isDatabaseError(err) {
 		s.m.dbErrors.Inc()

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -58,16 +57,15 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	log := v.srv.log.With("stream", id, "position", req.Position)
 	log.Info("stream starting", "format", formatName(start.GetFormat()))
 	v.srv.reportSkips(enc, formatName(start.GetFormat()), log)
-	stats := v.srv.stats.stream(id)
+	stats := v.srv.stats.stream(v.srv.streamInfo(ctx, id, "native", req, formatName(start.GetFormat())))
 	var engineErr error
 	defer func() { stats.done(engineErr) }()
 	req.Observer = stats
-	lag := v.srv.stats.ackLag.WithLabelValues(streamLabel(id))
 
 	acks := &ackTracker{}
 	go func() {
 		defer catchAcks(cancel, log)
-		v.readAcks(ctx, stream, acks, log, lag)
+		v.readAcks(ctx, stream, acks, log, stats)
 	}()
 
 	resp := &vstreamv1.StreamResponse{}
@@ -149,7 +147,7 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 
 // readAcks records the client's acknowledgements until the stream ends. A client that closes
 // its sending side keeps receiving.
-func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamService_StreamServer, acks *ackTracker, log *slog.Logger, lagGauge prometheus.Gauge) {
+func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamService_StreamServer, acks *ackTracker, log *slog.Logger, stats *streamStats) {
 	for {
 		msg, err := stream.Recv()
 		if err != nil {
@@ -164,7 +162,7 @@ func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamS
 			continue
 		}
 		lag := acks.acked(ack.GetVgtid())
-		lagGauge.Set(lag.Seconds())
+		stats.ackedLag(lag)
 		log.Debug("client ack", "acked", gtidOf(ack.GetVgtid()), "ack_lag", lag)
 		if ctx.Err() != nil {
 			return

@@ -115,7 +115,7 @@ func (s *Server) runStream(ctx context.Context, req vstreamer.Request, api strin
 	id := s.streamIDs.Add(1)
 	log := s.log.With("stream", id, "api", api, "position", req.Position)
 	log.Info("stream starting")
-	stats := s.stats.stream(id)
+	stats := s.stats.stream(s.streamInfo(ctx, id, api, req, "vevent"))
 	req.Observer = stats
 	err = s.engine.Stream(ctx, req, func(events []*binlogdata.VEvent) error {
 		serr := send(events)

@@ -46,7 +46,8 @@ type config struct {
 	// Positions is gtid or filepos: whether streams take and send GTID positions or
 	// FilePos/<file>:<offset> positions.
 	Positions string `yaml:"positions"`
-	// MetricsListen, when set, serves Prometheus metrics at /metrics on this HTTP address.
+	// MetricsListen, when set, serves Prometheus metrics at /metrics and the status page at /
+	// on this HTTP address.
 	MetricsListen string `yaml:"metrics-listen"`
 	// TLSCert and TLSKey, when set, serve gRPC over TLS; TLSClientCA also requires client
 	// certificates signed by it (mutual TLS).
@@ -109,7 +110,7 @@ var flagDefs = []flagDef{
 	{"log-level", "debug, info, warn or error", func(c *config) *string { return &c.LogLevel }, "info"},
 	{"flavor", "mariadb or mysql (default: detect from the server)", func(c *config) *string { return &c.Flavor }, ""},
 	{"positions", "gtid or filepos: stream positions as GTID sets or as FilePos/<binlog file>:<offset> (no table copy)", func(c *config) *string { return &c.Positions }, "gtid"},
-	{"metrics-listen", "HTTP address for Prometheus metrics at /metrics (default: off)", func(c *config) *string { return &c.MetricsListen }, ""},
+	{"metrics-listen", "HTTP address for Prometheus metrics at /metrics and the status page at / (default: off)", func(c *config) *string { return &c.MetricsListen }, ""},
 	{"tls-cert", "PEM certificate file: serve gRPC over TLS (with --tls-key)", func(c *config) *string { return &c.TLSCert }, ""},
 	{"tls-key", "PEM private key file of --tls-cert", func(c *config) *string { return &c.TLSKey }, ""},
 	{"tls-client-ca", "PEM CA file: require client certificates signed by it (mutual TLS)", func(c *config) *string { return &c.TLSClientCA }, ""},

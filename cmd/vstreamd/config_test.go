@@ -1,9 +1,11 @@
 package main
 
 import (
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vstream-cdc/vstream/server"
+	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
 )
 
@@ -240,5 +246,42 @@ func TestMetricsServeErrorLogged(t *testing.T) {
 	<-done
 	if logs.Len() != 0 {
 		t.Errorf("closing logged %q", logs.String())
+	}
+}
+
+// TestMetricsAddressServesStatusPage: --metrics-listen serves the status page at / beside the
+// metrics; with the database down the page still names it and says why it is not described.
+func TestMetricsAddressServesStatusPage(t *testing.T) {
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := dead.Addr().String()
+	dead.Close() // nothing answers there
+	engine, err := vstreamer.NewEngine(vstreamer.Config{Addr: addr, User: "u", Database: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	srv := server.New(engine, server.Options{Registerer: reg})
+	hs := httptest.NewServer(metricsHandler(reg, srv, slog.New(slog.DiscardHandler)))
+	defer hs.Close()
+	for path, want := range map[string]string{
+		"/":            "<title>vstreamd status</title>",
+		"/status.json": `"address": "` + addr + `"`,
+		"/metrics":     "vstream_streams_open 0",
+	} {
+		resp, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %s, want %q in:\n%s", path, resp.Status, want, body)
+		}
+		if path == "/" && (!strings.Contains(string(body), addr) || !strings.Contains(string(body), `id="source-error"`)) {
+			t.Errorf("the page does not name the unreachable source %s:\n%s", addr, body)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/vstream-cdc/vstream/server"
+	"github.com/vstream-cdc/vstream/server/statuspage"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -131,9 +132,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "vstreamd: metrics:", err)
 			return 1
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		hs := &http.Server{Handler: metricsHandler(reg, srv, log), ReadHeaderTimeout: 10 * time.Second}
 		go serveMetrics(hs, mlis, log)
 		// The process is exiting when this runs: an error closing the listener loses nothing.
 		defer func() { _ = hs.Close() }()
@@ -158,6 +157,14 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	defer cancel()
 	srv.Shutdown(sctx)
 	return 0
+}
+
+// metricsHandler serves the metrics at /metrics and the status page at / (and /status.json).
+func metricsHandler(reg *prometheus.Registry, srv *server.Server, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/", statuspage.New(srv, statuspage.Options{Logger: log}))
+	return mux
 }
 
 // serveMetrics serves the metrics until hs is closed. The change streams do not depend on it,
