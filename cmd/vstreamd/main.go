@@ -113,6 +113,12 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "vstream", Name: "schema_history_restarts_total",
 		Help: "Times the schema history tracker failed (or panicked) and started again."},
 		func() float64 { return float64(engine.SchemaHistoryRestarts()) }))
+	for _, kind := range []string{vstreamer.ReaderShared, vstreamer.ReaderCatchUp} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "vstream", Name: "binlog_readers",
+			Help: "Binlog dump connections of the shared readers: shared (at the server's head) and catch-up (for streams behind it).",
+			ConstLabels: prometheus.Labels{"kind": kind}},
+			func() float64 { return float64(engine.BinlogReaders()[kind]) }))
+	}
 	// The history outlives the streams: those that drain at shutdown still describe their
 	// rows with it.
 	hctx, stopHistory := context.WithCancel(context.Background())

@@ -1,0 +1,273 @@
+package fanout
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// entry is one event of a hub's ring.
+type entry struct {
+	ev *replication.BinlogEvent
+	// file is the binlog file the event is in.
+	file string
+	// after is set when a transaction ends with this event.
+	after *bound
+}
+
+// bound is a transaction boundary: the place between two transactions.
+type bound struct {
+	// seq is the first event after the boundary.
+	seq uint64
+	// pos is the position there: the transactions before it.
+	pos position.Position
+	// file and logPos are where the boundary is in the binlog ("" before the dump said).
+	file   string
+	logPos uint32
+}
+
+// handover is where a catch-up hub's cursors move to the shared hub.
+type handover struct {
+	seq   uint64
+	to    *hub
+	toSeq uint64
+}
+
+// hub is one binlog dump and the ring of its events.
+type hub struct {
+	pool *Pool
+	kind Kind
+	open OpenFunc
+	ctx  context.Context
+	stop context.CancelFunc
+
+	mu   sync.Mutex
+	ring []entry
+	// first and next are the sequence numbers of the oldest event held and of the next one.
+	first, next uint64
+	bytes       int
+	// bounds are the boundaries at first or later, oldest first; their positions grow.
+	bounds []*bound
+	// file is the binlog file being read; pos the position after the last transaction
+	// ended; gtid that of the open transaction.
+	file   string
+	pos    position.Position
+	gtid   string
+	inTxn  bool
+	broken bool
+	marker Marker
+	// signal is closed, and replaced, when an event is appended or the hub fails.
+	signal   chan struct{}
+	err      error
+	handover *handover
+	refs     int
+	closed   bool
+	dump     func()
+}
+
+func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc) *hub {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &hub{pool: p, kind: kind, open: open, ctx: ctx, stop: cancel,
+		ring: make([]entry, p.cfg.MaxEvents), pos: start.Clone(), marker: p.cfg.NewMarker(),
+		signal: make(chan struct{}), refs: 1}
+	h.bounds = []*bound{{seq: 0, pos: start.Clone()}}
+	return h
+}
+
+// run reads the dump until it fails or the hub closes.
+func (h *hub) run() {
+	log := h.pool.cfg.Logger.With("reader", string(h.kind), "start", h.bounds[0].pos.String())
+	log.Info("binlog reader started")
+	src, stop, err := h.open(h.bounds[0].pos)
+	if err != nil {
+		h.fail(err)
+		return
+	}
+	h.mu.Lock()
+	h.dump = stop
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		stop()
+		return
+	}
+	defer log.Info("binlog reader stopped")
+	for {
+		ev, err := src.GetEvent(h.ctx)
+		if err != nil {
+			h.fail(err)
+			return
+		}
+		b := h.append(ev)
+		if b != nil && h.kind == CatchUp && h.handOver(b) {
+			return
+		}
+	}
+}
+
+// fail ends the dump: the cursors read what the ring holds, then err.
+func (h *hub) fail(err error) {
+	h.pool.forget(h)
+	h.mu.Lock()
+	if h.handover == nil && !h.closed {
+		h.err = err
+	}
+	h.endDump()
+	h.wake()
+	h.mu.Unlock()
+}
+
+// endDump closes the dump connection; under mu.
+func (h *hub) endDump() {
+	h.stop()
+	if h.dump != nil {
+		h.dump()
+		h.dump = nil
+	}
+}
+
+// wake tells waiting cursors something changed; under mu.
+func (h *hub) wake() {
+	close(h.signal)
+	h.signal = make(chan struct{})
+}
+
+// append adds an event and returns the boundary it ends with, if any.
+func (h *hub) append(ev *replication.BinlogEvent) *bound {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := entry{ev: ev, file: h.file}
+	if r, ok := ev.Event.(*replication.RotateEvent); ok {
+		h.file = string(r.NextLogName)
+	}
+	gtid, start, end := h.marker.Mark(ev)
+	if start {
+		h.inTxn, h.gtid = true, gtid
+	}
+	if end {
+		if h.gtid != "" && !h.broken {
+			if err := h.pos.Update(h.gtid); err != nil {
+				// The streams fail on this GTID themselves; no boundary after it can be trusted.
+				h.broken = true
+			}
+		}
+		h.inTxn, h.gtid = false, ""
+		if !h.broken {
+			e.after = &bound{seq: h.next + 1, pos: h.pos.Clone(), file: h.file, logPos: ev.Header.LogPos}
+			h.bounds = append(h.bounds, e.after)
+		}
+	}
+	h.ring[h.next%uint64(len(h.ring))] = e
+	h.next++
+	h.bytes += len(ev.RawData)
+	for h.next-h.first > uint64(len(h.ring)) || (h.bytes > h.pool.cfg.MaxBytes && h.next-h.first > 1) {
+		i := h.first % uint64(len(h.ring))
+		h.bytes -= len(h.ring[i].ev.RawData)
+		h.ring[i] = entry{}
+		h.first++
+	}
+	n := 0
+	for n < len(h.bounds) && h.bounds[n].seq < h.first {
+		n++
+	}
+	if n > 0 {
+		clear(h.bounds[:n])
+		h.bounds = h.bounds[n:]
+	}
+	h.wake()
+	return e.after
+}
+
+// find returns the boundary of the ring at pos; under mu. Positions grow along the ring, so
+// the first boundary that contains pos is the only candidate.
+func (h *hub) find(pos position.Position) (*bound, bool) {
+	i := sort.Search(len(h.bounds), func(i int) bool { return h.bounds[i].pos.Contains(pos) })
+	if i == len(h.bounds) || !pos.Contains(h.bounds[i].pos) {
+		return nil, false
+	}
+	return h.bounds[i], true
+}
+
+// join adds a cursor at pos if the ring holds that boundary.
+func (h *hub) join(pos position.Position) (*bound, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.err != nil || h.handover != nil {
+		return nil, false
+	}
+	b, ok := h.find(pos)
+	if ok {
+		h.refs++
+	}
+	return b, ok
+}
+
+// joinAt adds a cursor at seq if the ring still holds it.
+func (h *hub) joinAt(seq uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.err != nil || seq < h.first {
+		return false
+	}
+	h.refs++
+	return true
+}
+
+// pend adds a cursor that waits for pos, which is ahead of everything the hub has read.
+func (h *hub) pend(pos position.Position) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.err != nil || h.broken || !pos.Contains(h.pos) {
+		return false
+	}
+	h.refs++
+	return true
+}
+
+func (h *hub) headSeq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.next
+}
+
+// release drops a cursor; the last one closes the hub.
+func (h *hub) release() {
+	h.mu.Lock()
+	h.refs--
+	last := h.refs == 0 && !h.closed
+	if last {
+		h.closed = true
+		h.endDump()
+		h.wake()
+	}
+	h.mu.Unlock()
+	if last {
+		h.pool.forget(h)
+	}
+}
+
+// handOver moves a catch-up hub's cursors to the shared hub when it holds boundary b, and
+// ends the dump. It reports whether it did.
+func (h *hub) handOver(b *bound) bool {
+	live := h.pool.liveHub()
+	if live == nil || live == h {
+		return false
+	}
+	live.mu.Lock()
+	lb, ok := live.find(b.pos)
+	live.mu.Unlock()
+	if !ok {
+		return false
+	}
+	h.pool.forget(h)
+	h.mu.Lock()
+	h.handover = &handover{seq: b.seq, to: live, toSeq: lb.seq}
+	h.endDump()
+	h.wake()
+	h.mu.Unlock()
+	return true
+}
