@@ -115,7 +115,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		func() float64 { return float64(engine.SchemaHistoryRestarts()) }))
 	for _, kind := range []string{vstreamer.ReaderShared, vstreamer.ReaderCatchUp} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "vstream", Name: "binlog_readers",
-			Help: "Binlog dump connections of the shared readers: shared (at the server's head) and catch-up (for streams behind it).",
+			Help:        "Binlog dump connections of the shared readers: shared (at the server's head) and catch-up (for streams behind it).",
 			ConstLabels: prometheus.Labels{"kind": kind}},
 			func() float64 { return float64(engine.BinlogReaders()[kind]) }))
 	}

@@ -123,6 +123,11 @@ func (c *Cursor) fill() (<-chan struct{}, error) {
 		for ; c.seq < end; c.seq++ {
 			c.buf = append(c.buf, h.ring[c.seq%uint64(len(h.ring))])
 		}
+		if h.refs == 1 {
+			h.soloSeq = c.seq
+			close(h.space)
+			h.space = make(chan struct{})
+		}
 		h.mu.Unlock()
 		return nil, nil
 	}
@@ -201,6 +206,7 @@ func (c *Cursor) fellBehind() {
 
 func (c *Cursor) moveTo(pos position.Position, skip bool) {
 	old := c.hub
+	c.pool.cfg.Logger.Debug("cursor moves", "pos", pos.String(), "skip", skip, "last_file", c.lastFile, "last_pos", c.lastPos)
 	c.buf, c.bi = c.buf[:0], 0
 	c.pool.place(c, pos, false, false)
 	c.skipping = skip

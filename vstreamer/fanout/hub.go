@@ -61,7 +61,11 @@ type hub struct {
 	broken bool
 	marker Marker
 	// signal is closed, and replaced, when an event is appended or the hub fails.
-	signal   chan struct{}
+	signal chan struct{}
+	// soloSeq is how far a cursor alone on the hub has read; space is closed, and replaced,
+	// when it reads on.
+	soloSeq  uint64
+	space    chan struct{}
 	err      error
 	handover *handover
 	refs     int
@@ -73,7 +77,7 @@ func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &hub{pool: p, kind: kind, open: open, ctx: ctx, stop: cancel,
 		ring: make([]entry, p.cfg.MaxEvents), pos: start.Clone(), marker: p.cfg.NewMarker(),
-		signal: make(chan struct{}), refs: 1}
+		signal: make(chan struct{}), space: make(chan struct{}), refs: 1}
 	h.bounds = []*bound{{seq: 0, pos: start.Clone()}}
 	return h
 }
@@ -138,6 +142,7 @@ func (h *hub) wake() {
 
 // append adds an event and returns the boundary it ends with, if any.
 func (h *hub) append(ev *replication.BinlogEvent) *bound {
+	freeze(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := entry{ev: ev, file: h.file}
@@ -161,14 +166,17 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 			h.bounds = append(h.bounds, e.after)
 		}
 	}
+	if h.next-h.first == uint64(len(h.ring)) {
+		h.evict()
+	}
 	h.ring[h.next%uint64(len(h.ring))] = e
 	h.next++
 	h.bytes += len(ev.RawData)
-	for h.next-h.first > uint64(len(h.ring)) || (h.bytes > h.pool.cfg.MaxBytes && h.next-h.first > 1) {
-		i := h.first % uint64(len(h.ring))
-		h.bytes -= len(h.ring[i].ev.RawData)
-		h.ring[i] = entry{}
-		h.first++
+	for h.bytes > h.pool.cfg.MaxBytes && h.next-h.first > 1 {
+		h.evict()
+	}
+	if h.closed {
+		return nil
 	}
 	n := 0
 	for n < len(h.bounds) && h.bounds[n].seq < h.first {
@@ -180,6 +188,26 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	}
 	h.wake()
 	return e.after
+}
+
+// evict drops the oldest event; under mu. A hub with one cursor is that cursor's own dump:
+// it waits for the cursor rather than drop an event it has not read, which would only send
+// it to a dump of its own that starts further back (and, as a dump starts with a burst of
+// events, perhaps again and again). A second cursor ends the wait.
+func (h *hub) evict() {
+	for h.refs == 1 && h.soloSeq <= h.first && !h.closed {
+		wait := h.space
+		h.mu.Unlock()
+		select {
+		case <-wait:
+		case <-h.ctx.Done():
+		}
+		h.mu.Lock()
+	}
+	i := h.first % uint64(len(h.ring))
+	h.bytes -= len(h.ring[i].ev.RawData)
+	h.ring[i] = entry{}
+	h.first++
 }
 
 // find returns the boundary of the ring at pos; under mu. Positions grow along the ring, so
@@ -201,7 +229,7 @@ func (h *hub) join(pos position.Position) (*bound, bool) {
 	}
 	b, ok := h.find(pos)
 	if ok {
-		h.refs++
+		h.addRef()
 	}
 	return b, ok
 }
@@ -213,7 +241,7 @@ func (h *hub) joinAt(seq uint64) bool {
 	if h.closed || h.err != nil || seq < h.first {
 		return false
 	}
-	h.refs++
+	h.addRef()
 	return true
 }
 
@@ -224,8 +252,16 @@ func (h *hub) pend(pos position.Position) bool {
 	if h.closed || h.err != nil || h.broken || !pos.Contains(h.pos) {
 		return false
 	}
-	h.refs++
+	h.addRef()
 	return true
+}
+
+// addRef counts a new cursor; under mu. A hub waiting for a cursor that was alone waits no
+// more (see evict).
+func (h *hub) addRef() {
+	h.refs++
+	close(h.space)
+	h.space = make(chan struct{})
 }
 
 func (h *hub) headSeq() uint64 {
@@ -270,4 +306,21 @@ func (h *hub) handOver(b *bound) bool {
 	h.wake()
 	h.mu.Unlock()
 	return true
+}
+
+// freeze fills the caches go-mysql fills on first use, so that the goroutines sharing an
+// event only read it.
+func freeze(ev *replication.BinlogEvent) {
+	switch e := ev.Event.(type) {
+	case *replication.TableMapEvent:
+		e.ColumnNameString()
+		e.SetStrValueString()
+		e.EnumStrValueString()
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			freeze(inner)
+		}
+	default:
+		// Other events have no lazy state.
+	}
 }
