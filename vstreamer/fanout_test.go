@@ -3,8 +3,6 @@ package vstreamer
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,17 +16,16 @@ import (
 // These tests run streams on the shared readers (vstreamer/fanout) beside the same streams
 // on connections of their own, and compare what they send.
 
-// ownEngine is newEngine with a binlog connection per stream.
+// ownEngine is bareEngine with a binlog connection per stream.
 func ownEngine(t testing.TB) *Engine {
-	e := newEngine(t)
+	e := bareEngine(t)
 	e.cfg.OwnReaders = true
 	return e
 }
 
 // withRing gives e's shared readers rings of n events.
 func withRing(e *Engine, n int) *Engine {
-	e.readers = fanout.NewPool(fanout.Config{MaxEvents: n, NewMarker: func() fanout.Marker { return &txnMarks{} },
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	e.readers = fanout.NewPool(fanout.Config{MaxEvents: n, NewMarker: func() fanout.Marker { return &txnMarks{} }})
 	return e
 }
 
@@ -141,7 +138,7 @@ func foWrites(t testing.TB, n int) {
 // the events of its twin.
 func TestSharedReaderSameEvents(t *testing.T) {
 	execSQL(t, "CREATE TABLE fo1 (id INT PRIMARY KEY, v VARCHAR(20))", "CREATE TABLE fo2 (id INT PRIMARY KEY, v VARCHAR(20))")
-	shared, own := newEngine(t), ownEngine(t)
+	shared, own := bareEngine(t), ownEngine(t)
 	// A stream at the head keeps the shared reader running while the others start.
 	head := startStream(t, shared, Request{Position: "current"})
 	head.expect("GTID", "OTHER", "VGTID")
@@ -190,7 +187,7 @@ func TestSharedReaderSameEvents(t *testing.T) {
 func TestSharedReaderConnections(t *testing.T) {
 	execSQL(t, "CREATE TABLE fc (id INT PRIMARY KEY, v VARCHAR(20))")
 	base := settleDumps(t)
-	e := newEngine(t)
+	e := bareEngine(t)
 	old := headPos(t)
 	for i := range 30 {
 		execSQL(t, fmt.Sprintf("INSERT INTO fc VALUES (%d, 'a')", i))
@@ -289,7 +286,7 @@ func gatedStream(t testing.TB, e *Engine, req Request, gate <-chan struct{}) *te
 // that starts where it fell behind, in the middle of a transaction.
 func TestSharedReaderStalledClient(t *testing.T) {
 	execSQL(t, "CREATE TABLE fs (id INT PRIMARY KEY, v VARCHAR(20))")
-	shared, own := withRing(newEngine(t), 32), ownEngine(t)
+	shared, own := withRing(bareEngine(t), 32), ownEngine(t)
 	start := headPos(t)
 	gate := make(chan struct{})
 	k := newKinds()
@@ -327,16 +324,16 @@ func TestSharedReaderStalledClient(t *testing.T) {
 // whose rings hold a few events, so that resumes start on catch-up readers and move to the
 // shared one: each resumed stream is exactly the rest of the recording.
 func TestSharedReaderResumeFromEveryVGTID(t *testing.T) {
-	execSQL(t, "CREATE TABLE fr (id INT PRIMARY KEY, v VARCHAR(10))")
-	e := withRing(newEngine(t), 4)
+	execSQL(t, "CREATE TABLE fanr (id INT PRIMARY KEY, v VARCHAR(10))")
+	e := withRing(bareEngine(t), 4)
 	ts := startStream(t, e, Request{Position: "current"})
 	first := ts.expect("GTID", "OTHER", "VGTID")
 	execSQL(t,
-		"INSERT INTO fr VALUES (1, 'a')",
-		"BEGIN", "INSERT INTO fr VALUES (2, 'b')", "UPDATE fr SET v = 'c' WHERE id = 1", "COMMIT",
-		"ALTER TABLE fr ADD COLUMN w INT",
-		"DELETE FROM fr WHERE id = 2",
-		"INSERT INTO fr VALUES (3, 'd', 4)",
+		"INSERT INTO fanr VALUES (1, 'a')",
+		"BEGIN", "INSERT INTO fanr VALUES (2, 'b')", "UPDATE fanr SET v = 'c' WHERE id = 1", "COMMIT",
+		"ALTER TABLE fanr ADD COLUMN w INT",
+		"DELETE FROM fanr WHERE id = 2",
+		"INSERT INTO fanr VALUES (3, 'd', 4)",
 	)
 	final := headPos(t)
 	rec := ts.until(final)

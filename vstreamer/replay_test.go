@@ -153,7 +153,7 @@ func parseBinlog(t testing.TB, raws ...[]byte) []*replication.BinlogEvent {
 // database db of the test MariaDB.
 func replayEngine(t testing.TB, db string, src *replaySource) *Engine {
 	t.Helper()
-	e := newEngine(t)
+	e := bareEngine(t)
 	e.cfg.Database = db
 	e.src = src
 	return e

@@ -60,17 +60,18 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		return 2
 	}
 	ecfg := vstreamer.Config{
-		TLS:       dbTLS,
-		Addr:      d.Addr,
-		User:      d.User,
-		Password:  d.Password,
-		Database:  d.Database,
-		Keyspace:  cfg.Keyspace,
-		Shard:     cfg.Shard,
-		Flavor:    cfg.Flavor,
-		Positions: cfg.Positions,
-		VSchema:   p.vschema,
-		Logger:    log,
+		TLS:        dbTLS,
+		Addr:       d.Addr,
+		User:       d.User,
+		Password:   d.Password,
+		Database:   d.Database,
+		Keyspace:   cfg.Keyspace,
+		Shard:      cfg.Shard,
+		Flavor:     cfg.Flavor,
+		Positions:  cfg.Positions,
+		VSchema:    p.vschema,
+		OwnReaders: p.ownReaders,
+		Logger:     log,
 	}
 	if !cfg.checkOnly {
 		// Opening the history takes its lock, which a check beside the running server must

@@ -123,10 +123,9 @@ func (c *Cursor) fill() (<-chan struct{}, error) {
 		for ; c.seq < end; c.seq++ {
 			c.buf = append(c.buf, h.ring[c.seq%uint64(len(h.ring))])
 		}
-		if h.refs == 1 {
-			h.soloSeq = c.seq
-			close(h.space)
-			h.space = make(chan struct{})
+		h.read[c] = c.seq
+		if len(h.read) == 1 {
+			h.readOn()
 		}
 		h.mu.Unlock()
 		return nil, nil
@@ -189,9 +188,9 @@ func (c *Cursor) take(e entry) *replication.BinlogEvent {
 // handedOver moves the cursor from a catch-up hub to the shared one at the boundary both hold.
 func (c *Cursor) handedOver(ho *handover) {
 	old := c.hub
-	if ho.to.joinAt(ho.toSeq) {
+	if ho.to.joinAt(ho.toSeq, c) {
 		c.hub, c.seq = ho.to, ho.toSeq
-		old.release()
+		old.release(c)
 		c.setKind(c.hub.kind)
 		return
 	}
@@ -208,9 +207,10 @@ func (c *Cursor) moveTo(pos position.Position, skip bool) {
 	old := c.hub
 	c.pool.cfg.Logger.Debug("cursor moves", "pos", pos.String(), "skip", skip, "last_file", c.lastFile, "last_pos", c.lastPos)
 	c.buf, c.bi = c.buf[:0], 0
+	// Released first: place may put the cursor back on the same hub.
+	old.release(c)
 	c.pool.place(c, pos, false, false)
 	c.skipping = skip
-	old.release()
 }
 
 // Close detaches the cursor; the last cursor of a hub ends its dump.
@@ -219,5 +219,5 @@ func (c *Cursor) Close() {
 		return
 	}
 	c.closed = true
-	c.hub.release()
+	c.hub.release(c)
 }

@@ -116,7 +116,7 @@ func (p *Pool) place(c *Cursor, pos position.Position, atHead, first bool) {
 		}
 	}
 	for _, h := range try {
-		if b, ok := h.join(pos); ok {
+		if b, ok := h.join(pos, c); ok {
 			c.hub, c.seq = h, b.seq
 			if first && b.file != "" {
 				// The cursor starts inside the hub's dump: tell it which binlog file that is.
@@ -126,16 +126,18 @@ func (p *Pool) place(c *Cursor, pos position.Position, atHead, first bool) {
 			return
 		}
 	}
-	if first && p.live != nil && p.live.pend(pos) {
-		c.hub, c.seq, c.pending = p.live, p.live.headSeq(), &pos
-		c.setKind(Shared)
-		return
+	if first && p.live != nil {
+		if seq, ok := p.live.pend(pos, c); ok {
+			c.hub, c.seq, c.pending = p.live, seq, &pos
+			c.setKind(Shared)
+			return
+		}
 	}
 	kind := CatchUp
 	if atHead && p.live == nil {
 		kind = Shared
 	}
-	h := newHub(p, kind, pos, c.open)
+	h := newHub(p, kind, pos, c.open, c)
 	p.hubs[h] = struct{}{}
 	if kind == Shared {
 		p.live = h

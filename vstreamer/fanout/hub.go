@@ -62,22 +62,21 @@ type hub struct {
 	marker Marker
 	// signal is closed, and replaced, when an event is appended or the hub fails.
 	signal chan struct{}
-	// soloSeq is how far a cursor alone on the hub has read; space is closed, and replaced,
-	// when it reads on.
-	soloSeq  uint64
+	// read is how far each cursor on the hub has read; space is closed, and replaced, when
+	// one reads on or joins.
+	read     map[*Cursor]uint64
 	space    chan struct{}
 	err      error
 	handover *handover
-	refs     int
 	closed   bool
 	dump     func()
 }
 
-func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc) *hub {
+func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc, c *Cursor) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &hub{pool: p, kind: kind, open: open, ctx: ctx, stop: cancel,
 		ring: make([]entry, p.cfg.MaxEvents), pos: start.Clone(), marker: p.cfg.NewMarker(),
-		signal: make(chan struct{}), space: make(chan struct{}), refs: 1}
+		signal: make(chan struct{}), space: make(chan struct{}), read: map[*Cursor]uint64{c: 0}}
 	h.bounds = []*bound{{seq: 0, pos: start.Clone()}}
 	return h
 }
@@ -195,7 +194,7 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 // it to a dump of its own that starts further back (and, as a dump starts with a burst of
 // events, perhaps again and again). A second cursor ends the wait.
 func (h *hub) evict() {
-	for h.refs == 1 && h.soloSeq <= h.first && !h.closed {
+	for h.alone() && !h.closed {
 		wait := h.space
 		h.mu.Unlock()
 		select {
@@ -220,8 +219,19 @@ func (h *hub) find(pos position.Position) (*bound, bool) {
 	return h.bounds[i], true
 }
 
+// alone reports a single cursor that has not read the oldest event; under mu.
+func (h *hub) alone() bool {
+	if len(h.read) != 1 {
+		return false
+	}
+	for _, seq := range h.read {
+		return seq <= h.first
+	}
+	return false
+}
+
 // join adds a cursor at pos if the ring holds that boundary.
-func (h *hub) join(pos position.Position) (*bound, bool) {
+func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.err != nil || h.handover != nil {
@@ -229,52 +239,53 @@ func (h *hub) join(pos position.Position) (*bound, bool) {
 	}
 	b, ok := h.find(pos)
 	if ok {
-		h.addRef()
+		h.addRef(c, b.seq)
 	}
 	return b, ok
 }
 
 // joinAt adds a cursor at seq if the ring still holds it.
-func (h *hub) joinAt(seq uint64) bool {
+func (h *hub) joinAt(seq uint64, c *Cursor) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.err != nil || seq < h.first {
 		return false
 	}
-	h.addRef()
+	h.addRef(c, seq)
 	return true
 }
 
-// pend adds a cursor that waits for pos, which is ahead of everything the hub has read.
-func (h *hub) pend(pos position.Position) bool {
+// pend adds a cursor that waits for pos, which is ahead of everything the hub has read, and
+// returns where it starts reading.
+func (h *hub) pend(pos position.Position, c *Cursor) (uint64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.err != nil || h.broken || !pos.Contains(h.pos) {
-		return false
+		return 0, false
 	}
-	h.addRef()
-	return true
+	h.addRef(c, h.next)
+	return h.next, true
 }
 
-// addRef counts a new cursor; under mu. A hub waiting for a cursor that was alone waits no
-// more (see evict).
-func (h *hub) addRef() {
-	h.refs++
+// addRef counts a new cursor at seq; under mu. A hub waiting for a cursor that was alone
+// waits no more (see evict).
+func (h *hub) addRef(c *Cursor, seq uint64) {
+	h.read[c] = seq
+	h.readOn()
+}
+
+// readOn wakes a hub waiting for its cursor; under mu.
+func (h *hub) readOn() {
 	close(h.space)
 	h.space = make(chan struct{})
 }
 
-func (h *hub) headSeq() uint64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.next
-}
-
 // release drops a cursor; the last one closes the hub.
-func (h *hub) release() {
+func (h *hub) release(c *Cursor) {
 	h.mu.Lock()
-	h.refs--
-	last := h.refs == 0 && !h.closed
+	delete(h.read, c)
+	h.readOn()
+	last := len(h.read) == 0 && !h.closed
 	if last {
 		h.closed = true
 		h.endDump()
