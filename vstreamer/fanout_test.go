@@ -137,7 +137,7 @@ func foWrites(t testing.TB, n int) {
 // sources and filters, on shared readers and on connections of their own: each gets exactly
 // the events of its twin.
 func TestSharedReaderSameEvents(t *testing.T) {
-	execSQL(t, "CREATE TABLE fo1 (id INT PRIMARY KEY, v VARCHAR(20))", "CREATE TABLE fo2 (id INT PRIMARY KEY, v VARCHAR(20))")
+	execSQL(t, "DROP TABLE IF EXISTS fo1", "CREATE TABLE fo1 (id INT PRIMARY KEY, v VARCHAR(20))", "DROP TABLE IF EXISTS fo2", "CREATE TABLE fo2 (id INT PRIMARY KEY, v VARCHAR(20))")
 	shared, own := bareEngine(t), ownEngine(t)
 	// A stream at the head keeps the shared reader running while the others start.
 	head := startStream(t, shared, Request{Position: "current"})
@@ -185,7 +185,7 @@ func TestSharedReaderSameEvents(t *testing.T) {
 // resumed from one old position add one catch-up connection, which ends once they reach the
 // shared reader.
 func TestSharedReaderConnections(t *testing.T) {
-	execSQL(t, "CREATE TABLE fc (id INT PRIMARY KEY, v VARCHAR(20))")
+	execSQL(t, "DROP TABLE IF EXISTS fc", "CREATE TABLE fc (id INT PRIMARY KEY, v VARCHAR(20))")
 	base := settleDumps(t)
 	e := bareEngine(t)
 	old := headPos(t)
@@ -285,7 +285,7 @@ func gatedStream(t testing.TB, e *Engine, req Request, gate <-chan struct{}) *te
 // which get every event; once it reads again it gets every event too, from a catch-up reader
 // that starts where it fell behind, in the middle of a transaction.
 func TestSharedReaderStalledClient(t *testing.T) {
-	execSQL(t, "CREATE TABLE fs (id INT PRIMARY KEY, v VARCHAR(20))")
+	execSQL(t, "DROP TABLE IF EXISTS fs", "CREATE TABLE fs (id INT PRIMARY KEY, v VARCHAR(20))")
 	shared, own := withRing(bareEngine(t), 32), ownEngine(t)
 	start := headPos(t)
 	gate := make(chan struct{})
@@ -324,7 +324,7 @@ func TestSharedReaderStalledClient(t *testing.T) {
 // whose rings hold a few events, so that resumes start on catch-up readers and move to the
 // shared one: each resumed stream is exactly the rest of the recording.
 func TestSharedReaderResumeFromEveryVGTID(t *testing.T) {
-	execSQL(t, "CREATE TABLE fanr (id INT PRIMARY KEY, v VARCHAR(10))")
+	execSQL(t, "DROP TABLE IF EXISTS fanr", "CREATE TABLE fanr (id INT PRIMARY KEY, v VARCHAR(10))")
 	e := withRing(bareEngine(t), 4)
 	ts := startStream(t, e, Request{Position: "current"})
 	first := ts.expect("GTID", "OTHER", "VGTID")

@@ -94,7 +94,10 @@ func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 	// want: MariaDB's annotate rows events, which the streams without sources ignore.
 	cfg := syncerConfig(s.cfg, info, true, e.cfg.Logger.With("component", "binlog"))
 	open := func(pos position.Position) (fanout.Source, func(), error) {
-		return openDump(cfg, pos)
+		// Every dump its own replica id: the server drops a connection whose id is reused.
+		c := cfg
+		c.ServerID = randomServerID()
+		return openDump(c, pos)
 	}
 	atHead := s.pos.Contains(info.current) && info.current.Contains(s.pos)
 	c := e.readers.Attach(s.pos, atHead, open, func(k fanout.Kind) {
