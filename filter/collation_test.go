@@ -69,16 +69,34 @@ func TestCompareField(t *testing.T) {
 		f    *query.Field
 		a, b string
 		want int
+		ok   bool
 	}{
-		{&query.Field{Type: query.Type_VARCHAR, Charset: 45}, "Ñ", "n", 0},
-		{&query.Field{Type: query.Type_DECIMAL}, "10.0", "9.50", 1},
-		{&query.Field{Type: query.Type_DATE}, "2020-01-02", "2020-01-10", -1},
-		{&query.Field{Type: query.Type_TIME}, "-00:00:01", "00:00:00", -1},
-		{&query.Field{Type: query.Type_BIT}, "\x01\x00", "\xff", 1},
-		{&query.Field{Type: query.Type_VARBINARY}, "a ", "a", 1},
+		{&query.Field{Type: query.Type_VARCHAR, Charset: 45}, "Ñ", "n", 0, true},
+		{&query.Field{Type: query.Type_DECIMAL}, "10.0", "9.50", 1, true},
+		{&query.Field{Type: query.Type_DATE}, "2020-01-02", "2020-01-10", -1, true},
+		{&query.Field{Type: query.Type_TIME}, "-00:00:01", "00:00:00", -1, true},
+		{&query.Field{Type: query.Type_BIT}, "\x01\x00", "\xff", 1, true},
+		{&query.Field{Type: query.Type_VARBINARY}, "a ", "a", 1, true},
+		// Collations sqltypes does not compare exactly are left to the server: no guess.
+		{&query.Field{Type: query.Type_VARCHAR, Charset: 224}, "ä", "b", 0, false},   // utf8mb4_unicode_ci
+		{&query.Field{Type: query.Type_VARCHAR, Charset: 2304}, "ß", "st", 0, false}, // utf8mb4_uca1400_ai_ci
+		{&query.Field{Type: query.Type_CHAR, Charset: 31}, "ä", "af", 0, false},      // latin1_german2_ci
+		{&query.Field{Type: query.Type_JSON}, "1", "2", 0, false},
 	} {
-		if got := Compare(tc.f, []byte(tc.a), []byte(tc.b)); got != tc.want {
-			t.Errorf("%s %q vs %q: %d, want %d", tc.f.Type, tc.a, tc.b, got, tc.want)
+		got, ok := Compare(tc.f, []byte(tc.a), []byte(tc.b))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s/%d %q vs %q: %d %v, want %d %v", tc.f.Type, tc.f.Charset, tc.a, tc.b, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestCompareFieldAllocs: the copy compares keys per row; a collated key allocates nothing,
+// nor does one of a refused collation (which only says so).
+func TestCompareFieldAllocs(t *testing.T) {
+	a, b := []byte("Ñewton"), []byte("newton")
+	for _, f := range []*query.Field{{Type: query.Type_VARCHAR, Charset: 45}, {Type: query.Type_VARCHAR, Charset: 224}, {Type: query.Type_DECIMAL}} {
+		if n := testing.AllocsPerRun(100, func() { Compare(f, a, b) }); n != 0 {
+			t.Errorf("charset %d: %v allocations", f.Charset, n)
 		}
 	}
 }

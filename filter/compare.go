@@ -1,12 +1,8 @@
 package filter
 
 import (
-	"bytes"
-	"cmp"
 	"fmt"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/vstream-cdc/vstream/gen/query"
@@ -58,15 +54,18 @@ func kindOf(f *query.Field) (valueKind, error) {
 // character column of a _bin collation BINARY, VARBINARY or BLOB (as Vitess does) and keeps
 // the collation in Charset; a binary string's is 63, or 0 where a FIELD leaves it out.
 func collationOf(f *query.Field) (*sqltypes.Collation, error) {
-	id := f.Charset
-	if id == 0 && (f.Type == query.Type_BINARY || f.Type == query.Type_VARBINARY || f.Type == query.Type_BLOB) {
-		id = sqltypes.BinaryCollation
-	}
-	c, err := sqltypes.CollationOf(id)
+	c, err := sqltypes.CollationOf(collationID(f))
 	if err != nil {
 		return nil, fmt.Errorf("column %s cannot be compared in a filter: %w", f.Name, err)
 	}
 	return c, nil
+}
+
+func collationID(f *query.Field) uint32 {
+	if f.Charset == 0 && (f.Type == query.Type_BINARY || f.Type == query.Type_VARBINARY || f.Type == query.Type_BLOB) {
+		return sqltypes.BinaryCollation
+	}
+	return f.Charset
 }
 
 // bytesString views b as a string without copying; the string must not outlive b.
@@ -77,22 +76,4 @@ func bytesString(b []byte) string {
 func parseFloat(b []byte) (float64, bool) {
 	f, err := strconv.ParseFloat(bytesString(b), 64)
 	return f, err == nil
-}
-
-// foldCompare is the order Compare falls back to for a collation sqltypes refuses: case
-// folded, trailing spaces ignored. Filters never use it; they refuse such a column.
-func foldCompare(a, b []byte) int {
-	a = bytes.TrimRight(a, " ")
-	b = bytes.TrimRight(b, " ")
-	for len(a) > 0 && len(b) > 0 {
-		ra, na := utf8.DecodeRune(a)
-		rb, nb := utf8.DecodeRune(b)
-		if ra != rb {
-			if la, lb := unicode.ToLower(ra), unicode.ToLower(rb); la != lb {
-				return cmp.Compare(la, lb)
-			}
-		}
-		a, b = a[na:], b[nb:]
-	}
-	return cmp.Compare(len(a), len(b))
 }

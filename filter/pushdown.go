@@ -1,7 +1,6 @@
 package filter
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/hex"
 	"slices"
@@ -134,38 +133,44 @@ func (p *TablePlan) ConditionColumns() []int {
 }
 
 // Compare orders two non-NULL cells of a column the way the server orders them: by number,
-// date or time, and strings by their collation (sqltypes.Collation). A column of a collation
-// sqltypes refuses orders by foldCompare, an approximation: filters refuse such columns
-// instead; this order is only the copy's guess of where a binlog row falls among the rows
-// copied.
-func Compare(f *query.Field, a, b []byte) int {
+// date or time, and strings by their collation (sqltypes.Collation). It never approximates:
+// ok is false when it cannot order the cells as the server does (a string column of a
+// collation sqltypes refuses, such as the UCA ones, an ENUM or SET, whose order needs its
+// members, or a type it does not model), and the caller then orders them otherwise.
+// Exact orders cost nothing more than the comparison.
+func Compare(f *query.Field, a, b []byte) (c int, ok bool) {
 	kind, err := kindOf(f)
 	if err != nil {
-		return bytes.Compare(a, b)
+		return 0, false
 	}
 	switch kind {
 	case kindDecimal:
-		return sqltypes.CompareDecimal(a, b)
+		return sqltypes.CompareDecimal(a, b), true
 	case kindFloat:
 		x, _ := parseFloat(a)
 		y, _ := parseFloat(b)
-		return cmp.Compare(x, y)
+		return cmp.Compare(x, y), true
 	case kindDateTime:
 		x, _ := sqltypes.DateTimeKey(a)
 		y, _ := sqltypes.DateTimeKey(b)
-		return cmp.Compare(x, y)
+		return cmp.Compare(x, y), true
 	case kindTime:
 		x, _ := sqltypes.TimeKey(a)
 		y, _ := sqltypes.TimeKey(b)
-		return cmp.Compare(x, y)
+		return cmp.Compare(x, y), true
 	case kindBit:
-		return cmp.Compare(sqltypes.BitValue(a), sqltypes.BitValue(b))
+		return cmp.Compare(sqltypes.BitValue(a), sqltypes.BitValue(b)), true
 	case kindString:
-		c, err := collationOf(f)
-		if err != nil {
-			return foldCompare(a, b)
+		if f.Type == query.Type_ENUM || f.Type == query.Type_SET {
+			// The server orders these by member number or bitmask, which takes the
+			// column's members (sqltypes.CompareEnum, CompareSet); labels as strings would not.
+			return 0, false
 		}
-		return c.Compare(a, b)
+		coll, found := sqltypes.LookupCollation(collationID(f))
+		if !found {
+			return 0, false
+		}
+		return coll.Compare(a, b), true
 	}
-	return bytes.Compare(a, b)
+	return 0, false
 }

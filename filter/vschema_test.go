@@ -36,7 +36,9 @@ var (
 	vsT1Reg = []*query.Field{vsInt("region"), vsInt("id"), {Name: "val", Type: query.Type_VARBINARY, Charset: 63}}
 )
 
-func vsInt(name string) *query.Field { return &query.Field{Name: name, Type: query.Type_INT32, Charset: 63} }
+func vsInt(name string) *query.Field {
+	return &query.Field{Name: name, Type: query.Type_INT32, Charset: 63}
+}
 
 const (
 	ksid11 = "\x16k@\xb4J\xbaK\xd6"        // hash(1)

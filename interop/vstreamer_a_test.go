@@ -32,7 +32,10 @@ type vaStream struct {
 	errc  chan error
 	flags bool // compare row event flags (TestSetForeignKeyCheck)
 	ksh   bool // keep keyspace and shard in FIELD and ROW (TestREKeyRange)
-	held  []*binlogdatapb.VEvent
+	// gtidPrefix, when set, is the prefix every GTID event's position must have (the
+	// FilePos rerun of TestStatements).
+	gtidPrefix string
+	held       []*binlogdatapb.VEvent
 }
 
 // startVA starts a tablet VStream at pos; "current" waits for the GTID and OTHER that open a
@@ -160,6 +163,9 @@ func (s *vaStream) match(ev *binlogdatapb.VEvent, want string) string {
 	if typ, ok := byType[want]; ok {
 		if ev.Type != typ {
 			return "event: " + ev.String() + ", want " + want
+		}
+		if typ == binlogdatapb.VEventType_GTID && !strings.HasPrefix(ev.Gtid, s.gtidPrefix) {
+			return "GTID event position " + ev.Gtid + ", want one starting " + s.gtidPrefix
 		}
 		return ""
 	}
@@ -584,6 +590,12 @@ func TestVSSavepointWithFilter(t *testing.T) {
 }
 
 func TestVSStatements(t *testing.T) {
+	runVSStatements(t, addr, "MariaDB/")
+}
+
+// runVSStatements runs TestStatements' cases on the vstreamd at listen, whose GTID events'
+// positions start with gtidPrefix.
+func runVSStatements(t *testing.T, listen, gtidPrefix string) {
 	vaTables(t,
 		"create table va_st1(id int, val varbinary(128), primary key(id))",
 		"create table va_st2(id int, val varbinary(128), primary key(id))")
@@ -591,7 +603,8 @@ func TestVSStatements(t *testing.T) {
 	alterPadded := "/* prefix */ alter table va_st1 change column val val varbinary(256) /* suffix */"
 	truncate := "truncate table va_st2"
 	alterBack := "/* prefix */ alter table va_st1 change column val val varbinary(128) /* suffix */"
-	s := startVA(t, nil, "current")
+	s := startVAAt(t, listen, nil, "current")
+	s.gtidPrefix = gtidPrefix
 	s.run([]vaCase{{
 		input: []string{"begin",
 			"insert into va_st1 values (1, 'aaa')",

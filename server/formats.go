@@ -50,7 +50,9 @@ var Formats = func() []string {
 
 // newEncoder builds the encoder of a format, refusing unknown formats and options with
 // InvalidArgument that lists what is valid. It returns nil for the native format.
-func (s *Server) newEncoder(ctx context.Context, format string, options map[string]string) (encoder.Encoder, error) {
+// keyspace is the stream's (empty: the configured one); its database is the one the
+// encoder names.
+func (s *Server) newEncoder(ctx context.Context, format string, options map[string]string, keyspace string) (encoder.Encoder, error) {
 	if format == "" || format == nativeFormat {
 		if len(options) > 0 {
 			return nil, status.Error(codes.InvalidArgument, "format vevent takes no format_options")
@@ -69,9 +71,15 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	cfg := s.engine.Config()
-	enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: cfg.Database,
-		Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: cfg.Keyspace,
+	database, err := s.engine.Database(keyspace)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if keyspace == "" {
+		keyspace = s.engine.Config().Keyspace
+	}
+	enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: database,
+		Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: keyspace,
 		Zone: encoder.SourceZone(desc.TimeZone, desc.UTCOffset), Collations: encoder.NewCollations(desc.Collations)})
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())

@@ -26,6 +26,7 @@ var codeOf = []struct {
 	{vstreamer.ErrAhead, codes.InvalidArgument},
 	{vstreamer.ErrFlavor, codes.InvalidArgument},
 	{vstreamer.ErrBadRequest, codes.InvalidArgument},
+	{vstreamer.ErrKeyspace, codes.InvalidArgument},
 	{vstreamer.ErrPurged, codes.FailedPrecondition},
 	{vstreamer.ErrServerConfig, codes.FailedPrecondition},
 	{vstreamer.ErrUnsupportedEvent, codes.FailedPrecondition},

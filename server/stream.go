@@ -41,7 +41,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if err != nil {
 		return err
 	}
-	enc, err := v.srv.newEncoder(ctx, start.GetFormat(), start.GetFormatOptions())
+	enc, err := v.srv.newEncoder(ctx, start.GetFormat(), start.GetFormatOptions(), req.Keyspace)
 	if err != nil {
 		return err
 	}
@@ -132,8 +132,11 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 	sg := start.GetVgtid().GetShardGtids()
 	if len(sg) == 1 {
 		cfg := v.srv.engine.Config()
-		if ks := sg[0].GetKeyspace(); ks != "" && ks != cfg.Keyspace {
-			return req, status.Errorf(codes.InvalidArgument, "vgtid keyspace %q is not served here; this server streams keyspace %q", ks, cfg.Keyspace)
+		if ks := sg[0].GetKeyspace(); ks != "" {
+			if _, err := v.srv.engine.Database(ks); err != nil {
+				return req, toStatus(err)
+			}
+			req.Keyspace = ks
 		}
 		if sh := sg[0].GetShard(); sh != "" && sh != cfg.Shard {
 			return req, status.Errorf(codes.InvalidArgument, "vgtid shard %q is not served here; this server streams shard %q", sh, cfg.Shard)

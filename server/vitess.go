@@ -37,12 +37,13 @@ type queryService struct {
 
 func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice.Vitess_VStreamServer) error {
 	cfg := v.srv.engine.Config()
-	sg, err := pickShardGtid(req.GetVgtid(), cfg.Keyspace, cfg.Shard)
+	sg, keyspace, err := v.srv.pickShardGtid(req.GetVgtid())
 	if err != nil {
 		return err
 	}
 	flags := req.GetFlags()
 	ereq := vstreamer.Request{
+		Keyspace:          keyspace,
 		Position:          sg.GetGtid(),
 		TableLastPKs:      sg.GetTablePKs(),
 		Filter:            req.GetFilter(),
@@ -50,14 +51,14 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 		TablesToCopy:      flags.GetTablesToCopy(),
 		VitessCopy:        true,
 	}
-	prefix := cfg.Keyspace + "."
+	prefix := keyspace + "."
 	if flags.GetExcludeKeyspaceFromTableName() {
 		prefix = ""
 	}
 	resp := &vtgate.VStreamResponse{}
 	var out []*binlogdata.VEvent
 	send := func(events []*binlogdata.VEvent) error {
-		out = rewriteVtgate(out[:0], events, prefix, cfg.Keyspace, cfg.Shard)
+		out = rewriteVtgate(out[:0], events, prefix, keyspace, cfg.Shard)
 		if len(out) == 0 {
 			return nil
 		}
@@ -80,6 +81,7 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 		return err
 	}
 	ereq := vstreamer.Request{
+		Keyspace:          req.GetTarget().GetKeyspace(),
 		Position:          req.GetPosition(),
 		TableLastPKs:      req.GetTableLastPKs(),
 		Filter:            req.GetFilter(),
@@ -125,36 +127,69 @@ func (s *Server) runStream(ctx context.Context, req vstreamer.Request, api strin
 	return toStatus(err)
 }
 
-// pickShardGtid finds the one ShardGtid of a vtgate request this server streams. vtgate
-// accepts an empty shard (all shards), a keyspace regex ("/..."), and an empty keyspace with
-// gtid "current" (all keyspaces); a single source answers each of them with its own shard.
-func pickShardGtid(v *binlogdata.VGtid, keyspace, shard string) (*binlogdata.ShardGtid, error) {
+// pickShardGtid finds the one ShardGtid of a vtgate request this server streams, and its
+// keyspace. vtgate accepts an empty shard (all shards), a keyspace regex ("/..."), and an
+// empty keyspace with gtid "current" (all keyspaces); a single source answers each of them
+// with its own shard. The empty keyspace stands for the configured one, and a regex is
+// matched against the keyspaces named in the configuration (not every database "*" allows).
+func (s *Server) pickShardGtid(v *binlogdata.VGtid) (*binlogdata.ShardGtid, string, error) {
+	cfg := s.engine.Config()
 	var found *binlogdata.ShardGtid
+	var keyspace string
 	for _, sg := range v.GetShardGtids() {
 		ks := sg.GetKeyspace()
-		match := ks == keyspace || ks == "" && sg.GetGtid() == vstreamer.CurrentPosition
-		if strings.HasPrefix(ks, "/") {
+		switch {
+		case ks == "" && sg.GetGtid() == vstreamer.CurrentPosition:
+			ks = cfg.Keyspace
+		case ks == "":
+			return nil, "", status.Errorf(codes.InvalidArgument, "keyspace %q in the vgtid is not served here; name a keyspace (this server streams %s) or give gtid \"current\"",
+				ks, strings.Join(s.engine.Keyspaces(), ", "))
+		case strings.HasPrefix(ks, "/"):
 			re, err := regexp.Compile(strings.Trim(ks, "/"))
 			if err != nil {
-				return nil, status.Errorf(codes.InvalidArgument, "vgtid keyspace regex %q: %v", ks, err)
+				return nil, "", status.Errorf(codes.InvalidArgument, "vgtid keyspace regex %q: %v", ks, err)
 			}
-			match = re.MatchString(keyspace)
+			var matched []string
+			for _, k := range s.engine.Keyspaces() {
+				if k != vstreamer.AllDatabases && re.MatchString(k) {
+					matched = append(matched, k)
+				}
+			}
+			switch len(matched) {
+			case 0:
+				return nil, "", status.Errorf(codes.InvalidArgument, "keyspace %q in the vgtid is not served here; this server streams keyspaces %s shard %q",
+					ks, strings.Join(s.engine.Keyspaces(), ", "), cfg.Shard)
+			case 1:
+				ks = matched[0]
+			default:
+				return nil, "", severalKeyspaces(matched[0], matched[1])
+			}
+		default:
+			if _, err := s.engine.Database(ks); err != nil {
+				return nil, "", toStatus(err)
+			}
 		}
-		if !match {
-			return nil, status.Errorf(codes.InvalidArgument, "keyspace %q in the vgtid is not served here; this server streams keyspace %q shard %q", ks, keyspace, shard)
-		}
-		if sg.GetShard() != "" && sg.GetShard() != shard {
-			return nil, status.Errorf(codes.InvalidArgument, "shard %q of keyspace %q in the vgtid is not served here; this server streams shard %q", sg.GetShard(), keyspace, shard)
+		if sg.GetShard() != "" && sg.GetShard() != cfg.Shard {
+			return nil, "", status.Errorf(codes.InvalidArgument, "shard %q of keyspace %q in the vgtid is not served here; this server streams shard %q", sg.GetShard(), ks, cfg.Shard)
 		}
 		if found != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "the vgtid names shard %s/%s twice", keyspace, shard)
+			if ks != keyspace {
+				return nil, "", severalKeyspaces(keyspace, ks)
+			}
+			return nil, "", status.Errorf(codes.InvalidArgument, "the vgtid names shard %s/%s twice", ks, cfg.Shard)
 		}
-		found = sg
+		found, keyspace = sg, ks
 	}
 	if found == nil {
-		return nil, status.Errorf(codes.InvalidArgument, "the vgtid names no shard; give keyspace %q shard %q with a position (\"current\", a GTID position, or empty to copy)", keyspace, shard)
+		return nil, "", status.Errorf(codes.InvalidArgument, "the vgtid names no shard; give keyspace %q shard %q with a position (\"current\", a GTID position, or empty to copy)", cfg.Keyspace, cfg.Shard)
 	}
-	return found, nil
+	return found, keyspace, nil
+}
+
+// severalKeyspaces refuses a request naming two keyspaces: a stream reads one database of
+// the server, and a client streams several with one stream each.
+func severalKeyspaces(a, b string) error {
+	return status.Errorf(codes.InvalidArgument, "the vgtid names keyspaces %q and %q: a stream reads one keyspace (one database of the server); open one stream per keyspace", a, b)
 }
 
 // nextVGTID returns the first VGTID event at or after i.

@@ -17,10 +17,14 @@ import (
 // rowsHeartbeat is how often Vitess's row streamer sends a heartbeat while it reads.
 const rowsHeartbeat = 10 * time.Second
 
-// checkTarget refuses a tablet request for another keyspace or shard than this server's.
+// checkTarget refuses a tablet request for a keyspace this server does not stream or another
+// shard than its own. The empty keyspace is the configured one.
 func (s *Server) checkTarget(t *query.Target) error {
+	if _, err := s.engine.Database(t.GetKeyspace()); err != nil {
+		return toStatus(err)
+	}
 	cfg := s.engine.Config()
-	if t.GetKeyspace() != "" && t.GetKeyspace() != cfg.Keyspace || t.GetShard() != "" && t.GetShard() != cfg.Shard {
+	if t.GetShard() != "" && t.GetShard() != cfg.Shard {
 		return status.Errorf(codes.InvalidArgument, "target %s/%s is not served here; this server serves %s/%s",
 			t.GetKeyspace(), t.GetShard(), cfg.Keyspace, cfg.Shard)
 	}
@@ -72,7 +76,7 @@ func (q *queryService) VStreamRows(req *binlogdata.VStreamRowsRequest, stream qu
 		if err != nil {
 			return err
 		}
-		ereq := vstreamer.RowsRequest{Query: req.GetQuery(), LastPK: req.GetLastpk(), HeartbeatInterval: rowsHeartbeat, MaxBatchBytes: size}
+		ereq := vstreamer.RowsRequest{Keyspace: req.GetTarget().GetKeyspace(), Query: req.GetQuery(), LastPK: req.GetLastpk(), HeartbeatInterval: rowsHeartbeat, MaxBatchBytes: size}
 		resp := &binlogdata.VStreamRowsResponse{}
 		return q.srv.engine.StreamRows(ctx, ereq, func(b *vstreamer.RowsBatch) error {
 			*resp = binlogdata.VStreamRowsResponse{Fields: b.Fields, Pkfields: b.PKFields, Gtid: b.GTID,
@@ -87,7 +91,7 @@ func (q *queryService) VStreamTables(req *binlogdata.VStreamTablesRequest, strea
 		resp := &binlogdata.VStreamTablesResponse{}
 		gtid := ""
 		// Vitess's table stream has no heartbeat field: none is asked for.
-		return q.srv.engine.StreamTables(ctx, vstreamer.TablesRequest{}, func(b *vstreamer.RowsBatch) error {
+		return q.srv.engine.StreamTables(ctx, vstreamer.TablesRequest{Keyspace: req.GetTarget().GetKeyspace()}, func(b *vstreamer.RowsBatch) error {
 			if b.GTID != "" {
 				gtid = b.GTID
 			}
@@ -102,7 +106,7 @@ func (q *queryService) VStreamTables(req *binlogdata.VStreamTablesRequest, strea
 func (q *queryService) VStreamResults(req *binlogdata.VStreamResultsRequest, stream queryservice.Query_VStreamResultsServer) error {
 	return q.srv.runRead(stream.Context(), "results", req.GetTarget(), func(ctx context.Context) error {
 		resp := &binlogdata.VStreamResultsResponse{}
-		return q.srv.engine.StreamResults(ctx, vstreamer.ResultsRequest{Query: req.GetQuery()}, func(b *vstreamer.RowsBatch) error {
+		return q.srv.engine.StreamResults(ctx, vstreamer.ResultsRequest{Keyspace: req.GetTarget().GetKeyspace(), Query: req.GetQuery()}, func(b *vstreamer.RowsBatch) error {
 			*resp = binlogdata.VStreamResultsResponse{Fields: b.Fields, Gtid: b.GTID, Rows: b.Rows}
 			return stream.Send(resp)
 		})

@@ -2,10 +2,12 @@ package sqltypes
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql/encodings"
@@ -30,7 +32,7 @@ type Collation struct {
 	// w8 weighs each byte of a single-byte character set.
 	w8 *[256]uint32
 	// bmp weighs each character of Unicode's basic plane; rune weighs the others.
-	bmp  []uint32
+	bmp  []uint64
 	rune func(rune) int32
 	// mb3 refuses 4-byte characters (utf8mb3), as the server decodes them: as bad bytes.
 	mb3 bool
@@ -46,7 +48,12 @@ const (
 
 // weightIllegal weighs a byte that starts no character: above every character, in byte
 // order, as MariaDB's strcoll.inl (WEIGHT_ILSEQ) weighs it.
-const weightIllegal = 0xFF0000
+const weightIllegal = 1 << 40
+
+// weightShift makes room between the library's weights of two neighbouring code points for
+// the surrogates (U+D800 to U+DFFF), which MariaDB, unlike MySQL, stores in utf8 and weighs
+// by code point between U+D7FF and U+E000; the library, made from MySQL, does not weigh them.
+const weightShift = 12
 
 // collationDef is one supported collation: the library function that weighs its characters.
 type collationDef struct {
@@ -102,7 +109,8 @@ var refusedNames = map[uint32]string{
 
 var (
 	collationsMu sync.Mutex
-	collations   = map[uint32]*Collation{}
+	// collations holds the collations built so far, read without a lock per cell.
+	collations [MaxCollation]atomic.Pointer[Collation]
 )
 
 // CollationName names a collation id: its name where this package knows it, else its id and
@@ -122,16 +130,31 @@ func CollationName(id uint32) string {
 
 // CollationOf returns the collation of an id, or an error wrapping ErrCollation that names it
 // when it is not one this package compares exactly. The first call for an id builds its
-// weight tables (256 KiB for a utf8 collation); later calls share them.
+// weight tables (512 KiB for a utf8 collation); later calls share them.
 func CollationOf(id uint32) (*Collation, error) {
+	if c, ok := LookupCollation(id); ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("%w: %s (supported: binary, ascii and latin1 collations but latin1_german2_ci, utf8mb3 and utf8mb4 _general_ci, _bin and their _nopad_ forms, utf8mb3_general_mysql500_ci)", ErrCollation, CollationName(id))
+}
+
+// LookupCollation is CollationOf without the error, for a caller that compares per cell: it
+// does not allocate once the collation is built.
+func LookupCollation(id uint32) (*Collation, bool) {
+	if id >= MaxCollation {
+		return nil, false
+	}
+	if c := collations[id].Load(); c != nil {
+		return c, true
+	}
 	d, ok := supported[id]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s (supported: binary, ascii and latin1 collations but latin1_german2_ci, utf8mb3 and utf8mb4 _general_ci, _bin and their _nopad_ forms, utf8mb3_general_mysql500_ci)", ErrCollation, CollationName(id))
+		return nil, false
 	}
 	collationsMu.Lock()
 	defer collationsMu.Unlock()
-	if c := collations[id]; c != nil {
-		return c, nil
+	if c := collations[id].Load(); c != nil {
+		return c, true
 	}
 	c := &Collation{ID: id, Name: d.name, Charset: d.charset, Pad: d.pad}
 	switch d.charset {
@@ -143,9 +166,10 @@ func CollationOf(id uint32) (*Collation, error) {
 		for b := range 256 {
 			r, ok := byteRune(d.charset, byte(b))
 			w := d.weight(r)
-			if !ok || w < 0 || w >= weightIllegal {
+			if !ok || w < 0 || w == 1<<31-1 {
 				// Not a character of the set: no column holds it; keep byte order.
-				w = weightIllegal + int32(b)
+				c.w8[b] = 1<<31 + uint32(b)
+				continue
 			}
 			c.w8[b] = uint32(w)
 		}
@@ -153,13 +177,13 @@ func CollationOf(id uint32) (*Collation, error) {
 		c.form = formUTF8
 		c.mb3 = d.charset == "utf8mb3"
 		c.rune = d.weight
-		c.bmp = make([]uint32, 0x10000)
+		c.bmp = make([]uint64, 0x10000)
 		for r := range rune(0x10000) {
 			c.bmp[r] = c.weigh(r)
 		}
 	}
-	collations[id] = c
-	return c, nil
+	collations[id].Store(c)
+	return c, true
 }
 
 // byteRune is the character of a byte of a single-byte character set; latin1 is MySQL's, that
@@ -174,13 +198,16 @@ func byteRune(charset string, b byte) (rune, bool) {
 	return rune(b), true
 }
 
-func (c *Collation) weigh(r rune) uint32 {
+func (c *Collation) weigh(r rune) uint64 {
+	if r >= 0xd800 && r <= 0xdfff {
+		return c.weigh(0xd7ff) + uint64(r-0xd7ff)
+	}
 	w := c.rune(r)
-	if w < 0 || w >= weightIllegal {
-		// A code point the library does not weigh (a surrogate): after every character.
+	if w < 0 || w == 1<<31-1 {
+		// A code point the library does not weigh: after every character.
 		return weightIllegal - 1
 	}
-	return uint32(w)
+	return uint64(w) << weightShift
 }
 
 // Compare orders a and b as the server orders them under the collation: -1, 0 or +1. It does
@@ -201,7 +228,7 @@ func (c *Collation) compare8bit(a, b []byte) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if wa, wb := c.w8[a[i]], c.w8[b[i]]; wa != wb {
-			return cmpUint(wa, wb)
+			return cmp.Compare(wa, wb)
 		}
 	}
 	rest, sign := a[n:], 1
@@ -217,7 +244,7 @@ func (c *Collation) compare8bit(a, b []byte) int {
 	space := c.w8[' ']
 	for _, x := range rest {
 		if w := c.w8[x]; w != space {
-			return sign * cmpUint(w, space)
+			return sign * cmp.Compare(w, space)
 		}
 	}
 	return 0
@@ -225,10 +252,20 @@ func (c *Collation) compare8bit(a, b []byte) int {
 
 func (c *Collation) compareUTF8(a, b []byte) int {
 	for len(a) > 0 && len(b) > 0 {
+		if x, y := a[0], b[0]; x|y < utf8.RuneSelf {
+			// Two ASCII characters, most text: equal bytes weigh the same.
+			if x != y {
+				if wa, wb := c.bmp[x], c.bmp[y]; wa != wb {
+					return cmp.Compare(wa, wb)
+				}
+			}
+			a, b = a[1:], b[1:]
+			continue
+		}
 		wa, na := c.next(a)
 		wb, nb := c.next(b)
 		if wa != wb {
-			return cmpUint(wa, wb)
+			return cmp.Compare(wa, wb)
 		}
 		a, b = a[na:], b[nb:]
 	}
@@ -257,12 +294,12 @@ func (c *Collation) compareUTF8(a, b []byte) int {
 
 // next weighs the first character of s and returns its length in bytes. It decodes UTF-8 as
 // MariaDB does: no overlong forms, surrogates allowed, a bad byte weighed alone.
-func (c *Collation) next(s []byte) (uint32, int) {
+func (c *Collation) next(s []byte) (uint64, int) {
 	b0 := s[0]
 	if b0 < utf8.RuneSelf {
 		return c.bmp[b0], 1
 	}
-	bad := weightIllegal + uint32(b0)
+	bad := weightIllegal + uint64(b0)
 	switch {
 	case b0 < 0xc2:
 		return bad, 1
@@ -288,13 +325,6 @@ func (c *Collation) next(s []byte) (uint32, int) {
 }
 
 func cont(b byte) bool { return b&0xc0 == 0x80 }
-
-func cmpUint(x, y uint32) int {
-	if x < y {
-		return -1
-	}
-	return 1
-}
 
 // FromUTF8 returns text written in UTF-8 (a filter's literal) in the collation's character
 // set, as the server converts a literal to a column's character set before it compares; a

@@ -26,11 +26,14 @@ func TestCollationCompare(t *testing.T) {
 		{45, "newton", "neẅton", 0},
 		{45, "newton", "nEwton", 0},
 		{45, "newton", "newtons", -1},
-		{45, "a", "a  ", 0},     // PAD SPACE
-		{45, "a\t", "a", -1},    // a tab sorts before the padding
-		{45, "a", "aé", -1},     // a letter after it
-		{45, "😀", "😺", 0},       // outside the basic plane: one weight
-		{45, "ß", "s", 0},       // general_ci: ß = s
+		{45, "a", "a  ", 0},                      // PAD SPACE
+		{45, "a\t", "a", -1},                     // a tab sorts before the padding
+		{45, "a", "aé", -1},                      // a letter after it
+		{45, "😀", "😺", 0},                        // outside the basic plane: one weight
+		{45, "ß", "s", 0},                        // general_ci: ß = s
+		{45, "\xed\x9f\xbf", "\xed\xa0\x80", -1}, // a surrogate (MariaDB stores them) after U+D7FF
+		{45, "\xed\xa0\x80", "\xee\x80\x80", -1}, // and before U+E000
+		{45, "\xed\xa0\x80", "\xed\xa0\x81", -1},
 		{46, "a", "A", 1},       // _bin: code points
 		{46, "a ", "a", 0},      // utf8mb4_bin pads
 		{1070, "a ", "a", 1},    // utf8mb4_nopad_bin does not
@@ -165,4 +168,16 @@ func FuzzCollationCompare(f *testing.F) {
 			}
 		}
 	})
+}
+
+func BenchmarkCollationCompare(b *testing.B) {
+	x, y := []byte("Ñewton lives at 12, Rue de l'Université  "), []byte("newton lives at 12, rue de l'universite")
+	for _, id := range []uint32{63, 8, 45, 46} {
+		c := mustCollation(b, id)
+		b.Run(c.Name, func(b *testing.B) {
+			for b.Loop() {
+				c.Compare(x, y)
+			}
+		})
+	}
 }

@@ -2,6 +2,8 @@ package sqltypes
 
 import (
 	"bytes"
+	"cmp"
+	"slices"
 	"strings"
 )
 
@@ -77,6 +79,39 @@ func SetMask(labels []string, cell []byte) uint64 {
 		}
 		if j < 0 {
 			return mask
+		}
+		cell = cell[j+1:]
+	}
+}
+
+// CompareEnum orders two ENUM cells as the server's ORDER BY does: by member number, not
+// by label ("zebra" before "apple" in enum('zebra','apple')).
+func CompareEnum(labels []string, a, b []byte) int {
+	return cmp.Compare(EnumIndex(labels, a), EnumIndex(labels, b))
+}
+
+// CompareSet orders two SET cells as the server's ORDER BY does: by bitmask, each member
+// its bit by definition order.
+func CompareSet(labels []string, a, b []byte) int {
+	return cmp.Compare(SetMask(labels, a), SetMask(labels, b))
+}
+
+// ValidSet reports whether every member of a SET cell is one of the labels.
+func ValidSet(labels []string, cell []byte) bool {
+	if len(cell) == 0 {
+		return true
+	}
+	for {
+		member := cell
+		j := bytes.IndexByte(cell, ',')
+		if j >= 0 {
+			member = cell[:j]
+		}
+		if !slices.Contains(labels, string(member)) {
+			return false
+		}
+		if j < 0 {
+			return true
 		}
 		cell = cell[j+1:]
 	}

@@ -58,3 +58,37 @@ func TestSetMask(t *testing.T) {
 		t.Errorf("%v allocations, want 0", n)
 	}
 }
+
+// TestCompareEnumSet orders ENUM cells by member number and SET cells by bitmask, which is
+// how the server's ORDER BY orders them, whatever the labels' alphabetical order.
+func TestCompareEnumSet(t *testing.T) {
+	labels := []string{"zebra", "apple", "mango"}
+	for _, tc := range []struct {
+		set  bool
+		a, b string
+		want int
+	}{
+		{false, "zebra", "apple", -1},
+		{false, "mango", "apple", 1},
+		{false, "apple", "apple", 0},
+		{false, "", "zebra", -1},
+		{true, "zebra", "apple", -1},
+		{true, "zebra,apple", "mango", -1},
+		{true, "apple,mango", "zebra,apple", 1},
+		{true, "", "zebra", -1},
+		{true, "zebra,mango", "zebra,mango", 0},
+	} {
+		f := CompareEnum
+		if tc.set {
+			f = CompareSet
+		}
+		if got := f(labels, []byte(tc.a), []byte(tc.b)); got != tc.want {
+			t.Errorf("set %v: compare(%q, %q) = %d, want %d", tc.set, tc.a, tc.b, got, tc.want)
+		}
+	}
+	for cell, want := range map[string]bool{"": true, "zebra": true, "apple,mango": true, "pear": false, "apple,": false, "Apple": false} {
+		if got := ValidSet(labels, []byte(cell)); got != want {
+			t.Errorf("ValidSet(%q) = %v, want %v", cell, got, want)
+		}
+	}
+}

@@ -90,8 +90,8 @@ func insertHex(t *testing.T, conn *client.Conn, table string, rows [][][]byte) {
 }
 
 // characters lists every character of a collation's character set once, as its bytes:
-// each byte of a single-byte set, each code point of Unicode's basic plane (surrogates
-// aside) and a sample beyond it for utf8mb4.
+// each byte of a single-byte set, each code point of Unicode's basic plane (surrogates too,
+// which MariaDB stores) and a sample beyond it for utf8mb4.
 func characters(charset string) [][]byte {
 	var out [][]byte
 	switch charset {
@@ -107,6 +107,9 @@ func characters(charset string) [][]byte {
 		for r := rune(0); r < 0x10000; r++ {
 			if r < 0xd800 || r > 0xdfff {
 				out = append(out, utf8.AppendRune(nil, r))
+			} else {
+				// utf8.AppendRune refuses surrogates: their bytes by hand.
+				out = append(out, []byte{0xe0 | byte(r>>12), 0x80 | byte(r>>6)&0x3f, 0x80 | byte(r)&0x3f})
 			}
 		}
 		if charset == "utf8mb4" {
@@ -363,5 +366,88 @@ func TestFilterRefusesCollation(t *testing.T) {
 		func([]*binlogdata.VEvent) error { return nil })
 	if errors.Is(err, filter.ErrInvalid) {
 		t.Errorf("projecting: %v, want the stream to run until its deadline", err)
+	}
+}
+
+// TestFilterStreamVerdictMatchesServer streams the same inserted rows through filters with
+// conditions on columns of every comparison kind (collated strings of three character sets,
+// ENUM, DECIMAL, DATE and DATETIME, TIME, BIT) and checks that the binlog stream sends
+// exactly the rows the server's WHERE with the same conditions selects.
+func TestFilterStreamVerdictMatchesServer(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS co_stream", `CREATE TABLE co_stream (id INT PRIMARY KEY,
+		u VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci,
+		b VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+		l VARCHAR(20) CHARACTER SET latin1 COLLATE latin1_swedish_ci,
+		m VARCHAR(20) CHARACTER SET utf8mb3 COLLATE utf8mb3_general_nopad_ci,
+		e ENUM('new', 'Paid', 'gone'), d DECIMAL(8,3), dt DATETIME(3), dd DATE, tm TIME(2), bt BIT(10))`)
+	pos, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"newton", "Ñewton", "NEWTON ", "neẅton", "newtons", "Newt", "ärger", "Ärger", "arger", "zebra", "", " ", "a\t"}
+	latin := []string{"ärger", "Ärger", "arger", "zebra", "", " ", "a\t", "newton", "Newton ", "ÿ", "€", "_"}
+	var rows []string
+	for i := range 39 {
+		w := words[i%len(words)]
+		rows = append(rows, fmt.Sprintf("(%d, %s, %s, %s, %s, '%s', %d.%03d, '2024-01-%02d %02d:00:00.%03d', '2024-01-%02d', '%s%02d:30:00.5', %d)",
+			i, filter.QuoteString(w), filter.QuoteString(words[(i+3)%len(words)]), filter.QuoteString(latin[(i+5)%len(latin)]),
+			filter.QuoteString(words[(i+7)%len(words)]), []string{"new", "Paid", "gone"}[i%3], i-20, i*37%1000, 1+i%5, i%24, i*7%1000,
+			1+i%3, []string{"", "-"}[i%2], i%5, i*29%1024))
+	}
+	execSQL(t, "INSERT INTO co_stream VALUES "+strings.Join(rows, ", "))
+	e := newEngine(t)
+	for _, cond := range []string{
+		"u = 'newton'", "u > 'Newt'", "u between 'a' and 'n'", "u in ('', 'zebra')", "u != 'a'",
+		"b = 'newton'", "b < 'Newton'", "b in ('NEWTON', ' ')",
+		"l = 'Ärger'", "l > 'zebra'", "l < 'a'", "l not in ('arger', 'ärger')",
+		"m = 'newton'", "m = 'NEWTON'", "m >= 'newtons'",
+		"e = 'PAID'", "e in ('new', 'gone')", "e > 'new'",
+		"d = -5.555", "d > '-3.1'", "d between -1 and 10.5", "d < 0",
+		"dt >= '2024-01-03'", "dt < '2024-01-02 10:00:00.07'", "dd = '2024-01-02 00:00:00'", "dd > '2024-01-02'",
+		"tm < '00:00:00'", "tm >= '03:30:00.5'", "tm = '-02:30:00.50'",
+		"bt > 500", "bt = b'11101'", "bt < 0x10",
+		"u = 'newton' and e = 'new'", "l >= 'a' and d > 0 and bt > 100",
+	} {
+		t.Run(cond, func(t *testing.T) {
+			r, err := queryStringOn(t, "SELECT COALESCE(GROUP_CONCAT(id ORDER BY id), '') FROM co_stream WHERE "+cond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := startStream(t, e, Request{Position: "MariaDB/" + pos, Filter: rules(&binlogdata.Rule{Match: "co_stream", Filter: "select id from co_stream where " + cond})})
+			var ids []string
+			for {
+				ev := ts.next(false)
+				if ev.Type == binlogdata.VEventType_ROW {
+					for _, rc := range ev.RowEvent.RowChanges {
+						ids = append(ids, string(cells(rc.After)[0]))
+					}
+				}
+				if ev.Type == binlogdata.VEventType_COMMIT {
+					break
+				}
+			}
+			ts.stop()
+			if got := strings.Join(ids, ","); got != r {
+				t.Errorf("the stream sends rows %s, the server's WHERE selects %s", got, r)
+			}
+		})
+	}
+}
+
+// TestRefusedCollationNames: the names sqltypes gives the refused collations it names are the
+// server's names of those ids.
+func TestRefusedCollationNames(t *testing.T) {
+	for _, id := range []uint32{31, 192, 214, 224, 246, 255, 2048, 2304} {
+		name, err := queryStringOn(t, fmt.Sprintf("SELECT COLLATION_NAME FROM information_schema.COLLATIONS WHERE ID = %d", id))
+		if err != nil || name == "" {
+			name, err = queryStringOn(t, fmt.Sprintf("SELECT FULL_COLLATION_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID = %d", id))
+		}
+		if err != nil || name == "" {
+			t.Logf("collation %d: not on this server (%v)", id, err)
+			continue
+		}
+		if got := sqltypes.CollationName(id); got != name {
+			t.Errorf("collation %d is %s on the server, %s in sqltypes", id, name, got)
+		}
 	}
 }

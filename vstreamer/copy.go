@@ -1,6 +1,7 @@
 package vstreamer
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/sqltypes"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
@@ -69,6 +71,19 @@ type copyTable struct {
 	fieldsSent bool
 	// copied counts rows read so far; estimated is the server's guess of the table's rows.
 	copied, estimated int64
+	// serverKeys has, per key column, how the server is asked to order its values when
+	// filter.Compare cannot (a UCA collation); filled in at the first such comparison.
+	serverKeys []*serverKey
+}
+
+// serverKey orders the values of one key column by asking the server: the collation's name
+// and character set, and the last comparison made (a row's before and after images, or
+// several changes to one row, often compare the same key with lastpk).
+type serverKey struct {
+	collation, charset string
+	cell, last         []byte
+	result             int
+	cached             bool
 }
 
 // copier is the table copy of one stream, tables in name order.
@@ -388,10 +403,44 @@ func (t *copyTable) resume(lp *binlogdata.TableLastPK) error {
 		if l < 0 || off+l > int64(len(row.GetValues())) {
 			return fmt.Errorf("%w: table_p_ks for %s: malformed row", filter.ErrInvalid, t.name)
 		}
-		t.lastpk = append(t.lastpk, append([]byte{}, row.GetValues()[off:off+l]...))
+		v := row.GetValues()[off : off+l]
+		if err := t.checkMember(len(t.lastpk), v); err != nil {
+			return err
+		}
+		t.lastpk = append(t.lastpk, append([]byte{}, v...))
 		off += l
 	}
 	t.status = copyRunning
+	return nil
+}
+
+// keyLabels are the members of the i-th key column when it is an ENUM or SET (nil
+// otherwise): the server orders such a key by member number or bitmask, not by its labels.
+func (t *copyTable) keyLabels(i int) []string {
+	f := t.keyFields[i]
+	if f.Type != query.Type_ENUM && f.Type != query.Type_SET {
+		return nil
+	}
+	if j := slices.Index(t.fields, f); j >= 0 {
+		return t.cols[j].Labels
+	}
+	return nil
+}
+
+// checkMember refuses a client's last key whose ENUM or SET value is not made of the
+// column's members: its member number or bitmask, which the chunk SELECT compares by, is
+// unknown, and a guess would skip or repeat rows.
+func (t *copyTable) checkMember(i int, v []byte) error {
+	labels := t.keyLabels(i)
+	if labels == nil {
+		return nil
+	}
+	f := t.keyFields[i]
+	if f.Type == query.Type_ENUM && sqltypes.EnumIndex(labels, v) == 0 && len(v) > 0 ||
+		f.Type == query.Type_SET && !sqltypes.ValidSet(labels, v) {
+		return fmt.Errorf("%w: table_p_ks for %s: %q is not a value of key column %s (%s); give a value the column holds, spelt as the server prints it",
+			filter.ErrInvalid, t.name, v, f.Name, strings.Join(labels, ", "))
+	}
 	return nil
 }
 
@@ -679,6 +728,14 @@ func (t *copyTable) literal(i int) string {
 	if f.Type&query.Type(query.Flag_ISINTEGRAL) != 0 || f.Type == query.Type_DECIMAL {
 		return string(v)
 	}
+	// The server compares an ENUM or SET with a string as strings, but with a number by
+	// member number or bitmask, which is how ORDER BY orders it.
+	if labels := t.keyLabels(i); labels != nil {
+		if f.Type == query.Type_ENUM {
+			return strconv.Itoa(sqltypes.EnumIndex(labels, v))
+		}
+		return strconv.FormatUint(sqltypes.SetMask(labels, v), 10)
+	}
 	hex := fmt.Sprintf("X'%x'", v)
 	col := t.cols[slices.Index(t.fields, f)]
 	if col.Ext != rowcodec.ExtNone {
@@ -759,8 +816,10 @@ func (s *stream) copyFieldsPlan(t *copyTable) *tablePlan {
 }
 
 // inCopiedRange reports whether a binlog row image (cells in binlog column order) is a row
-// the client already holds: its key is at most lastpk.
-func (t *copyTable) inCopiedRange(p *tablePlan, cells [][]byte) (bool, error) {
+// the client already holds: its key is at most lastpk. A key column whose order sqltypes
+// does not know exactly (filter.Compare) is compared by the server, on the stream's
+// connection, which only the stream goroutine uses and which holds no open result here.
+func (s *stream) inCopiedRange(t *copyTable, p *tablePlan, cells [][]byte) (bool, error) {
 	if t.status != copyRunning || t.lastpk == nil {
 		return false, nil
 	}
@@ -790,14 +849,107 @@ func (t *copyTable) inCopiedRange(p *tablePlan, cells [][]byte) (bool, error) {
 		if e := p.cols[ci].Ext; e != rowcodec.ExtNone {
 			// UUID and INET keys are text; the server orders them by their binary form.
 			c = rowcodec.CompareExt(e, cell, t.lastpk[i])
+		} else if labels := t.keyLabels(i); labels != nil {
+			// Cells of both are labels; the server orders by member number or bitmask.
+			if t.keyFields[i].Type == query.Type_ENUM {
+				c = sqltypes.CompareEnum(labels, cell, t.lastpk[i])
+			} else {
+				c = sqltypes.CompareSet(labels, cell, t.lastpk[i])
+			}
 		} else {
-			c = filter.Compare(t.keyFields[i], cell, t.lastpk[i])
+			var ok bool
+			if c, ok = filter.Compare(t.keyFields[i], cell, t.lastpk[i]); !ok {
+				var err error
+				if c, err = s.serverCompare(t, i, cell); err != nil {
+					return false, err
+				}
+			}
 		}
 		if c != 0 {
 			return c < 0, nil
 		}
 	}
 	return true, nil
+}
+
+// serverCompare orders cell against the i-th lastpk value as the server orders the key
+// column: STRCMP of the two values, each given in its own bytes in the column's character set
+// and collation. A failure ends the stream: guessing could lose a change or send it twice.
+func (s *stream) serverCompare(t *copyTable, i int, cell []byte) (int, error) {
+	if t.serverKeys == nil {
+		t.serverKeys = make([]*serverKey, len(t.keyFields))
+	}
+	k := t.serverKeys[i]
+	f := t.keyFields[i]
+	if f.Type == query.Type_ENUM || f.Type == query.Type_SET {
+		// STRCMP would order the labels, not the member numbers ORDER BY uses.
+		return 0, fmt.Errorf("%w: copy of %s: key column %s (%s) has no members known to order it by", ErrSchema, t.name, f.Name, f.Type)
+	}
+	if k == nil {
+		coll, cs, err := collationName(s.conn, f.Charset)
+		if err != nil {
+			return 0, fmt.Errorf("%w: copy of %s: key column %s: %v", ErrUnavailable, t.name, f.Name, err)
+		}
+		if coll == "" {
+			return 0, fmt.Errorf("%w: copy of %s: key column %s (%s, collation %d) has no order the copy knows", ErrSchema, t.name, f.Name, f.Type, f.Charset)
+		}
+		k = &serverKey{collation: coll, charset: cs}
+		t.serverKeys[i] = k
+	}
+	last := t.lastpk[i]
+	if k.cached && bytes.Equal(k.cell, cell) && bytes.Equal(k.last, last) {
+		return k.result, nil
+	}
+	q := fmt.Sprintf("SELECT STRCMP(_%s X'%x' COLLATE %s, _%s X'%x' COLLATE %s)", k.charset, cell, k.collation, k.charset, last, k.collation)
+	r, err := s.conn.Execute(q)
+	if err != nil {
+		return 0, fmt.Errorf("%w: copy of %s: compare key column %s under %s: %v", ErrUnavailable, t.name, f.Name, k.collation, err)
+	}
+	c, err := r.GetInt(0, 0)
+	r.Close()
+	if err != nil {
+		return 0, fmt.Errorf("%w: copy of %s: compare key column %s under %s: %v", ErrUnavailable, t.name, f.Name, k.collation, err)
+	}
+	k.cell, k.last = append(k.cell[:0], cell...), append(k.last[:0], last...)
+	k.result, k.cached = int(c), true
+	return k.result, nil
+}
+
+// collationName names a collation id and its character set as the server does; "" when the
+// server has no collation of that id. MariaDB 10.10 and later give the UCA 14.0.0 collations
+// (utf8mb4_uca1400_ai_ci) ids, and full names, only in COLLATION_CHARACTER_SET_APPLICABILITY;
+// older servers and MySQL have neither column there, and every id in COLLATIONS.
+func collationName(conn *client.Conn, id uint32) (name, charset string, err error) {
+	r, err := conn.Execute("SELECT FULL_COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID = ?", id)
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == mysql.ER_BAD_FIELD_ERROR {
+		r, err = conn.Execute("SELECT COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID = ?", id)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("name collation %d: %v", id, err)
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return "", "", nil
+	}
+	name, charset = resultString(r, 0, 0), resultString(r, 0, 1)
+	// Both go into SQL unquoted: only a name the server could give is taken.
+	if !isSQLName(name) || !isSQLName(charset) {
+		return "", "", fmt.Errorf("name collation %d: unexpected name %q (%q)", id, name, charset)
+	}
+	return name, charset, nil
+}
+
+func isSQLName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // copySource is the EventSource of a copy chunk's events: the snapshot's place in the binlog,

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +68,11 @@ type Config struct {
 	Database string
 	// Keyspace and Shard label every event; Keyspace defaults to Database, Shard to "0".
 	Keyspace string
-	Shard    string
+	// Databases are the other databases of the server clients may stream, each under its
+	// own name as keyspace (Request.Keyspace); AllDatabases ("*") allows every one but the
+	// system schemas. Empty allows Database only.
+	Databases []string
+	Shard     string
 	// Flavor forces "mariadb" or "mysql"; empty detects it from the server's version.
 	Flavor string
 	// Positions is PositionsGTID (or empty) or PositionsFilePos: whether streams start from
@@ -124,8 +129,24 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("config: positions %q: want %s or %s", c.Positions, PositionsGTID, PositionsFilePos)
 	}
+	if c.Positions == PositionsFilePos && c.SchemaHistoryDir != "" {
+		// The history is keyed by GTID set; a FilePos stream could never find its place in it.
+		return errors.New("config: a schema history records GTID positions and cannot serve positions filepos; drop schema-history-dir or use positions gtid")
+	}
 	if c.Keyspace == "" {
 		c.Keyspace = c.Database
+	}
+	for _, d := range c.Databases {
+		if d == "" {
+			return errors.New("config: databases: an empty name; list database names, or * for all")
+		}
+		if slices.Contains(systemSchemas, strings.ToLower(d)) {
+			return fmt.Errorf("config: databases: %s is a system schema of the server, which is never streamed", d)
+		}
+		if d == c.Keyspace && d != c.Database {
+			// Requests for that keyspace get the configured database: the listed one could never be streamed.
+			return fmt.Errorf("config: databases: %s is the keyspace of database %s; name that keyspace otherwise", d, c.Database)
+		}
 	}
 	if c.Shard == "" {
 		c.Shard = "0"
@@ -160,6 +181,9 @@ type Engine struct {
 	hist         *history.History
 	histRunning  atomic.Bool
 	histRestarts atomic.Uint64
+	// histLive is set while the tracker reads the binlog (not between a failure and its
+	// restart).
+	histLive atomic.Bool
 	// readers are the shared binlog readers of the server.
 	readers *fanout.Pool
 }
@@ -207,6 +231,8 @@ func (e *Engine) Config() Config { return e.cfg }
 
 // Request is what one stream asks for.
 type Request struct {
+	// Keyspace names the database to stream (see Engine.Database); empty is the configured one.
+	Keyspace string
 	// Position is "current", a flavor-prefixed GTID position, or empty: copy the tables the
 	// filter selects, then stream from where the copy ended.
 	Position string
@@ -593,11 +619,15 @@ func collations(conn *client.Conn) (map[uint32]string, error) {
 	return m, nil
 }
 
-// compileFilter compiles a request's filter with the engine's VSchema.
-func (e *Engine) compileFilter(f *binlogdata.Filter) (*filter.Filter, error) {
+// compileFilter compiles a request's filter on database db, with the engine's VSchema when
+// db is the configured database (the VSchema is its keyspace's).
+func (e *Engine) compileFilter(f *binlogdata.Filter, db string) (*filter.Filter, error) {
 	flt, err := filter.New(f)
 	if err != nil {
 		return nil, err
+	}
+	if db != e.cfg.Database {
+		return flt, nil
 	}
 	return flt.WithVSchema(e.cfg.VSchema), nil
 }

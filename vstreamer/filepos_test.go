@@ -3,6 +3,7 @@ package vstreamer
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,23 +42,23 @@ func serverFilePos(t testing.TB) (string, uint64) {
 // the server's after the last), and that a stream restarted from each VGTID is exactly the
 // rest of the recording.
 func TestFilePosResumeFromEveryVGTID(t *testing.T) {
-	execSQL(t, "CREATE TABLE fp (id INT PRIMARY KEY, v VARCHAR(10))")
+	execSQL(t, "CREATE TABLE fpos_rs (id INT PRIMARY KEY, v VARCHAR(10))")
 	e := newFilePosEngine(t)
-	filterFP := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "fp"}}}
+	filterFPos := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "fpos_rs"}}}
 	file, off := serverFilePos(t)
-	ts := startStream(t, e, Request{Position: "current", Filter: filterFP})
+	ts := startStream(t, e, Request{Position: "current", Filter: filterFPos})
 	first := ts.expect("GTID", "OTHER", "VGTID")
 	want := position.NewFilePos(file, off).String()
 	if first[0].Gtid != want || first[2].Vgtid.ShardGtids[0].Gtid != want {
 		t.Fatalf("current start at %q / %q, want the server's %q", first[0].Gtid, first[2].Vgtid.ShardGtids[0].Gtid, want)
 	}
 	execSQL(t,
-		"INSERT INTO fp VALUES (1, 'a')",
-		"BEGIN", "INSERT INTO fp VALUES (2, 'b')", "UPDATE fp SET v = 'c' WHERE id = 1", "COMMIT",
+		"INSERT INTO fpos_rs VALUES (1, 'a')",
+		"BEGIN", "INSERT INTO fpos_rs VALUES (2, 'b')", "UPDATE fpos_rs SET v = 'c' WHERE id = 1", "COMMIT",
 		"FLUSH BINARY LOGS",
-		"ALTER TABLE fp ADD COLUMN w INT",
-		"DELETE FROM fp WHERE id = 2",
-		"INSERT INTO fp VALUES (3, 'd', 4)",
+		"ALTER TABLE fpos_rs ADD COLUMN w INT",
+		"DELETE FROM fpos_rs WHERE id = 2",
+		"INSERT INTO fpos_rs VALUES (3, 'd', 4)",
 	)
 	rec := ts.expect(
 		"BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID",
@@ -106,7 +107,7 @@ func TestFilePosResumeFromEveryVGTID(t *testing.T) {
 		rest = withFieldBeforeFirstRow(rest, rec[:i+1])
 		pos := ev.Vgtid.ShardGtids[0].Gtid
 		t.Run(pos, func(t *testing.T) {
-			rs := startStream(t, e, Request{Position: pos, Filter: filterFP})
+			rs := startStream(t, e, Request{Position: pos, Filter: filterFPos})
 			// The resumed stream sends the same positions.
 			if got, want := gtids(rs.expect(rest...)), gtids(rec[i+1:]); strings.Join(got, " ") != strings.Join(want, " ") {
 				t.Errorf("resumed positions %q, recorded %q", got, want)
@@ -167,6 +168,7 @@ func TestFilePosBadRequests(t *testing.T) {
 		{"no such file before", Request{Position: "FilePos/" + oldest + "x:4", Filter: rules}, position.ErrBadPosition, "the server has no binlog file " + oldest + "x"},
 		{"past a file's end", Request{Position: "FilePos/" + oldest + ":99999999", Filter: rules}, position.ErrBadPosition, "is past the end of " + oldest},
 		{"offset in magic", Request{Position: "FilePos/" + file + ":2", Filter: rules}, position.ErrBadPosition, "offsets run from 4"},
+		{"offset inside an event", Request{Position: "FilePos/" + file + ":" + strconv.FormatUint(off-10, 10), Filter: rules}, position.ErrBadPosition, "is not where a binlog event starts"},
 		{"hex offset", Request{Position: "FilePos/" + file + ":0x10", Filter: rules}, position.ErrBadPosition, "not a number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,5 +206,8 @@ func TestFilePosBadRequests(t *testing.T) {
 	var ferr error
 	if _, ferr = NewEngine(Config{Addr: db.Addr(), User: "u", Database: "test", Positions: "binlog"}); ferr == nil || !strings.Contains(ferr.Error(), "want gtid or filepos") {
 		t.Errorf("Positions binlog: err = %v", ferr)
+	}
+	if _, ferr = NewEngine(Config{Addr: db.Addr(), User: "u", Database: "test", Positions: PositionsFilePos, SchemaHistoryDir: t.TempDir()}); ferr == nil || !strings.Contains(ferr.Error(), "cannot serve positions filepos") {
+		t.Errorf("Positions filepos with a schema history: err = %v", ferr)
 	}
 }

@@ -58,6 +58,7 @@ func (e *Engine) RunSchemaHistory(ctx context.Context) error {
 	for {
 		started := time.Now()
 		err := e.trackHistory(ctx, h)
+		e.histLive.Store(false)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -83,12 +84,17 @@ func (e *Engine) RunSchemaHistory(ctx context.Context) error {
 func (e *Engine) SchemaHistoryRestarts() uint64 { return e.histRestarts.Load() }
 
 // history is the schema history streams look definitions up in: nil unless one is
-// configured and its tracker runs.
-func (e *Engine) history() *history.History {
+// configured and its tracker runs. wait is how long a lookup may wait for the tracker: none
+// while it is between a failure and its next start, when waiting would hold every new table
+// of every stream for nothing.
+func (e *Engine) history() (h *history.History, wait time.Duration) {
 	if !e.histRunning.Load() {
-		return nil
+		return nil, 0
 	}
-	return e.hist
+	if e.histLive.Load() {
+		wait = historyWait
+	}
+	return e.hist, wait
 }
 
 // historyTracker is one run of the tracker: its connection and position.
@@ -99,10 +105,11 @@ type historyTracker struct {
 	db   string
 	pos  position.Position
 	// gtid is the GTID of the transaction being read; inTxn is set between its BEGIN and
-	// its end.
-	gtid  string
-	inTxn bool
-	saved time.Time
+	// its end; pending are the tables DDLs inside it named (CREATE TABLE ... SELECT).
+	gtid    string
+	inTxn   bool
+	pending []string
+	saved   time.Time
 }
 
 // trackHistory runs the tracker once, until it fails or ctx ends. A panic becomes its error.
@@ -150,6 +157,7 @@ func (e *Engine) trackHistory(ctx context.Context, h *history.History) (err erro
 	}
 	// The checkpoint is written when the tracker stops too, so that it starts again close by.
 	defer func() { _ = t.h.Advance(t.pos, true) }()
+	e.histLive.Store(true)
 	for {
 		ev, err := streamer.GetEvent(ctx)
 		if err != nil {
@@ -187,14 +195,14 @@ func (t *historyTracker) start(info *serverInfo) error {
 	res.Close()
 	// Tables the history holds that are gone now.
 	tables = append(tables, t.h.Tables(t.db)...)
-	if err := t.record(tables); err != nil {
+	if err := t.record(t.pos, tables); err != nil {
 		return err
 	}
 	return t.h.Advance(t.pos, true)
 }
 
-// record reads the definitions of tables now and records them at the tracker's position.
-func (t *historyTracker) record(tables []string) error {
+// record reads the definitions of tables now and records them at pos.
+func (t *historyTracker) record(pos position.Position, tables []string) error {
 	seen := make(map[string]bool, len(tables))
 	for _, name := range tables {
 		if seen[name] || schema.Internal(name) {
@@ -205,7 +213,7 @@ func (t *historyTracker) record(tables []string) error {
 		if err != nil {
 			return fmt.Errorf("%w: schema history: %v", ErrUnavailable, err)
 		}
-		if err := t.h.Record(t.pos, t.db, name, cols); err != nil {
+		if err := t.h.Record(pos, t.db, name, cols); err != nil {
 			return err
 		}
 	}
@@ -232,6 +240,7 @@ func (t *historyTracker) handle(ev *replication.BinlogEvent) error {
 			return t.commit(nil)
 		case ddl.DDL, ddl.Executable:
 			if t.inTxn {
+				t.pending = append(t.pending, t.ddlTables(string(e.Schema), tables, parsed)...)
 				return nil
 			}
 			return t.commit(t.ddlTables(string(e.Schema), tables, parsed))
@@ -289,12 +298,12 @@ func (t *historyTracker) commit(ddlTables []string) error {
 			return fmt.Errorf("schema history: advance %s by %s: %w", t.pos, t.gtid, err)
 		}
 	}
-	t.gtid, t.inTxn = "", false
+	if t.pending != nil {
+		ddlTables = append(t.pending, ddlTables...)
+	}
+	t.gtid, t.inTxn, t.pending = "", false, nil
 	if ddlTables != nil {
-		prev := t.pos
-		t.pos = next
-		if err := t.record(ddlTables); err != nil {
-			t.pos = prev
+		if err := t.record(next, ddlTables); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package vstreamer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func waitTracker(t testing.TB, e *Engine, pos position.Position) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		if cp, ok := e.hist.Checkpoint(); ok && cp.Contains(pos) && e.history() != nil {
+		if cp, ok := e.hist.Checkpoint(); ok && cp.Contains(pos) && e.histLive.Load() {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -178,15 +179,23 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 	}
 	stop()
 
-	// Stopped: the DDL is read from the binlog when the tracker starts again.
-	execSQL(t, "ALTER TABLE sh_tr ADD COLUMN b INT")
+	// Stopped: the DDLs are read from the binlog when the tracker starts again, and each is
+	// described as the table is then (the README's "not exact").
+	execSQL(t, "ALTER TABLE sh_tr ADD COLUMN b0 INT")
+	afterB0 := serverPos(t)
+	execSQL(t, "ALTER TABLE sh_tr CHANGE b0 b INT")
 	afterB := serverPos(t)
 	e, err = NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", SchemaHistoryDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(runTracker(t, e))
+	wantColumns(t, e, afterB0, "sh_tr", "id a b")
 	wantColumns(t, e, afterB, "sh_tr", "id a b")
+
+	// A DDL inside a transaction of its own: CREATE TABLE ... SELECT.
+	execSQL(t, "CREATE TABLE sh_cts SELECT 1 AS x, 'y' AS z")
+	wantColumns(t, e, serverPos(t), "sh_cts", "x z")
 
 	// A broken binlog connection.
 	restarts := e.SchemaHistoryRestarts()
@@ -195,7 +204,9 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 	execSQL(t, "ALTER TABLE sh_tr ADD COLUMN c INT")
 	wantColumns(t, e, serverPos(t), "sh_tr", "id a b c")
 
-	// A panic: the tracker starts again, the test process goes on.
+	// A panic: the tracker starts again, the test process and the streams go on.
+	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "sh_tr"})})
+	ts.expect("GTID", "OTHER", "VGTID")
 	var panicked atomic.Bool
 	restore := faults.Set(func(p faults.Point, _ string, data any) {
 		if ev, ok := data.(*replication.BinlogEvent); ok && p == faults.SchemaHistory {
@@ -209,6 +220,9 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 	waitRestarts(t, e, restarts)
 	restore()
 	wantColumns(t, e, serverPos(t), "sh_tr", "id a b c d")
+	execSQL(t, "INSERT INTO sh_tr (id) VALUES (1)")
+	ts.expect("GTID", "DDL ALTER TABLE sh_tr ADD COLUMN d INT", "VGTID",
+		"BEGIN", "FIELD sh_tr id:INT32 a:VARCHAR b:INT32 c:INT32 d:INT32", "ROW sh_tr +[1 NULL NULL NULL NULL]", "GTID", "COMMIT", "VGTID")
 	// The definitions before stay where they were.
 	wantColumns(t, e, afterB, "sh_tr", "id a b")
 }
@@ -262,5 +276,102 @@ func killBinlogDumps(t *testing.T) {
 		if _, err := conn.Execute(fmt.Sprintf("KILL %d", id)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSchemaHistoryMinimalMetadata: rows logged without column names (binlog_row_metadata
+// MINIMAL), then a column dropped. Without a history a strict stream cannot name the old
+// rows' columns (the table has one fewer now); with one it names them as they were written.
+func TestSchemaHistoryMinimalMetadata(t *testing.T) {
+	hist := historyEngine(t, t.TempDir())
+	execSQL(t, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+	t.Cleanup(func() { execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'") })
+	execSQL(t, "CREATE TABLE sh_min (id INT PRIMARY KEY, a INT, b VARCHAR(5))")
+	start := serverPos(t).String()
+	// A fresh connection picks up the global metadata setting.
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Execute("INSERT INTO sh_min VALUES (1, 2, 'x')"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close() // done with it
+	execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'", "ALTER TABLE sh_min DROP COLUMN b")
+	waitTracker(t, hist, serverPos(t))
+
+	req := Request{Position: start, Filter: rules(&binlogdata.Rule{Match: "sh_min"})}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := newEngine(t).Stream(ctx, req, func([]*binlogdata.VEvent) error { return nil }); !errors.Is(err, ErrSchema) {
+		t.Fatalf("without a history: err = %v, want ErrSchema", err)
+	}
+	ts := startStream(t, hist, req)
+	ts.expect("BEGIN", "FIELD sh_min id:INT32 a:INT32 b:VARCHAR", "ROW sh_min +[1 2 x]", "GTID", "COMMIT", "VGTID")
+}
+
+// TestSchemaHistoryPurgedCheckpoint: a tracker whose checkpoint the server has purged starts
+// from the current position, recording every table there, instead of failing over and over.
+func TestSchemaHistoryPurgedCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", SchemaHistoryDir: dir}
+	e, err := NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runTracker(t, e)
+	execSQL(t, "CREATE TABLE sh_pg (id INT PRIMARY KEY, a INT)")
+	created := serverPos(t)
+	waitTracker(t, e, created)
+	stop()
+
+	execSQL(t, "ALTER TABLE sh_pg ADD COLUMN b INT", "FLUSH BINARY LOGS", "INSERT INTO sh_pg VALUES (1, 2, 3)")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		execSQL(t, "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
+		conn, err := db.Conn("test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := conn.Execute("SHOW BINARY LOGS")
+		_ = conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.RowNumber() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("binlogs not purged: %d files remain", r.RowNumber())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	if e, err = NewEngine(cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runTracker(t, e))
+	wantColumns(t, e, serverPos(t), "sh_pg", "id a b")
+	wantColumns(t, e, created, "sh_pg", "id a")
+	if n := e.SchemaHistoryRestarts(); n != 0 {
+		t.Errorf("the tracker failed %d times", n)
+	}
+}
+
+// TestSchemaHistoryMySQL: on a MySQL server the tracker stops at once with an error saying
+// the history is MariaDB's only, and streams describe rows as without a history.
+func TestSchemaHistoryMySQL(t *testing.T) {
+	e, err := NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", SchemaHistoryDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.src = &replaySource{info: mysqlInfo(t, "MySQL56/"+payloadUUID+":1-119")}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.RunSchemaHistory(ctx); !errors.Is(err, errHistoryFlavor) || !strings.Contains(err.Error(), "MariaDB only") {
+		t.Fatalf("RunSchemaHistory on MySQL: %v", err)
+	}
+	if h, _ := e.history(); h != nil || e.SchemaHistoryRestarts() != 0 {
+		t.Errorf("history still in use (%v) or restarted %d times", h != nil, e.SchemaHistoryRestarts())
 	}
 }

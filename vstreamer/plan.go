@@ -141,8 +141,9 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 // the schema history's, when one runs and its definition there fits the binlog's columns,
 // else the table's definition now.
 func (s *stream) tableInfo(table string, cols []rowcodec.Column, hasNames bool) ([]schema.ColumnInfo, error) {
-	if h := s.eng.history(); h != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), historyWait)
+	// The history records the configured database's tables only.
+	if h, wait := s.eng.history(); h != nil && s.cfg.Database == s.eng.cfg.Database {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		info, ok, err := h.Lookup(ctx, s.cfg.Database, table, s.pos)
 		cancel()
 		switch {
@@ -309,7 +310,7 @@ func (b *rowsBuild) judge(i int) (out [2]bool, err error) {
 		pass[img] = p.filter.Match(sc.cells)
 		held[img] = true
 		if ct != nil {
-			if held[img], err = ct.inCopiedRange(p, sc.cells); err != nil {
+			if held[img], err = s.inCopiedRange(ct, p, sc.cells); err != nil {
 				return out, err
 			}
 		}

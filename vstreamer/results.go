@@ -16,6 +16,8 @@ import (
 // ResultsRequest asks for the result of one SELECT read from a consistent snapshot, with the
 // snapshot's GTID position, the way Vitess's VStreamResults serves vdiff.
 type ResultsRequest struct {
+	// Keyspace names the database to query (see Engine.Database); empty is the configured one.
+	Keyspace string
 	// Query is one SELECT on the tables of the engine's database (sqlguard.CheckSelect).
 	Query string
 	// MaxBatchBytes bounds the row bytes of one batch; zero means the engine's MaxBatchBytes.
@@ -30,11 +32,15 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 	if err := e.snapshotFilePos("reading a query's results (VStreamResults)"); err != nil {
 		return err
 	}
-	tables, err := sqlguard.CheckSelect(req.Query, e.cfg.Database)
+	db, err := e.Database(req.Keyspace)
 	if err != nil {
 		return err
 	}
-	r, err := e.openReader(ctx, filter.All())
+	tables, err := sqlguard.CheckSelect(req.Query, db)
+	if err != nil {
+		return err
+	}
+	r, err := e.openReader(ctx, filter.All(), db)
 	if err != nil {
 		return err
 	}
@@ -42,7 +48,7 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 	// Unqualified table names are the database's. A result's text columns may come from any
 	// expression, which has no column character set to keep: text comes as utf8mb4, labelled
 	// so, as Vitess's own result stream returns it.
-	for _, q := range []string{"USE " + filter.QuoteIdent(e.cfg.Database), "SET SESSION character_set_results = utf8mb4"} {
+	for _, q := range []string{"USE " + filter.QuoteIdent(db), "SET SESSION character_set_results = utf8mb4"} {
 		if _, err = r.s.copy.conn.Execute(q); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrUnavailable, q, err)
 		}

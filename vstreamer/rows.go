@@ -21,6 +21,8 @@ import (
 // VStreamRows does: vreplication copies a table with it and then streams the binlog from the
 // snapshot's position.
 type RowsRequest struct {
+	// Keyspace names the database to read (see Engine.Database); empty is the configured one.
+	Keyspace string
 	// Query is a rule filter on one table: select <cols> from t [where <conds>].
 	Query string
 	// LastPK, when it has a row, is the key of the last row the client holds (the PKFields of
@@ -35,6 +37,8 @@ type RowsRequest struct {
 
 // TablesRequest asks for the rows of every table of the database, from one snapshot.
 type TablesRequest struct {
+	// Keyspace names the database to read (see Engine.Database); empty is the configured one.
+	Keyspace          string
 	MaxBatchBytes     int
 	HeartbeatInterval time.Duration
 }
@@ -73,16 +77,20 @@ func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc)
 	if err != nil {
 		return err
 	}
-	flt, err := e.compileFilter(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table, Filter: req.Query}}})
+	db, err := e.Database(req.Keyspace)
 	if err != nil {
 		return err
 	}
-	r, err := e.openReader(ctx, flt)
+	flt, err := e.compileFilter(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table, Filter: req.Query}}}, db)
+	if err != nil {
+		return err
+	}
+	r, err := e.openReader(ctx, flt, db)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	if err = checkTables(r.s.conn, e.cfg.Database, flt, true); err != nil {
+	if err = checkTables(r.s.conn, r.s.cfg.Database, flt, true); err != nil {
 		return err
 	}
 	t, err := r.describe(table)
@@ -107,12 +115,16 @@ func (e *Engine) StreamTables(ctx context.Context, req TablesRequest, send RowsF
 	if err := e.snapshotFilePos("reading every table (VStreamTables)"); err != nil {
 		return err
 	}
-	r, err := e.openReader(ctx, filter.All())
+	db, err := e.Database(req.Keyspace)
+	if err != nil {
+		return err
+	}
+	r, err := e.openReader(ctx, filter.All(), db)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	names, err := baseTables(r.s.conn, e.cfg.Database)
+	names, err := baseTables(r.s.conn, r.s.cfg.Database)
 	if err != nil {
 		return err
 	}
@@ -145,7 +157,8 @@ type snapshotReader struct {
 	gtid string
 }
 
-func (e *Engine) openReader(ctx context.Context, flt *filter.Filter) (*snapshotReader, error) {
+// openReader opens a snapshot reader of database db (a name Engine.Database returned).
+func (e *Engine) openReader(ctx context.Context, flt *filter.Filter, db string) (*snapshotReader, error) {
 	select {
 	case <-e.drain:
 		return nil, fmt.Errorf("%w: not starting new reads", ErrShuttingDown)
@@ -153,6 +166,11 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter) (*snapshotR
 	}
 	conn, err := e.connect(ctx)
 	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.keyspaceConfig(conn, db)
+	if err != nil {
+		_ = conn.Close() // thrown away unused; err is what matters
 		return nil, err
 	}
 	// A snapshot read needs no row metadata in the binlog: only its position.
@@ -168,7 +186,7 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter) (*snapshotR
 	}
 	s := &stream{
 		eng:    e,
-		cfg:    &e.cfg,
+		cfg:    cfg,
 		log:    e.cfg.Logger,
 		conn:   conn,
 		filter: flt,

@@ -35,7 +35,11 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if err := checkSize(&req); err != nil {
 		return err
 	}
-	flt, err := e.compileFilter(req.Filter)
+	db, err := e.Database(req.Keyspace)
+	if err != nil {
+		return err
+	}
+	flt, err := e.compileFilter(req.Filter, db)
 	if err != nil {
 		return err
 	}
@@ -47,6 +51,11 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		return err
 	}
 	defer func() { _ = conn.Close() }() // the stream is over: closing loses nothing
+	// The stream's database and keyspace: every use of cfg below is this stream's.
+	cfg, err := e.keyspaceConfig(conn, db)
+	if err != nil {
+		return err
+	}
 	info, err := e.source().inspect(e, conn, flt.BestEffort())
 	if err != nil {
 		return err
@@ -77,18 +86,19 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	}
 	// A full or resumed copy needs its named tables now; a binlog stream plans a named
 	// table when it appears, as Vitess does.
-	if err = checkTables(conn, e.cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
+	if err = checkTables(conn, cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
 		return err
 	}
 
 	s := &stream{
 		eng:       e,
-		cfg:       &e.cfg,
+		cfg:       cfg,
 		log:       e.cfg.Logger.With("stream_start", start.String()),
 		conn:      conn,
 		filter:    flt,
 		send:      send,
 		pos:       start,
+		start:     start.Clone(),
 		plans:     make(map[uint64]*tablePlan),
 		fieldsFor: make(map[string]*tablePlan),
 		heartbeat: req.HeartbeatInterval,
@@ -194,7 +204,9 @@ type stream struct {
 	filter *filter.Filter
 	send   SendFunc
 
-	pos      position.Position
+	pos position.Position
+	// start is where the stream started, which pos leaves at the first commit.
+	start    position.Position
 	eventGTI string // GTID of the transaction being read, e.g. "0-1-100"
 	inTxn    bool
 	// now is the wall clock (ns) stamped as current_time on the events being produced.
@@ -327,6 +339,10 @@ func (s *stream) classify(err error) error {
 	}
 	var me *mysql.MyError
 	if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+		if s.atBadOffset() {
+			return fmt.Errorf("%w: position %s is not where a binlog event starts: %s (errno %d); resume from a position this server sent",
+				position.ErrBadPosition, s.pos, me.Message, me.Code)
+		}
 		return fmt.Errorf("%w: at %s: %s (errno %d)", ErrPurged, s.pos, me.Message, me.Code)
 	}
 	for _, sentinel := range []error{ErrSchema, ErrUnavailable, filter.ErrInvalid, ErrPanic, ErrPoison} {
@@ -338,6 +354,14 @@ func (s *stream) classify(err error) error {
 		return fmt.Errorf("%w: binlog connection lost at %s: %v", ErrUnavailable, s.pos, err)
 	}
 	return fmt.Errorf("stream at %s: %w", s.pos, err)
+}
+
+// atBadOffset reports a file-position stream that failed before it read any event past its
+// start: the server could not read the binlog at the requested offset, which resolve checked
+// is inside a file the server has, so the offset is not an event's start.
+func (s *stream) atBadOffset() bool {
+	file, pos, ok := s.pos.FilePos()
+	return ok && s.pos.Equal(s.start) && s.binlogFile == file && uint64(s.binlogPos) <= pos
 }
 
 func isNetErr(err error) bool {

@@ -30,7 +30,10 @@ type config struct {
 	MySQLDSN string `yaml:"mysql-dsn"`
 	// Keyspace labels events; defaults to the DSN's database.
 	Keyspace string `yaml:"keyspace"`
-	Shard    string `yaml:"shard"`
+	// Databases lists, comma-separated, the other databases of the server clients may stream,
+	// each under its own name as keyspace; "*" allows every one but the system schemas.
+	Databases string `yaml:"databases"`
+	Shard     string `yaml:"shard"`
 	// Listen is the gRPC address.
 	Listen string `yaml:"listen"`
 	// AuthToken, when set, is required from clients as a bearer token.
@@ -90,6 +93,8 @@ type settings struct {
 	ownReaders bool
 	// vschema is the parsed vschema-file; nil without one.
 	vschema *filter.VSchema
+	// databases is the parsed databases list; nil without one.
+	databases []string
 }
 
 type flagDef struct {
@@ -101,6 +106,7 @@ type flagDef struct {
 var flagDefs = []flagDef{
 	{"mysql-dsn", "database to stream, as user:pass@tcp(host:port)/db", func(c *config) *string { return &c.MySQLDSN }, ""},
 	{"keyspace", "keyspace name on events (default: the DSN's database)", func(c *config) *string { return &c.Keyspace }, ""},
+	{"databases", "other databases clients may stream, comma-separated, each as the keyspace of its name; * for all but the system schemas (default: the DSN's database only)", func(c *config) *string { return &c.Databases }, ""},
 	{"shard", "shard name on events", func(c *config) *string { return &c.Shard }, "0"},
 	{"listen", "gRPC listen address", func(c *config) *string { return &c.Listen }, "127.0.0.1:15991"},
 	{"auth-token", "bearer token clients must send (optional)", func(c *config) *string { return &c.AuthToken }, ""},
@@ -260,6 +266,12 @@ func (c *config) validate() error {
 	default:
 		return fmt.Errorf("positions %q: want %s or %s", c.Positions, vstreamer.PositionsGTID, vstreamer.PositionsFilePos)
 	}
+	if c.Positions == vstreamer.PositionsFilePos && c.SchemaHistoryDir != "" {
+		return errors.New("schema-history-dir records GTID positions and cannot serve --positions filepos: drop one of them")
+	}
+	if c.parsed.databases, err = parseDatabases(c.Databases); err != nil {
+		return err
+	}
 	if c.VSchemaFile != "" {
 		data, rerr := os.ReadFile(c.VSchemaFile)
 		if rerr != nil {
@@ -270,6 +282,22 @@ func (c *config) validate() error {
 		}
 	}
 	return nil
+}
+
+// parseDatabases reads a comma-separated list of database names; empty is none.
+func parseDatabases(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, d := range strings.Split(s, ",") {
+		d = strings.TrimSpace(d)
+		if d == "" {
+			return nil, fmt.Errorf("databases %q: an empty name; list database names separated by commas, or * for all", s)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 func (c *config) level() (slog.Level, error) {

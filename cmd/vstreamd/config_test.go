@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,8 @@ func TestLoadConfig(t *testing.T) {
 	os.WriteFile(positionsFile, []byte("mysql-dsn: u@tcp(h:1)/d\npositions: filepos\n"), 0o600)
 	badVSchema := filepath.Join(dir, "bad-vschema.json")
 	os.WriteFile(badVSchema, []byte(`{"sharded": true, "tables": {"t1": {}}}`), 0o600)
+	databasesFile := filepath.Join(dir, "databases.yaml")
+	os.WriteFile(databasesFile, []byte("mysql-dsn: u@tcp(h:1)/d\ndatabases: orders, billing\n"), 0o600)
 	historyFile := filepath.Join(dir, "history.yaml")
 	os.WriteFile(historyFile, []byte("mysql-dsn: u@tcp(h:1)/d\nschema-history-dir: /srv/history\n"), 0o600)
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -66,6 +69,7 @@ func TestLoadConfig(t *testing.T) {
 		{"positions file", []string{"--config", positionsFile}, nil,
 			func(c *config) bool { return c.Positions == "filepos" }, ""},
 		{"bad positions", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--positions", "binlog"}, nil, nil, `positions "binlog": want gtid or filepos`},
+		{"filepos with schema history", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--positions", "filepos", "--schema-history-dir", dir}, nil, nil, "cannot serve --positions filepos"},
 		{"token from a file", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile}, nil,
 			func(c *config) bool { return c.AuthToken == "s3cret" }, ""},
 		{"token twice", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--auth-token-file", tokenFile, "--auth-token", "x"}, nil, nil, "give one of them"},
@@ -84,6 +88,17 @@ func TestLoadConfig(t *testing.T) {
 		{"schema history dir from YAML", []string{"--config", historyFile}, nil,
 			func(c *config) bool { return c.SchemaHistoryDir == "/srv/history" }, ""},
 		{"schema history dir is a file", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--schema-history-dir", tokenFile}, nil, nil, "is not a directory"},
+		{"databases default", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, nil,
+			func(c *config) bool { return c.parsed.databases == nil }, ""},
+		{"databases flag", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--databases", "*"}, nil,
+			func(c *config) bool { return slices.Equal(c.parsed.databases, []string{"*"}) }, ""},
+		{"databases env", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, map[string]string{"VSTREAM_DATABASES": "a,b"},
+			func(c *config) bool { return slices.Equal(c.parsed.databases, []string{"a", "b"}) }, ""},
+		{"databases from YAML", []string{"--config", databasesFile}, nil,
+			func(c *config) bool { return slices.Equal(c.parsed.databases, []string{"orders", "billing"}) }, ""},
+		{"databases flag over YAML", []string{"--config", databasesFile, "--databases", "shop"}, nil,
+			func(c *config) bool { return slices.Equal(c.parsed.databases, []string{"shop"}) }, ""},
+		{"databases with an empty name", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--databases", "a,,b"}, nil, nil, "an empty name"},
 		{"bad drain timeout", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--drain-timeout", "soon"}, nil, nil, "drain-timeout"},
 		{"limits from YAML numbers", []string{"--config", limitsFile}, nil,
 			func(c *config) bool {
@@ -130,6 +145,10 @@ func TestCheckConfig(t *testing.T) {
 	stderr.Reset()
 	if code := run([]string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--max-streams", "x", "--check-config"}, env, &stderr); code != 2 || !strings.Contains(stderr.String(), "max-streams") {
 		t.Fatalf("bad config: exit %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"--mysql-dsn", "u:p@tcp(127.0.0.1:1)/d", "--databases", "shop,mysql", "--check-config"}, env, &stderr); code != 2 || !strings.Contains(stderr.String(), "mysql is a system schema") {
+		t.Fatalf("system schema in databases: exit %d: %s", code, stderr.String())
 	}
 }
 

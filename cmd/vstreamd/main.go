@@ -66,6 +66,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		Password:   d.Password,
 		Database:   d.Database,
 		Keyspace:   cfg.Keyspace,
+		Databases:  p.databases,
 		Shard:      cfg.Shard,
 		Flavor:     cfg.Flavor,
 		Positions:  cfg.Positions,
@@ -152,7 +153,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.GRPC().Serve(lis) }()
 	ec := engine.Config()
-	log.Info("vstreamd serving", "listen", lis.Addr().String(), "mysql", d.Addr, "keyspace", ec.Keyspace, "shard", ec.Shard)
+	log.Info("vstreamd serving", "listen", lis.Addr().String(), "mysql", d.Addr, "keyspace", ec.Keyspace, "keyspaces", engine.Keyspaces(), "shard", ec.Shard)
 	select {
 	case err := <-errc:
 		log.Error("serve", "err", err)

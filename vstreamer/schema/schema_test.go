@@ -99,3 +99,33 @@ func TestCompatible(t *testing.T) {
 		}
 	}
 }
+
+func TestFits(t *testing.T) {
+	info := []ColumnInfo{{Name: "id", DataType: "int"}, {Name: "j", DataType: "json"}, {Name: "s", DataType: "varchar"}}
+	row := func(names ...string) []rowcodec.Column {
+		c := cols(names...)
+		c[1].Type = mysql.MYSQL_TYPE_BLOB // MariaDB's JSON travels as LONGTEXT
+		c[2].Type = mysql.MYSQL_TYPE_VARCHAR
+		return c
+	}
+	retyped := row("id", "j", "s")
+	retyped[0].Type = mysql.MYSQL_TYPE_LONGLONG
+	for _, c := range []struct {
+		name     string
+		cols     []rowcodec.Column
+		hasNames bool
+		want     bool
+	}{
+		{"same columns", row("id", "j", "s"), true, true},
+		{"names differing only in case", row("ID", "J", "S"), true, true},
+		{"no names in the binlog, same types", row("", "", ""), false, true},
+		{"a column renamed", row("id", "j", "t"), true, false},
+		{"a column retyped", retyped, true, false},
+		{"a column more in the row", append(row("id", "j", "s"), cols("x")...), true, false},
+		{"a column less in the row", row("id", "j", "s")[:2], false, false},
+	} {
+		if got := Fits(c.cols, c.hasNames, info); got != c.want {
+			t.Errorf("%s: Fits = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -21,7 +21,7 @@ func (r *StreamRequest) Validate() error {
 // Validate checks a Start.
 func (s *Start) Validate() error {
 	if len(s.GetVgtid().GetShardGtids()) > 1 {
-		return fmt.Errorf("start.vgtid has %d shard_gtids; this server streams one source: give one", len(s.GetVgtid().GetShardGtids()))
+		return fmt.Errorf("start.vgtid has %d shard_gtids; a stream reads one keyspace of one source: give one, and open one stream per keyspace", len(s.GetVgtid().GetShardGtids()))
 	}
 	if d := s.GetFlags().GetHeartbeatInterval(); d != nil {
 		if err := d.CheckValid(); err != nil {
