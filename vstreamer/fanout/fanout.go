@@ -85,7 +85,9 @@ func (p *Pool) Readers() map[Kind]int {
 	defer p.mu.Unlock()
 	out := map[Kind]int{Shared: 0, CatchUp: 0}
 	for h := range p.hubs {
-		out[h.kind]++
+		if h.reading() {
+			out[h.kind]++
+		}
 	}
 	return out
 }

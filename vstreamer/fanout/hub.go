@@ -124,6 +124,13 @@ func (h *hub) fail(err error) {
 	h.mu.Unlock()
 }
 
+// reading reports whether the hub holds a dump connection.
+func (h *hub) reading() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.closed && h.err == nil && h.handover == nil
+}
+
 // endDump closes the dump connection; under mu.
 func (h *hub) endDump() {
 	h.stop()
@@ -234,7 +241,9 @@ func (h *hub) alone() bool {
 func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || h.err != nil || h.handover != nil {
+	// A hub that handed over still serves the boundaries it holds: its cursors move on at
+	// the handover.
+	if h.closed || h.err != nil {
 		return nil, false
 	}
 	b, ok := h.find(pos)
@@ -310,7 +319,6 @@ func (h *hub) handOver(b *bound) bool {
 	if !ok {
 		return false
 	}
-	h.pool.forget(h)
 	h.mu.Lock()
 	h.handover = &handover{seq: b.seq, to: live, toSeq: lb.seq}
 	h.endDump()
