@@ -353,3 +353,33 @@ func TestSharedReaderResumeFromEveryVGTID(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnReaders: with OwnReaders, and under file positions, a stream reads on a connection of
+// its own, and says so; otherwise on the shared reader.
+func TestOwnReaders(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		e    *Engine
+		want string
+	}{
+		{"shared", bareEngine(t), ReaderShared},
+		{"OwnReaders", ownEngine(t), ReaderOwn},
+		{"file positions", newFilePosEngine(t), ReaderOwn},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := newKinds()
+			ts := startStream(t, c.e, Request{Position: "current", Observer: k})
+			ts.expect("GTID", "OTHER", "VGTID")
+			deadline := time.Now().Add(5 * time.Second)
+			for k.last() == "" && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := k.String(); got != c.want {
+				t.Errorf("served by %q, want %q", got, c.want)
+			}
+			if n := c.e.BinlogReaders()[ReaderShared]; (c.want == ReaderShared) != (n == 1) {
+				t.Errorf("%d shared readers", n)
+			}
+		})
+	}
+}
