@@ -383,3 +383,65 @@ func TestOwnReaders(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedReaderStartsUnderWrites starts streams from "current" together while a writer
+// runs: they all read on the one shared connection, each from the shared reader's head, and
+// each gets exactly what a stream of its own from its first position gets.
+func TestSharedReaderStartsUnderWrites(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS fw", "CREATE TABLE fw (id INT PRIMARY KEY)")
+	base := settleDumps(t)
+	e := bareEngine(t)
+	stop := make(chan struct{})
+	wrote := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				wrote <- nil
+				return
+			default:
+			}
+			if err := db.Exec(fmt.Sprintf("INSERT INTO fw VALUES (%d)", i)); err != nil {
+				wrote <- err
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	const n = 10
+	streams := make([]*testStream, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			streams[i] = startStream(t, e, Request{Position: "current"})
+		}()
+	}
+	wg.Wait()
+	starts := make([]string, n)
+	for i, ts := range streams {
+		starts[i] = ts.expect("GTID", "OTHER", "VGTID")[2].Vgtid.ShardGtids[0].Gtid
+	}
+	most := 0
+	for range 20 {
+		most = max(most, dumpThreads(t)-base)
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if most != 1 {
+		t.Errorf("%d dump connections for %d streams started together from current, want 1", most, n)
+	}
+	final := headPos(t)
+	own := ownEngine(t)
+	for i, ts := range streams {
+		got := ts.until(final)
+		want := startStream(t, own, Request{Position: starts[i]}).until(final)
+		if !slices.Equal(got, want) {
+			t.Errorf("stream %d from %s differs from one of its own\n got:\n  %s\nwant:\n  %s", i, starts[i], strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+}

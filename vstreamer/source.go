@@ -99,11 +99,20 @@ func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 		c.ServerID = randomServerID()
 		return openDump(c, pos)
 	}
-	atHead := s.pos.Contains(info.current) && info.current.Contains(s.pos)
-	c := e.readers.Attach(s.pos, atHead, open, func(k fanout.Kind) {
+	onKind := func(k fanout.Kind) {
 		s.log.Info("binlog reader", "reader", string(k))
 		s.readerKind(string(k))
-	})
+	}
+	if s.atCurrent {
+		// "current" is wherever the shared reader is: streams that start together then
+		// share it even when the server's head moved between them.
+		if c, pos, ok := e.readers.AttachHead(open, onKind); ok {
+			s.pos = pos
+			return c, c.Close, nil
+		}
+	}
+	atHead := s.pos.Contains(info.current) && info.current.Contains(s.pos)
+	c := e.readers.Attach(s.pos, atHead, open, onKind)
 	return c, c.Close, nil
 }
 

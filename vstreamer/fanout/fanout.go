@@ -103,6 +103,27 @@ func (p *Pool) Attach(pos position.Position, atHead bool, open OpenFunc, onKind 
 	return c
 }
 
+// AttachHead returns a cursor at the last transaction boundary the shared hub has read, and
+// the position there; false when no shared hub runs (or holds a boundary).
+func (p *Pool) AttachHead(open OpenFunc, onKind func(Kind)) (*Cursor, position.Position, bool) {
+	c := &Cursor{pool: p, open: open, onKind: onKind}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live == nil {
+		return nil, position.Position{}, false
+	}
+	b, ok := p.live.joinHead(c)
+	if !ok {
+		return nil, position.Position{}, false
+	}
+	c.hub, c.seq, c.lastBound = p.live, b.seq, b.pos
+	if b.file != "" {
+		c.inject = rotateTo(b)
+	}
+	c.setKind(Shared)
+	return c, b.pos.Clone(), true
+}
+
 // place puts c on a hub at pos: one whose ring holds that boundary, else (first) the shared
 // hub when pos is ahead of it, else a new hub.
 func (p *Pool) place(c *Cursor, pos position.Position, atHead, first bool) {

@@ -253,6 +253,18 @@ func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
 	return b, ok
 }
 
+// joinHead adds a cursor at the last boundary the hub holds.
+func (h *hub) joinHead(c *Cursor) (*bound, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.err != nil || h.broken || len(h.bounds) == 0 {
+		return nil, false
+	}
+	b := h.bounds[len(h.bounds)-1]
+	h.addRef(c, b.seq)
+	return b, true
+}
+
 // joinAt adds a cursor at seq if the ring still holds it.
 func (h *hub) joinAt(seq uint64, c *Cursor) bool {
 	h.mu.Lock()
