@@ -33,6 +33,7 @@ type metrics struct {
 	estimated    *prometheus.GaugeVec
 	panics       *prometheus.CounterVec
 	poison       *prometheus.CounterVec
+	reader       *prometheus.GaugeVec
 
 	mu   sync.Mutex
 	live map[uint64]*streamStats // the open streams, by id
@@ -71,9 +72,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Streams ended by a panic, by where it happened; the server and the other streams went on."}, []string{"stage"}),
 		poison: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "poison_events_total",
 			Help: "Events or copied rows that could not be decoded or encoded: action failed (the stream ended) or skipped."}, []string{"action"}),
+		reader: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "stream_binlog_reader_info",
+			Help: "Per stream: the binlog reader serving it (kind shared, catch-up, or own: a connection of its own)."}, []string{"stream", "kind"}),
 	}
 	reg.MustRegister(m.grpc, m.open, m.events, m.batches, m.dbErrors, m.dbUp, m.ackLag, m.binlogLag, m.position,
-		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped, m.panics, m.poison)
+		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped, m.panics, m.poison, m.reader)
 	// The counters that alerts take increase() of are exported at 0 from the start: a series
 	// that appears with its first count shows no increase, and the first panic would go unseen.
 	for _, stage := range []string{vstreamer.StageRead, vstreamer.StageStream, vstreamer.StageCopy, vstreamer.StageHeartbeat,
@@ -94,6 +97,8 @@ type streamStats struct {
 	m    *metrics
 	id   string
 	info StreamStatus // the fields fixed at the start
+	// kind is the binlog reader serving the stream, under mu.
+	kind string
 
 	mu sync.Mutex
 	// pos is the latest position; labelPos the one in the position metric, whose label is
@@ -110,7 +115,10 @@ type streamStats struct {
 	events, rows, bytes prometheus.Counter
 }
 
-var _ vstreamer.Observer = (*streamStats)(nil)
+var (
+	_ vstreamer.Observer       = (*streamStats)(nil)
+	_ vstreamer.ReaderObserver = (*streamStats)(nil)
+)
 
 // stream opens the state of a starting stream; done closes it.
 func (m *metrics) stream(info StreamStatus) *streamStats {
@@ -165,6 +173,16 @@ func (s *streamStats) Position(pos string, binlogTime time.Time) {
 	s.m.position.WithLabelValues(s.id, pos).Set(1)
 }
 
+func (s *streamStats) Reader(kind string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kind != "" {
+		s.m.reader.DeleteLabelValues(s.id, s.kind)
+	}
+	s.kind = kind
+	s.m.reader.WithLabelValues(s.id, kind).Set(1)
+}
+
 func (s *streamStats) CopyProgress(table string, copied, estimated int64) {
 	s.m.copied.WithLabelValues(s.id, table).Set(float64(copied))
 	s.m.estimated.WithLabelValues(s.id, table).Set(float64(estimated))
@@ -215,7 +233,7 @@ func (s *streamStats) done(err error) {
 	s.m.failed(err)
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{s.m.ackLag, s.m.binlogLag, s.m.position, s.m.streamEvents, s.m.streamRows, s.m.streamBytes, s.m.copied, s.m.estimated} {
+	}{s.m.ackLag, s.m.binlogLag, s.m.position, s.m.reader, s.m.streamEvents, s.m.streamRows, s.m.streamBytes, s.m.copied, s.m.estimated} {
 		v.DeletePartialMatch(prometheus.Labels{"stream": s.id})
 	}
 }

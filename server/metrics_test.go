@@ -86,11 +86,13 @@ func TestStreamMetrics(t *testing.T) {
 			sample(t, reg, "vstream_stream_binlog_lag_seconds", stream) >= 0 &&
 			sample(t, reg, "vstream_stream_position_info", stream) == 1 &&
 			sample(t, reg, "vstream_copy_rows_estimated", map[string]string{"table": "mt"}) >= 1 &&
+			sample(t, reg, "vstream_stream_binlog_reader_info", map[string]string{"stream": "1", "kind": "shared"}) == 1 &&
 			sample(t, reg, "vstream_database_up", nil) == 1
 	})
 	cancel()
 	waitFor(t, "the stream's series to go", func() bool {
-		return sample(t, reg, "vstream_stream_rows_sent_total", stream) == -1 && sample(t, reg, "vstream_streams_open", nil) == 0
+		return sample(t, reg, "vstream_stream_rows_sent_total", stream) == -1 && sample(t, reg, "vstream_streams_open", nil) == 0 &&
+			sample(t, reg, "vstream_stream_binlog_reader_info", stream) == -1
 	})
 	// gRPC outcomes by code.
 	firstError(t, cc, context.Background(), startMsg("MariaDB/x", nil))

@@ -23,6 +23,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
@@ -93,7 +94,11 @@ type Config struct {
 	// SchemaHistoryDir, when set, keeps a schema history there (see RunSchemaHistory): streams
 	// then describe rows with the table definitions in force where the rows were written.
 	SchemaHistoryDir string
-	Logger           *slog.Logger
+	// OwnReaders gives every stream a binlog connection of its own, as before shared readers:
+	// by default the streams at one position share one connection and its decoding (see
+	// vstreamer/fanout). Streams under file positions always read on their own.
+	OwnReaders bool
+	Logger     *slog.Logger
 }
 
 // Validate fills defaults and reports the first bad field.
@@ -179,6 +184,8 @@ type Engine struct {
 	// histLive is set while the tracker reads the binlog (not between a failure and its
 	// restart).
 	histLive atomic.Bool
+	// readers are the shared binlog readers of the server.
+	readers *fanout.Pool
 }
 
 // NewEngine validates cfg and returns an engine. It does not connect. With a
@@ -189,6 +196,10 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, drain: make(chan struct{})}
+	e.readers = fanout.NewPool(fanout.Config{
+		NewMarker: func() fanout.Marker { return &txnMarks{} },
+		Logger:    cfg.Logger.With("component", "binlog"),
+	})
 	if cfg.SchemaHistoryDir != "" {
 		h, err := history.Open(cfg.SchemaHistoryDir)
 		if err != nil {
@@ -203,6 +214,16 @@ func NewEngine(cfg Config) (*Engine, error) {
 // new streams fail with it.
 func (e *Engine) Drain() {
 	e.drainOnce.Do(func() { close(e.drain) })
+}
+
+// BinlogReaders counts the binlog connections the shared readers hold now, by kind
+// (ReaderShared, ReaderCatchUp); streams with a connection of their own are not counted.
+func (e *Engine) BinlogReaders() map[string]int {
+	out := map[string]int{}
+	for k, n := range e.readers.Readers() {
+		out[string(k)] = n
+	}
+	return out
 }
 
 // Config returns the engine's configuration with defaults filled in.

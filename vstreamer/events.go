@@ -44,9 +44,12 @@ func formatMySQLTaggedGTID(sid []byte, tag string, gno int64) string {
 // moves past the payload only with its last event.
 func (s *stream) payload(outer *replication.BinlogEvent, p *replication.TransactionPayloadEvent) error {
 	for _, inner := range p.Events {
-		inner.Header.LogPos = outer.Header.LogPos
-		inner.Header.EventSize = outer.Header.EventSize
-		if err := s.handle(inner); err != nil {
+		// The event may be shared with other streams: it is read, never written.
+		hdr := *inner.Header
+		hdr.LogPos, hdr.EventSize = outer.Header.LogPos, outer.Header.EventSize
+		ev := *inner
+		ev.Header = &hdr
+		if err := s.handle(&ev); err != nil {
 			return fmt.Errorf("compressed transaction (TRANSACTION_PAYLOAD_EVENT) at %s:%d: %w", s.binlogFile, outer.Header.LogPos, err)
 		}
 	}

@@ -2,6 +2,7 @@ package vstreamer
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -19,7 +20,41 @@ func TestMain(m *testing.M) {
 	os.Exit(testdb.RunTests(m, testdb.Options{Database: "test"}, &db))
 }
 
+// companion runs every test's streams beside another stream of their engine, which reads
+// the whole binlog from the head: streams that start at the head then share its reader
+// instead of having one to themselves (go test ./vstreamer/ -args -companion).
+var companion = flag.Bool("companion", false, "run a companion stream on every test engine")
+
 func newEngine(t testing.TB) *Engine {
+	t.Helper()
+	e := bareEngine(t)
+	if *companion {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		started := make(chan struct{}, 1)
+		go func() {
+			defer close(done)
+			// Its end (the test's end, or a fault meant for the test's stream) is not the test's.
+			_ = e.Stream(ctx, Request{Position: CurrentPosition}, func([]*binlogdata.VEvent) error {
+				select {
+				case started <- struct{}{}:
+				default:
+				}
+				return nil
+			})
+		}()
+		select {
+		case <-started:
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	return e
+}
+
+// bareEngine is newEngine without a companion, for tests that set the engine up further.
+func bareEngine(t testing.TB) *Engine {
 	t.Helper()
 	e, err := NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", Keyspace: "ks"})
 	if err != nil {

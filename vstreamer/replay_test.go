@@ -124,7 +124,7 @@ func fixture(t testing.TB, name string) []byte {
 // with the connection's decoding options, checking every checksum.
 func parseBinlog(t testing.TB, raws ...[]byte) []*replication.BinlogEvent {
 	t.Helper()
-	cfg := syncerConfig(&stream{cfg: &Config{}, log: slog.New(slog.DiscardHandler)}, &serverInfo{flavor: position.MySQL56})
+	cfg := syncerConfig(&Config{}, &serverInfo{flavor: position.MySQL56}, false, slog.New(slog.DiscardHandler))
 	p := replication.NewBinlogParser()
 	// The options replication.NewBinlogSyncer gives its parser, from the same config.
 	p.SetFlavor(cfg.Flavor)
@@ -153,7 +153,7 @@ func parseBinlog(t testing.TB, raws ...[]byte) []*replication.BinlogEvent {
 // database db of the test MariaDB.
 func replayEngine(t testing.TB, db string, src *replaySource) *Engine {
 	t.Helper()
-	e := newEngine(t)
+	e := bareEngine(t)
 	e.cfg.Database = db
 	e.src = src
 	return e

@@ -3,12 +3,14 @@ package vstreamer
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
@@ -37,28 +39,103 @@ func (serverSource) inspect(e *Engine, conn *client.Conn, bestEffort bool) (*ser
 }
 
 func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), error) {
-	syncer := replication.NewBinlogSyncer(syncerConfig(s, info))
+	s.log.Info("binlog reader", "reader", ReaderOwn)
+	s.readerKind(ReaderOwn)
+	cfg := syncerConfig(s.cfg, info, s.withSrc, s.log.With("component", "binlog"))
+	src, stop, err := openDump(cfg, s.pos)
+	if err != nil {
+		return nil, nil, err
+	}
+	return src, stop, nil
+}
+
+// openDump opens a replication connection and starts its dump after the transactions in pos
+// (or at pos's file and offset).
+func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (*replication.BinlogStreamer, func(), error) {
+	syncer := replication.NewBinlogSyncer(cfg)
 	var streamer *replication.BinlogStreamer
 	var err error
-	if file, pos, ok := s.pos.FilePos(); ok {
+	if file, off, ok := pos.FilePos(); ok {
 		// resolveFilePos has checked the offset fits.
-		streamer, err = syncer.StartSync(mysql.Position{Name: file, Pos: uint32(pos)})
+		streamer, err = syncer.StartSync(mysql.Position{Name: file, Pos: uint32(off)})
 	} else {
-		streamer, err = syncer.StartSyncGTID(s.pos.Normalized().GTIDSet)
+		streamer, err = syncer.StartSyncGTID(pos.Normalized().GTIDSet)
 	}
 	if err != nil {
 		syncer.Close()
-		return nil, nil, fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, s.pos, err)
+		return nil, nil, fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, pos, err)
 	}
 	return streamer, syncer.Close, nil
 }
 
-// syncerConfig is the replication connection of a stream. Its decoding options are also the
-// ones a replayed binlog is parsed with, so that both decode alike.
-func syncerConfig(s *stream, info *serverInfo) replication.BinlogSyncerConfig {
+// The readers a stream reads the binlog from (Observer's ReaderObserver, and the log).
+const (
+	// ReaderShared: the engine's one reader at the server's head, shared by every stream
+	// there.
+	ReaderShared = string(fanout.Shared)
+	// ReaderCatchUp: a reader started for streams behind the shared one (a resume from an
+	// old position, a stream that fell behind); it hands them to the shared reader once it
+	// reaches it.
+	ReaderCatchUp = string(fanout.CatchUp)
+	// ReaderOwn: a connection of the stream's own (file positions, or Config.OwnReaders).
+	ReaderOwn = "own"
+)
+
+// sharedSource reads through the engine's pool of shared readers.
+type sharedSource struct{}
+
+func (sharedSource) inspect(e *Engine, conn *client.Conn, bestEffort bool) (*serverInfo, error) {
+	return e.inspect(conn, bestEffort)
+}
+
+func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), error) {
+	e := s.eng
+	// Every stream of a hub reads the same dump, so the dump asks for what any of them may
+	// want: MariaDB's annotate rows events, which the streams without sources ignore.
+	cfg := syncerConfig(s.cfg, info, true, e.cfg.Logger.With("component", "binlog"))
+	open := func(pos position.Position) (fanout.Source, func(), error) {
+		// Every dump its own replica id: the server drops a connection whose id is reused.
+		c := cfg
+		c.ServerID = randomServerID()
+		return openDump(c, pos)
+	}
+	onKind := func(k fanout.Kind) {
+		s.log.Info("binlog reader", "reader", string(k))
+		s.readerKind(string(k))
+	}
+	if s.atCurrent {
+		// "current" is wherever the shared reader is: streams that start together then
+		// share it even when the server's head moved between them.
+		if c, pos, ok := e.readers.AttachHead(open, onKind); ok {
+			s.pos = pos
+			return c, c.Close, nil
+		}
+	}
+	atHead := s.pos.Contains(info.current) && info.current.Contains(s.pos)
+	c := e.readers.Attach(s.pos, atHead, open, onKind)
+	return c, c.Close, nil
+}
+
+// readerKind tells the observer which reader serves the stream.
+func (s *stream) readerKind(kind string) {
+	if o, ok := s.observer.(ReaderObserver); ok {
+		o.Reader(kind)
+	}
+}
+
+// ReaderObserver is an Observer that also hears which reader serves the stream: ReaderShared,
+// ReaderCatchUp or ReaderOwn. Reader is called when the stream starts and whenever that
+// changes, from the stream's binlog reading goroutine.
+type ReaderObserver interface {
+	Reader(kind string)
+}
+
+// syncerConfig is a replication connection. Its decoding options are also the ones a
+// replayed binlog is parsed with, so that both decode alike. annotate asks MariaDB for the
+// SQL of row events, which sources carry.
+func syncerConfig(c *Config, info *serverInfo, annotate bool, log *slog.Logger) replication.BinlogSyncerConfig {
 	var dumpFlags uint16
-	if s.withSrc && info.flavor == position.MariaDB {
-		// MariaDB sends the SQL of row events only when asked; sources carry it.
+	if annotate && info.flavor == position.MariaDB {
 		dumpFlags |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
 	}
 	return replication.BinlogSyncerConfig{
@@ -67,25 +144,30 @@ func syncerConfig(s *stream, info *serverInfo) replication.BinlogSyncerConfig {
 		Flavor:                  info.flavor.GoMySQL(),
 		Host:                    info.host,
 		Port:                    info.port,
-		User:                    s.cfg.User,
-		Password:                s.cfg.Password,
-		TLSConfig:               s.cfg.TLS,
+		User:                    c.User,
+		Password:                c.Password,
+		TLSConfig:               c.TLS,
 		TimestampStringLocation: time.UTC,
-		HeartbeatPeriod:         s.cfg.ServerHeartbeat,
-		ReadTimeout:             3 * s.cfg.ServerHeartbeat,
+		HeartbeatPeriod:         c.ServerHeartbeat,
+		ReadTimeout:             3 * c.ServerHeartbeat,
 		// Retrying inside go-mysql replays half transactions; the client resumes instead.
 		DisableRetrySync: true,
 		// MariaDB's COMPRESSED columns, which go-mysql cannot read; and tests' faults.
 		RowsEventDecodeFunc: decodeRows(),
 		EventCacheCount:     decodedQueue,
-		Logger:              s.log.With("component", "binlog"),
+		Logger:              log,
 	}
 }
 
 // source returns where the engine's streams read from.
 func (e *Engine) source() binlogSource {
-	if e.src != nil {
+	switch {
+	case e.src != nil:
 		return e.src
+	case e.filePos() || e.cfg.OwnReaders:
+		// A shared reader meets streams at GTID positions.
+		return serverSource{}
+	default:
+		return sharedSource{}
 	}
-	return serverSource{}
 }

@@ -275,6 +275,9 @@ type stream struct {
 	failMode string
 	// failed, under sendMu, is a panic of the heartbeat goroutine: every later send returns it.
 	failed error
+	// atCurrent is set for a stream from "current" without a copy: it may start at any
+	// position from the server's head on (the shared reader's head, say).
+	atCurrent bool
 }
 
 // Queue lengths between the binlog connection, its decoder and the stream loop. They bound
@@ -286,6 +289,7 @@ const (
 )
 
 func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error {
+	s.atCurrent = current
 	streamer, closeReader, err := s.eng.source().open(s, info)
 	if err != nil {
 		return err

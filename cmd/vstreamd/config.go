@@ -73,6 +73,9 @@ type config struct {
 	// SchemaHistoryDir, when set, keeps the tables' definitions by binlog position there, so
 	// that streams resumed from before a DDL describe rows as they were written.
 	SchemaHistoryDir string `yaml:"schema-history-dir"`
+	// SharedReader ("true", the default) lets the streams at one position share one binlog
+	// connection; "false" gives every stream its own.
+	SharedReader string `yaml:"shared-reader"`
 
 	checkOnly bool
 	// parsed is the text above parsed once, by validate: run uses it and parses nothing
@@ -87,6 +90,8 @@ type settings struct {
 	drain      time.Duration
 	dsn        dsn
 	skipVerify bool
+	// ownReaders is shared-reader=false.
+	ownReaders bool
 	// vschema is the parsed vschema-file; nil without one.
 	vschema *filter.VSchema
 	// databases is the parsed databases list; nil without one.
@@ -123,6 +128,7 @@ var flagDefs = []flagDef{
 	{"max-batch-bytes", "largest max_batch_bytes a client may ask for (0: no limit)", func(c *config) *string { return &c.MaxBatchBytes }, "0"},
 	{"drain-timeout", "on SIGTERM, how long streams get to end at a transaction boundary", func(c *config) *string { return &c.DrainTimeout }, "10s"},
 	{"vschema-file", "keyspace VSchema, Vitess's JSON: keyspace ids from its vindexes (default: hash of a one-integer primary key)", func(c *config) *string { return &c.VSchemaFile }, ""},
+	{"shared-reader", "false: every stream reads the binlog on a connection of its own instead of sharing one", func(c *config) *string { return &c.SharedReader }, "true"},
 	{"schema-history-dir", "directory of the schema history: rows resumed from before a DDL are described as written (MariaDB; default: off)", func(c *config) *string { return &c.SchemaHistoryDir }, ""},
 }
 
@@ -222,6 +228,11 @@ func (c *config) validate() error {
 	if (c.MySQLTLSCert == "") != (c.MySQLTLSKey == "") {
 		return errors.New("mysql-tls-cert and mysql-tls-key go together: give both or neither")
 	}
+	shared, err := strconv.ParseBool(c.SharedReader)
+	if err != nil {
+		return fmt.Errorf("shared-reader %q: want true or false", c.SharedReader)
+	}
+	c.parsed.ownReaders = !shared
 	if c.parsed.skipVerify, err = strconv.ParseBool(c.MySQLTLSSkipVerify); err != nil {
 		return fmt.Errorf("mysql-tls-skip-verify %q: want true or false", c.MySQLTLSSkipVerify)
 	}

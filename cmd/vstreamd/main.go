@@ -61,18 +61,19 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		return 2
 	}
 	ecfg := vstreamer.Config{
-		TLS:       dbTLS,
-		Addr:      d.Addr,
-		User:      d.User,
-		Password:  d.Password,
-		Database:  d.Database,
-		Keyspace:  cfg.Keyspace,
-		Databases: p.databases,
-		Shard:     cfg.Shard,
-		Flavor:    cfg.Flavor,
-		Positions: cfg.Positions,
-		VSchema:   p.vschema,
-		Logger:    log,
+		TLS:        dbTLS,
+		Addr:       d.Addr,
+		User:       d.User,
+		Password:   d.Password,
+		Database:   d.Database,
+		Keyspace:   cfg.Keyspace,
+		Databases:  p.databases,
+		Shard:      cfg.Shard,
+		Flavor:     cfg.Flavor,
+		Positions:  cfg.Positions,
+		VSchema:    p.vschema,
+		OwnReaders: p.ownReaders,
+		Logger:     log,
 	}
 	if !cfg.checkOnly {
 		// Opening the history takes its lock, which a check beside the running server must
@@ -115,6 +116,12 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "vstream", Name: "schema_history_restarts_total",
 		Help: "Times the schema history tracker failed (or panicked) and started again."},
 		func() float64 { return float64(engine.SchemaHistoryRestarts()) }))
+	for _, kind := range []string{vstreamer.ReaderShared, vstreamer.ReaderCatchUp} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "vstream", Name: "binlog_readers",
+			Help:        "Binlog dump connections of the shared readers: shared (at the server's head) and catch-up (for streams behind it).",
+			ConstLabels: prometheus.Labels{"kind": kind}},
+			func() float64 { return float64(engine.BinlogReaders()[kind]) }))
+	}
 	// The history outlives the streams: those that drain at shutdown still describe their
 	// rows with it.
 	hctx, stopHistory := context.WithCancel(context.Background())

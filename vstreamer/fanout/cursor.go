@@ -1,0 +1,223 @@
+package fanout
+
+import (
+	"context"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// readAhead is how many events a cursor takes from its ring per lock.
+const readAhead = 64
+
+// Cursor is one reader's place in a hub. Its methods are for one goroutine.
+type Cursor struct {
+	pool   *Pool
+	open   OpenFunc
+	onKind func(Kind)
+	kind   Kind
+
+	hub *hub
+	seq uint64
+	buf []entry
+	bi  int
+	// inject is an event to hand out before the next one of the ring.
+	inject *replication.BinlogEvent
+	// pending is the position the cursor waits for in a hub that has not reached it yet.
+	pending *position.Position
+	missed  bool
+
+	// lastBound is the last boundary handed out, and sinceBound is set once an event of the
+	// binlog after it has been; lastFile and lastPos is the place of that event. A cursor
+	// that falls behind starts again at lastBound and skips what it handed out.
+	lastBound  position.Position
+	sinceBound bool
+	lastFile   string
+	lastPos    uint32
+	skipping   bool
+	closed     bool
+}
+
+func (c *Cursor) setKind(k Kind) {
+	if k == c.kind {
+		return
+	}
+	c.kind = k
+	if c.onKind != nil {
+		c.onKind(k)
+	}
+}
+
+// Kind is the kind of hub serving the cursor.
+func (c *Cursor) Kind() Kind { return c.kind }
+
+// GetEvent returns the next event, waiting for one while ctx lasts. It returns the hub's
+// error once the events read before it are handed out.
+func (c *Cursor) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
+	for {
+		if c.closed {
+			return nil, ErrClosed
+		}
+		if ev := c.inject; ev != nil {
+			c.inject = nil
+			return ev, nil
+		}
+		for c.bi < len(c.buf) && !c.missed {
+			e := c.buf[c.bi]
+			c.buf[c.bi] = entry{}
+			c.bi++
+			if ev := c.take(e); ev != nil {
+				return ev, nil
+			}
+			if c.inject != nil {
+				break
+			}
+		}
+		if c.inject != nil {
+			continue
+		}
+		if c.missed {
+			// The shared hub went past the position without stopping there.
+			pos := *c.pending
+			c.pending, c.missed = nil, false
+			c.moveTo(pos, false)
+			continue
+		}
+		c.buf, c.bi = c.buf[:0], 0
+		wait, err := c.fill()
+		if err != nil {
+			return nil, err
+		}
+		if wait == nil {
+			continue
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// fill takes the next events of the ring into buf, or moves the cursor. It returns a
+// channel to wait on when there is nothing to read yet.
+func (c *Cursor) fill() (<-chan struct{}, error) {
+	h := c.hub
+	h.mu.Lock()
+	if ho := h.handover; ho != nil && c.seq >= ho.seq && c.pending == nil {
+		h.mu.Unlock()
+		c.handedOver(ho)
+		return nil, nil
+	}
+	if c.seq < h.first {
+		h.mu.Unlock()
+		c.fellBehind()
+		return nil, nil
+	}
+	if c.seq < h.next {
+		end := min(h.next, c.seq+readAhead)
+		if ho := h.handover; ho != nil && c.pending == nil {
+			end = min(end, ho.seq)
+		}
+		for ; c.seq < end; c.seq++ {
+			c.buf = append(c.buf, h.ring[c.seq%uint64(len(h.ring))])
+		}
+		h.read[c] = c.seq
+		if len(h.read) == 1 {
+			h.readOn()
+		}
+		h.mu.Unlock()
+		return nil, nil
+	}
+	if h.err != nil {
+		err := h.err
+		h.mu.Unlock()
+		return nil, err
+	}
+	if h.handover != nil {
+		// A cursor waiting in a hub that handed over waits no longer: the shared hub holds it.
+		h.mu.Unlock()
+		pos := c.lastBound
+		if c.pending != nil {
+			pos = *c.pending
+			c.pending = nil
+		}
+		c.moveTo(pos, false)
+		return nil, nil
+	}
+	wait := h.signal
+	h.mu.Unlock()
+	return wait, nil
+}
+
+// take decides about an event of the ring: it returns it when the cursor hands it out.
+func (c *Cursor) take(e entry) *replication.BinlogEvent {
+	if c.pending != nil {
+		if b := e.after; b != nil {
+			switch {
+			case same(b.pos, *c.pending):
+				c.pending = nil
+				c.lastBound, c.sinceBound = b.pos, false
+				c.inject = rotateTo(b)
+			case !c.pending.Contains(b.pos):
+				c.missed = true
+			}
+		}
+		return nil
+	}
+	h := e.ev.Header
+	placed := h.LogPos != 0 && h.EventType != replication.HEARTBEAT_EVENT && h.EventType != replication.HEARTBEAT_LOG_EVENT_V2
+	if c.skipping {
+		// The events of the transaction handed out before the cursor fell behind come again,
+		// after those a new dump starts with (which have no place, or one before them).
+		if !placed || position.ComparePlaces(e.file, uint64(h.LogPos), c.lastFile, uint64(c.lastPos)) <= 0 {
+			return nil
+		}
+		c.skipping = false
+	}
+	if placed {
+		c.lastFile, c.lastPos, c.sinceBound = e.file, h.LogPos, true
+	}
+	if e.after != nil {
+		c.lastBound, c.sinceBound = e.after.pos, false
+	}
+	return e.ev
+}
+
+// handedOver moves the cursor from a catch-up hub to the shared one at the boundary both hold.
+func (c *Cursor) handedOver(ho *handover) {
+	old := c.hub
+	if ho.to.joinAt(ho.toSeq, c) {
+		c.hub, c.seq = ho.to, ho.toSeq
+		old.release(c)
+		c.setKind(c.hub.kind)
+		return
+	}
+	c.moveTo(c.lastBound, false)
+}
+
+// fellBehind starts the cursor again at its last boundary; the events after it it handed
+// out are skipped (a dump from a position sends the same binlog).
+func (c *Cursor) fellBehind() {
+	c.moveTo(c.lastBound, c.sinceBound)
+}
+
+func (c *Cursor) moveTo(pos position.Position, skip bool) {
+	old := c.hub
+	c.pool.cfg.Logger.Debug("cursor moves", "pos", pos.String(), "skip", skip, "last_file", c.lastFile, "last_pos", c.lastPos)
+	c.buf, c.bi = c.buf[:0], 0
+	// Released first: place may put the cursor back on the same hub.
+	old.release(c)
+	c.pool.place(c, pos, false, false)
+	c.skipping = skip
+}
+
+// Close detaches the cursor; the last cursor of a hub ends its dump.
+func (c *Cursor) Close() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.hub.release(c)
+}

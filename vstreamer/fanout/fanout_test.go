@@ -1,0 +1,258 @@
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// These tests drive hubs with a binlog written here: transactions of one GTID event, a few
+// rows-like events and an XID, in one file. The engine's tests drive them with MariaDB.
+
+// binlog is a server's binlog that grows as the test writes it; a dump from a position sends
+// an artificial rotate, then every transaction after the position, then waits for more.
+type binlog struct {
+	mu     sync.Mutex
+	txns   [][]*replication.BinlogEvent
+	grow   chan struct{}
+	opened int
+}
+
+func newBinlog() *binlog { return &binlog{grow: make(chan struct{})} }
+
+// write appends n transactions of rows events each.
+func (b *binlog) write(n, rows int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pos := uint32(4)
+	if len(b.txns) > 0 {
+		last := b.txns[len(b.txns)-1]
+		pos = last[len(last)-1].Header.LogPos
+	}
+	for range n {
+		seq := uint64(len(b.txns) + 1)
+		ev := func(e replication.Event, t replication.EventType) *replication.BinlogEvent {
+			pos += 10
+			return &replication.BinlogEvent{Header: &replication.EventHeader{EventType: t, LogPos: pos, EventSize: 10},
+				Event: e, RawData: make([]byte, 10)}
+		}
+		txn := []*replication.BinlogEvent{ev(&replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: seq}},
+			replication.MARIADB_GTID_EVENT)}
+		for range rows {
+			txn = append(txn, ev(&replication.RowsEvent{}, replication.WRITE_ROWS_EVENTv2))
+		}
+		txn = append(txn, ev(&replication.XIDEvent{XID: seq}, replication.XID_EVENT))
+		b.txns = append(b.txns, txn)
+	}
+	close(b.grow)
+	b.grow = make(chan struct{})
+}
+
+func (b *binlog) open(pos position.Position) (Source, func(), error) {
+	b.mu.Lock()
+	b.opened++
+	b.mu.Unlock()
+	set, _ := pos.GTIDSet.(*mysql.MariadbGTIDSet)
+	var from uint64
+	if g := set.Sets[0]; g != nil {
+		from = g.SequenceNumber
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &dump{b: b, txn: int(from), ctx: ctx}
+	d.pending = []*replication.BinlogEvent{{Header: &replication.EventHeader{EventType: replication.ROTATE_EVENT},
+		Event: &replication.RotateEvent{Position: 4, NextLogName: []byte("binlog.000001")}}}
+	return d, cancel, nil
+}
+
+type dump struct {
+	b       *binlog
+	ctx     context.Context
+	txn     int
+	pending []*replication.BinlogEvent
+}
+
+func (d *dump) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
+	for len(d.pending) == 0 {
+		d.b.mu.Lock()
+		if d.txn < len(d.b.txns) {
+			d.pending = d.b.txns[d.txn]
+			d.txn++
+			d.b.mu.Unlock()
+			break
+		}
+		grow := d.b.grow
+		d.b.mu.Unlock()
+		select {
+		case <-grow:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-d.ctx.Done():
+			return nil, context.Canceled
+		}
+	}
+	ev := d.pending[0]
+	d.pending = d.pending[1:]
+	return ev, nil
+}
+
+// marks ends a transaction at its XID.
+type marks struct{}
+
+func (marks) Mark(ev *replication.BinlogEvent) (string, bool, bool) {
+	switch e := ev.Event.(type) {
+	case *replication.MariadbGTIDEvent:
+		return fmt.Sprintf("0-1-%d", e.GTID.SequenceNumber), true, false
+	case *replication.XIDEvent:
+		return "", false, true
+	}
+	return "", false, false
+}
+
+func pos(t *testing.T, seq int) position.Position {
+	t.Helper()
+	p, err := position.Parse(fmt.Sprintf("MariaDB/0-1-%d", seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// read returns the XIDs (transactions) and rows events a cursor hands out until XID last.
+func read(t *testing.T, c *Cursor, last uint64) (xids []uint64, rows int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		ev, err := c.GetEvent(ctx)
+		if err != nil {
+			t.Fatalf("after XIDs %v: %v", xids, err)
+		}
+		switch e := ev.Event.(type) {
+		case *replication.XIDEvent:
+			xids = append(xids, e.XID)
+			if e.XID == last {
+				return xids, rows
+			}
+		case *replication.RowsEvent:
+			rows++
+		}
+	}
+}
+
+func seqs(from, to uint64) []uint64 {
+	var out []uint64
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func equal(a, b []uint64) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// TestFellBehindMidTransaction: a cursor that stops inside a transaction while the ring
+// moves on gets, once it reads again, the rest of that transaction and every later one, each
+// event once.
+func TestFellBehindMidTransaction(t *testing.T) {
+	b := newBinlog()
+	p := NewPool(Config{MaxEvents: 8, NewMarker: func() Marker { return marks{} }})
+	var kinds []Kind
+	slow := p.Attach(pos(t, 0), true, b.open, func(k Kind) { kinds = append(kinds, k) })
+	defer slow.Close()
+	fast := p.Attach(pos(t, 0), true, b.open, nil)
+	defer fast.Close()
+	b.write(1, 3)
+	// The slow cursor reads the rotate, the GTID and one rows event of transaction 1.
+	for range 3 {
+		if _, err := slow.GetEvent(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.write(20, 3)
+	if xids, rows := read(t, fast, 21); !equal(xids, seqs(1, 21)) || rows != 63 {
+		t.Fatalf("fast cursor: XIDs %v, %d rows", xids, rows)
+	}
+	xids, rows := read(t, slow, 21)
+	if !equal(xids, seqs(1, 21)) || rows != 62 {
+		t.Errorf("slow cursor: XIDs %v and %d rows, want 1..21 and 62 (one was read before)", xids, rows)
+	}
+	if len(kinds) < 2 || kinds[0] != Shared || kinds[1] != CatchUp {
+		t.Errorf("slow cursor served by %v, want shared then catch-up", kinds)
+	}
+}
+
+// TestPendingMissed: a cursor at a position ahead of the shared hub that the hub passes
+// without a boundary there (it is not a prefix of the hub's binlog) reads from a dump of its
+// own; one the hub reaches reads from the hub.
+func TestPendingMissed(t *testing.T) {
+	b := newBinlog()
+	p := NewPool(Config{NewMarker: func() Marker { return marks{} }})
+	head := p.Attach(pos(t, 0), true, b.open, nil)
+	defer head.Close()
+	// Ahead of the hub, and on its way.
+	ahead := p.Attach(pos(t, 3), false, b.open, nil)
+	defer ahead.Close()
+	// Ahead, in another domain the hub will never pass through.
+	other, err := position.Parse("MariaDB/0-1-2,5-1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed := p.Attach(other, false, b.open, nil)
+	defer missed.Close()
+	b.write(6, 1)
+	if xids, _ := read(t, head, 6); !equal(xids, seqs(1, 6)) {
+		t.Errorf("head: %v", xids)
+	}
+	if xids, _ := read(t, ahead, 6); !equal(xids, seqs(4, 6)) {
+		t.Errorf("ahead: %v", xids)
+	}
+	if ahead.Kind() != Shared {
+		t.Errorf("ahead is served by %s", ahead.Kind())
+	}
+	if xids, _ := read(t, missed, 6); !equal(xids, seqs(3, 6)) {
+		t.Errorf("missed: %v", xids)
+	}
+	if missed.Kind() != CatchUp {
+		t.Errorf("missed is served by %s", missed.Kind())
+	}
+}
+
+// TestCatchUpHandsOver: cursors from one old position share one catch-up dump, which ends
+// once they are handed to the shared hub.
+func TestCatchUpHandsOver(t *testing.T) {
+	b := newBinlog()
+	b.write(10, 2)
+	p := NewPool(Config{NewMarker: func() Marker { return marks{} }})
+	head := p.Attach(pos(t, 10), true, b.open, nil)
+	defer head.Close()
+	var olds []*Cursor
+	for range 5 {
+		c := p.Attach(pos(t, 2), false, b.open, nil)
+		defer c.Close()
+		olds = append(olds, c)
+	}
+	b.write(5, 2)
+	for i, c := range olds {
+		if xids, _ := read(t, c, 15); !equal(xids, seqs(3, 15)) {
+			t.Errorf("cursor %d: %v", i, xids)
+		}
+		if c.Kind() != Shared {
+			t.Errorf("cursor %d ends on %s", i, c.Kind())
+		}
+	}
+	b.mu.Lock()
+	opened := b.opened
+	b.mu.Unlock()
+	if opened != 2 {
+		t.Errorf("%d dumps opened, want 2 (shared, and one catch-up)", opened)
+	}
+	if r := p.Readers(); r[Shared] != 1 || r[CatchUp] != 0 {
+		t.Errorf("readers %v, want the shared one only", r)
+	}
+}

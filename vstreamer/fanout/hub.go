@@ -1,0 +1,357 @@
+package fanout
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// entry is one event of a hub's ring.
+type entry struct {
+	ev *replication.BinlogEvent
+	// file is the binlog file the event is in.
+	file string
+	// after is set when a transaction ends with this event.
+	after *bound
+}
+
+// bound is a transaction boundary: the place between two transactions.
+type bound struct {
+	// seq is the first event after the boundary.
+	seq uint64
+	// pos is the position there: the transactions before it.
+	pos position.Position
+	// file and logPos are where the boundary is in the binlog ("" before the dump said).
+	file   string
+	logPos uint32
+}
+
+// handover is where a catch-up hub's cursors move to the shared hub.
+type handover struct {
+	seq   uint64
+	to    *hub
+	toSeq uint64
+}
+
+// hub is one binlog dump and the ring of its events.
+type hub struct {
+	pool *Pool
+	kind Kind
+	open OpenFunc
+	ctx  context.Context
+	stop context.CancelFunc
+
+	mu   sync.Mutex
+	ring []entry
+	// first and next are the sequence numbers of the oldest event held and of the next one.
+	first, next uint64
+	bytes       int
+	// bounds are the boundaries at first or later, oldest first; their positions grow.
+	bounds []*bound
+	// file is the binlog file being read; pos the position after the last transaction
+	// ended; gtid that of the open transaction.
+	file   string
+	pos    position.Position
+	gtid   string
+	inTxn  bool
+	broken bool
+	marker Marker
+	// signal is closed, and replaced, when an event is appended or the hub fails.
+	signal chan struct{}
+	// read is how far each cursor on the hub has read; space is closed, and replaced, when
+	// one reads on or joins.
+	read     map[*Cursor]uint64
+	space    chan struct{}
+	err      error
+	handover *handover
+	closed   bool
+	dump     func()
+}
+
+func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc, c *Cursor) *hub {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &hub{pool: p, kind: kind, open: open, ctx: ctx, stop: cancel,
+		ring: make([]entry, p.cfg.MaxEvents), pos: start.Clone(), marker: p.cfg.NewMarker(),
+		signal: make(chan struct{}), space: make(chan struct{}), read: map[*Cursor]uint64{c: 0}}
+	h.bounds = []*bound{{seq: 0, pos: start.Clone()}}
+	return h
+}
+
+// run reads the dump until it fails or the hub closes.
+func (h *hub) run() {
+	log := h.pool.cfg.Logger.With("reader", string(h.kind), "start", h.bounds[0].pos.String())
+	log.Info("binlog reader started")
+	src, stop, err := h.open(h.bounds[0].pos)
+	if err != nil {
+		h.fail(err)
+		return
+	}
+	h.mu.Lock()
+	h.dump = stop
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		stop()
+		return
+	}
+	defer log.Info("binlog reader stopped")
+	for {
+		ev, err := src.GetEvent(h.ctx)
+		if err != nil {
+			h.fail(err)
+			return
+		}
+		b := h.append(ev)
+		if b != nil && h.kind == CatchUp && h.handOver(b) {
+			return
+		}
+	}
+}
+
+// fail ends the dump: the cursors read what the ring holds, then err.
+func (h *hub) fail(err error) {
+	h.pool.forget(h)
+	h.mu.Lock()
+	if h.handover == nil && !h.closed {
+		h.err = err
+	}
+	h.endDump()
+	h.wake()
+	h.mu.Unlock()
+}
+
+// reading reports whether the hub holds a dump connection.
+func (h *hub) reading() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.closed && h.err == nil && h.handover == nil
+}
+
+// endDump closes the dump connection; under mu.
+func (h *hub) endDump() {
+	h.stop()
+	if h.dump != nil {
+		h.dump()
+		h.dump = nil
+	}
+}
+
+// wake tells waiting cursors something changed; under mu.
+func (h *hub) wake() {
+	close(h.signal)
+	h.signal = make(chan struct{})
+}
+
+// append adds an event and returns the boundary it ends with, if any.
+func (h *hub) append(ev *replication.BinlogEvent) *bound {
+	freeze(ev)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := entry{ev: ev, file: h.file}
+	if r, ok := ev.Event.(*replication.RotateEvent); ok {
+		h.file = string(r.NextLogName)
+	}
+	gtid, start, end := h.marker.Mark(ev)
+	if start {
+		h.inTxn, h.gtid = true, gtid
+	}
+	if end {
+		if h.gtid != "" && !h.broken {
+			if err := h.pos.Update(h.gtid); err != nil {
+				// The streams fail on this GTID themselves; no boundary after it can be trusted.
+				h.broken = true
+			}
+		}
+		h.inTxn, h.gtid = false, ""
+		if !h.broken {
+			e.after = &bound{seq: h.next + 1, pos: h.pos.Clone(), file: h.file, logPos: ev.Header.LogPos}
+			h.bounds = append(h.bounds, e.after)
+		}
+	}
+	if h.next-h.first == uint64(len(h.ring)) {
+		h.evict()
+	}
+	h.ring[h.next%uint64(len(h.ring))] = e
+	h.next++
+	h.bytes += len(ev.RawData)
+	for h.bytes > h.pool.cfg.MaxBytes && h.next-h.first > 1 {
+		h.evict()
+	}
+	if h.closed {
+		return nil
+	}
+	n := 0
+	for n < len(h.bounds) && h.bounds[n].seq < h.first {
+		n++
+	}
+	if n > 0 {
+		clear(h.bounds[:n])
+		h.bounds = h.bounds[n:]
+	}
+	h.wake()
+	return e.after
+}
+
+// evict drops the oldest event; under mu. A hub with one cursor is that cursor's own dump:
+// it waits for the cursor rather than drop an event it has not read, which would only send
+// it to a dump of its own that starts further back (and, as a dump starts with a burst of
+// events, perhaps again and again). A second cursor ends the wait.
+func (h *hub) evict() {
+	for h.alone() && !h.closed {
+		wait := h.space
+		h.mu.Unlock()
+		select {
+		case <-wait:
+		case <-h.ctx.Done():
+		}
+		h.mu.Lock()
+	}
+	i := h.first % uint64(len(h.ring))
+	h.bytes -= len(h.ring[i].ev.RawData)
+	h.ring[i] = entry{}
+	h.first++
+}
+
+// find returns the boundary of the ring at pos; under mu. Positions grow along the ring, so
+// the first boundary that contains pos is the only candidate.
+func (h *hub) find(pos position.Position) (*bound, bool) {
+	i := sort.Search(len(h.bounds), func(i int) bool { return h.bounds[i].pos.Contains(pos) })
+	if i == len(h.bounds) || !pos.Contains(h.bounds[i].pos) {
+		return nil, false
+	}
+	return h.bounds[i], true
+}
+
+// alone reports a single cursor that has not read the oldest event; under mu.
+func (h *hub) alone() bool {
+	if len(h.read) != 1 {
+		return false
+	}
+	for _, seq := range h.read {
+		return seq <= h.first
+	}
+	return false
+}
+
+// join adds a cursor at pos if the ring holds that boundary.
+func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// A hub that handed over still serves the boundaries it holds: its cursors move on at
+	// the handover.
+	if h.closed || h.err != nil {
+		return nil, false
+	}
+	b, ok := h.find(pos)
+	if ok {
+		h.addRef(c, b.seq)
+	}
+	return b, ok
+}
+
+// joinHead adds a cursor at the last boundary the hub holds.
+func (h *hub) joinHead(c *Cursor) (*bound, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.err != nil || h.broken || len(h.bounds) == 0 {
+		return nil, false
+	}
+	b := h.bounds[len(h.bounds)-1]
+	h.addRef(c, b.seq)
+	return b, true
+}
+
+// joinAt adds a cursor at seq if the ring still holds it.
+func (h *hub) joinAt(seq uint64, c *Cursor) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.err != nil || seq < h.first {
+		return false
+	}
+	h.addRef(c, seq)
+	return true
+}
+
+// pend adds a cursor that waits for pos, which is ahead of everything the hub has read, and
+// returns where it starts reading.
+func (h *hub) pend(pos position.Position, c *Cursor) (uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.err != nil || h.broken || !pos.Contains(h.pos) {
+		return 0, false
+	}
+	h.addRef(c, h.next)
+	return h.next, true
+}
+
+// addRef counts a new cursor at seq; under mu. A hub waiting for a cursor that was alone
+// waits no more (see evict).
+func (h *hub) addRef(c *Cursor, seq uint64) {
+	h.read[c] = seq
+	h.readOn()
+}
+
+// readOn wakes a hub waiting for its cursor; under mu.
+func (h *hub) readOn() {
+	close(h.space)
+	h.space = make(chan struct{})
+}
+
+// release drops a cursor; the last one closes the hub.
+func (h *hub) release(c *Cursor) {
+	h.mu.Lock()
+	delete(h.read, c)
+	h.readOn()
+	last := len(h.read) == 0 && !h.closed
+	if last {
+		h.closed = true
+		h.endDump()
+		h.wake()
+	}
+	h.mu.Unlock()
+	if last {
+		h.pool.forget(h)
+	}
+}
+
+// handOver moves a catch-up hub's cursors to the shared hub when it holds boundary b, and
+// ends the dump. It reports whether it did.
+func (h *hub) handOver(b *bound) bool {
+	live := h.pool.liveHub()
+	if live == nil || live == h {
+		return false
+	}
+	live.mu.Lock()
+	lb, ok := live.find(b.pos)
+	live.mu.Unlock()
+	if !ok {
+		return false
+	}
+	h.mu.Lock()
+	h.handover = &handover{seq: b.seq, to: live, toSeq: lb.seq}
+	h.endDump()
+	h.wake()
+	h.mu.Unlock()
+	return true
+}
+
+// freeze fills the caches go-mysql fills on first use, so that the goroutines sharing an
+// event only read it.
+func freeze(ev *replication.BinlogEvent) {
+	switch e := ev.Event.(type) {
+	case *replication.TableMapEvent:
+		e.ColumnNameString()
+		e.SetStrValueString()
+		e.EnumStrValueString()
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			freeze(inner)
+		}
+	default:
+		// Other events have no lazy state.
+	}
+}

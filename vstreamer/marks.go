@@ -1,0 +1,81 @@
+package vstreamer
+
+import (
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/vstreamer/fanout"
+)
+
+// txnMarks tells a shared reader where a stream's transactions start and end, so that it
+// knows the positions streams may join it at. It follows handle() case by case: a
+// transaction starts at its GTID event and ends where handle() calls commit, and the position
+// then moves by that GTID. The tests that compare streams on shared and own readers check
+// the two agree.
+type txnMarks struct {
+	// inTxn is the stream's inTxn: an open BEGIN (or a MariaDB GTID event that opens one).
+	inTxn bool
+}
+
+var _ fanout.Marker = (*txnMarks)(nil)
+
+func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid string, start, end bool) {
+	switch e := ev.Event.(type) {
+	case *replication.MariadbGTIDEvent:
+		if !e.IsStandalone() {
+			m.inTxn = true
+		}
+		return formatMariaDBGTID(e.GTID), true, false
+	case *replication.GTIDEvent:
+		return mysqlGTIDString(e)
+	case *replication.GtidTaggedLogEvent:
+		return mysqlGTIDString(&e.GTIDEvent)
+	case *replication.XIDEvent:
+		m.inTxn = false
+		return "", false, true
+	case *replication.QueryEvent:
+		return "", false, m.query(string(e.Query))
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			g, s, en := m.Mark(inner)
+			if s {
+				gtid, start = g, true
+			}
+			end = end || en
+		}
+		return gtid, start, end
+	default:
+		// The other events neither start nor end a transaction.
+	}
+	return "", false, false
+}
+
+// query is what query() and statementDML() do with the transaction.
+func (m *txnMarks) query(sql string) bool {
+	kind, _, _ := ddl.Classify(sql)
+	switch kind {
+	case ddl.Begin:
+		m.inTxn = true
+		return false
+	case ddl.Commit, ddl.Rollback:
+		m.inTxn = false
+		return true
+	case ddl.Savepoint:
+		return false
+	default:
+		// A statement inside a transaction is part of it; outside one it commits by itself.
+		return !m.inTxn
+	}
+}
+
+// mysqlGTIDString is the GTID mysqlGTID reads; a transaction without one is not marked (the
+// stream fails on it).
+func mysqlGTIDString(e *replication.GTIDEvent) (string, bool, bool) {
+	if len(e.SID) != 16 || isZero(e.SID) {
+		return "", false, false
+	}
+	if tag := e.Tag.String(); tag != "" {
+		return formatMySQLTaggedGTID(e.SID, tag, e.GNO), true, false
+	}
+	return formatMySQLGTID(e.SID, e.GNO), true, false
+}
