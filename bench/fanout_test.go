@@ -43,13 +43,15 @@ var (
 const clockTick = 10 * time.Millisecond
 
 var (
-	fanOnce     sync.Once
-	fanDB       *testdb.Server // a server of its own: its binlog holds the fan-out's rows only
-	fanStart    string         // the position before the pre-filled transactions
-	fanBinDir   string         // holds the vstreamd binary
-	fanSetupErr error
-	// fanNextID numbers the latency phase's rows, above every pre-filled id and across
-	// iterations.
+	fanOnce sync.Once
+	// fanDB's binlog holds the pre-filled rows and nothing after them, so that every replay
+	// reads the same; latDB takes the latency phases' writes. Both are servers of their
+	// own, apart from the other benchmarks'.
+	fanDB, latDB *testdb.Server
+	fanStart     string // the position before the pre-filled transactions
+	fanBinDir    string // holds the vstreamd binary
+	fanSetupErr  error
+	// fanNextID numbers the latency phases' rows, across iterations.
 	fanNextID atomic.Int64
 )
 
@@ -58,9 +60,9 @@ func fanTable(i int) string { return fmt.Sprintf("fan%03d", i) }
 // fanAll selects every table of the benchmark, as one stream.
 const fanAll = "/^fan[0-9]+$/"
 
-// setupFanout starts the benchmark's MariaDB, creates one table per filtered stream, writes
-// the binlog every run replays (transaction t goes to table t mod streams, so that each
-// table's rows are spread over the whole binlog) and builds vstreamd.
+// setupFanout starts the benchmark's MariaDB servers, creates one table per filtered stream
+// in each, writes the binlog every replay reads (transaction t goes to table t mod streams,
+// so that each table's rows are spread over the whole binlog) and builds vstreamd.
 func setupFanout(b *testing.B) {
 	fanOnce.Do(func() { fanSetupErr = fillFanout() })
 	if fanSetupErr != nil {
@@ -70,16 +72,11 @@ func setupFanout(b *testing.B) {
 
 func fillFanout() error {
 	var err error
-	// Today each stream opens a binlog dump and a connection for the tables' definitions.
-	opts := testdb.Options{Database: "fan", ExtraArgs: []string{"--max-connections=1000"}}
-	if fanDB, err = testdb.Start(opts); err != nil {
+	if fanDB, err = startFanDB(); err != nil {
 		return err
 	}
-	for i := range *fanStreams {
-		if err := fanDB.Exec(fmt.Sprintf(`CREATE TABLE %s (id BIGINT PRIMARY KEY, sent BIGINT NOT NULL,
-			customer VARCHAR(64), amount DECIMAL(12,2), note VARCHAR(255))`, fanTable(i))); err != nil {
-			return err
-		}
+	if latDB, err = startFanDB(); err != nil {
+		return err
 	}
 	conn, err := fanDB.Conn("fan")
 	if err != nil {
@@ -93,7 +90,6 @@ func fillFanout() error {
 	fanStart = pos.String()
 	rows := *fanTxnRows
 	for t := range *fanTxns * *fanStreams {
-		// sent is 0: the latency phase's rows are the ones with a time in it.
 		q := fmt.Sprintf(`INSERT INTO %s SELECT seq, 0, CONCAT('customer-', seq), seq * 1.25,
 			'a note of modest length for each row' FROM seq_%d_to_%d`, fanTable(t%*fanStreams), t*rows+1, (t+1)*rows)
 		if _, err := conn.Execute(q); err != nil {
@@ -111,9 +107,29 @@ func fillFanout() error {
 	return nil
 }
 
+// startFanDB starts a MariaDB with the benchmark's tables.
+func startFanDB() (*testdb.Server, error) {
+	// Today each stream opens a binlog dump and a connection for the tables' definitions.
+	db, err := testdb.Start(testdb.Options{Database: "fan", ExtraArgs: []string{"--max-connections=1000"}})
+	if err != nil {
+		return nil, err
+	}
+	for i := range *fanStreams {
+		// sent is 0 in the pre-filled rows; the latency phases' rows carry a time in it.
+		if err := db.Exec(fmt.Sprintf(`CREATE TABLE %s (id BIGINT PRIMARY KEY, sent BIGINT NOT NULL,
+			customer VARCHAR(64), amount DECIMAL(12,2), note VARCHAR(255))`, fanTable(i))); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
 func closeFanout() {
-	if fanDB != nil {
-		fanDB.Close()
+	for _, db := range []*testdb.Server{fanDB, latDB} {
+		if db != nil {
+			db.Close()
+		}
 	}
 	if fanBinDir != "" {
 		os.RemoveAll(fanBinDir)
@@ -123,57 +139,61 @@ func closeFanout() {
 // BenchmarkFanout streams the same pre-filled binlog to one stream selecting every table,
 // then to -fanout.streams streams selecting a table each (together the same rows), each
 // time from a vstreamd process of its own, so that the CPU and memory measured are the
-// server's alone and not the clients'. Then, with the filtered streams still open, a writer
-// commits -fanout.tps single-row transactions per second for -fanout.latency, and the clients
-// measure commit-to-client latency. It reports the figures the shared binlog reader is judged
-// by and asserts none of them.
+// server's alone and not the clients'. Then, on the other server, each set of streams is
+// opened again and writers commit -fanout.tps single-row transactions per second for
+// -fanout.latency while the clients measure commit-to-client latency: the one stream's
+// figures are the anchor the filtered streams' are read against. It reports the figures the
+// shared binlog reader is judged by and asserts none of them.
 func BenchmarkFanout(b *testing.B) {
 	setupFanout(b)
 	b.ResetTimer()
-	n := *fanStreams
-	var one, fan fanPhase
-	var lat latencyPhase
-	for range b.N {
-		one.add(runFanPhase(b, []string{fanAll}, nil))
-		tables := make([]string, n)
-		for i := range tables {
-			tables[i] = fanTable(i)
-		}
-		fan.add(runFanPhase(b, tables, &lat))
+	tables := make([]string, *fanStreams)
+	for i := range tables {
+		tables[i] = fanTable(i)
 	}
-	iters := float64(b.N)
-	nn := fmt.Sprintf("%d-streams", n)
-	b.ReportMetric(one.cpu.Seconds()/iters, "cpu-s/1-stream")
-	b.ReportMetric(fan.cpu.Seconds()/iters, "cpu-s/"+nn)
+	var one, fan fanPhase
+	for range b.N {
+		one.add(runReplay(b, []string{fanAll}))
+		fan.add(runReplay(b, tables))
+		one.add(runLatency(b, []string{fanAll}))
+		fan.add(runLatency(b, tables))
+	}
+	one.report(b, "1-stream", b.N)
+	fan.report(b, fmt.Sprintf("%d-streams", *fanStreams), b.N)
 	b.ReportMetric(fan.cpu.Seconds()/one.cpu.Seconds(), "cpu-ratio")
-	b.ReportMetric(float64(one.dumps), "dumps-max/1-stream")
-	b.ReportMetric(float64(fan.dumps), "dumps-max/"+nn)
 	b.ReportMetric(fan.filteredEventsPerTxn(), "events/filtered-txn")
-	b.ReportMetric(float64(one.peakRSS)/(1<<20), "peak-RSS-MiB/1-stream")
-	b.ReportMetric(float64(fan.peakRSS)/(1<<20), "peak-RSS-MiB/"+nn)
-	p50, p99 := lat.percentile(0.50), lat.percentile(0.99)
-	b.ReportMetric(float64(p50)/float64(time.Millisecond), "latency-p50-ms")
-	b.ReportMetric(float64(p99)/float64(time.Millisecond), "latency-p99-ms")
-	b.ReportMetric(lat.cpuShare()*100, "cpu-%-latency-phase")
-	b.ReportMetric(float64(lat.sent)/lat.wall.Seconds(), "txn/s-latency-phase")
-	fmt.Printf("fanout: %d rows in %d transactions; 1 stream: server CPU %.2fs, %.2fs wall, max %d binlog dumps, peak RSS %.1f MiB; "+
-		"%d streams: server CPU %.2fs (%.2fx), %.2fs wall, max %d binlog dumps, peak RSS %.1f MiB, %.2f events per filtered-out transaction; "+
-		"%d transactions at %.0f/s: commit-to-client p50 %s p99 %s, server CPU %.0f%% of a core\n",
-		*fanTxns**fanStreams**fanTxnRows, *fanTxns**fanStreams,
-		one.cpu.Seconds()/iters, one.wall.Seconds()/iters, one.dumps, float64(one.peakRSS)/(1<<20),
-		n, fan.cpu.Seconds()/iters, fan.cpu.Seconds()/one.cpu.Seconds(), fan.wall.Seconds()/iters, fan.dumps,
-		float64(fan.peakRSS)/(1<<20), fan.filteredEventsPerTxn(),
-		lat.sent, float64(lat.sent)/lat.wall.Seconds(), p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), lat.cpuShare()*100)
+	fmt.Printf("fanout: %d rows in %d transactions, then %s at %d/s; %d streams against 1: server CPU %.2fx, %.2f events per filtered-out transaction\n",
+		*fanTxns**fanStreams**fanTxnRows, *fanTxns**fanStreams, *fanLatency, *fanTPS,
+		*fanStreams, fan.cpu.Seconds()/one.cpu.Seconds(), fan.filteredEventsPerTxn())
 }
 
-// fanPhase is what one replay of the pre-filled binlog cost, summed over iterations.
+// report reports a phase's figures, averaged over iters, with units ending in /name.
+func (p *fanPhase) report(b *testing.B, name string, iters int) {
+	n := float64(iters)
+	p50, p99 := p.lat.percentile(0.50), p.lat.percentile(0.99)
+	b.ReportMetric(p.cpu.Seconds()/n, "cpu-s/"+name)
+	b.ReportMetric(float64(p.dumps), "dumps-max/"+name)
+	b.ReportMetric(float64(p.peakRSS)/(1<<20), "peak-RSS-MiB/"+name)
+	b.ReportMetric(float64(p50)/float64(time.Millisecond), "latency-p50-ms/"+name)
+	b.ReportMetric(float64(p99)/float64(time.Millisecond), "latency-p99-ms/"+name)
+	b.ReportMetric(p.lat.rate(), "latency-txn/s/"+name)
+	b.ReportMetric(p.lat.cpuShare()*100, "latency-cpu-%/"+name)
+	fmt.Printf("fanout %s: pre-filled binlog in %.2fs wall, server CPU %.2fs, max %d binlog dumps; %d transactions at %.0f/s: "+
+		"commit-to-client p50 %s p99 %s, server CPU %.0f%% of a core; peak RSS %.1f MiB\n",
+		name, p.wall.Seconds()/n, p.cpu.Seconds()/n, p.dumps, p.lat.sent, p.lat.rate(),
+		p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), p.lat.cpuShare()*100, float64(p.peakRSS)/(1<<20))
+}
+
+// fanPhase is what a set of streams cost, summed over iterations: the replay of the
+// pre-filled binlog (cpu, wall and the filtered-out transactions) and the latency phase.
 type fanPhase struct {
-	cpu, wall time.Duration
-	dumps     int   // most binlog dump connections on the source at once
-	peakRSS   int64 // vstreamd's VmHWM, bytes
+	cpu, wall time.Duration // of the replay
+	dumps     int           // most binlog dump connections on the source at once, in either
+	peakRSS   int64         // vstreamd's VmHWM, bytes, in either
 	// events the clients received in transactions without rows of theirs, and how many
 	// such transactions the binlog held before each client's last row.
 	filteredEvents, filteredTxns int
+	lat                          latencyPhase
 }
 
 func (p *fanPhase) add(q fanPhase) {
@@ -183,6 +203,10 @@ func (p *fanPhase) add(q fanPhase) {
 	p.peakRSS = max(p.peakRSS, q.peakRSS)
 	p.filteredEvents += q.filteredEvents
 	p.filteredTxns += q.filteredTxns
+	p.lat.samples = append(p.lat.samples, q.lat.samples...)
+	p.lat.sent += q.lat.sent
+	p.lat.cpu += q.lat.cpu
+	p.lat.wall += q.lat.wall
 }
 
 func (p *fanPhase) filteredEventsPerTxn() float64 {
@@ -207,6 +231,13 @@ func (l *latencyPhase) percentile(p float64) time.Duration {
 	return l.samples[int(float64(len(l.samples)-1)*p)]
 }
 
+func (l *latencyPhase) rate() float64 {
+	if l.wall == 0 {
+		return 0
+	}
+	return float64(l.sent) / l.wall.Seconds()
+}
+
 func (l *latencyPhase) cpuShare() float64 {
 	if l.wall == 0 {
 		return 0
@@ -214,77 +245,129 @@ func (l *latencyPhase) cpuShare() float64 {
 	return l.cpu.Seconds() / l.wall.Seconds()
 }
 
-// runFanPhase starts vstreamd, streams the pre-filled binlog to one stream per match until
-// each has every pre-filled row it selects, and, when lat is not nil, runs the latency phase
-// on the same streams.
-func runFanPhase(b *testing.B, matches []string, lat *latencyPhase) fanPhase {
-	d := startVstreamd(b)
-	defer d.stop(b)
-	dumps := watchDumps(b)
-	defer dumps()
+// streams is a vstreamd process and one stream of it per match, each read by a fanClient.
+type streams struct {
+	d       *vstreamd
+	clients []*fanClient
+	// prefilled receives once from each client when it has its quota of pre-filled rows;
+	// errc receives the error that ended a stream.
+	prefilled chan struct{}
+	errc      chan error
+	dumps     func() (int, error)
+	close     func()
+}
+
+// openStreams opens one stream of d per match from position from; each stream's quota is
+// its share of rows, the pre-filled rows the matches select together.
+func openStreams(b *testing.B, d *vstreamd, from string, matches []string, rows int) *streams {
+	s := &streams{d: d, dumps: watchDumps(b, d.db),
+		prefilled: make(chan struct{}, len(matches)), errc: make(chan error, len(matches))}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
-
-	clients := make([]*fanClient, len(matches))
-	prefilled := make(chan struct{}, len(matches))
-	errc := make(chan error, len(matches))
-	perTable := *fanTxns * *fanTxnRows
-	cpu0, start := d.cpu(b), time.Now()
-	for i, m := range matches {
-		cc, err := grpc.NewClient(d.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	var conns []*grpc.ClientConn
+	s.close = func() {
+		cancel()
+		for _, cc := range conns {
+			cc.Close()
+		}
+		wg.Wait()
+		s.dumps()
+		s.d.stop(b)
+	}
+	for _, m := range matches {
+		cc, err := grpc.NewClient(s.d.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 		if err != nil {
+			s.close()
 			b.Fatal(err)
 		}
-		defer cc.Close()
-		st, err := startStream(ctx, cc, fanStart, m)
+		conns = append(conns, cc)
+		st, err := startStream(ctx, cc, from, m)
 		if err != nil {
+			s.close()
 			b.Fatal(err)
 		}
-		c := &fanClient{quota: perTable * *fanStreams / len(matches)}
-		clients[i] = c
+		c := &fanClient{quota: rows / len(matches)}
+		s.clients = append(s.clients, c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.run(st, prefilled); err != nil && ctx.Err() == nil {
-				errc <- fmt.Errorf("stream %s: %w", m, err)
+			if err := c.run(st, s.prefilled); err != nil && ctx.Err() == nil {
+				s.errc <- fmt.Errorf("stream %s: %w", m, err)
 			}
 		}()
 	}
-	for range matches {
+	return s
+}
+
+// waitPrefilled waits until every client has its quota of pre-filled rows.
+func (s *streams) waitPrefilled(b *testing.B) {
+	for range s.clients {
 		select {
-		case <-prefilled:
-		case err := <-errc:
+		case <-s.prefilled:
+		case err := <-s.errc:
 			b.Fatal(err)
 		case <-time.After(5 * time.Minute):
 			b.Fatal("the streams did not receive the pre-filled rows in 5 minutes")
 		}
 	}
-	ph := fanPhase{cpu: d.cpu(b) - cpu0, wall: time.Since(start)}
+}
+
+// finish records the phase's binlog dumps and peak memory in ph and closes the streams.
+func (s *streams) finish(b *testing.B, ph *fanPhase) {
+	var err error
+	if ph.dumps, err = s.dumps(); err != nil {
+		b.Fatal(err)
+	}
+	ph.peakRSS = s.d.peakRSS(b)
+	s.close()
+}
+
+// runReplay streams fanDB's pre-filled binlog to one stream per match, from a vstreamd of
+// its own, until each has every pre-filled row it selects.
+func runReplay(b *testing.B, matches []string) fanPhase {
+	d := startVstreamd(b, fanDB)
+	// Starting the streams is part of their cost; starting the process is not.
+	cpu0, start := d.cpu(b), time.Now()
+	s := openStreams(b, d, fanStart, matches, *fanTxns**fanStreams**fanTxnRows)
+	s.waitPrefilled(b)
+	ph := fanPhase{cpu: s.d.cpu(b) - cpu0, wall: time.Since(start)}
 	if len(matches) > 1 {
-		for i, c := range clients {
+		for i, c := range s.clients {
 			// Before the last transaction of table i come (txns-1)*streams+i+1 transactions,
 			// txns of them its own.
 			ph.filteredEvents += c.events - c.ownEvents
 			ph.filteredTxns += (*fanTxns-1)*(len(matches)-1) + i
 		}
 	}
-	if lat != nil {
-		runLatency(b, d, clients, errc, lat)
-	}
-	var err error
-	if ph.dumps, err = dumps(); err != nil {
-		b.Fatal(err)
-	}
-	ph.peakRSS = d.peakRSS(b)
+	s.finish(b, &ph)
 	return ph
 }
 
-// runLatency commits single-row transactions at -fanout.tps, spread over the tables, each
-// row carrying the time just before its INSERT was sent, and waits until the clients have
-// every one of them.
-func runLatency(b *testing.B, d *vstreamd, clients []*fanClient, errc <-chan error, lat *latencyPhase) {
+// runLatency opens one stream per match on latDB, from a vstreamd of its own, and once
+// they all run (each has received a warm-up row), commits single-row transactions at
+// -fanout.tps, spread over the tables, each row carrying the time just before its INSERT
+// was sent, until every client has every one of them.
+func runLatency(b *testing.B, matches []string) fanPhase {
+	conn, err := latDB.Conn("fan")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	pos, err := binlogPos(conn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range *fanStreams {
+		q := fmt.Sprintf("INSERT INTO %s (id, sent, customer, amount, note) VALUES (%d, 0, 'warm-up', 1.25, 'a note')",
+			fanTable(i), fanNextID.Add(1))
+		if _, err := conn.Execute(q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := openStreams(b, startVstreamd(b, latDB), pos.String(), matches, *fanStreams)
+	s.waitPrefilled(b)
+
 	// Transaction k is due at start + k/tps. Several writers take them in turn, so that a
 	// commit slower than the interval delays the ones after it less; the row's time is taken
 	// when its INSERT is sent, so a writer's own delay is not counted as latency.
@@ -293,12 +376,9 @@ func runLatency(b *testing.B, d *vstreamd, clients []*fanClient, errc <-chan err
 	var next, sent atomic.Int64
 	var wg sync.WaitGroup
 	werr := make(chan error, writers)
-	cpu0, start := d.cpu(b), time.Now()
-	for _, c := range clients {
-		c.since.Store(start.UnixNano())
-	}
+	cpu0, start := s.d.cpu(b), time.Now()
 	for range writers {
-		conn, err := fanDB.Conn("fan")
+		conn, err := latDB.Conn("fan")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -314,7 +394,7 @@ func runLatency(b *testing.B, d *vstreamd, clients []*fanClient, errc <-chan err
 				}
 				time.Sleep(time.Until(due))
 				q := fmt.Sprintf("INSERT INTO %s (id, sent, customer, amount, note) VALUES (%d, %d, 'latency', 1.25, 'a note')",
-					fanTable(int(k)%len(clients)), 1<<40+fanNextID.Add(1), time.Now().UnixNano())
+					fanTable(int(k)%*fanStreams), fanNextID.Add(1), time.Now().UnixNano())
 				if _, err := conn.Execute(q); err != nil {
 					werr <- err
 					return
@@ -328,19 +408,20 @@ func runLatency(b *testing.B, d *vstreamd, clients []*fanClient, errc <-chan err
 	if err := <-werr; err != nil {
 		b.Fatal(err)
 	}
-	lat.wall += time.Since(start)
+	var ph fanPhase
+	ph.lat.wall = time.Since(start)
 	want := int(sent.Load())
 	deadline := time.Now().Add(time.Minute)
 	for {
 		got := 0
-		for _, c := range clients {
+		for _, c := range s.clients {
 			got += int(c.latencyRows.Load())
 		}
 		if got >= want {
 			break
 		}
 		select {
-		case err := <-errc:
+		case err := <-s.errc:
 			b.Fatal(err)
 		default:
 		}
@@ -349,13 +430,15 @@ func runLatency(b *testing.B, d *vstreamd, clients []*fanClient, errc <-chan err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	lat.cpu += d.cpu(b) - cpu0
-	lat.sent += want
-	for _, c := range clients {
+	ph.lat.cpu = s.d.cpu(b) - cpu0
+	ph.lat.sent = want
+	for _, c := range s.clients {
 		c.mu.Lock()
-		lat.samples = append(lat.samples, c.latencies...)
+		ph.lat.samples = append(ph.lat.samples, c.latencies...)
 		c.mu.Unlock()
 	}
+	s.finish(b, &ph)
+	return ph
 }
 
 // fanClient reads a stream: first the pre-filled rows it selects, counting the events that
@@ -365,11 +448,9 @@ type fanClient struct {
 	// events is every event received up to the end of the transaction of the last
 	// pre-filled row; ownEvents those of them in transactions that carried rows.
 	events, ownEvents int
-	// since is when the latency phase began (UnixNano); rows sent before are not timed.
-	since       atomic.Int64
-	latencyRows atomic.Int64
-	mu          sync.Mutex
-	latencies   []time.Duration
+	latencyRows       atomic.Int64
+	mu                sync.Mutex
+	latencies         []time.Duration
 }
 
 func (c *fanClient) run(st vstreamv1.VStreamService_StreamClient, prefilled chan<- struct{}) error {
@@ -399,9 +480,6 @@ func (c *fanClient) run(st vstreamv1.VStreamService_StreamClient, prefilled chan
 					if sent == 0 {
 						rows++
 						continue
-					}
-					if sent < c.since.Load() {
-						continue // an earlier iteration's latency phase
 					}
 					c.mu.Lock()
 					c.latencies = append(c.latencies, time.Duration(now-sent))
@@ -439,17 +517,18 @@ func sentColumn(r *query.Row) (int64, error) {
 type vstreamd struct {
 	cmd  *exec.Cmd
 	addr string
+	db   *testdb.Server
 	log  bytes.Buffer
 }
 
-func startVstreamd(b *testing.B) *vstreamd {
+func startVstreamd(b *testing.B, db *testdb.Server) *vstreamd {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := &vstreamd{addr: lis.Addr().String()}
+	d := &vstreamd{addr: lis.Addr().String(), db: db}
 	lis.Close()
-	d.cmd = exec.Command(filepath.Join(fanBinDir, "vstreamd"), "--mysql-dsn", fanDB.DSN("fan"), "--listen", d.addr, "--log-level", "warn")
+	d.cmd = exec.Command(filepath.Join(fanBinDir, "vstreamd"), "--mysql-dsn", db.DSN("fan"), "--listen", d.addr, "--log-level", "warn")
 	d.cmd.Stdout, d.cmd.Stderr = &d.log, &d.log
 	if err := d.cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -474,7 +553,7 @@ func startVstreamd(b *testing.B) *vstreamd {
 func (d *vstreamd) stop(b *testing.B) {
 	d.cmd.Process.Kill()
 	d.cmd.Wait()
-	conn, err := fanDB.Conn("")
+	conn, err := d.db.Conn("")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -539,8 +618,8 @@ func (d *vstreamd) peakRSS(b *testing.B) int64 {
 // watchDumps counts the binlog dump connections on the source every 50ms until the
 // returned function is called, which returns the most seen at once, or the error that
 // stopped the count.
-func watchDumps(b *testing.B) func() (int, error) {
-	conn, err := fanDB.Conn("")
+func watchDumps(b *testing.B, db *testdb.Server) func() (int, error) {
+	conn, err := db.Conn("")
 	if err != nil {
 		b.Fatal(err)
 	}
