@@ -185,11 +185,12 @@ func (p *fanPhase) report(b *testing.B, name string, iters int) {
 	b.ReportMetric(ms(p99), "latency-p99-ms/"+name)
 	b.ReportMetric(float64(p.lat.lost), "latency-streams-lost/"+name)
 	b.ReportMetric(p.lat.rate(), "latency-txn/s/"+name)
-	b.ReportMetric(p.lat.cpuShare()*100, "latency-cpu-%/"+name)
+	b.ReportMetric(share(p.lat.cpu, p.lat.span)*100, "latency-cpu-%/"+name)
+	b.ReportMetric(share(p.lat.clientCPU, p.lat.span)*100, "latency-bench-process-cpu-%/"+name)
 	fmt.Printf("fanout %s: pre-filled binlog in %.2fs wall, server CPU %.2fs, max %d binlog dumps; %d transactions at %.0f/s: "+
-		"commit-to-client p50 %.2fms p99 %.2fms, server CPU %.0f%% of a core, %d streams lost, %d rows undelivered; peak RSS %.1f MiB\n",
+		"commit-to-client p50 %.2fms p99 %.2fms, server CPU %.0f%% of a core (the benchmark process, clients and writers, %.0f%%) until the last row arrived, %d streams lost, %d rows undelivered; peak RSS %.1f MiB\n",
 		name, p.wall.Seconds()/n, p.cpu.Seconds()/n, p.dumps, p.lat.sent, p.lat.rate(),
-		ms(p50), ms(p99), p.lat.cpuShare()*100, p.lat.lost, p.lat.missing, float64(p.peakRSS)/(1<<20))
+		ms(p50), ms(p99), share(p.lat.cpu, p.lat.span)*100, share(p.lat.clientCPU, p.lat.span)*100, p.lat.lost, p.lat.missing, float64(p.peakRSS)/(1<<20))
 	for _, err := range p.lat.errs {
 		fmt.Printf("fanout %s: %v\n", name, err)
 	}
@@ -218,6 +219,8 @@ func (p *fanPhase) add(q fanPhase) {
 	p.lat.sent += q.lat.sent
 	p.lat.cpu += q.lat.cpu
 	p.lat.wall += q.lat.wall
+	p.lat.span += q.lat.span
+	p.lat.clientCPU += q.lat.clientCPU
 	p.lat.lost += q.lat.lost
 	p.lat.missing += q.lat.missing
 	p.lat.errs = append(p.lat.errs, q.lat.errs...)
@@ -232,9 +235,11 @@ func (p *fanPhase) filteredEventsPerTxn() float64 {
 
 // latencyPhase holds the latency phase's samples and the server CPU it took.
 type latencyPhase struct {
-	samples   []time.Duration
-	sent      int
-	cpu, wall time.Duration
+	samples []time.Duration
+	sent    int
+	// wall is how long the writers wrote, span until the last row arrived; cpu and
+	// clientCPU are vstreamd's and the benchmark process's (clients and writers) over span.
+	wall, span, cpu, clientCPU time.Duration
 	// lost counts the streams that ended with an error, errs says why; missing counts the
 	// rows the clients did not receive.
 	lost, missing int
@@ -265,11 +270,12 @@ func (l *latencyPhase) rate() float64 {
 	return float64(l.sent) / l.wall.Seconds()
 }
 
-func (l *latencyPhase) cpuShare() float64 {
-	if l.wall == 0 {
+// share is cpu as a fraction of a core over wall.
+func share(cpu, wall time.Duration) float64 {
+	if wall == 0 {
 		return 0
 	}
-	return l.cpu.Seconds() / l.wall.Seconds()
+	return cpu.Seconds() / wall.Seconds()
 }
 
 // streams is a vstreamd process and one stream of it per match, each read by a fanClient.
@@ -405,7 +411,7 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 	sentTo := make([]atomic.Int64, *fanStreams) // by table
 	var wg sync.WaitGroup
 	werr := make(chan error, writers)
-	cpu0, start := s.d.cpu(b), time.Now()
+	cpu0, client0, start := s.d.cpu(b), procCPU(b, os.Getpid()), time.Now()
 	for range writers {
 		conn, err := latDB.Conn("fan")
 		if err != nil {
@@ -470,6 +476,8 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ph.lat.cpu = s.d.cpu(b) - cpu0
+	ph.lat.clientCPU = procCPU(b, os.Getpid()) - client0
+	ph.lat.span = time.Since(start)
 	ph.lat.sent = int(sent.Load())
 	for _, c := range s.clients {
 		if c.failed.Load() {
@@ -622,8 +630,11 @@ func (d *vstreamd) stop(b *testing.B) {
 }
 
 // cpu is the CPU time vstreamd has used, user and system, all threads.
-func (d *vstreamd) cpu(b *testing.B) time.Duration {
-	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+func (d *vstreamd) cpu(b *testing.B) time.Duration { return procCPU(b, d.cmd.Process.Pid) }
+
+// procCPU is the CPU time process pid has used, user and system, all threads.
+func procCPU(b *testing.B, pid int) time.Duration {
+	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -631,7 +642,7 @@ func (d *vstreamd) cpu(b *testing.B) time.Duration {
 	// state is the first, utime and stime the 12th and 13th.
 	f := strings.Fields(string(s[bytes.LastIndexByte(s, ')')+1:]))
 	if len(f) < 13 {
-		b.Fatalf("/proc/%d/stat: %q", d.cmd.Process.Pid, s)
+		b.Fatalf("/proc/%d/stat: %q", pid, s)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
