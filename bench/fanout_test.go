@@ -187,10 +187,13 @@ func (p *fanPhase) report(b *testing.B, name string, iters int) {
 	b.ReportMetric(p.lat.rate(), "latency-txn/s/"+name)
 	b.ReportMetric(share(p.lat.cpu, p.lat.span)*100, "latency-cpu-%/"+name)
 	b.ReportMetric(share(p.lat.clientCPU, p.lat.span)*100, "latency-bench-process-cpu-%/"+name)
-	fmt.Printf("fanout %s: pre-filled binlog in %.2fs wall, server CPU %.2fs, max %d binlog dumps; %d transactions at %.0f/s: "+
-		"commit-to-client p50 %.2fms p99 %.2fms, server CPU %.0f%% of a core (the benchmark process, clients and writers, %.0f%%) until the last row arrived, %d streams lost, %d rows undelivered; peak RSS %.1f MiB\n",
-		name, p.wall.Seconds()/n, p.cpu.Seconds()/n, p.dumps, p.lat.sent, p.lat.rate(),
-		ms(p50), ms(p99), share(p.lat.cpu, p.lat.span)*100, share(p.lat.clientCPU, p.lat.span)*100, p.lat.lost, p.lat.missing, float64(p.peakRSS)/(1<<20))
+	b.ReportMetric(share(p.lat.dbCPU, p.lat.span)*100, "latency-mariadb-cpu-%/"+name)
+	b.ReportMetric(p.dbCPU.Seconds()/n, "mariadb-cpu-s/"+name)
+	fmt.Printf("fanout %s: pre-filled binlog in %.2fs wall, server CPU %.2fs (MariaDB %.2fs), max %d binlog dumps; %d transactions at %.0f/s: "+
+		"commit-to-client p50 %.2fms p99 %.2fms, until the last row arrived server CPU %.0f%% of a core, MariaDB %.0f%%, the benchmark process (clients and writers) %.0f%%; "+
+		"%d streams lost, %d rows undelivered; peak RSS %.1f MiB\n",
+		name, p.wall.Seconds()/n, p.cpu.Seconds()/n, p.dbCPU.Seconds()/n, p.dumps, p.lat.sent, p.lat.rate(),
+		ms(p50), ms(p99), share(p.lat.cpu, p.lat.span)*100, share(p.lat.dbCPU, p.lat.span)*100, share(p.lat.clientCPU, p.lat.span)*100, p.lat.lost, p.lat.missing, float64(p.peakRSS)/(1<<20))
 	for _, err := range p.lat.errs {
 		fmt.Printf("fanout %s: %v\n", name, err)
 	}
@@ -200,6 +203,7 @@ func (p *fanPhase) report(b *testing.B, name string, iters int) {
 // pre-filled binlog (cpu, wall and the filtered-out transactions) and the latency phase.
 type fanPhase struct {
 	cpu, wall time.Duration // of the replay
+	dbCPU     time.Duration // MariaDB's in the replay
 	dumps     int           // most binlog dump connections on the source at once, in either
 	peakRSS   int64         // vstreamd's VmHWM, bytes, in either
 	// events the clients received in transactions without rows of theirs, and how many
@@ -221,6 +225,8 @@ func (p *fanPhase) add(q fanPhase) {
 	p.lat.wall += q.lat.wall
 	p.lat.span += q.lat.span
 	p.lat.clientCPU += q.lat.clientCPU
+	p.lat.dbCPU += q.lat.dbCPU
+	p.dbCPU += q.dbCPU
 	p.lat.lost += q.lat.lost
 	p.lat.missing += q.lat.missing
 	p.lat.errs = append(p.lat.errs, q.lat.errs...)
@@ -240,6 +246,7 @@ type latencyPhase struct {
 	// wall is how long the writers wrote, span until the last row arrived; cpu and
 	// clientCPU are vstreamd's and the benchmark process's (clients and writers) over span.
 	wall, span, cpu, clientCPU time.Duration
+	dbCPU                      time.Duration // MariaDB's over span
 	// lost counts the streams that ended with an error, errs says why; missing counts the
 	// rows the clients did not receive.
 	lost, missing int
@@ -362,10 +369,11 @@ func (s *streams) finish(b *testing.B, ph *fanPhase) {
 func runReplay(b *testing.B, matches []string) fanPhase {
 	d := startVstreamd(b, fanDB)
 	// Starting the streams is part of their cost; starting the process is not.
-	cpu0, start := d.cpu(b), time.Now()
+	dbpid := dbPID(b, fanDB)
+	cpu0, db0, start := d.cpu(b), procCPU(b, dbpid), time.Now()
 	s := openStreams(b, d, fanStart, matches, *fanTxns**fanStreams**fanTxnRows)
 	s.waitPrefilled(b)
-	ph := fanPhase{cpu: s.d.cpu(b) - cpu0, wall: time.Since(start)}
+	ph := fanPhase{cpu: s.d.cpu(b) - cpu0, dbCPU: procCPU(b, dbpid) - db0, wall: time.Since(start)}
 	if len(matches) > 1 {
 		for i, c := range s.clients {
 			// Before the last transaction of table i come (txns-1)*streams+i+1 transactions,
@@ -411,7 +419,8 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 	sentTo := make([]atomic.Int64, *fanStreams) // by table
 	var wg sync.WaitGroup
 	werr := make(chan error, writers)
-	cpu0, client0, start := s.d.cpu(b), procCPU(b, os.Getpid()), time.Now()
+	dbpid := dbPID(b, latDB)
+	cpu0, client0, db0, start := s.d.cpu(b), procCPU(b, os.Getpid()), procCPU(b, dbpid), time.Now()
 	for range writers {
 		conn, err := latDB.Conn("fan")
 		if err != nil {
@@ -477,6 +486,7 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 	}
 	ph.lat.cpu = s.d.cpu(b) - cpu0
 	ph.lat.clientCPU = procCPU(b, os.Getpid()) - client0
+	ph.lat.dbCPU = procCPU(b, dbpid) - db0
 	ph.lat.span = time.Since(start)
 	ph.lat.sent = int(sent.Load())
 	for _, c := range s.clients {
@@ -631,6 +641,19 @@ func (d *vstreamd) stop(b *testing.B) {
 
 // cpu is the CPU time vstreamd has used, user and system, all threads.
 func (d *vstreamd) cpu(b *testing.B) time.Duration { return procCPU(b, d.cmd.Process.Pid) }
+
+// dbPID is the process id of db's mariadbd.
+func dbPID(b *testing.B, db *testdb.Server) int {
+	s, err := os.ReadFile(filepath.Join(db.Dir(), "mariadbd.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(s)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pid
+}
 
 // procCPU is the CPU time process pid has used, user and system, all threads.
 func procCPU(b *testing.B, pid int) time.Duration {
