@@ -189,11 +189,14 @@ func (p *fanPhase) report(b *testing.B, name string, iters int) {
 	b.ReportMetric(share(p.lat.clientCPU, p.lat.span)*100, "latency-bench-process-cpu-%/"+name)
 	b.ReportMetric(share(p.lat.dbCPU, p.lat.span)*100, "latency-mariadb-cpu-%/"+name)
 	b.ReportMetric(p.dbCPU.Seconds()/n, "mariadb-cpu-s/"+name)
+	b.ReportMetric(float64(p.lat.responses)/p.lat.span.Seconds(), "latency-responses/s/"+name)
+	b.ReportMetric(float64(p.lat.events)/p.lat.span.Seconds(), "latency-events/s/"+name)
 	fmt.Printf("fanout %s: pre-filled binlog in %.2fs wall, server CPU %.2fs (MariaDB %.2fs), max %d binlog dumps; %d transactions at %.0f/s: "+
-		"commit-to-client p50 %.2fms p99 %.2fms, until the last row arrived server CPU %.0f%% of a core, MariaDB %.0f%%, the benchmark process (clients and writers) %.0f%%; "+
+		"commit-to-client p50 %.2fms p99 %.2fms, until the last row arrived server CPU %.0f%% of a core, MariaDB %.0f%%, the benchmark process (clients and writers) %.0f%%, %.0f responses/s, %.0f events/s; "+
 		"%d streams lost, %d rows undelivered; peak RSS %.1f MiB\n",
 		name, p.wall.Seconds()/n, p.cpu.Seconds()/n, p.dbCPU.Seconds()/n, p.dumps, p.lat.sent, p.lat.rate(),
-		ms(p50), ms(p99), share(p.lat.cpu, p.lat.span)*100, share(p.lat.dbCPU, p.lat.span)*100, share(p.lat.clientCPU, p.lat.span)*100, p.lat.lost, p.lat.missing, float64(p.peakRSS)/(1<<20))
+		ms(p50), ms(p99), share(p.lat.cpu, p.lat.span)*100, share(p.lat.dbCPU, p.lat.span)*100, share(p.lat.clientCPU, p.lat.span)*100,
+		float64(p.lat.responses)/p.lat.span.Seconds(), float64(p.lat.events)/p.lat.span.Seconds(), p.lat.lost, p.lat.missing, float64(p.peakRSS)/(1<<20))
 	for _, err := range p.lat.errs {
 		fmt.Printf("fanout %s: %v\n", name, err)
 	}
@@ -226,6 +229,8 @@ func (p *fanPhase) add(q fanPhase) {
 	p.lat.span += q.lat.span
 	p.lat.clientCPU += q.lat.clientCPU
 	p.lat.dbCPU += q.lat.dbCPU
+	p.lat.responses += q.lat.responses
+	p.lat.events += q.lat.events
 	p.dbCPU += q.dbCPU
 	p.lat.lost += q.lat.lost
 	p.lat.missing += q.lat.missing
@@ -247,6 +252,8 @@ type latencyPhase struct {
 	// clientCPU are vstreamd's and the benchmark process's (clients and writers) over span.
 	wall, span, cpu, clientCPU time.Duration
 	dbCPU                      time.Duration // MariaDB's over span
+	// responses and events are what the clients received over span, all streams together.
+	responses, events int64
 	// lost counts the streams that ended with an error, errs says why; missing counts the
 	// rows the clients did not receive.
 	lost, missing int
@@ -421,6 +428,11 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 	werr := make(chan error, writers)
 	dbpid := dbPID(b, latDB)
 	cpu0, client0, db0, start := s.d.cpu(b), procCPU(b, os.Getpid()), procCPU(b, dbpid), time.Now()
+	var responses0, events0 int64
+	for _, c := range s.clients {
+		responses0 += c.responses.Load()
+		events0 += c.allEvents.Load()
+	}
 	for range writers {
 		conn, err := latDB.Conn("fan")
 		if err != nil {
@@ -488,6 +500,12 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 	ph.lat.clientCPU = procCPU(b, os.Getpid()) - client0
 	ph.lat.dbCPU = procCPU(b, dbpid) - db0
 	ph.lat.span = time.Since(start)
+	for _, c := range s.clients {
+		ph.lat.responses += c.responses.Load()
+		ph.lat.events += c.allEvents.Load()
+	}
+	ph.lat.responses -= responses0
+	ph.lat.events -= events0
 	ph.lat.sent = int(sent.Load())
 	for _, c := range s.clients {
 		if c.failed.Load() {
@@ -511,9 +529,11 @@ type fanClient struct {
 	// pre-filled row; ownEvents those of them in transactions that carried rows.
 	events, ownEvents int
 	latencyRows       atomic.Int64
-	failed            atomic.Bool // the stream ended with an error
-	mu                sync.Mutex
-	latencies         []time.Duration
+	// responses and allEvents count everything received, for the latency phase's rates.
+	responses, allEvents atomic.Int64
+	failed               atomic.Bool // the stream ended with an error
+	mu                   sync.Mutex
+	latencies            []time.Duration
 }
 
 func (c *fanClient) run(st vstreamv1.VStreamService_StreamClient, prefilled chan<- struct{}) error {
@@ -527,6 +547,8 @@ func (c *fanClient) run(st vstreamv1.VStreamService_StreamClient, prefilled chan
 			return err
 		}
 		now := time.Now().UnixNano()
+		c.responses.Add(1)
+		c.allEvents.Add(int64(len(resp.Events)))
 		for _, ev := range resp.Events {
 			if !done {
 				c.events++
