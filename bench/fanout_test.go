@@ -301,25 +301,30 @@ type streams struct {
 	prefilled chan struct{}
 	errc      chan error
 	dumps     func() (int, error)
-	close     func()
+	// close ends the streams and vstreamd; it may be called again.
+	close func()
 }
 
 // openStreams opens one stream of d per match from position from; each stream's quota is
-// its share of rows, the pre-filled rows the matches select together.
+// its share of rows, the pre-filled rows the matches select together. The caller closes
+// the streams, which stops d.
 func openStreams(b *testing.B, d *vstreamd, from string, matches []string, rows int) *streams {
 	s := &streams{d: d, dumps: watchDumps(b, d.db),
 		prefilled: make(chan struct{}, len(matches)), errc: make(chan error, len(matches))}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var conns []*grpc.ClientConn
+	var once sync.Once
 	s.close = func() {
-		cancel()
-		for _, cc := range conns {
-			cc.Close()
-		}
-		wg.Wait()
-		s.dumps()
-		s.d.stop(b)
+		once.Do(func() {
+			cancel()
+			for _, cc := range conns {
+				cc.Close()
+			}
+			wg.Wait()
+			s.dumps()
+			s.d.stop(b)
+		})
 	}
 	for i, m := range matches {
 		cc, err := grpc.NewClient(s.d.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -361,14 +366,13 @@ func (s *streams) waitPrefilled(b *testing.B) {
 	}
 }
 
-// finish records the phase's binlog dumps and peak memory in ph and closes the streams.
+// finish records the phase's binlog dumps and vstreamd's peak memory in ph.
 func (s *streams) finish(b *testing.B, ph *fanPhase) {
 	var err error
 	if ph.dumps, err = s.dumps(); err != nil {
 		b.Fatal(err)
 	}
 	ph.peakRSS = s.d.peakRSS(b)
-	s.close()
 }
 
 // runReplay streams fanDB's pre-filled binlog to one stream per match, from a vstreamd of
@@ -379,6 +383,7 @@ func runReplay(b *testing.B, matches []string) fanPhase {
 	dbpid := dbPID(b, fanDB)
 	cpu0, db0, start := d.cpu(b), procCPU(b, dbpid), time.Now()
 	s := openStreams(b, d, fanStart, matches, *fanTxns**fanStreams**fanTxnRows)
+	defer s.close()
 	s.waitPrefilled(b)
 	ph := fanPhase{cpu: s.d.cpu(b) - cpu0, dbCPU: procCPU(b, dbpid) - db0, wall: time.Since(start)}
 	if len(matches) > 1 {
@@ -415,6 +420,7 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 		}
 	}
 	s := openStreams(b, startVstreamd(b, latDB), pos.String(), matches, *fanStreams)
+	defer s.close()
 	s.waitPrefilled(b)
 
 	// Transaction k is due at start + k/tps. Several writers take them in turn, so that a
