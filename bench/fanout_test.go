@@ -188,14 +188,17 @@ func (p *fanPhase) report(b *testing.B, name string, iters int) {
 	b.ReportMetric(share(p.lat.cpu, p.lat.span)*100, "latency-cpu-%/"+name)
 	b.ReportMetric(share(p.lat.clientCPU, p.lat.span)*100, "latency-bench-process-cpu-%/"+name)
 	b.ReportMetric(share(p.lat.dbCPU, p.lat.span)*100, "latency-mariadb-cpu-%/"+name)
+	b.ReportMetric(share(p.lat.machineBusy, p.lat.span)*100, "latency-machine-busy-%/"+name)
+	b.ReportMetric(share(p.lat.machineIdle, p.lat.span)*100, "latency-machine-idle-%/"+name)
 	b.ReportMetric(p.dbCPU.Seconds()/n, "mariadb-cpu-s/"+name)
 	b.ReportMetric(float64(p.lat.responses)/p.lat.span.Seconds(), "latency-responses/s/"+name)
 	b.ReportMetric(float64(p.lat.events)/p.lat.span.Seconds(), "latency-events/s/"+name)
 	fmt.Printf("fanout %s: pre-filled binlog in %.2fs wall, server CPU %.2fs (MariaDB %.2fs), max %d binlog dumps; %d transactions at %.0f/s: "+
-		"commit-to-client p50 %.2fms p99 %.2fms, until the last row arrived server CPU %.0f%% of a core, MariaDB %.0f%%, the benchmark process (clients and writers) %.0f%%, %.0f responses/s, %.0f events/s; "+
+		"commit-to-client p50 %.2fms p99 %.2fms, until the last row arrived server CPU %.0f%% of a core, MariaDB %.0f%%, the benchmark process (clients and writers) %.0f%%, the whole machine %.0f%% (idle %.0f%%), %.0f responses/s, %.0f events/s; "+
 		"%d streams lost, %d rows undelivered; peak RSS %.1f MiB\n",
 		name, p.wall.Seconds()/n, p.cpu.Seconds()/n, p.dbCPU.Seconds()/n, p.dumps, p.lat.sent, p.lat.rate(),
 		ms(p50), ms(p99), share(p.lat.cpu, p.lat.span)*100, share(p.lat.dbCPU, p.lat.span)*100, share(p.lat.clientCPU, p.lat.span)*100,
+		share(p.lat.machineBusy, p.lat.span)*100, share(p.lat.machineIdle, p.lat.span)*100,
 		float64(p.lat.responses)/p.lat.span.Seconds(), float64(p.lat.events)/p.lat.span.Seconds(), p.lat.lost, p.lat.missing, float64(p.peakRSS)/(1<<20))
 	for _, err := range p.lat.errs {
 		fmt.Printf("fanout %s: %v\n", name, err)
@@ -229,6 +232,8 @@ func (p *fanPhase) add(q fanPhase) {
 	p.lat.span += q.lat.span
 	p.lat.clientCPU += q.lat.clientCPU
 	p.lat.dbCPU += q.lat.dbCPU
+	p.lat.machineBusy += q.lat.machineBusy
+	p.lat.machineIdle += q.lat.machineIdle
 	p.lat.responses += q.lat.responses
 	p.lat.events += q.lat.events
 	p.dbCPU += q.dbCPU
@@ -252,6 +257,9 @@ type latencyPhase struct {
 	// clientCPU are vstreamd's and the benchmark process's (clients and writers) over span.
 	wall, span, cpu, clientCPU time.Duration
 	dbCPU                      time.Duration // MariaDB's over span
+	// machineBusy and machineIdle are the whole machine's over span, every core: what
+	// else ran beside the benchmark shows here.
+	machineBusy, machineIdle time.Duration
 	// responses and events are what the clients received over span, all streams together.
 	responses, events int64
 	// lost counts the streams that ended with an error, errs says why; missing counts the
@@ -434,6 +442,7 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 	werr := make(chan error, writers)
 	dbpid := dbPID(b, latDB)
 	cpu0, client0, db0, start := s.d.cpu(b), procCPU(b, os.Getpid()), procCPU(b, dbpid), time.Now()
+	busy0, idle0 := machineCPU(b)
 	var responses0, events0 int64
 	for _, c := range s.clients {
 		responses0 += c.responses.Load()
@@ -506,6 +515,8 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 	ph.lat.clientCPU = procCPU(b, os.Getpid()) - client0
 	ph.lat.dbCPU = procCPU(b, dbpid) - db0
 	ph.lat.span = time.Since(start)
+	busy1, idle1 := machineCPU(b)
+	ph.lat.machineBusy, ph.lat.machineIdle = busy1-busy0, idle1-idle0
 	for _, c := range s.clients {
 		ph.lat.responses += c.responses.Load()
 		ph.lat.events += c.allEvents.Load()
@@ -681,6 +692,33 @@ func dbPID(b *testing.B, db *testdb.Server) int {
 		b.Fatal(err)
 	}
 	return pid
+}
+
+// machineCPU is the time every core of the machine has been busy and idle (idle and
+// iowait) since boot, from /proc/stat.
+func machineCPU(b *testing.B) (busy, idle time.Duration) {
+	s, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(s), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		b.Fatalf("/proc/stat: %q", line)
+	}
+	// user nice system idle iowait irq softirq steal; guest time is counted in user.
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 3 || i == 4 {
+			idle += time.Duration(n) * clockTick
+		} else {
+			busy += time.Duration(n) * clockTick
+		}
+	}
+	return busy, idle
 }
 
 // procCPU is the CPU time process pid has used, user and system, all threads.
