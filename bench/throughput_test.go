@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -51,6 +52,7 @@ func TestMain(m *testing.M) {
 	if copyDB != nil {
 		copyDB.Close()
 	}
+	closeFanout()
 	os.Exit(code)
 }
 
@@ -74,13 +76,7 @@ func setup(b *testing.B) {
 			return
 		}
 		defer conn.Close()
-		r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
-		if err != nil {
-			setupErr = err
-			return
-		}
-		body, _ := r.GetString(0, 0)
-		if startPos, setupErr = position.ParseBody(position.MariaDB, body); setupErr != nil {
+		if startPos, setupErr = binlogPos(conn); setupErr != nil {
 			return
 		}
 		for i := 0; i < totalRows; i += txnRows {
@@ -129,6 +125,17 @@ func BenchmarkThroughput(b *testing.B) {
 		fmt.Printf("throughput: go-mysql decode %.0f rows/s, vstreamd to gRPC client %.0f rows/s, ratio %.2f\n",
 			rates["raw"], rates["vstreamd"], rates["vstreamd"]/rates["raw"])
 	}
+}
+
+// binlogPos is the server's binlog position now: a stream started from it reads what is
+// written after.
+func binlogPos(conn *client.Conn) (position.Position, error) {
+	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		return position.Position{}, err
+	}
+	body, _ := r.GetString(0, 0)
+	return position.ParseBody(position.MariaDB, body)
 }
 
 func rawDecode(b *testing.B) time.Duration {
@@ -187,17 +194,26 @@ func openStream(b *testing.B, s *testdb.Server, gtid, table string) (vstreamv1.V
 		cc.Close()
 		srv.GRPC().Stop()
 	}
-	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	st, err := startStream(ctx, cc, gtid, table)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return st, stop
+}
+
+// startStream starts a stream of the tables match selects (a name or /regex) from gtid.
+func startStream(ctx context.Context, cc *grpc.ClientConn, gtid, match string) (vstreamv1.VStreamService_StreamClient, error) {
+	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
 		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: gtid}}},
-		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table}}},
+		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: match}}},
 	}}}); err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
-	return st, stop
+	return st, nil
 }
 
 func throughServer(b *testing.B) (time.Duration, int) {
