@@ -280,6 +280,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return startedAt(cfg.request.Position)
 	}
 	cfg.request.OnMessages = p.printMessages
+	if isTerminal(stderr) {
+		// The copy's progress is for a person watching: nothing of it when stderr is not a
+		// terminal.
+		p.bar = newProgressBar(stderr, terminal, time.Now)
+		cfg.request.OnCopyProgress = p.bar.update
+		// Whatever ends the stream, the bar is left showing where the copy got to.
+		defer func() { _ = p.bar.finish() }()
+	}
 	err = c.Stream(ctx, cfg.request, p.print)
 	switch {
 	case errors.Is(err, errEnough):
@@ -313,6 +321,8 @@ type printer struct {
 	emit    render.Emit
 	// position is the resume point before the batch being printed.
 	position func() *binlogdata.VGtid
+	// bar, when stderr is a terminal, draws the copy's progress.
+	bar *progressBar
 }
 
 // printMessages prints encoded messages. The server marks resume points on the batches, not
@@ -329,17 +339,30 @@ func (p *printer) printMessages(_ context.Context, msgs []*vstreamv1.EncodedMess
 			}
 		}
 	}
+	if err := p.bar.hide(); err != nil {
+		return err
+	}
 	if err := p.r.Messages(msgs, p.emit); err != nil {
 		return err
 	}
-	return p.flush()
+	if err := p.flush(); err != nil {
+		return err
+	}
+	return p.bar.show()
 }
 
 func (p *printer) print(_ context.Context, events []*binlogdata.VEvent) error {
+	if err := p.bar.hide(); err != nil {
+		return err
+	}
 	if err := p.r.Events(events, p.emit); err != nil {
 		return err
 	}
-	return p.flush()
+	if err := p.flush(); err != nil {
+		return err
+	}
+	p.bar.copyDone(events)
+	return p.bar.show()
 }
 
 // line writes one line; once --max-events lines are out it flushes and stops the stream with
