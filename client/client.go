@@ -146,9 +146,9 @@ type Request struct {
 	FailureMode string
 	// OnCopyProgress, when set, hears how far a table copy is: per table, the rows copied so
 	// far and the server's estimate of the table's rows (information_schema's, read again as
-	// the copy goes, so it moves). It is called once per copy chunk, after the handler has
-	// accepted the batch the progress came with; an error stops the stream as the
-	// handler's does. See CopyProgress in proto/vstream/v1/vstream.proto.
+	// the copy goes, so it moves). It is called once per copy chunk, with the batch the
+	// progress came with, just before the handler gets that batch; an error stops the stream
+	// as the handler's does. See CopyProgress in proto/vstream/v1/vstream.proto.
 	OnCopyProgress func(ctx context.Context, progress []*vstreamv1.CopyProgress) error
 	// EventTypes, when not empty, are the only event types sent (native format only); VGTID,
 	// the resume point, always comes.
@@ -341,6 +341,11 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 			continue
 		}
 		next := s.tr.advance(events).advanceEncoded(len(msgs) > 0, resp.GetPosition())
+		if len(progress) > 0 && s.req.OnCopyProgress != nil {
+			if err := s.req.OnCopyProgress(ctx, progress); err != nil {
+				return progressed, &handlerError{err}
+			}
+		}
 		if len(events) > 0 {
 			if err := s.h(ctx, events); err != nil {
 				return progressed, &handlerError{err}
@@ -348,11 +353,6 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 		}
 		if len(msgs) > 0 && s.req.OnMessages != nil {
 			if err := s.req.OnMessages(ctx, msgs); err != nil {
-				return progressed, &handlerError{err}
-			}
-		}
-		if len(progress) > 0 && s.req.OnCopyProgress != nil {
-			if err := s.req.OnCopyProgress(ctx, progress); err != nil {
 				return progressed, &handlerError{err}
 			}
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestCopyProgress: the copy progress the server sends with a batch reaches OnCopyProgress
-// after the handler has taken the batch, once per response; an error from it stops the stream
+// just before the handler gets the batch, once per response; an error from it stops the stream
 // as the handler's would.
 func TestCopyProgress(t *testing.T) {
 	progress := func(copied int64) []*vstreamv1.CopyProgress {
@@ -52,7 +52,7 @@ func TestCopyProgress(t *testing.T) {
 	if !errors.Is(err, enough) {
 		t.Fatalf("Stream() = %v, want OnCopyProgress's error", err)
 	}
-	want := []string{"batch of 6", "t1 10/25", "t1 20/25", "batch of 6", "batch of 6", "t1 25/25"}
+	want := []string{"t1 10/25", "batch of 6", "t1 20/25", "batch of 6", "t1 25/25"}
 	if !slices.Equal(seen, want) {
 		t.Errorf("calls %q, want %q", seen, want)
 	}

@@ -28,8 +28,8 @@ type progressBar struct {
 	drawnAt time.Time
 	// last is when the latest report came, which starts the rate of a table reported after.
 	last time.Time
-	// complete: the copy of every table is completed; the bar is drawn once more and then
-	// left on the screen as it is.
+	// complete: the copy of every table is completed; the bar is drawn once more below the
+	// batch that completed it and then left on the screen as it is.
 	complete bool
 	buf      []byte
 }
@@ -65,12 +65,6 @@ func (b *progressBar) update(_ context.Context, progress []*vstreamv1.CopyProgre
 		t.copied, t.estimated = p.GetRowsCopied(), max(p.GetRowsEstimated(), p.GetRowsCopied())
 	}
 	b.last = now
-	if b.complete {
-		// The last chunk's report comes after the batch that completed the copy.
-		err := b.draw()
-		b.release()
-		return err
-	}
 	if now.Sub(b.drawnAt) >= redrawEvery {
 		return b.draw()
 	}
@@ -127,11 +121,6 @@ func (b *progressBar) hide() error {
 	if b == nil {
 		return nil
 	}
-	if b.complete {
-		// Drawn complete after the batch that completed it: it stays.
-		b.release()
-		return nil
-	}
 	if !b.shared || b.drawn == 0 {
 		return nil
 	}
@@ -143,15 +132,18 @@ func (b *progressBar) hide() error {
 	return nil
 }
 
-// show draws the bar again after changes were printed, or once the copy is complete.
+// show draws the bar again after changes were printed, and for the last time once the copy
+// is complete (the client reports a batch's progress before the batch, so the counts are
+// final by then).
 func (b *progressBar) show() error {
-	if b == nil {
+	if b == nil || len(b.tables) == 0 || !b.shared && !b.complete {
 		return nil
 	}
-	if len(b.tables) == 0 || !b.shared && !b.complete {
-		return nil
+	err := b.draw()
+	if b.complete {
+		b.release()
 	}
-	return b.draw()
+	return err
 }
 
 // draw writes the bar over the one drawn before.

@@ -17,7 +17,7 @@ func TestProgressTerminal(t *testing.T) {
 		// Read until the bar is complete or the terminal closes with the test.
 		var b []byte
 		buf := make([]byte, 4096)
-		for !strings.Contains(string(b), "done") {
+		for !strings.Contains(string(b), "done\r\n") {
 			n, err := reader.Read(buf)
 			if err != nil {
 				break

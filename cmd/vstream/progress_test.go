@@ -140,6 +140,9 @@ func TestProgressBarSharedScreen(t *testing.T) {
 	}
 	b.copyDone([]*binlogdata.VEvent{{Type: binlogdata.VEventType_COPY_COMPLETED}})
 	step("show after the copy", b.show, "5/5 rows  done\n")
+	if len(b.tables) != 0 {
+		t.Error("the bar is still kept after the copy")
+	}
 	step("the next batch", b.hide, "")
 	step("show after that", b.show, "")
 }
