@@ -283,7 +283,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if isTerminal(stderr) {
 		// The copy's progress is for a person watching: nothing of it when stderr is not a
 		// terminal.
-		p.bar = newProgressBar(stderr, terminal, time.Now)
+		f, _ := stderr.(*os.File) // isTerminal says it is one
+		p.bar = newProgressBar(stderr, terminal, time.Now, func() int { return termWidth(f) })
 		cfg.request.OnCopyProgress = p.bar.update
 		// Whatever ends the stream, the bar is left showing where the copy got to.
 		defer func() { _ = p.bar.finish() }()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
@@ -22,6 +23,9 @@ type progressBar struct {
 	// taken away while they are printed and drawn again below them.
 	shared bool
 	now    func() time.Time
+	// width is the terminal's width in columns (0: unknown). A line is cut short of it: a
+	// line that wrapped would take two rows, and the redraw would go up too few.
+	width  func() int
 	tables []*tableProgress
 	// drawn is how many lines of the bar are on the screen; drawnAt when they were drawn.
 	drawn   int
@@ -49,8 +53,8 @@ type tableProgress struct {
 // anyone can read.
 const redrawEvery = 100 * time.Millisecond
 
-func newProgressBar(w io.Writer, shared bool, now func() time.Time) *progressBar {
-	return &progressBar{w: w, shared: shared, now: now, last: now()}
+func newProgressBar(w io.Writer, shared bool, now func() time.Time, width func() int) *progressBar {
+	return &progressBar{w: w, shared: shared, now: now, width: width, last: now()}
 }
 
 // update is the client's OnCopyProgress.
@@ -154,9 +158,10 @@ func (b *progressBar) draw() error {
 		// To the start of the bar's first line.
 		b.buf = fmt.Appendf(b.buf, "\x1b[%dF", b.drawn)
 	}
+	cols := b.width()
 	for _, t := range b.tables {
 		b.buf = append(b.buf, "\x1b[2K"...)
-		b.buf = append(b.buf, t.line(now)...)
+		b.buf = append(b.buf, t.line(now, cols)...)
 		b.buf = append(b.buf, '\n')
 	}
 	b.drawn, b.drawnAt = len(b.tables), now
@@ -167,36 +172,59 @@ func (b *progressBar) draw() error {
 	return nil
 }
 
-// barWidth is the width of the bar itself, which keeps a line within 80 columns.
-const barWidth = 24
+// fit cuts s to fewer than cols columns (a character in the last column would wrap the line
+// on some terminals); cols 0 leaves it as is.
+func fit(s string, cols int) string {
+	if cols <= 0 || utf8.RuneCountInString(s) < cols {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == cols-1 {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}
 
-// line is the table's progress as one line, e.g.
-// "orders  [##########--------------]  42%  10500/25000 rows  3500 rows/s  ETA 4s".
-func (t *tableProgress) line(now time.Time) string {
+// barWidth is the widest the bar itself is drawn; minBar the narrowest, on a narrow terminal
+// (the line is cut after that).
+const (
+	barWidth = 24
+	minBar   = 5
+)
+
+// line is the table's progress as one line of fewer than cols columns (cols 0: any), e.g.
+// "orders               [######------------------]  25%  250/1000 rows  50 rows/s  ETA 15s".
+func (t *tableProgress) line(now time.Time, cols int) string {
 	frac := 1.0
 	if t.estimated > 0 && !t.done {
 		// An estimate may be passed before the end: 99% until the copy says it is done.
 		frac = min(0.99, float64(t.copied)/float64(t.estimated))
 	}
-	filled := int(frac * barWidth)
 	name := t.name
-	if len(name) > 20 {
-		name = name[:19] + "~"
+	if utf8.RuneCountInString(name) > 20 {
+		name = fit(name, 20) + "~"
 	}
-	s := fmt.Sprintf("%-20s [%s%s] %3d%%  %d/%d rows", name,
-		strings.Repeat("#", filled), strings.Repeat("-", barWidth-filled), int(frac*100), t.copied, t.estimated)
-	if t.done {
-		return s + "  done"
+	head := fmt.Sprintf("%-20s [", name)
+	tail := fmt.Sprintf("] %3d%%  %d/%d rows", int(frac*100), t.copied, t.estimated)
+	switch elapsed := now.Sub(t.since).Seconds(); {
+	case t.done:
+		tail += "  done"
+	case elapsed > 0 && t.copied > 0:
+		rate := float64(t.copied) / elapsed
+		tail += fmt.Sprintf("  %.0f rows/s", rate)
+		if t.copied < t.estimated {
+			eta := time.Duration(float64(t.estimated-t.copied) / rate * float64(time.Second))
+			tail += fmt.Sprintf("  ETA %s", eta.Round(time.Second))
+		}
 	}
-	elapsed := now.Sub(t.since).Seconds()
-	if elapsed <= 0 || t.copied == 0 {
-		return s
+	width := barWidth
+	if cols > 0 {
+		room := cols - 1 - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+		width = max(minBar, min(barWidth, room))
 	}
-	rate := float64(t.copied) / elapsed
-	s += fmt.Sprintf("  %.0f rows/s", rate)
-	if t.copied < t.estimated {
-		eta := time.Duration(float64(t.estimated-t.copied) / rate * float64(time.Second))
-		s += fmt.Sprintf("  ETA %s", eta.Round(time.Second))
-	}
-	return s
+	filled := int(frac * float64(width))
+	return fit(head+strings.Repeat("#", filled)+strings.Repeat("-", width-filled)+tail, cols)
 }

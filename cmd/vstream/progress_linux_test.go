@@ -5,14 +5,21 @@ import (
 	"context"
 	"io"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestProgressTerminal: with stderr a terminal, the copy's progress is drawn there, a line
 // for the table with its rows, redrawn in place until it is done.
 func TestProgressTerminal(t *testing.T) {
 	term, reader := openPTY(t)
+	// A narrow terminal: the bar's lines are cut to fit it.
+	ws := struct{ rows, cols, x, y uint16 }{rows: 24, cols: 60}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, term.Fd(), syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws))); e != 0 {
+		t.Fatalf("set the terminal's size: %v", e)
+	}
 	var stdout bytes.Buffer
 	got := readUntil(reader, "done\r\n")
 	runCopy(t, &stdout, term)
@@ -25,6 +32,11 @@ func TestProgressTerminal(t *testing.T) {
 	for _, want := range []string{"t1 ", "10/25 rows", "\x1b[1F", "25/25 rows", "100%", "done"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal shows %q, want %q in it", out, want)
+		}
+	}
+	for _, l := range strings.Split(out, "\r\n") {
+		if l = l[strings.LastIndex(l, "\x1b[2K")+1:]; len(l) >= 60+len("[2K") {
+			t.Errorf("line %q does not fit the terminal's 60 columns", l)
 		}
 	}
 	if !strings.Contains(stdout.String(), `"table":"t1"`) {

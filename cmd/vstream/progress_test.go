@@ -98,10 +98,15 @@ func TestProgressLine(t *testing.T) {
 			"orders               [########################] 100%  1200/1200 rows  done"},
 		{"long name", tableProgress{name: "a_table_name_of_thirty_chars", copied: 1, estimated: 2, done: true}, time.Second,
 			"a_table_name_of_thi~ [########################] 100%  1/2 rows  done"},
+		{"narrow terminal", tableProgress{name: "orders", copied: 250, estimated: 1000}, 5 * time.Second,
+			"orders               [##------]  25%  250/1000 rows  50 rows/s  ETA 15s"},
+		{"too narrow", tableProgress{name: "orders", copied: 250, estimated: 1000}, 5 * time.Second,
+			"orders               [#----]  25%  250/1000 rows  50 ro"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.t.since = start
-			if got := c.t.line(start.Add(c.at)); got != c.want {
+			cols := map[string]int{"narrow terminal": 72, "too narrow": 56}[c.name]
+			if got := c.t.line(start.Add(c.at), cols); got != c.want {
 				t.Errorf("line\n got %q\nwant %q", got, c.want)
 			}
 		})
@@ -113,7 +118,7 @@ func TestProgressLine(t *testing.T) {
 func TestProgressBarSharedScreen(t *testing.T) {
 	var out bytes.Buffer
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	b := newProgressBar(&out, true, func() time.Time { return now })
+	b := newProgressBar(&out, true, func() time.Time { return now }, func() int { return 0 })
 	ctx := context.Background()
 	step := func(what string, f func() error, want string) {
 		t.Helper()
@@ -145,4 +150,23 @@ func TestProgressBarSharedScreen(t *testing.T) {
 	}
 	step("the next batch", b.hide, "")
 	step("show after that", b.show, "")
+}
+
+// TestFit: a line is cut short of the terminal's last column, by characters, not bytes.
+func TestFit(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		cols int
+		want string
+	}{
+		{"abcdef", 0, "abcdef"},
+		{"abcdef", 7, "abcdef"},
+		{"abcdef", 6, "abcde"},
+		{"abcdef", 3, "ab"},
+		{"ééééé", 4, "ééé"},
+	} {
+		if got := fit(c.s, c.cols); got != c.want {
+			t.Errorf("fit(%q, %d) = %q, want %q", c.s, c.cols, got, c.want)
+		}
+	}
 }
