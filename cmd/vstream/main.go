@@ -253,7 +253,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if sub != "" {
 		return subcommand(ctx, sub, cfg, stdout, stderr)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	var bar *progressBar
+	logTo := stderr
+	if isTerminal(stderr) {
+		// The copy's progress is for a person watching: nothing of it when stderr is not a
+		// terminal.
+		f, _ := stderr.(*os.File) // isTerminal says it is one
+		bar = newProgressBar(stderr, isTerminal(stdout), time.Now, func() int { return termWidth(f) })
+		cfg.request.OnCopyProgress = bar.update
+		// Whatever ends the stream, the bar is left showing where the copy got to.
+		defer func() { _ = bar.finish() }()
+		logTo = bar.logWriter()
+	}
+	log := slog.New(slog.NewTextHandler(logTo, nil))
 	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "vstream: %v\n", err)
@@ -271,6 +283,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		out: bufio.NewWriter(stdout),
 		max: cfg.maxEvents,
 		r:   render.New(output, render.Options{Color: render.UseColor(terminal, os.Getenv)}),
+		bar: bar,
 	}
 	p.emit = p.line
 	p.position = func() *binlogdata.VGtid {
@@ -280,15 +293,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return startedAt(cfg.request.Position)
 	}
 	cfg.request.OnMessages = p.printMessages
-	if isTerminal(stderr) {
-		// The copy's progress is for a person watching: nothing of it when stderr is not a
-		// terminal.
-		f, _ := stderr.(*os.File) // isTerminal says it is one
-		p.bar = newProgressBar(stderr, terminal, time.Now, func() int { return termWidth(f) })
-		cfg.request.OnCopyProgress = p.bar.update
-		// Whatever ends the stream, the bar is left showing where the copy got to.
-		defer func() { _ = p.bar.finish() }()
-	}
 	err = c.Stream(ctx, cfg.request, p.print)
 	switch {
 	case errors.Is(err, errEnough):

@@ -136,6 +136,32 @@ func (b *progressBar) hide() error {
 	return nil
 }
 
+// logWriter is where log lines go while the bar may be on the screen: each is written in
+// the bar's place and the bar drawn again below it. The client logs from the stream's
+// goroutine, as the bar's other callers.
+func (b *progressBar) logWriter() io.Writer { return barLog{b} }
+
+type barLog struct{ b *progressBar }
+
+func (l barLog) Write(p []byte) (int, error) {
+	b := l.b
+	b.buf = b.buf[:0]
+	if b.drawn > 0 {
+		b.buf = fmt.Appendf(b.buf, "\x1b[%dF\x1b[J", b.drawn)
+		b.drawn = 0
+	}
+	b.buf = append(b.buf, p...)
+	if _, err := b.w.Write(b.buf); err != nil {
+		return 0, err
+	}
+	if len(b.tables) > 0 {
+		if err := b.draw(); err != nil {
+			return len(p), err
+		}
+	}
+	return len(p), nil
+}
+
 // show draws the bar again after changes were printed, and for the last time once the copy
 // is complete (the client reports a batch's progress before the batch, so the counts are
 // final by then).

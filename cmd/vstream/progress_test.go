@@ -170,3 +170,24 @@ func TestFit(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressBarLog: a log line goes where the bar was, and the bar below it.
+func TestProgressBarLog(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := newProgressBar(&out, false, func() time.Time { return now }, func() int { return 0 })
+	log := b.logWriter()
+	if _, err := log.Write([]byte("before\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.update(context.Background(), []*vstreamv1.CopyProgress{{Table: "a", RowsCopied: 1, RowsEstimated: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if _, err := log.Write([]byte("reconnecting\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "\x1b[1F\x1b[Jreconnecting\n\x1b[2Ka "; !strings.HasPrefix(got, want) {
+		t.Errorf("log line written as %q, want %q first", got, want)
+	}
+}
