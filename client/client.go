@@ -14,6 +14,10 @@
 // transaction you were given", followed by the transaction again from its
 // BEGIN. The same applies to a GTID event whose DDL or OTHER statement had not
 // arrived yet.
+//
+// Copy progress: while the server copies tables (a stream started from an empty position,
+// or with Request.TablesToCopy), Request.OnCopyProgress hears, once per copy chunk, how
+// many rows of each table are copied and how many the server estimates there are.
 package client
 
 import (
@@ -140,6 +144,12 @@ type Request struct {
 	// (or empty) ends the stream with FailedPrecondition, which Stream returns without
 	// retrying; "warn" and "skip" skip the event (see Flags in the .proto).
 	FailureMode string
+	// OnCopyProgress, when set, hears how far a table copy is: per table, the rows copied so
+	// far and the server's estimate of the table's rows (information_schema's, read again as
+	// the copy goes, so it moves). It is called once per copy chunk, with the batch the
+	// progress came with, just before the handler gets that batch; an error stops the stream
+	// as the handler's does. See CopyProgress in proto/vstream/v1/vstream.proto.
+	OnCopyProgress func(ctx context.Context, progress []*vstreamv1.CopyProgress) error
 	// EventTypes, when not empty, are the only event types sent (native format only); VGTID,
 	// the resume point, always comes.
 	EventTypes []binlogdata.VEventType
@@ -326,10 +336,16 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 			return progressed, streamErr(err)
 		}
 		events, msgs := resp.GetEvents(), resp.GetMessages()
-		if len(events) == 0 && len(msgs) == 0 && resp.GetPosition() == nil {
+		progress := resp.GetCopyProgress()
+		if len(events) == 0 && len(msgs) == 0 && resp.GetPosition() == nil && len(progress) == 0 {
 			continue
 		}
 		next := s.tr.advance(events).advanceEncoded(len(msgs) > 0, resp.GetPosition())
+		if len(progress) > 0 && s.req.OnCopyProgress != nil {
+			if err := s.req.OnCopyProgress(ctx, progress); err != nil {
+				return progressed, &handlerError{err}
+			}
+		}
 		if len(events) > 0 {
 			if err := s.h(ctx, events); err != nil {
 				return progressed, &handlerError{err}

@@ -60,7 +60,8 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	stats := v.srv.stats.stream(v.srv.streamInfo(ctx, id, "native", req, formatName(start.GetFormat())))
 	var engineErr error
 	defer func() { stats.done(engineErr) }()
-	req.Observer = stats
+	progress := &copyProgress{streamStats: stats}
+	req.Observer = progress
 
 	acks := &ackTracker{}
 	go func() {
@@ -86,11 +87,15 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		}
 		stats.sent(events)
 		if encoded != nil {
-			return encoded.send(events, stream.Send)
+			return encoded.send(events, func(r *vstreamv1.StreamResponse) error {
+				r.CopyProgress = progress.take()
+				return stream.Send(r)
+			})
 		}
 		resp.Events = events
+		resp.CopyProgress = progress.take()
 		serr := stream.Send(resp)
-		resp.Events = nil
+		resp.Events, resp.CopyProgress = nil, nil
 		return serr
 	}
 	err = causeOf(ctx, v.srv.engine.Stream(ctx, req, send))
@@ -217,4 +222,36 @@ func (a *ackTracker) state() (string, time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.ackGTID, a.ackLag
+}
+
+// copyProgress reports the copy's progress to the metrics and keeps it for the next response,
+// so that a client hears of it once per chunk: the engine reports it once a chunk is read,
+// before the chunk's LASTPK goes out.
+type copyProgress struct {
+	*streamStats
+	mu      sync.Mutex
+	pending []*vstreamv1.CopyProgress
+}
+
+func (p *copyProgress) CopyProgress(table string, copied, estimated int64) {
+	p.streamStats.CopyProgress(table, copied, estimated)
+	// Heartbeats may be sent from another goroutine while a chunk is read.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.pending {
+		if c.GetTable() == table {
+			c.RowsCopied, c.RowsEstimated = copied, estimated
+			return
+		}
+	}
+	p.pending = append(p.pending, &vstreamv1.CopyProgress{Table: table, RowsCopied: copied, RowsEstimated: estimated})
+}
+
+// take returns the progress not sent yet, and forgets it.
+func (p *copyProgress) take() []*vstreamv1.CopyProgress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.pending
+	p.pending = nil
+	return c
 }

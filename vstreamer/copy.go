@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -71,6 +72,8 @@ type copyTable struct {
 	fieldsSent bool
 	// copied counts rows read so far; estimated is the server's guess of the table's rows.
 	copied, estimated int64
+	// estimatedAt is when estimated was read.
+	estimatedAt time.Time
 	// serverKeys has, per key column, how the server is asked to order its values when
 	// filter.Compare cannot (a UCA collation); filled in at the first such comparison.
 	serverKeys []*serverKey
@@ -280,6 +283,25 @@ func baseTables(conn *client.Conn, db string) ([]string, error) {
 	return out, nil
 }
 
+// estimateEvery is how often the estimate of a table's rows is read again during its copy:
+// the server's TABLE_ROWS moves as its statistics are recalculated, and a lookup per chunk
+// would be wasted on small chunks.
+const estimateEvery = time.Second
+
+// estimateRows reads the server's estimate of t's rows into t.estimated. An estimate is only
+// for progress reports, so a failure to read it leaves the previous one.
+func (s *stream) estimateRows(t *copyTable) {
+	t.estimatedAt = time.Now()
+	r, err := s.conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name)
+	if err != nil {
+		return
+	}
+	if r.RowNumber() > 0 {
+		t.estimated, _ = r.GetInt(0, 0)
+	}
+	r.Close()
+}
+
 // describeCopy reads the table's columns and the key to copy it by.
 //
 // A table without a key is copied in one read; the Vitess shape orders that read by all its
@@ -295,12 +317,7 @@ func (s *stream) describeCopy(t *copyTable, withoutKey, allColumns bool) error {
 	if t.plan, err = s.filter.Plan(t.name, t.fields, pk); err != nil {
 		return err
 	}
-	if r, qerr := s.conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name); qerr == nil {
-		if r.RowNumber() > 0 {
-			t.estimated, _ = r.GetInt(0, 0)
-		}
-		r.Close()
-	}
+	s.estimateRows(t)
 	t.index, t.key, err = copyKey(s.conn, s.cfg.Database, t.name)
 	if err != nil {
 		return err

@@ -41,6 +41,9 @@ func (s *stream) copyChunk(t *copyTable) error {
 	t.status = copyRunning
 	t.copied += int64(k.n)
 	if s.observer != nil {
+		if time.Since(t.estimatedAt) >= estimateEvery {
+			s.estimateRows(t)
+		}
 		s.observer.CopyProgress(t.name, t.copied, max(t.estimated, t.copied))
 	}
 	done := len(t.key) == 0 || t.oneRead || k.n < limit

@@ -253,7 +253,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if sub != "" {
 		return subcommand(ctx, sub, cfg, stdout, stderr)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	var bar *progressBar
+	logTo := stderr
+	if isTerminal(stderr) {
+		// The copy's progress is for a person watching: nothing of it when stderr is not a
+		// terminal.
+		f, _ := stderr.(*os.File) // isTerminal says it is one
+		bar = newProgressBar(stderr, isTerminal(stdout), time.Now, func() int { return termWidth(f) })
+		cfg.request.OnCopyProgress = bar.update
+		// Whatever ends the stream, the bar is left showing where the copy got to.
+		defer func() { _ = bar.finish() }()
+		logTo = bar.logWriter()
+	}
+	log := slog.New(slog.NewTextHandler(logTo, nil))
 	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "vstream: %v\n", err)
@@ -271,6 +283,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		out: bufio.NewWriter(stdout),
 		max: cfg.maxEvents,
 		r:   render.New(output, render.Options{Color: render.UseColor(terminal, os.Getenv)}),
+		bar: bar,
 	}
 	p.emit = p.line
 	p.position = func() *binlogdata.VGtid {
@@ -313,6 +326,8 @@ type printer struct {
 	emit    render.Emit
 	// position is the resume point before the batch being printed.
 	position func() *binlogdata.VGtid
+	// bar, when stderr is a terminal, draws the copy's progress.
+	bar *progressBar
 }
 
 // printMessages prints encoded messages. The server marks resume points on the batches, not
@@ -329,17 +344,30 @@ func (p *printer) printMessages(_ context.Context, msgs []*vstreamv1.EncodedMess
 			}
 		}
 	}
+	if err := p.bar.hide(); err != nil {
+		return err
+	}
 	if err := p.r.Messages(msgs, p.emit); err != nil {
 		return err
 	}
-	return p.flush()
+	if err := p.flush(); err != nil {
+		return err
+	}
+	return p.bar.show()
 }
 
 func (p *printer) print(_ context.Context, events []*binlogdata.VEvent) error {
+	if err := p.bar.hide(); err != nil {
+		return err
+	}
 	if err := p.r.Events(events, p.emit); err != nil {
 		return err
 	}
-	return p.flush()
+	if err := p.flush(); err != nil {
+		return err
+	}
+	p.bar.copyDone(events)
+	return p.bar.show()
 }
 
 // line writes one line; once --max-events lines are out it flushes and stops the stream with

@@ -215,7 +215,9 @@ type serverStream = grpc.BidiStreamingServer[vstreamv1.StreamRequest, vstreamv1.
 type fakeServer struct {
 	vstreamv1.UnimplementedVStreamServiceServer
 	batches [][]*binlogdata.VEvent
-	end     error
+	// responses are played before batches, for what batches cannot say (copy progress).
+	responses []*vstreamv1.StreamResponse
+	end       error
 
 	mu     sync.Mutex
 	starts []*vstreamv1.Start
@@ -232,6 +234,11 @@ func (s *fakeServer) Stream(st serverStream) error {
 	s.starts = append(s.starts, req.GetStart())
 	s.auth = append(s.auth, md.Get("authorization")...)
 	s.mu.Unlock()
+	for _, r := range s.responses {
+		if err := st.Send(r); err != nil {
+			return err
+		}
+	}
 	for _, b := range s.batches {
 		if err := st.Send(&vstreamv1.StreamResponse{Events: b}); err != nil {
 			return err

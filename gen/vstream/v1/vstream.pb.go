@@ -358,7 +358,11 @@ type StreamResponse struct {
 	Messages []*EncodedMessage      `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// With encoded messages: where to resume after this batch, set when the batch ends at a
 	// transaction boundary. Save it once the messages before it are processed.
-	Position      *binlogdata.VGtid `protobuf:"bytes,3,opt,name=position,proto3" json:"position,omitempty"`
+	Position *binlogdata.VGtid `protobuf:"bytes,3,opt,name=position,proto3" json:"position,omitempty"`
+	// How far the table copy is: one entry per table a copy chunk was read of since the
+	// previous response, sent with the response that follows the chunk (the one with its
+	// LASTPK as a rule), so at most once per chunk and never per row.
+	CopyProgress  []*CopyProgress `protobuf:"bytes,4,rep,name=copy_progress,json=copyProgress,proto3" json:"copy_progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -414,6 +418,78 @@ func (x *StreamResponse) GetPosition() *binlogdata.VGtid {
 	return nil
 }
 
+func (x *StreamResponse) GetCopyProgress() []*CopyProgress {
+	if x != nil {
+		return x.CopyProgress
+	}
+	return nil
+}
+
+// CopyProgress is how far the copy of one table is.
+type CopyProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Table string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	// Rows of the table this stream has read so far; a stream that resumes a copy counts
+	// from where it resumed.
+	RowsCopied int64 `protobuf:"varint,2,opt,name=rows_copied,json=rowsCopied,proto3" json:"rows_copied,omitempty"`
+	// The server's estimate of the table's rows (information_schema's TABLE_ROWS, read again
+	// as the copy goes); never below rows_copied, and only an estimate.
+	RowsEstimated int64 `protobuf:"varint,3,opt,name=rows_estimated,json=rowsEstimated,proto3" json:"rows_estimated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CopyProgress) Reset() {
+	*x = CopyProgress{}
+	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CopyProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CopyProgress) ProtoMessage() {}
+
+func (x *CopyProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CopyProgress.ProtoReflect.Descriptor instead.
+func (*CopyProgress) Descriptor() ([]byte, []int) {
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *CopyProgress) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *CopyProgress) GetRowsCopied() int64 {
+	if x != nil {
+		return x.RowsCopied
+	}
+	return 0
+}
+
+func (x *CopyProgress) GetRowsEstimated() int64 {
+	if x != nil {
+		return x.RowsEstimated
+	}
+	return 0
+}
+
 // EncodedMessage is one change re-wrapped in a foreign format.
 type EncodedMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -437,7 +513,7 @@ type EncodedMessage struct {
 
 func (x *EncodedMessage) Reset() {
 	*x = EncodedMessage{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -449,7 +525,7 @@ func (x *EncodedMessage) String() string {
 func (*EncodedMessage) ProtoMessage() {}
 
 func (x *EncodedMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -462,7 +538,7 @@ func (x *EncodedMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedMessage.ProtoReflect.Descriptor instead.
 func (*EncodedMessage) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{5}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EncodedMessage) GetFormat() string {
@@ -543,11 +619,17 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\vevent_types\x18\a \x03(\x0e2\x16.binlogdata.VEventTypeR\n" +
 	"eventTypes\".\n" +
 	"\x03Ack\x12'\n" +
-	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"\xa3\x01\n" +
+	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"\xe2\x01\n" +
 	"\x0eStreamResponse\x12*\n" +
 	"\x06events\x18\x01 \x03(\v2\x12.binlogdata.VEventR\x06events\x126\n" +
 	"\bmessages\x18\x02 \x03(\v2\x1a.vstream.v1.EncodedMessageR\bmessages\x12-\n" +
-	"\bposition\x18\x03 \x01(\v2\x11.binlogdata.VGtidR\bposition\"\xb2\x02\n" +
+	"\bposition\x18\x03 \x01(\v2\x11.binlogdata.VGtidR\bposition\x12=\n" +
+	"\rcopy_progress\x18\x04 \x03(\v2\x18.vstream.v1.CopyProgressR\fcopyProgress\"l\n" +
+	"\fCopyProgress\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12\x1f\n" +
+	"\vrows_copied\x18\x02 \x01(\x03R\n" +
+	"rowsCopied\x12%\n" +
+	"\x0erows_estimated\x18\x03 \x01(\x03R\rrowsEstimated\"\xb2\x02\n" +
 	"\x0eEncodedMessage\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x10\n" +
@@ -574,44 +656,46 @@ func file_vstream_v1_vstream_proto_rawDescGZIP() []byte {
 	return file_vstream_v1_vstream_proto_rawDescData
 }
 
-var file_vstream_v1_vstream_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_vstream_v1_vstream_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_vstream_v1_vstream_proto_goTypes = []any{
 	(*StreamRequest)(nil),       // 0: vstream.v1.StreamRequest
 	(*Start)(nil),               // 1: vstream.v1.Start
 	(*Flags)(nil),               // 2: vstream.v1.Flags
 	(*Ack)(nil),                 // 3: vstream.v1.Ack
 	(*StreamResponse)(nil),      // 4: vstream.v1.StreamResponse
-	(*EncodedMessage)(nil),      // 5: vstream.v1.EncodedMessage
-	nil,                         // 6: vstream.v1.Start.FormatOptionsEntry
-	nil,                         // 7: vstream.v1.EncodedMessage.HeadersEntry
-	(*binlogdata.VGtid)(nil),    // 8: binlogdata.VGtid
-	(*binlogdata.Filter)(nil),   // 9: binlogdata.Filter
-	(*durationpb.Duration)(nil), // 10: google.protobuf.Duration
-	(binlogdata.VEventType)(0),  // 11: binlogdata.VEventType
-	(*binlogdata.VEvent)(nil),   // 12: binlogdata.VEvent
+	(*CopyProgress)(nil),        // 5: vstream.v1.CopyProgress
+	(*EncodedMessage)(nil),      // 6: vstream.v1.EncodedMessage
+	nil,                         // 7: vstream.v1.Start.FormatOptionsEntry
+	nil,                         // 8: vstream.v1.EncodedMessage.HeadersEntry
+	(*binlogdata.VGtid)(nil),    // 9: binlogdata.VGtid
+	(*binlogdata.Filter)(nil),   // 10: binlogdata.Filter
+	(*durationpb.Duration)(nil), // 11: google.protobuf.Duration
+	(binlogdata.VEventType)(0),  // 12: binlogdata.VEventType
+	(*binlogdata.VEvent)(nil),   // 13: binlogdata.VEvent
 }
 var file_vstream_v1_vstream_proto_depIdxs = []int32{
 	1,  // 0: vstream.v1.StreamRequest.start:type_name -> vstream.v1.Start
 	3,  // 1: vstream.v1.StreamRequest.ack:type_name -> vstream.v1.Ack
-	8,  // 2: vstream.v1.Start.vgtid:type_name -> binlogdata.VGtid
-	9,  // 3: vstream.v1.Start.filter:type_name -> binlogdata.Filter
+	9,  // 2: vstream.v1.Start.vgtid:type_name -> binlogdata.VGtid
+	10, // 3: vstream.v1.Start.filter:type_name -> binlogdata.Filter
 	2,  // 4: vstream.v1.Start.flags:type_name -> vstream.v1.Flags
-	6,  // 5: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
-	10, // 6: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
-	11, // 7: vstream.v1.Flags.event_types:type_name -> binlogdata.VEventType
-	8,  // 8: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
-	12, // 9: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
-	5,  // 10: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
-	8,  // 11: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
-	7,  // 12: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
-	8,  // 13: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
-	0,  // 14: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
-	4,  // 15: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
-	15, // [15:16] is the sub-list for method output_type
-	14, // [14:15] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	7,  // 5: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
+	11, // 6: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
+	12, // 7: vstream.v1.Flags.event_types:type_name -> binlogdata.VEventType
+	9,  // 8: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
+	13, // 9: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
+	6,  // 10: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
+	9,  // 11: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
+	5,  // 12: vstream.v1.StreamResponse.copy_progress:type_name -> vstream.v1.CopyProgress
+	8,  // 13: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
+	9,  // 14: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
+	0,  // 15: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
+	4,  // 16: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
+	16, // [16:17] is the sub-list for method output_type
+	15, // [15:16] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_vstream_v1_vstream_proto_init() }
@@ -629,7 +713,7 @@ func file_vstream_v1_vstream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vstream_v1_vstream_proto_rawDesc), len(file_vstream_v1_vstream_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
