@@ -34,6 +34,10 @@ type jsonRenderer struct {
 	stamps  []int64
 	gtid    string
 	line    []byte
+	// after holds objects that follow the held rows in the stream (a copy's COPY_COMPLETED
+	// comes after its last chunk's rows, before their VGTID); afterEnds are their end offsets.
+	after     []byte
+	afterEnds []int
 }
 
 func (r *jsonRenderer) Events(events []*binlogdata.VEvent, emit Emit) error {
@@ -73,7 +77,14 @@ func (r *jsonRenderer) event(ev *binlogdata.VEvent, emit Emit) error {
 		r.line = appendString(r.line, []byte(ev.GetKeyspace()))
 		r.line = append(r.line, `,"table":`...)
 		r.line = appendString(r.line, []byte(ev.GetLastPKEvent().GetTableLastPK().GetTableName()))
-		return emit(append(r.line, '}'))
+		r.line = append(r.line, '}')
+		if len(r.ends) > 0 {
+			// Printed after the rows it follows, once their VGTID closes them.
+			r.after = append(r.after, r.line...)
+			r.afterEnds = append(r.afterEnds, len(r.after))
+			return nil
+		}
+		return emit(r.line)
 	case binlogdata.VEventType_JOURNAL, binlogdata.VEventType_VERSION:
 		r.line = append(r.line[:0], `{"op":`...)
 		r.line = appendString(r.line, []byte(strings.ToLower(ev.GetType().String())))
@@ -87,6 +98,7 @@ func (r *jsonRenderer) event(ev *binlogdata.VEvent, emit Emit) error {
 
 func (r *jsonRenderer) reset() {
 	r.pending, r.ends, r.stamps, r.gtid = r.pending[:0], r.ends[:0], r.stamps[:0], ""
+	r.after, r.afterEnds = r.after[:0], r.afterEnds[:0]
 }
 
 func (r *jsonRenderer) row(ev *binlogdata.VEvent) error {
@@ -169,6 +181,14 @@ func (r *jsonRenderer) flush(ev *binlogdata.VEvent, emit Emit) error {
 		r.line = append(r.line, pos...)
 		r.line = appendStamp(r.line, r.stamps[i])
 		if err := emit(append(r.line, '}')); err != nil {
+			return err
+		}
+	}
+	start = 0
+	for _, end := range r.afterEnds {
+		r.line = append(r.line[:0], r.after[start:end]...)
+		start = end
+		if err := emit(r.line); err != nil {
 			return err
 		}
 	}

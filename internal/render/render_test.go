@@ -302,6 +302,32 @@ func TestCopyAndOtherEvents(t *testing.T) {
 	}
 }
 
+// TestCopyCompletedAfterRows: a copy's last chunk sends its rows, LASTPK, COPY_COMPLETED and
+// then the VGTID that closes the rows; the JSON output keeps that order.
+func TestCopyCompletedAfterRows(t *testing.T) {
+	tx := transaction()
+	var events []*binlogdata.VEvent
+	for _, ev := range tx {
+		if ev.GetType() == binlogdata.VEventType_VGTID {
+			events = append(events,
+				&binlogdata.VEvent{Type: binlogdata.VEventType_LASTPK},
+				&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, Keyspace: "demo", LastPKEvent: &binlogdata.LastPKEvent{TableLastPK: &binlogdata.TableLastPK{TableName: "t"}}},
+				&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
+		}
+		events = append(events, ev)
+	}
+	js := render(t, New(JSON, Options{}), events)
+	if len(js) < 3 {
+		t.Fatalf("json: %d lines, want rows and two copy completions:\n%s", len(js), strings.Join(js, "\n"))
+	}
+	n := len(js)
+	if !strings.HasPrefix(js[0], `{"keyspace":"demo","table":"t"`) ||
+		js[n-2] != `{"op":"copy_completed","keyspace":"demo","table":"t"}` ||
+		js[n-1] != `{"op":"copy_completed","keyspace":"","table":""}` {
+		t.Errorf("json, want the rows then the copy completions:\n%s", strings.Join(js, "\n"))
+	}
+}
+
 // TestPartialImage: the columns a partial after image left out are not shown as NULL.
 func TestPartialImage(t *testing.T) {
 	tx := transaction()
