@@ -16,11 +16,12 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 // serveWithHistory serves an engine keeping a schema history in a new directory, once its
-// tracker has recorded the tables.
-func serveWithHistory(t *testing.T) string {
+// tracker has recorded the tables; it returns the address and the directory.
+func serveWithHistory(t *testing.T) (string, string) {
 	t.Helper()
 	cfg := dbConfig()
 	cfg.SchemaHistoryDir = t.TempDir()
@@ -48,7 +49,33 @@ func serveWithHistory(t *testing.T) string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	addr, _ := serveEngine(t, e, Options{})
-	return addr
+	return addr, cfg.SchemaHistoryDir
+}
+
+// waitHistory waits until the checkpoint of the history in dir holds pos, the position
+// just after a DDL (the tracker writes its checkpoint at each DDL, and at most once a second
+// otherwise).
+func waitHistory(t *testing.T, dir, pos string) {
+	t.Helper()
+	want, err := position.Parse(pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var cp struct {
+			Position string `json:"position"`
+		}
+		if data, rerr := os.ReadFile(filepath.Join(dir, history.CheckpointFile)); rerr == nil && json.Unmarshal(data, &cp) == nil {
+			if got, perr := position.Parse(cp.Position); perr == nil && got.Contains(want) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the schema history did not reach %s", pos)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // firstRowMessage streams table from pos in format and returns the value of the first
@@ -104,14 +131,18 @@ func dropVolatile(v any) {
 // with a schema history their messages, type metadata included (canal's mysqlType and
 // sqlType, Debezium's schema), are those of a stream that read the rows before the ALTER ran.
 func TestSchemaHistoryFormats(t *testing.T) {
-	withHistory := dial(t, serveWithHistory(t))
+	historyAddr, historyDir := serveWithHistory(t)
+	withHistory := dial(t, historyAddr)
 	plain := dial(t, serve(t, dbConfig(), Options{}))
 	for _, format := range []string{"canal-json", "debezium-json"} {
 		t.Run(format, func(t *testing.T) {
 			table := "shf_" + strings.ReplaceAll(format, "-", "_")
 			start := serverPosition(t)
-			execSQL(t, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY AUTO_INCREMENT, n INT, s VARCHAR(50), j JSON, d DECIMAL(6,2))",
-				"INSERT INTO "+table+" (n, s, j, d) VALUES (1, 'x', '{\"a\": 1}', 2.50)")
+			execSQL(t, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY AUTO_INCREMENT, n INT, s VARCHAR(50), j JSON, d DECIMAL(6,2))")
+			// The tracker describes a table when it reads its DDL (and then checkpoints): the
+			// ALTER must come after that, or the history holds the altered table.
+			waitHistory(t, historyDir, serverPosition(t))
+			execSQL(t, "INSERT INTO "+table+" (n, s, j, d) VALUES (1, 'x', '{\"a\": 1}', 2.50)")
 			before := firstRowMessage(t, plain, start, table, format)
 			execSQL(t, "ALTER TABLE "+table+" MODIFY s VARCHAR(80), MODIFY j LONGTEXT, MODIFY n BIGINT")
 

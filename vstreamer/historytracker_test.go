@@ -147,6 +147,9 @@ func TestSchemaHistoryResume(t *testing.T) {
 			execSQL(t, "CREATE TABLE "+c.table+" "+create,
 				"INSERT INTO "+c.table+" (s, j, e, u) VALUES ('x', '{\"a\": 1}', 'b', 200)")
 			before := firstFields(t, plain, start, c.table)
+			// The tracker describes a table when it reads its DDL: the DDL under test must
+			// come after that, or the history would hold the table it made.
+			waitTracker(t, hist, serverPos(t))
 			execSQL(t, c.ddl...)
 			waitTracker(t, hist, serverPos(t))
 
