@@ -2,6 +2,7 @@ package vstreamer
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,25 @@ func TestSkipEmptyTransactions(t *testing.T) {
 		}
 		if len(seen) < 2 || seen[len(seen)-2] != "HEARTBEAT" {
 			t.Errorf("got %v: the VGTID did not come with a heartbeat", seen)
+		}
+	})
+
+	t.Run("a long run of skipped transactions", func(t *testing.T) {
+		ts := startStream(t, e, Request{Position: "current", Filter: filterSKA, SkipEmptyTransactions: true})
+		ts.expect("GTID", "OTHER", "VGTID")
+		// Writes every few milliseconds for 2.5 s: the position goes out about once a second.
+		start := time.Now()
+		for i := range 250 {
+			execSQL(t, "INSERT INTO skb VALUES (100 + "+strconv.Itoa(i)+")")
+			time.Sleep(10 * time.Millisecond)
+		}
+		most := int(time.Since(start)/pendingPositionDelay) + 1
+		var got []string
+		for len(ts.events) > 0 {
+			got = append(got, short(ts.next(true)))
+		}
+		if n := len(got); n < 1 || n > most || slices.ContainsFunc(got, func(l string) bool { return l != "VGTID" }) {
+			t.Errorf("during a run of skipped transactions: %v, want 1 to %d lone VGTIDs", got, most)
 		}
 	})
 

@@ -436,10 +436,13 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 				return err
 			}
 		}
-		if s.pending && !s.inTxn && s.now-s.lastVGTID >= int64(pendingPositionDelay) {
+		lone := s.pending && !s.inTxn && s.now-s.lastVGTID >= int64(pendingPositionDelay)
+		if lone {
+			// A run of skipped transactions longer than the delay: its position goes out
+			// now, whatever is queued behind it.
 			s.add(s.vgtidEvent())
 		}
-		if s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
+		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
 			if err := s.flush(); err != nil {
 				return err
 			}
