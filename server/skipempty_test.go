@@ -17,7 +17,7 @@ import (
 // the next transaction on a streamed table carries it too, and a stream resumed from the lone
 // VGTID gets exactly the rows after it.
 func TestNativeSkipsFilteredTransactions(t *testing.T) {
-	execSQL(t, "CREATE TABLE nsa (id INT PRIMARY KEY)", "CREATE TABLE nsb (id INT PRIMARY KEY)")
+	execSQL(t, "DROP TABLE IF EXISTS nsa, nsb", "CREATE TABLE nsa (id INT PRIMARY KEY)", "CREATE TABLE nsb (id INT PRIMARY KEY)")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

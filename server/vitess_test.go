@@ -145,7 +145,7 @@ func TestVtgateErrors(t *testing.T) {
 }
 
 func TestTabletVStream(t *testing.T) {
-	execSQL(t, "CREATE TABLE qt1 (id INT PRIMARY KEY)", "CREATE TABLE qt2 (id INT PRIMARY KEY)", "INSERT INTO qt1 VALUES (1)")
+	execSQL(t, "DROP TABLE IF EXISTS qt1, qt2", "CREATE TABLE qt1 (id INT PRIMARY KEY)", "CREATE TABLE qt2 (id INT PRIMARY KEY)", "INSERT INTO qt1 VALUES (1)")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
