@@ -45,6 +45,11 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		return err
 	}
 	req.WithSource = enc != nil
+	// A VEvent client needs no event for a transaction its filter leaves empty: the next VGTID
+	// carries its position. Encoded formats keep them: several write a record per transaction
+	// (Debezium's transaction metadata, Canal's transaction entries), and encodedBatch takes
+	// its positions only from VGTIDs that end a transaction.
+	req.SkipEmptyTransactions = enc == nil
 	if enc != nil && len(req.EventTypes) > 0 {
 		return status.Errorf(codes.InvalidArgument, "event_types works with the vevent format only; format %q needs whole transactions", start.GetFormat())
 	}

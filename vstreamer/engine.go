@@ -277,6 +277,12 @@ type Request struct {
 	// tables_to_copy ignored when a position is given without table_p_ks. A copy packet
 	// closes at PacketSize when set, else at MaxBatchBytes when set, else at VitessPacketSize.
 	VitessCopy bool
+	// SkipEmptyTransactions sends nothing for a transaction whose changes the filter leaves
+	// out all of (Vitess sends BEGIN, GTID, COMMIT and VGTID for it). Its position is carried
+	// by the next VGTID sent: the next sent transaction's, one sent with the next heartbeat,
+	// or one sent alone once a second while the stream sends nothing else. Every VGTID stays
+	// a resume point. DDL, OTHER and the table copy are unchanged.
+	SkipEmptyTransactions bool
 }
 
 // VitessPacketSize is Vitess's default vstream-packet-size: a copy packet closes once its

@@ -107,6 +107,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		observer:  req.Observer,
 		withSrc:   req.WithSource,
 		failMode:  req.FailureMode,
+		skipEmpty: req.SkipEmptyTransactions,
 	}
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
@@ -278,7 +279,20 @@ type stream struct {
 	// atCurrent is set for a stream from "current" without a copy: it may start at any
 	// position from the server's head on (the shared reader's head, say).
 	atCurrent bool
+
+	// skipEmpty drops transactions the filter left empty (Request.SkipEmptyTransactions).
+	// pending is set when s.pos moved past such a transaction and no VGTID has carried it
+	// yet; lastVGTID (unix nanos) is when the last VGTID was added, and pendTimer wakes an
+	// idle stream to send a pending position after pendingPositionDelay.
+	skipEmpty bool
+	pending   bool
+	lastVGTID int64
+	pendTimer *time.Timer
 }
+
+// pendingPositionDelay bounds how long a position moved only by skipped transactions waits
+// for a VGTID to carry it, so that a client's resume point and acks keep moving.
+const pendingPositionDelay = time.Second
 
 // Queue lengths between the binlog connection, its decoder and the stream loop. They bound
 // what a stalled client makes the server hold (a few dozen binlog events per stream) while
@@ -376,6 +390,12 @@ func isNetErr(err error) bool {
 
 func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEvent, current bool) error {
 	s.lastSend = time.Now()
+	s.lastVGTID = nowNanos()
+	defer func() {
+		if s.pendTimer != nil {
+			s.pendTimer.Stop()
+		}
+	}()
 	if current {
 		// Starting "now" gives the client a resume point at once.
 		s.now = nowNanos()
@@ -390,6 +410,9 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 	}
 	for {
 		if s.draining && !s.inTxn {
+			if s.pending {
+				s.add(s.vgtidEvent())
+			}
 			if err := s.flush(); err != nil {
 				return err
 			}
@@ -413,7 +436,13 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 				return err
 			}
 		}
-		if s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
+		lone := s.pending && !s.inTxn && s.now-s.lastVGTID >= int64(pendingPositionDelay)
+		if lone {
+			// A run of skipped transactions longer than the delay: its position goes out
+			// now, whatever is queued behind it.
+			s.add(s.vgtidEvent())
+		}
+		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
 			if err := s.flush(); err != nil {
 				return err
 			}
@@ -424,9 +453,12 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 // nextEvent waits for the next binlog event. It sends a HEARTBEAT when the stream has been
 // idle for the requested interval, and then returns a nil event.
 func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.BinlogEvent) (*replication.BinlogEvent, error) {
-	var tick <-chan time.Time
+	var tick, pend <-chan time.Time
 	if s.timer != nil {
 		tick = s.timer.C
+	}
+	if s.pending && s.pendTimer != nil {
+		pend = s.pendTimer.C
 	}
 	select {
 	case ev, ok := <-events:
@@ -445,12 +477,25 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		if idle >= s.heartbeat {
 			s.now = nowNanos()
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
+			if s.pending && !s.inTxn {
+				// The heartbeat carries the position skipped transactions moved.
+				s.add(s.vgtidEvent())
+			}
 			if err := s.flush(); err != nil {
 				return nil, err
 			}
 			s.timer.Reset(s.heartbeat)
 		} else {
 			s.timer.Reset(s.heartbeat - idle)
+		}
+		return nil, nil
+	case <-pend:
+		if s.pending && !s.inTxn {
+			s.now = nowNanos()
+			s.add(s.vgtidEvent())
+			if err := s.flush(); err != nil {
+				return nil, err
+			}
 		}
 		return nil, nil
 	case <-ctx.Done():
@@ -583,6 +628,8 @@ func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
+	s.pending = false
+	s.lastVGTID = s.now
 	return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{
 		Keyspace: s.cfg.Keyspace,
 		Shard:    s.cfg.Shard,
@@ -600,6 +647,10 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 		if err := s.pos.Update(s.eventGTI); err != nil {
 			return fmt.Errorf("advance position %s by %s: %w", s.pos, s.eventGTI, err)
 		}
+	}
+	if s.skipEmpty && s.inTxn && terminal.Type == binlogdata.VEventType_COMMIT && s.emptyTxn() {
+		s.skipTxn(ts)
+		return nil
 	}
 	terminal.Timestamp = int64(ts)
 	terminal.EventGtid = s.eventGTI
@@ -692,6 +743,7 @@ func (s *stream) begin(ts uint32) {
 		return
 	}
 	s.inTxn = true
+	s.txn.beginAt = len(s.batch)
 	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(ts), EventGtid: s.eventGTI}
 	if ev.Source = s.source(); ev.Source != nil {
 		ev.Source.GtidSet = s.txnGTIDSet()
@@ -838,6 +890,8 @@ type txnSource struct {
 	// savepoints are the transaction's savepoints, oldest first; begun marks its BEGIN.
 	savepoints []savepoint
 	begun      savepoint
+	// beginAt is where the transaction's BEGIN stands in the batch (if it was added).
+	beginAt int
 }
 
 // source is the EventSource of the binlog event being handled, or nil when the stream does
@@ -867,4 +921,32 @@ func (s *stream) txnGTIDSet() string {
 		return s.pos.String()
 	}
 	return p.String()
+}
+
+// emptyTxn reports a transaction in which nothing was added after BEGIN, and nothing sent:
+// the filter left out all its changes (or a rollback dropped them).
+func (s *stream) emptyTxn() bool {
+	return s.flushes == s.txn.begun.flushes && len(s.batch) == s.txn.begun.mark && !s.copy.active()
+}
+
+// skipTxn closes an empty transaction without sending it: its BEGIN leaves the batch and its
+// position, already in s.pos, waits for the next VGTID the stream sends (see pending).
+func (s *stream) skipTxn(ts uint32) {
+	s.discard(s.txn.beginAt)
+	if s.observer != nil {
+		s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
+	}
+	s.inTxn = false
+	s.eventGTI = ""
+	s.txn = txnSource{}
+	if s.pending {
+		return // the timer is armed
+	}
+	s.pending = true
+	wait := max(time.Duration(int64(pendingPositionDelay)-(s.now-s.lastVGTID)), 0)
+	if s.pendTimer == nil {
+		s.pendTimer = time.NewTimer(wait)
+	} else {
+		s.pendTimer.Reset(wait)
+	}
 }
