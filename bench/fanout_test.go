@@ -27,6 +27,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/procstat"
 	"github.com/vstream-cdc/vstream/internal/testdb"
 )
 
@@ -39,9 +40,6 @@ var (
 	fanTPS     = flag.Int("fanout.tps", 500, "single-row transactions per second in the latency phase")
 	fanLatency = flag.Duration("fanout.latency", 10*time.Second, "length of the latency phase")
 )
-
-// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ, 100 on Linux).
-const clockTick = 10 * time.Millisecond
 
 var (
 	fanOnce sync.Once
@@ -713,9 +711,9 @@ func machineCPU(b *testing.B) (busy, idle time.Duration) {
 			b.Fatal(err)
 		}
 		if i == 3 || i == 4 {
-			idle += time.Duration(n) * clockTick
+			idle += time.Duration(n) * procstat.ClockTick
 		} else {
-			busy += time.Duration(n) * clockTick
+			busy += time.Duration(n) * procstat.ClockTick
 		}
 	}
 	return busy, idle
@@ -723,41 +721,20 @@ func machineCPU(b *testing.B) (busy, idle time.Duration) {
 
 // procCPU is the CPU time process pid has used, user and system, all threads.
 func procCPU(b *testing.B, pid int) time.Duration {
-	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := procstat.CPU(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The fields after the command name, which is in parentheses and may hold spaces:
-	// state is the first, utime and stime the 12th and 13th.
-	f := strings.Fields(string(s[bytes.LastIndexByte(s, ')')+1:]))
-	if len(f) < 13 {
-		b.Fatalf("/proc/%d/stat: %q", pid, s)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(utime+stime) * clockTick
+	return d
 }
 
 // peakRSS is vstreamd's peak resident memory (VmHWM), in bytes.
 func (d *vstreamd) peakRSS(b *testing.B) int64 {
-	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+	n, err := procstat.Memory(d.cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for line := range strings.Lines(string(s)) {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	b.Fatalf("/proc/%d/status has no VmHWM", d.cmd.Process.Pid)
-	return 0
+	return n
 }
 
 // watchDumps counts the binlog dump connections on the source every 50ms until the

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/procstat"
 	"github.com/vstream-cdc/vstream/internal/testdb"
 )
 
@@ -33,18 +33,13 @@ var (
 	streams  = flag.Int("soak.streams", 10, "concurrent filtered streams")
 )
 
+// rss is process pid's resident memory in bytes, -1 when it cannot be read.
 func rss(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := procstat.Memory(pid, "VmRSS")
 	if err != nil {
 		return -1
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return -1
+	return n
 }
 
 func TestSoak(t *testing.T) {

@@ -1,0 +1,55 @@
+// Package procstat reads a Linux process's CPU time and memory from /proc, for the benchmark
+// and the soak test, which measure vstreamd as a process of its own.
+package procstat
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClockTick is the unit of the CPU times in /proc (USER_HZ, 100 on Linux).
+const ClockTick = 10 * time.Millisecond
+
+// CPU is the CPU time process pid has used, user and system, all threads.
+func CPU(pid int) (time.Duration, error) {
+	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses and may hold spaces:
+	// state is the first, utime and stime the 12th and 13th.
+	f := strings.Fields(string(s[bytes.LastIndexByte(s, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * ClockTick, nil
+}
+
+// Memory is a memory figure of /proc/<pid>/status in bytes: "VmRSS" (resident now) or
+// "VmHWM" (the peak of resident memory).
+func Memory(pid int, field string) (int64, error) {
+	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(s)) {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/status %s: %w", pid, field, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
+}
