@@ -261,8 +261,10 @@ func TestSchemaHistoryConfiguredDatabaseOnly(t *testing.T) {
 	hist.cfg.Databases = []string{"ks_two"}
 	start := serverPos(t).String()
 	for _, d := range []string{"test", "ks_two"} {
-		execSQL(t, "CREATE TABLE "+d+".ksh (id INT PRIMARY KEY, n VARCHAR(50))", "INSERT INTO "+d+".ksh VALUES (1, 'x')",
-			"ALTER TABLE "+d+".ksh MODIFY n VARCHAR(80)")
+		execSQL(t, "CREATE TABLE "+d+".ksh (id INT PRIMARY KEY, n VARCHAR(50))", "INSERT INTO "+d+".ksh VALUES (1, 'x')")
+		// The tracker describes a table when it reads its CREATE: the ALTER must come after.
+		waitTracker(t, hist, serverPos(t))
+		execSQL(t, "ALTER TABLE "+d+".ksh MODIFY n VARCHAR(80)")
 	}
 	waitTracker(t, hist, serverPos(t))
 	fieldOfN := func(keyspace string) string {
