@@ -288,7 +288,13 @@ type stream struct {
 	pending   bool
 	lastVGTID int64
 	pendTimer *time.Timer
+	// quick counts the events nextEvent took without its full select since it last ran it.
+	quick int
 }
+
+// fairEvery bounds how many events nextEvent takes from a backlog before it looks at the
+// drain, heartbeat and pending-position channels again.
+const fairEvery = 16
 
 // pendingPositionDelay bounds how long a position moved only by skipped transactions waits
 // for a VGTID to carry it, so that a client's resume point and acks keep moving.
@@ -341,6 +347,12 @@ func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- 
 		where.saw(ev)
 		if faults.Enabled() {
 			faults.At(faults.Read, s.readTable(ev), ev)
+		}
+		// Sent without the two-way select when there is room: it locks both channels.
+		select {
+		case events <- ev:
+			continue
+		default:
 		}
 		select {
 		case events <- ev:
@@ -460,6 +472,22 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 	if s.pending && s.pendTimer != nil {
 		pend = s.pendTimer.C
 	}
+	// A waiting event is taken without the full select, which locks every channel in it and
+	// was, per stream and event, the stream goroutine's largest cost; every fairEvery-th
+	// call selects over all, so a drain or a due heartbeat or position still goes first
+	// sometimes, as it would by chance anyway.
+	if s.quick < fairEvery {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return nil, context.Canceled
+			}
+			s.quick++
+			return ev, nil
+		default:
+		}
+	}
+	s.quick = 0
 	select {
 	case ev, ok := <-events:
 		if !ok {
