@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +39,7 @@ var (
 	fanTxns    = flag.Int("fanout.txns", 20, "pre-filled transactions per table")
 	fanTxnRows = flag.Int("fanout.rows", 50, "rows per pre-filled transaction")
 	fanTPS     = flag.Int("fanout.tps", 500, "single-row transactions per second in the latency phase")
+	fanProfile = flag.String("fanout.cpuprofile", "", "directory: each phase's vstreamd writes its CPU profile there (<phase>-<streams>.pprof)")
 	fanLatency = flag.Duration("fanout.latency", 10*time.Second, "length of the latency phase")
 )
 
@@ -384,7 +386,7 @@ func (s *streams) finish(b *testing.B, ph *fanPhase) {
 // runReplay streams fanDB's pre-filled binlog to one stream per match, from a vstreamd of
 // its own, until each has every pre-filled row it selects.
 func runReplay(b *testing.B, matches []string) fanPhase {
-	d := startVstreamd(b, fanDB)
+	d := startVstreamd(b, fanDB, fmt.Sprintf("replay-%d", len(matches)))
 	// Starting the streams is part of their cost; starting the process is not.
 	dbpid := dbPID(b, fanDB)
 	cpu0, db0, start := d.cpu(b), procCPU(b, dbpid), time.Now()
@@ -425,7 +427,7 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 			b.Fatal(err)
 		}
 	}
-	s := openStreams(b, startVstreamd(b, latDB), pos.String(), matches, *fanStreams)
+	s := openStreams(b, startVstreamd(b, latDB, fmt.Sprintf("latency-%d", len(matches))), pos.String(), matches, *fanStreams)
 	defer s.close()
 	s.waitPrefilled(b)
 
@@ -621,14 +623,20 @@ type vstreamd struct {
 	log  bytes.Buffer
 }
 
-func startVstreamd(b *testing.B, db *testdb.Server) *vstreamd {
+// startVstreamd starts vstreamd on db; with -fanout.cpuprofile it profiles into
+// <dir>/<phase>.pprof.
+func startVstreamd(b *testing.B, db *testdb.Server, phase string) *vstreamd {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	d := &vstreamd{addr: lis.Addr().String(), db: db}
 	lis.Close()
-	d.cmd = exec.Command(filepath.Join(fanBinDir, "vstreamd"), "--mysql-dsn", db.DSN("fan"), "--listen", d.addr, "--log-level", "warn")
+	args := []string{"--mysql-dsn", db.DSN("fan"), "--listen", d.addr, "--log-level", "warn"}
+	if *fanProfile != "" {
+		args = append(args, "--cpuprofile", filepath.Join(*fanProfile, phase+".pprof"), "--drain-timeout", "1s")
+	}
+	d.cmd = exec.Command(filepath.Join(fanBinDir, "vstreamd"), args...)
 	d.cmd.Stdout, d.cmd.Stderr = &d.log, &d.log
 	if err := d.cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -651,8 +659,21 @@ func startVstreamd(b *testing.B, db *testdb.Server) *vstreamd {
 // dump's client is gone only when it next writes to it, and a stale dump would count in the
 // next phase.
 func (d *vstreamd) stop(b *testing.B) {
-	d.cmd.Process.Kill()
-	d.cmd.Wait()
+	if *fanProfile != "" {
+		// The profile is written on a clean shutdown only.
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = d.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			d.cmd.Process.Kill()
+			<-done
+		}
+	} else {
+		d.cmd.Process.Kill()
+		d.cmd.Wait()
+	}
 	conn, err := d.db.Conn("")
 	if err != nil {
 		b.Fatal(err)

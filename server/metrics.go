@@ -113,6 +113,9 @@ type streamStats struct {
 	rateRows            int64
 	rowsPerSecond       float64
 	events, rows, bytes prometheus.Counter
+	// lag is the stream's binlog lag gauge, looked up once: Position runs for every
+	// transaction, skipped ones too, and the lookup hashes the label each time.
+	lag prometheus.Gauge
 }
 
 var (
@@ -159,7 +162,10 @@ func (s *streamStats) sent(events []*binlogdata.VEvent) {
 func (s *streamStats) Position(pos string, binlogTime time.Time) {
 	now := time.Now()
 	lag := max(0, now.Sub(binlogTime))
-	s.m.binlogLag.WithLabelValues(s.id).Set(lag.Seconds())
+	if s.lag == nil {
+		s.lag = s.m.binlogLag.WithLabelValues(s.id)
+	}
+	s.lag.Set(lag.Seconds())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pos, s.binlogLag = pos, lag

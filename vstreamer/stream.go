@@ -288,7 +288,13 @@ type stream struct {
 	pending   bool
 	lastVGTID int64
 	pendTimer *time.Timer
+	// quick counts the events nextEvent took without its full select since it last ran it.
+	quick int
 }
+
+// fairEvery bounds how many events nextEvent takes from a backlog before it looks at the
+// drain, heartbeat and pending-position channels again.
+const fairEvery = 16
 
 // pendingPositionDelay bounds how long a position moved only by skipped transactions waits
 // for a VGTID to carry it, so that a client's resume point and acks keep moving.
@@ -341,6 +347,12 @@ func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- 
 		where.saw(ev)
 		if faults.Enabled() {
 			faults.At(faults.Read, s.readTable(ev), ev)
+		}
+		// Sent without the two-way select when there is room: it locks both channels.
+		select {
+		case events <- ev:
+			continue
+		default:
 		}
 		select {
 		case events <- ev:
@@ -460,6 +472,22 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 	if s.pending && s.pendTimer != nil {
 		pend = s.pendTimer.C
 	}
+	// A waiting event is taken without the full select, which locks every channel in it and
+	// was, per stream and event, the stream goroutine's largest cost; every fairEvery-th
+	// call selects over all, so a drain or a due heartbeat or position still goes first
+	// sometimes, as it would by chance anyway.
+	if s.quick < fairEvery {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return nil, context.Canceled
+			}
+			s.quick++
+			return ev, nil
+		default:
+		}
+	}
+	s.quick = 0
 	select {
 	case ev, ok := <-events:
 		if !ok {
@@ -641,17 +669,31 @@ func (s *stream) vgtidEvent() *binlogdata.VEvent {
 // commit closes a transaction: the position moves only here. A file position moves to the
 // end of the event that closes the transaction, where a stream resumes with the next one.
 func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
+	if skipped, err := s.endTxn(ts, terminal.Type == binlogdata.VEventType_COMMIT); err != nil || skipped {
+		return err
+	}
+	return s.sendCommit(ts, terminal)
+}
+
+// endTxn moves the position past the transaction that ends, and skips it when it is an
+// empty one to skip (isCommit: it ends in a COMMIT). It reports whether it skipped it.
+func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 	if fp, ok := s.pos.GTIDSet.(*position.FilePosSet); ok {
 		fp.File, fp.Pos = s.binlogFile, uint64(s.binlogPos)
 	} else if s.eventGTI != "" {
 		if err := s.pos.Update(s.eventGTI); err != nil {
-			return fmt.Errorf("advance position %s by %s: %w", s.pos, s.eventGTI, err)
+			return false, fmt.Errorf("advance position %s by %s: %w", s.pos, s.eventGTI, err)
 		}
 	}
-	if s.skipEmpty && s.inTxn && terminal.Type == binlogdata.VEventType_COMMIT && s.emptyTxn() {
+	if s.skipEmpty && s.inTxn && isCommit && s.emptyTxn() {
 		s.skipTxn(ts)
-		return nil
+		return true, nil
 	}
+	return false, nil
+}
+
+// sendCommit sends the end of a transaction endTxn did not skip.
+func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	terminal.Timestamp = int64(ts)
 	terminal.EventGtid = s.eventGTI
 	gtid := s.gtidEvent(ts)
@@ -699,11 +741,16 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	case *replication.ExecuteLoadQueryEvent:
 		return s.loadData(ev.RawData)
 	case *replication.XIDEvent:
+		// The COMMIT is built only for a transaction that is sent: most a filtered stream
+		// sees are skipped.
+		if skipped, err := s.endTxn(ts, true); err != nil || skipped {
+			return err
+		}
 		c := &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT}
 		if c.Source = s.source(); c.Source != nil {
 			c.Source.Xid = e.XID
 		}
-		return s.commit(ts, c)
+		return s.sendCommit(ts, c)
 	case *replication.MariadbAnnotateRowsEvent:
 		if s.withSrc {
 			s.txn.query = string(e.Query)

@@ -31,7 +31,10 @@ func (r *readPlace) saw(ev *replication.BinlogEvent) {
 			// ones matter.
 			r.tables = make(map[uint64]string)
 		}
-		r.tables[e.TableID] = string(e.Table)
+		if name, ok := r.tables[e.TableID]; !ok || name != string(e.Table) {
+			// Only a new name is copied: the same table map comes in every transaction.
+			r.tables[e.TableID] = string(e.Table)
+		}
 	}
 }
 

@@ -76,6 +76,9 @@ type config struct {
 	// SharedReader ("true", the default) lets the streams at one position share one binlog
 	// connection; "false" gives every stream its own.
 	SharedReader string `yaml:"shared-reader"`
+	// CPUProfile, when set, names a file the server writes a Go CPU profile of its whole run
+	// to, on a clean shutdown (SIGTERM or SIGINT): for finding where a workload's CPU goes.
+	CPUProfile string `yaml:"cpuprofile"`
 
 	checkOnly bool
 	// parsed is the text above parsed once, by validate: run uses it and parses nothing
@@ -129,6 +132,7 @@ var flagDefs = []flagDef{
 	{"drain-timeout", "on SIGTERM, how long streams get to end at a transaction boundary", func(c *config) *string { return &c.DrainTimeout }, "10s"},
 	{"vschema-file", "keyspace VSchema, Vitess's JSON: keyspace ids from its vindexes (default: hash of a one-integer primary key)", func(c *config) *string { return &c.VSchemaFile }, ""},
 	{"shared-reader", "false: every stream reads the binlog on a connection of its own instead of sharing one", func(c *config) *string { return &c.SharedReader }, "true"},
+	{"cpuprofile", "file to write a Go CPU profile of the run to on a clean shutdown (default: off)", func(c *config) *string { return &c.CPUProfile }, ""},
 	{"schema-history-dir", "directory of the schema history: rows resumed from before a DDL are described as written (MariaDB; default: off)", func(c *config) *string { return &c.SchemaHistoryDir }, ""},
 }
 

@@ -112,6 +112,12 @@ func TestLoadConfig(t *testing.T) {
 		{"databases flag over YAML", []string{"--config", databasesFile, "--databases", "shop"}, nil,
 			func(c *config) bool { return slices.Equal(c.parsed.databases, []string{"shop"}) }, ""},
 		{"databases with an empty name", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--databases", "a,,b"}, nil, nil, "an empty name"},
+		{"no cpu profile by default", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, nil,
+			func(c *config) bool { return c.CPUProfile == "" }, ""},
+		{"cpu profile flag", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--cpuprofile", "/tmp/cpu.pprof"}, nil,
+			func(c *config) bool { return c.CPUProfile == "/tmp/cpu.pprof" }, ""},
+		{"cpu profile env", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, map[string]string{"VSTREAM_CPUPROFILE": "/tmp/e.pprof"},
+			func(c *config) bool { return c.CPUProfile == "/tmp/e.pprof" }, ""},
 		{"bad drain timeout", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--drain-timeout", "soon"}, nil, nil, "drain-timeout"},
 		{"limits from YAML numbers", []string{"--config", limitsFile}, nil,
 			func(c *config) bool {
@@ -290,5 +296,20 @@ func TestMetricsAddressServesStatusPage(t *testing.T) {
 		if path == "/" && (!strings.Contains(string(body), addr) || !strings.Contains(string(body), `id="source-error"`)) {
 			t.Errorf("the page does not name the unreachable source %s:\n%s", addr, body)
 		}
+	}
+}
+
+func TestCPUProfileWritten(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cpu.pprof")
+	stop, err := startCPUProfile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if fi, err := os.Stat(file); err != nil || fi.Size() == 0 {
+		t.Fatalf("profile %s: %v, %v", file, fi, err)
+	}
+	if _, err := startCPUProfile(filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.pprof")); err == nil || !strings.Contains(err.Error(), "cpuprofile") {
+		t.Fatalf("err = %v, want a cpuprofile error", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -110,6 +111,14 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstreamd:", err)
 		return 1
 	}
+	if cfg.CPUProfile != "" {
+		stopProfile, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "vstreamd:", err)
+			return 1
+		}
+		defer stopProfile()
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: p.limits})
@@ -164,6 +173,26 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	defer cancel()
 	srv.Shutdown(sctx)
 	return 0
+}
+
+// startCPUProfile starts profiling the process's CPU into file; the function it returns
+// stops and writes the profile.
+func startCPUProfile(file string) (func(), error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpuprofile %s: %w", file, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		// The process is exiting: a profile that failed to close is reported, not fatal.
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "vstreamd: cpuprofile:", err)
+		}
+	}, nil
 }
 
 // metricsHandler serves the metrics at /metrics and the status page at / (and /status.json).
