@@ -128,15 +128,10 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-func TestPurgedPosition(t *testing.T) {
-	execSQL(t, "CREATE TABLE pg (id INT PRIMARY KEY)", "INSERT INTO pg VALUES (1)")
-	old, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
-	execSQL(t, "INSERT INTO pg VALUES (2)", "FLUSH BINARY LOGS", "INSERT INTO pg VALUES (3)")
-	cur, _ := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	// A dump thread that is still closing holds its binlog open; purge until the old file is gone.
+// purgeBinlogs purges every binlog file but the current one. A dump thread that is still
+// closing holds its file open, so it purges until the old files are gone.
+func purgeBinlogs(t *testing.T) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		execSQL(t, "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
@@ -145,18 +140,29 @@ func TestPurgedPosition(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, err := conn.Execute("SHOW BINARY LOGS")
-		conn.Close()
+		_ = conn.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.RowNumber() == 1 {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("binlogs not purged: %d files remain", r.RowNumber())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+func TestPurgedPosition(t *testing.T) {
+	execSQL(t, "CREATE TABLE pg (id INT PRIMARY KEY)", "INSERT INTO pg VALUES (1)")
+	old, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, "INSERT INTO pg VALUES (2)", "FLUSH BINARY LOGS", "INSERT INTO pg VALUES (3)")
+	cur, _ := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	purgeBinlogs(t)
 	e := newEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
