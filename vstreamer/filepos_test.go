@@ -97,14 +97,10 @@ func TestFilePosResumeFromEveryVGTID(t *testing.T) {
 		if ev.Type != binlogdata.VEventType_VGTID {
 			continue
 		}
-		var rest []string
-		for _, r := range rec[i+1:] {
-			rest = append(rest, short(r))
-		}
+		rest := resumedEvents(rec, i)
 		if len(rest) == 0 {
 			continue
 		}
-		rest = withFieldBeforeFirstRow(rest, rec[:i+1])
 		pos := ev.Vgtid.ShardGtids[0].Gtid
 		t.Run(pos, func(t *testing.T) {
 			rs := startStream(t, e, Request{Position: pos, Filter: filterFPos})

@@ -39,21 +39,26 @@ func TestResumeFromEveryVGTID(t *testing.T) {
 		if ev.Type != binlogdata.VEventType_VGTID {
 			continue
 		}
-		var rest []string
-		for _, r := range rec[i+1:] {
-			rest = append(rest, short(r))
-		}
+		rest := resumedEvents(rec, i)
 		if len(rest) == 0 {
 			continue
 		}
-		// A resumed stream sends FIELD before the first row of each table.
-		rest = withFieldBeforeFirstRow(rest, rec[:i+1])
 		pos := ev.Vgtid.ShardGtids[0].Gtid
 		t.Run(pos, func(t *testing.T) {
 			rs := startStream(t, e, Request{Position: pos, Filter: filterRS})
 			rs.expect(rest...)
 		})
 	}
+}
+
+// resumedEvents is what a stream resumed from the VGTID rec[i] sends: the events after it, with
+// FIELD before the first row of a table whose FIELD came earlier in the recording.
+func resumedEvents(rec []*binlogdata.VEvent, i int) []string {
+	var rest []string
+	for _, r := range rec[i+1:] {
+		rest = append(rest, short(r))
+	}
+	return withFieldBeforeFirstRow(rest, rec[:i+1])
 }
 
 // withFieldBeforeFirstRow adds, for a stream resumed mid-recording, the FIELD event the
