@@ -132,17 +132,24 @@ func decompress(data []byte) (out []byte, err error) {
 	return mysql.DecompressMariadbData(data)
 }
 
+// skipValueOptions skips the binlog_row_value_options (a length-encoded integer) before the
+// after image of a PARTIAL_UPDATE_ROWS_EVENT. A table without JSON columns has no bitmap of
+// partial JSON columns after them, whatever they say.
 func skipValueOptions(data []byte, pos int) (int, error) {
 	if pos >= len(data) {
-		return pos, errShort
+		return pos, nil // go-mysql reads nothing; the image that follows fails
 	}
-	opts, _, n := mysql.LengthEncodedInt(data[pos:])
+	n := 1
+	switch data[pos] {
+	case 0xfc:
+		n = 3
+	case 0xfd:
+		n = 4
+	case 0xfe:
+		n = 9
+	}
 	if pos+n > len(data) {
 		return pos, errShort
-	}
-	if opts&uint64(replication.EnumBinlogRowValueOptionsPartialJsonUpdates) != 0 {
-		// The bitmap of partial JSON columns has no byte: the table has no JSON column.
-		return pos + n, nil
 	}
 	return pos + n, nil
 }
@@ -290,7 +297,7 @@ func (c *Column) appendBinlog(dst, data []byte) (out []byte, n int, null bool, e
 		if v == 0 {
 			return append(dst, "0000-00-00 00:00:00"...), 8, false, nil
 		}
-		d, t := v/1000000, v%1000000
+		d, t := int64(v/1000000), int64(v%1000000)
 		return appendDateTime(dst, d/10000, d%10000/100, d%100, t/10000, t%10000/100, t%100), 8, false, nil
 	case mysql.MYSQL_TYPE_DATETIME2:
 		return appendDatetime2(dst, data, int(c.Meta))
@@ -298,7 +305,7 @@ func (c *Column) appendBinlog(dst, data []byte) (out []byte, n int, null bool, e
 		if len(data) < 3 {
 			return dst, 0, false, errShort
 		}
-		v := uint64(data[0]) | uint64(data[1])<<8 | uint64(data[2])<<16
+		v := int64(data[0]) | int64(data[1])<<8 | int64(data[2])<<16
 		start := len(dst)
 		dst = appendClock(dst, "", v/10000, v%10000/100, v%100)
 		return c.timeFraction(dst, start), 3, false, nil
@@ -313,7 +320,7 @@ func (c *Column) appendBinlog(dst, data []byte) (out []byte, n int, null bool, e
 		if len(data) < 3 {
 			return dst, 0, false, errShort
 		}
-		v := uint64(data[0]) | uint64(data[1])<<8 | uint64(data[2])<<16
+		v := int64(data[0]) | int64(data[1])<<8 | int64(data[2])<<16
 		if v == 0 {
 			return append(dst, "0000-00-00"...), 3, false, nil
 		}
@@ -433,24 +440,32 @@ func appendPadded(dst []byte, v uint64, width int) []byte {
 	return append(dst, b...)
 }
 
-func appendDate(dst []byte, y, m, d uint64) []byte {
-	dst = appendPadded(dst, y, 4)
-	dst = append(dst, '-')
-	dst = appendPadded(dst, m, 2)
-	dst = append(dst, '-')
-	return appendPadded(dst, d, 2)
+// appendPaddedInt is appendPadded of a signed value: a sign takes one of the width's places.
+func appendPaddedInt(dst []byte, v int64, width int) []byte {
+	if v >= 0 {
+		return appendPadded(dst, uint64(v), width)
+	}
+	return appendPadded(append(dst, '-'), uint64(-v), width-1)
 }
 
-func appendClock(dst []byte, sign string, h, m, s uint64) []byte {
+func appendDate(dst []byte, y, m, d int64) []byte {
+	dst = appendPaddedInt(dst, y, 4)
+	dst = append(dst, '-')
+	dst = appendPaddedInt(dst, m, 2)
+	dst = append(dst, '-')
+	return appendPaddedInt(dst, d, 2)
+}
+
+func appendClock(dst []byte, sign string, h, m, s int64) []byte {
 	dst = append(dst, sign...)
-	dst = appendPadded(dst, h, 2)
+	dst = appendPaddedInt(dst, h, 2)
 	dst = append(dst, ':')
-	dst = appendPadded(dst, m, 2)
+	dst = appendPaddedInt(dst, m, 2)
 	dst = append(dst, ':')
-	return appendPadded(dst, s, 2)
+	return appendPaddedInt(dst, s, 2)
 }
 
-func appendDateTime(dst []byte, y, mo, d, h, mi, s uint64) []byte {
+func appendDateTime(dst []byte, y, mo, d, h, mi, s int64) []byte {
 	dst = appendDate(dst, y, mo, d)
 	dst = append(dst, ' ')
 	return appendClock(dst, "", h, mi, s)
@@ -477,7 +492,7 @@ func appendUnixTime(dst []byte, sec, usec int64, dec int) []byte {
 	t := time.Unix(sec, usec*1000).UTC()
 	y, mo, d := t.Date()
 	h, mi, s := t.Clock()
-	dst = appendDateTime(dst, uint64(y), uint64(mo), uint64(d), uint64(h), uint64(mi), uint64(s))
+	dst = appendDateTime(dst, int64(y), int64(mo), int64(d), int64(h), int64(mi), int64(s))
 	return appendFrac(dst, uint64(t.Nanosecond()/1000), dec)
 }
 
@@ -537,8 +552,8 @@ func appendDatetime2(dst, data []byte, dec int) ([]byte, int, bool, error) {
 	ymd := ymdhms >> 17
 	ym := ymd >> 5
 	hms := ymdhms % (1 << 17)
-	dst = appendDateTime(dst, uint64(ym/13), uint64(ym%13), uint64(ymd%(1<<5)),
-		uint64(hms>>12), uint64((hms>>6)%(1<<6)), uint64(hms%(1<<6)))
+	// An intPart of -2^39 overflows tmp, which stays negative, as in go-mysql.
+	dst = appendDateTime(dst, ym/13, ym%13, ymd%(1<<5), hms>>12, (hms>>6)%(1<<6), hms%(1<<6))
 	return appendFrac(dst, uint64(frac), dec), n, false, nil
 }
 
@@ -594,7 +609,7 @@ func appendTimeOf(dst []byte, tmp int64, dec int) []byte {
 		sign = "-"
 	}
 	hms := tmp >> 24
-	dst = appendClock(dst, sign, uint64((hms>>12)%(1<<10)), uint64((hms>>6)%(1<<6)), uint64(hms%(1<<6)))
+	dst = appendClock(dst, sign, (hms>>12)%(1<<10), (hms>>6)%(1<<6), hms%(1<<6))
 	if secPart := tmp % (1 << 24); secPart != 0 {
 		dst = append(dst, '.')
 		dst = appendPadded(dst, uint64(secPart), 6)
@@ -673,7 +688,6 @@ func (c *Column) appendBinlogDecimal(dst, data []byte) ([]byte, int, bool, error
 		}
 		if k := decimalBytes[compFrac]; k > 0 {
 			dst = appendPadded(dst, uint64(word(pos, k)), compFrac)
-			pos += k
 		}
 	}
 	// The text is trimmed where it was written: copy moves overlapping bytes correctly.
