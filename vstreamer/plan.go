@@ -32,9 +32,11 @@ type tablePlan struct {
 	types []byte
 	meta  []uint16
 	names []string
-	// arenaHint is the size of the last rows event's values, to size the next one's buffer;
-	// lengthsHint the number of its lengths.
-	arenaHint, lengthsHint int
+	// arenaHint is the size of the last rows event's values, to size the next one's buffer.
+	arenaHint int
+	// textPerByte and lengthsPerByte are how many bytes of text and how many lengths the last
+	// raw rows event's bytes made, to size the next one's buffers.
+	textPerByte, lengthsPerByte float64
 	// rawImages holds the decoded images of a rows event while its rows are judged.
 	rawImages rowcodec.Images
 	// copyKey holds the binlog column indexes of copyKeyFor's key, while that table is copied.
@@ -283,14 +285,20 @@ func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, typ replication.EventT
 		width:         width,
 		split:         p.filter.SplitsImages(),
 		dataColumns:   afterDataColumns(e),
-		arena:         make([]byte, 0, p.arenaHint+p.arenaHint/4),
 	}
 	count := len(e.Rows)
 	if raw != nil {
 		im := &p.rawImages
+		size := float64(raw.Size())
 		if whole {
-			// The images are the rows: they are decoded into the event's arena.
-			im = &rowcodec.Images{Values: b.arena, Lengths: make([]int64, 0, p.lengthsHint), Starts: p.rawImages.Starts[:0]}
+			// The images are the rows: they are decoded into the event's arena, sized from the
+			// text the previous event's bytes made (events of one table vary in size: the
+			// server splits a statement's rows into events of about 8KB).
+			im = &rowcodec.Images{
+				Values:  make([]byte, 0, int(size*p.textPerByte*1.125)+64),
+				Lengths: make([]int64, 0, int(size*p.lengthsPerByte*1.125)+16),
+				Starts:  p.rawImages.Starts,
+			}
 		}
 		im.Reset()
 		if err := decodeRaw(p, typ, raw, im); err != nil {
@@ -300,8 +308,13 @@ func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, typ replication.EventT
 		if whole {
 			b.arena, b.lengths = im.Values, im.Lengths
 			p.rawImages.Starts = im.Starts
-			p.lengthsHint = len(im.Lengths)
+			if size > 0 {
+				p.textPerByte, p.lengthsPerByte = float64(len(im.Values))/size, float64(len(im.Lengths))/size
+			}
 		}
+	}
+	if b.arena == nil {
+		b.arena = make([]byte, 0, p.arenaHint+p.arenaHint/4)
 	}
 	b.n = count / images
 	b.changes = make([]binlogdata.RowChange, b.n)

@@ -38,6 +38,9 @@ func RawOf(e *replication.RowsEvent) *Raw {
 // Data is the raw rows' bytes, which are the event's: they must not be written to.
 func (r *Raw) Data() []byte { return r.data }
 
+// Size is the byte size of the raw rows.
+func (r *Raw) Size() int { return len(r.data) }
+
 // WithData is r with other bytes for its rows, to spoil a stream's rows in fault tests.
 func (r *Raw) WithData(data []byte) *Raw {
 	c := *r
@@ -432,12 +435,26 @@ func str(data []byte, length int) ([]byte, int, error) {
 
 // appendPadded appends v in decimal, zero-padded to width digits (fmt's %0*d).
 func appendPadded(dst []byte, v uint64, width int) []byte {
+	// Dates and times are mostly two- and four-digit fields.
+	switch {
+	case width == 2 && v < 100:
+		return append(dst, byte('0'+v/10), byte('0'+v%10))
+	case width == 4 && v < 10000:
+		return append(dst, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
+	}
 	var buf [20]byte
-	b := strconv.AppendUint(buf[:0], v, 10)
-	for i := len(b); i < width; i++ {
+	i := len(buf)
+	for v >= 10 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	buf[i] = byte('0' + v)
+	for n := len(buf) - i; n < width; n++ {
 		dst = append(dst, '0')
 	}
-	return append(dst, b...)
+	return append(dst, buf[i:]...)
 }
 
 // appendPaddedInt is appendPadded of a signed value: a sign takes one of the width's places.
