@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -504,13 +503,36 @@ func appendZeroTime(dst []byte, frac uint64, dec int) []byte {
 }
 
 // appendUnixTime appends a TIMESTAMP as go-mysql prints it: the time in UTC, with dec digits
-// of its fraction.
+// of its fraction. sec is not negative (the binlog's are unsigned 32-bit); usec may exceed a
+// second, and carries as time.Unix carries it.
 func appendUnixTime(dst []byte, sec, usec int64, dec int) []byte {
-	t := time.Unix(sec, usec*1000).UTC()
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	dst = appendDateTime(dst, int64(y), int64(mo), int64(d), int64(h), int64(mi), int64(s))
-	return appendFrac(dst, uint64(t.Nanosecond()/1000), dec)
+	sec += usec / 1e6
+	usec %= 1e6
+	y, mo, d := civil(sec / 86400)
+	clock := sec % 86400
+	dst = appendDateTime(dst, y, mo, d, clock/3600, clock%3600/60, clock%60)
+	return appendFrac(dst, uint64(usec), dec)
+}
+
+// civil is the proleptic Gregorian date of a day counted from 1970-01-01 (not before it),
+// by Howard Hinnant's days-to-civil algorithm: what time.Time.Date gives, without its work.
+func civil(days int64) (y, m, d int64) {
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = doy - (153*mp+2)/5 + 1
+	m = mp + 3
+	if mp >= 10 {
+		m = mp - 9
+	}
+	y = yoe + era*400
+	if m <= 2 {
+		y++
+	}
+	return y, m, d
 }
 
 // errFsp is go-mysql's failure on a fractional-second precision above 6.

@@ -456,6 +456,18 @@ func TestRawRowsValues(t *testing.T) {
 	}
 }
 
+// TestCivil: the date of every day from 1970 to past 2106 (the TIMESTAMP range) is the time
+// package's.
+func TestCivil(t *testing.T) {
+	for days := int64(0); days < 50000; days++ {
+		y, m, d := civil(days)
+		want := time.Unix(days*86400, 0).UTC()
+		if wy, wm, wd := want.Date(); int64(wy) != y || int64(wm) != m || int64(wd) != d {
+			t.Fatalf("day %d: %d-%d-%d, want %s", days, y, m, d, want)
+		}
+	}
+}
+
 // FuzzRawRows feeds random rows data, in rows events of each test table, to rowcodec and
 // go-mysql: rowcodec never panics, and the two agree or both fail.
 func FuzzRawRows(f *testing.F) {
