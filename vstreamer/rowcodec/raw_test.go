@@ -267,7 +267,7 @@ func valueBytes(r *rand.Rand, c rawCol) []byte {
 	}
 	switch c.typ {
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
-		return decimalBytesOf(r, int(c.meta>>8), int(c.meta&0xff))
+		return decimalBytesOf(r, int(c.meta>>8), int(c.meta&0xff), false)
 	case mysql.MYSQL_TYPE_BIT:
 		return random((int(c.meta>>8)*8 + int(c.meta&0xff) + 7) / 8)
 	case mysql.MYSQL_TYPE_STRING:
@@ -304,7 +304,7 @@ func valueBytes(r *rand.Rand, c rawCol) []byte {
 
 // decimalBytesOf is a random DECIMAL(p,s) in the binlog's packed form; a word now and then is
 // out of range.
-func decimalBytesOf(r *rand.Rand, p, s int) []byte {
+func decimalBytesOf(r *rand.Rand, p, s int, valid bool) []byte {
 	var b []byte
 	word := func(digits int) {
 		size := decimalBytes[digits]
@@ -316,7 +316,7 @@ func decimalBytesOf(r *rand.Rand, p, s int) []byte {
 		if r.IntN(4) == 0 {
 			v = 0
 		}
-		if r.IntN(200) == 0 {
+		if !valid && r.IntN(200) == 0 {
 			v = r.Uint64N(1 << (8 * size))
 		}
 		for i := size - 1; i >= 0; i-- {
@@ -502,5 +502,84 @@ func FuzzRawRows(f *testing.F) {
 			b2 = slices.Clone(b1)
 		}
 		checkSame(t, tbl, typ, rowsEvent(typ, len(tbl), b1, b2, rows))
+	})
+}
+
+// benchTable is bench/throughput_test.go's orders table.
+var benchTable = []rawCol{
+	{mysql.MYSQL_TYPE_LONGLONG, 0, nil}, {mysql.MYSQL_TYPE_VARCHAR, 256, nil},
+	{mysql.MYSQL_TYPE_NEWDECIMAL, 12<<8 | 2, nil}, {mysql.MYSQL_TYPE_LONG, 0, nil}, {mysql.MYSQL_TYPE_DOUBLE, 8, nil},
+	{mysql.MYSQL_TYPE_STRING, charMeta(mysql.MYSQL_TYPE_ENUM, 1), labels}, {mysql.MYSQL_TYPE_DATETIME2, 3, nil},
+	{mysql.MYSQL_TYPE_TIMESTAMP2, 3, nil}, {mysql.MYSQL_TYPE_VARCHAR, 1020, nil}, {mysql.MYSQL_TYPE_BIT, 1 << 8, nil},
+}
+
+// BenchmarkRawDecode decodes a rows event of 100 rows of the throughput benchmark's table into
+// Vitess text: by go-mysql then Append (the anchor, the path before raw rows), and by Raw.Decode.
+func BenchmarkRawDecode(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	bitmap := bytes.Repeat([]byte{0xff}, (len(benchTable)+7)/8)
+	var rows []byte
+	for range 100 {
+		rows = append(rows, 0, 0) // no NULL
+		for _, c := range benchTable {
+			if c.typ == mysql.MYSQL_TYPE_NEWDECIMAL {
+				rows = append(rows, decimalBytesOf(r, int(c.meta>>8), int(c.meta&0xff), true)...)
+				continue
+			}
+			rows = append(rows, valueBytes(r, c)...)
+		}
+	}
+	ev := rowsEvent(replication.WRITE_ROWS_EVENTv2, len(benchTable), bitmap, nil, rows)
+	parse := func(decode func(*replication.RowsEvent, []byte) error) (*replication.BinlogParser, []Column) {
+		p := replication.NewBinlogParser()
+		p.SetTimestampStringLocation(time.UTC)
+		p.SetRowsEventDecodeFunc(decode)
+		var cols []Column
+		for _, raw := range [][]byte{formatEvent(), tableMapEvent(benchTable)} {
+			e, err := p.Parse(raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if tm, ok := e.Event.(*replication.TableMapEvent); ok {
+				cols, _ = FromTableMap(tm)
+				labels(&cols[5])
+			}
+		}
+		return p, cols
+	}
+	var anchor float64
+	b.Run("go-mysql-append", func(b *testing.B) {
+		p, cols := parse(func(re *replication.RowsEvent, data []byte) error { return re.Decode(data) })
+		var values []byte
+		for b.Loop() {
+			e, err := p.Parse(ev)
+			if err != nil {
+				b.Fatal(err.Error()[:200])
+			}
+			values = values[:0]
+			for _, row := range e.Event.(*replication.RowsEvent).Rows {
+				for i := range cols {
+					values, _, _ = cols[i].Append(values, row[i])
+				}
+			}
+		}
+		anchor = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("raw-decode", func(b *testing.B) {
+		p, cols := parse(DecodeRows)
+		var im Images
+		for b.Loop() {
+			e, err := p.Parse(ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			im.Reset()
+			if err := RawOf(e.Event.(*replication.RowsEvent)).Decode(cols, replication.WRITE_ROWS_EVENTv2, &im); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N); anchor > 0 {
+			b.ReportMetric(anchor/ns, "x-anchor")
+		}
 	})
 }
