@@ -1,5 +1,7 @@
-// Package rowcodec turns binlog row values, as go-mysql decodes them, into the textual cell
-// encoding and query.Type that Vitess puts in FIELD and ROW events. Every MySQL and MariaDB
+// Package rowcodec turns binlog row values into the textual cell encoding and query.Type that
+// Vitess puts in FIELD and ROW events: straight from a rows event's bytes (Raw.Decode, the
+// binlog path), or from the values go-mysql decodes (Append, for the rows go-mysql still
+// decodes) and the server's text protocol (AppendText, the copy). Every MySQL and MariaDB
 // column type is handled here and nowhere else, so the binlog phase and the copy phase render
 // a value the same way.
 package rowcodec
