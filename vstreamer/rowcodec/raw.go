@@ -379,10 +379,12 @@ func (c *Column) appendBinlog(dst, data []byte) (out []byte, n int, null bool, e
 		}
 		return append(dst, b...), n, false, nil
 	case mysql.MYSQL_TYPE_STRING:
-		if rt, _ := StringMeta(c.Meta); rt != mysql.MYSQL_TYPE_STRING {
+		// The layout is the metadata's, as go-mysql reads it; Length only pads.
+		rt, length := StringMeta(c.Meta)
+		if rt != mysql.MYSQL_TYPE_STRING {
 			return dst, 0, false, fmt.Errorf("CHAR column of binlog type %d", rt)
 		}
-		b, n, err := str(data, c.Length)
+		b, n, err := str(data, length)
 		if err != nil {
 			return dst, 0, false, err
 		}
