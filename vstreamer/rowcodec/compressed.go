@@ -15,15 +15,15 @@ const (
 )
 
 // DecodeRows decodes the header of a rows event and leaves its rows raw (see RawOf and
-// Raw.Decode), for the stream to render in one pass with its own columns. go-mysql decodes
-// the rows of two kinds of tables as before:
-//   - a table with a MySQL JSON column: go-mysql's rendering of binary JSON as text is not
-//     public, and a PARTIAL_UPDATE_ROWS_EVENT's JSON diffs must be recognised (the stream
-//     refuses them);
-//   - none for a table with MariaDB COMPRESSED columns: go-mysql v1.16 does not know their
-//     types, misreads the metadata of every column after them, and fails or garbles the rows.
-//     Their rows are left undecoded (no Rows): a stream that selects such a table ends with an
-//     error naming the column (see CompressedColumn), and other streams go on.
+// Raw.Decode), for the stream to render in one pass with its own columns. Two kinds of tables
+// are the exceptions:
+//   - go-mysql decodes the rows of a table with a MySQL JSON column, as before: its rendering
+//     of binary JSON as text is not public, and a PARTIAL_UPDATE_ROWS_EVENT's JSON diffs must
+//     be recognised (the stream refuses them);
+//   - the rows of a table with MariaDB COMPRESSED columns are not decoded at all (no Rows):
+//     go-mysql v1.16 does not know their types and misreads the metadata of every column after
+//     them. A stream that selects such a table ends with an error naming the column (see
+//     CompressedColumn), and other streams go on.
 //
 // Set it as the binlog syncer's RowsEventDecodeFunc.
 func DecodeRows(re *replication.RowsEvent, data []byte) error { return decodeRows(re, data, false) }
