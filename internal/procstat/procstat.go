@@ -17,22 +17,28 @@ const ClockTick = 10 * time.Millisecond
 
 // CPU is the CPU time process pid has used, user and system, all threads.
 func CPU(pid int) (time.Duration, error) {
+	user, sys, err := Times(pid)
+	return user + sys, err
+}
+
+// Times is the CPU time process pid has used in user mode and in the kernel, all threads.
+func Times(pid int) (user, sys time.Duration, err error) {
 	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The fields after the command name, which is in parentheses and may hold spaces:
 	// state is the first, utime and stime the 12th and 13th.
 	f := strings.Fields(string(s[bytes.LastIndexByte(s, ')')+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	return time.Duration(utime+stime) * ClockTick, nil
+	return time.Duration(utime) * ClockTick, time.Duration(stime) * ClockTick, nil
 }
 
 // Memory is a memory figure of /proc/<pid>/status in bytes: "VmRSS" (resident now) or

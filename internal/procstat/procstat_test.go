@@ -23,6 +23,10 @@ func TestSelf(t *testing.T) {
 	if after <= before {
 		t.Errorf("CPU did not grow over 50ms of work: %v then %v", before, after)
 	}
+	user, sys, err := Times(pid)
+	if err != nil || user+sys < after {
+		t.Errorf("Times = %v user + %v system, %v; want at least CPU's %v", user, sys, err, after)
+	}
 	rss, err := Memory(pid, "VmRSS")
 	if err != nil || rss <= 0 {
 		t.Fatalf("VmRSS = %d, %v", rss, err)
