@@ -54,6 +54,7 @@ func TestMain(m *testing.M) {
 	}
 	closeFanout()
 	closeLatency()
+	closeBigTxn()
 	removeVstreamd()
 	os.Exit(code)
 }
