@@ -71,7 +71,11 @@ func NewPool(cfg Config) *Pool {
 		cfg.MaxEvents = 16384
 	}
 	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = 32 << 20
+		// Live memory: a hub with one cursor fills its ring when the binlog is read faster
+		// than the stream sends (a big transaction), and the ring is most of what a stream
+		// holds. A few MiB of read-ahead keep a stream busy; a cursor further behind than
+		// that reads from a catch-up hub of its own.
+		cfg.MaxBytes = 8 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
