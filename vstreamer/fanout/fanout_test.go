@@ -299,3 +299,55 @@ func TestAloneReadAhead(t *testing.T) {
 		t.Errorf("first cursor: XIDs %v and %d rows, want 1..50 and 150", xids, rows)
 	}
 }
+
+// TestNextDoesNotWait: Next hands out what the ring holds and otherwise returns a channel
+// that closes when the hub appends; Ready says whether there is an event to take.
+func TestNextDoesNotWait(t *testing.T) {
+	b := newBinlog()
+	p := NewPool(Config{NewMarker: func() Marker { return marks{} }})
+	c := p.Attach(pos(t, 0), true, b.open, nil)
+	defer c.Close()
+	var xids []uint64
+	written := false
+	for len(xids) < 2 {
+		ev, wait, err := c.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev == nil {
+			if wait == nil {
+				t.Fatal("Next returned neither an event nor a channel")
+			}
+			if !written {
+				b.write(2, 1)
+				written = true
+			}
+			select {
+			case <-wait:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the channel Next returned did not close when the hub appended")
+			}
+			continue
+		}
+		if x, ok := ev.Event.(*replication.XIDEvent); ok {
+			xids = append(xids, x.XID)
+		}
+	}
+	if !equal(xids, seqs(1, 2)) {
+		t.Errorf("XIDs %v, want 1 and 2", xids)
+	}
+	if c.Ready() {
+		t.Error("Ready with every event taken")
+	}
+	b.write(1, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.Ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("not Ready after the hub appended a transaction")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if xids, _ := read(t, c, 3); !equal(xids, seqs(3, 3)) {
+		t.Errorf("after Ready: XIDs %v, want 3", xids)
+	}
+}
