@@ -85,6 +85,7 @@ func BenchmarkLatency(b *testing.B) {
 		sum.span += r.span
 		sum.responses += r.responses
 		sum.events += r.events
+		sum.switches += r.switches
 	}
 	vp50, vp99 := pct(sum.vstreamd, 0.50), pct(sum.vstreamd, 0.99)
 	bp50, bp99 := pct(sum.bare, 0.50), pct(sum.bare, 0.99)
@@ -98,11 +99,12 @@ func BenchmarkLatency(b *testing.B) {
 	b.ReportMetric(perTxn(sum.user+sum.sys), "cpu-ms/txn")
 	b.ReportMetric(perTxn(sum.sys), "sys-cpu-ms/txn")
 	b.ReportMetric(float64(sum.responses)/float64(sum.txns), "responses/txn")
+	b.ReportMetric(float64(sum.switches)/float64(sum.txns), "ctx-switches/txn")
 	fmt.Printf("latency: %d single-row transactions at %.0f/s; commit-to-client p50 %.3fms p99 %.3fms (go-mysql alone p50 %.3fms p99 %.3fms): "+
-		"p50 +%.3fms, p99 %.2fx; vstreamd CPU %.3fms per transaction (user %.3fms, system %.3fms), %.0f%% of a core; %.2f responses and %.2f events per transaction\n",
+		"p50 +%.3fms, p99 %.2fx; vstreamd CPU %.3fms per transaction (user %.3fms, system %.3fms), %.0f%% of a core, %.1f context switches per transaction; %.2f responses and %.2f events per transaction\n",
 		sum.txns, float64(sum.txns)/sum.span.Seconds(), ms(vp50), ms(vp99), ms(bp50), ms(bp99), ms(vp50)-ms(bp50), ms(vp99)/ms(bp99),
 		perTxn(sum.user+sum.sys), perTxn(sum.user), perTxn(sum.sys), share(sum.user+sum.sys, sum.span)*100,
-		float64(sum.responses)/float64(sum.txns), float64(sum.events)/float64(sum.txns))
+		float64(sum.switches)/float64(sum.txns), float64(sum.responses)/float64(sum.txns), float64(sum.events)/float64(sum.txns))
 }
 
 // latencyRun is what one run of BenchmarkLatency measured.
@@ -113,6 +115,9 @@ type latencyRun struct {
 	// row, which span is; responses and events what the gRPC client received over it.
 	user, sys, span   time.Duration
 	responses, events int64
+	// switches counts the times vstreamd's threads left the CPU over span: each is a
+	// thread going to sleep, most of them waking for an event and sleeping again.
+	switches int64
 }
 
 func ms(d time.Duration) float64 {
@@ -284,6 +289,7 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 	}
 
 	user0, sys0 := vstreamdTimes(b, d)
+	sw0 := vstreamdSwitches(b, d)
 	responses0, events0 := responses.Load(), events.Load()
 	start := time.Now()
 	sent := writeAt(b, *latTPS, *latDuration, func(conn *client.Conn) error {
@@ -302,7 +308,7 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 		time.Sleep(5 * time.Millisecond)
 	}
 	user1, sys1 := vstreamdTimes(b, d)
-	run := latencyRun{txns: int(sent), user: user1 - user0, sys: sys1 - sys0, span: time.Since(start),
+	run := latencyRun{txns: int(sent), user: user1 - user0, sys: sys1 - sys0, span: time.Since(start), switches: vstreamdSwitches(b, d) - sw0,
 		responses: responses.Load() - responses0, events: events.Load() - events0}
 	run.vstreamd, run.bare = vs.taken(), bare.taken()
 	return run
@@ -355,4 +361,12 @@ func vstreamdTimes(b *testing.B, d *vstreamd) (user, sys time.Duration) {
 		b.Fatal(err)
 	}
 	return user, sys
+}
+
+func vstreamdSwitches(b *testing.B, d *vstreamd) int64 {
+	n, err := procstat.ContextSwitches(d.cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

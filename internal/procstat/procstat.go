@@ -59,3 +59,30 @@ func Memory(pid int, field string) (int64, error) {
 	}
 	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
 }
+
+// ContextSwitches is how many times the threads of process pid have left the CPU, waiting
+// (voluntary) or preempted, summed over the threads running now.
+func ContextSwitches(pid int) (int64, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, t := range tasks {
+		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			// A thread that ended in between.
+			continue
+		}
+		for line := range strings.Lines(string(s)) {
+			if f := strings.Fields(line); len(f) == 2 && strings.HasSuffix(f[0], "ctxt_switches:") {
+				v, err := strconv.ParseInt(f[1], 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("/proc/%d/task/%s/status: %w", pid, t.Name(), err)
+				}
+				n += v
+			}
+		}
+	}
+	return n, nil
+}
