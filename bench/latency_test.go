@@ -29,6 +29,10 @@ import (
 var (
 	latTPS      = flag.Int("latency.tps", 500, "single-row transactions per second committed in BenchmarkLatency")
 	latDuration = flag.Duration("latency.duration", 10*time.Second, "how long BenchmarkLatency's writers commit")
+	// grpc-go's client estimates the connection's bandwidth with a PING after data arrives,
+	// which the server answers: at a few hundred small messages a second, one PING per
+	// message. A fixed window turns the estimate off.
+	latWindow = flag.Int("latency.window", 0, "bytes: the gRPC client's fixed flow-control window, which turns off its bandwidth-estimating pings (0: grpc-go's default)")
 )
 
 var (
@@ -197,7 +201,11 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 	defer wg.Wait()
 	defer cancel()
 
-	cc, err := grpc.NewClient(d.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if *latWindow > 0 {
+		opts = append(opts, grpc.WithInitialWindowSize(int32(*latWindow)), grpc.WithInitialConnWindowSize(int32(*latWindow)))
+	}
+	cc, err := grpc.NewClient(d.addr, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
