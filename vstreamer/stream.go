@@ -290,24 +290,6 @@ type stream struct {
 	pendTimer *time.Timer
 	// quick counts the events nextEvent took without its full select since it last ran it.
 	quick int
-	// poll is the stream's reader when the stream goroutine reads it itself (a shared
-	// reader's cursor), and readAt the place it has read to; nil when a goroutine of its own
-	// reads a binlog connection into the events channel (read).
-	poll   pollReader
-	readAt readPlace
-}
-
-// pollReader is a binlog reader that hands out the events it holds without waiting (a
-// fanout.Cursor): the stream goroutine reads it directly, which spares every event a hand-off
-// between goroutines, and at a few hundred small transactions a second the thread wake-ups
-// those hand-offs cost were a large part of the server's CPU.
-type pollReader interface {
-	binlogReader
-	// Next returns the next event, or when there is none yet a channel closed when there
-	// may be.
-	Next() (*replication.BinlogEvent, <-chan struct{}, error)
-	// Ready hints that Next has an event.
-	Ready() bool
 }
 
 // fairEvery bounds how many events nextEvent takes from a backlog before it looks at the
@@ -334,14 +316,9 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 	}
 	defer closeReader()
 
-	var events chan *replication.BinlogEvent
+	events := make(chan *replication.BinlogEvent, loopQueue)
 	g, gctx := errgroup.WithContext(ctx)
-	if p, ok := streamer.(pollReader); ok {
-		s.poll = p
-	} else {
-		events = make(chan *replication.BinlogEvent, loopQueue)
-		g.Go(func() error { return s.read(gctx, streamer, events) })
-	}
+	g.Go(func() error { return s.read(gctx, streamer, events) })
 	g.Go(func() (err error) {
 		defer catch(&err, StageStream, s.where)
 		err = s.loop(gctx, events, current)
@@ -477,7 +454,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			// now, whatever is queued behind it.
 			s.add(s.vgtidEvent())
 		}
-		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && !s.ready(events)) {
+		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
 			if err := s.flush(); err != nil {
 				return err
 			}
@@ -499,49 +476,24 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 	// was, per stream and event, the stream goroutine's largest cost; every fairEvery-th
 	// call selects over all, so a drain or a due heartbeat or position still goes first
 	// sometimes, as it would by chance anyway.
-	var wait <-chan struct{}
 	if s.quick < fairEvery {
-		if s.poll != nil {
-			ev, w, err := s.pollEvent()
-			if ev != nil || err != nil {
-				s.quick++
-				return ev, err
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return nil, context.Canceled
 			}
-			wait = w
-		} else {
-			select {
-			case ev, ok := <-events:
-				if !ok {
-					return nil, context.Canceled
-				}
-				s.quick++
-				return ev, nil
-			default:
-			}
+			s.quick++
+			return ev, nil
+		default:
 		}
 	}
 	s.quick = 0
-	if s.poll != nil {
-		if wait == nil {
-			// The fair turn: the reader is not asked, and a ready channel below goes first
-			// or the next call asks it again.
-			wait = fairTurn
-		} else if len(s.batch) > 0 && !s.inTxn {
-			// The stream waits for the binlog: what it holds goes out first (Ready, which
-			// the loop flushes by, may count an event that Next then skipped).
-			if err := s.flush(); err != nil {
-				return nil, err
-			}
-		}
-	}
 	select {
 	case ev, ok := <-events:
 		if !ok {
 			return nil, context.Canceled
 		}
 		return ev, nil
-	case <-wait:
-		return nil, nil
 	case <-s.drain:
 		// Finish the transaction in progress, then end (see loop).
 		s.draining, s.drain = true, nil
@@ -577,40 +529,6 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-}
-
-// fairTurn is always ready: nextEvent's select over the timers and the drain, when the
-// stream reads a pollReader, does not wait for them.
-var fairTurn = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
-
-// pollEvent takes the next event of the poll reader, if it holds one; as read does for a
-// reader of its own goroutine, it notes the event's place and names the place of an event
-// it cannot decode.
-func (s *stream) pollEvent() (ev *replication.BinlogEvent, wait <-chan struct{}, err error) {
-	defer catch(&err, StageRead, func(pe *PanicError) { pe.Table = eventTable(ev) })
-	ev, wait, err = s.poll.Next()
-	if err != nil {
-		return nil, nil, s.readAt.undecodable(err)
-	}
-	if ev != nil {
-		s.readAt.saw(ev)
-		if faults.Enabled() {
-			faults.At(faults.Read, s.readTable(ev), ev)
-		}
-	}
-	return ev, wait, nil
-}
-
-// ready reports whether an event is waiting to be read, so that a batch waits for it.
-func (s *stream) ready(events <-chan *replication.BinlogEvent) bool {
-	if s.poll != nil {
-		return s.poll.Ready()
-	}
-	return len(events) > 0
 }
 
 func nowNanos() int64 { return time.Now().UnixNano() }

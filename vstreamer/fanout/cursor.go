@@ -56,36 +56,19 @@ func (c *Cursor) Kind() Kind { return c.kind }
 // error once the events read before it are handed out.
 func (c *Cursor) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
 	for {
-		ev, wait, err := c.Next()
-		if ev != nil || err != nil {
-			return ev, err
-		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// Next returns the next event without waiting for one: when there is none yet it returns a
-// channel that is closed when there may be, for a reader that waits on other channels too.
-// It returns the hub's error once the events read before it are handed out.
-func (c *Cursor) Next() (*replication.BinlogEvent, <-chan struct{}, error) {
-	for {
 		if c.closed {
-			return nil, nil, ErrClosed
+			return nil, ErrClosed
 		}
 		if ev := c.inject; ev != nil {
 			c.inject = nil
-			return ev, nil, nil
+			return ev, nil
 		}
 		for c.bi < len(c.buf) && !c.missed {
 			e := c.buf[c.bi]
 			c.buf[c.bi] = entry{}
 			c.bi++
 			if ev := c.take(e); ev != nil {
-				return ev, nil, nil
+				return ev, nil
 			}
 			if c.inject != nil {
 				break
@@ -104,29 +87,17 @@ func (c *Cursor) Next() (*replication.BinlogEvent, <-chan struct{}, error) {
 		c.buf, c.bi = c.buf[:0], 0
 		wait, err := c.fill()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if wait != nil {
-			return nil, wait, nil
+		if wait == nil {
+			continue
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
-}
-
-// Ready reports whether the ring may hold an event for Next, without taking it: an event
-// already taken from the ring, or one the hub appended since. An event it counts may still
-// be skipped (one the cursor handed out before it moved), so Ready is a hint for batching,
-// not a promise.
-func (c *Cursor) Ready() bool {
-	if c.closed {
-		return false
-	}
-	if c.inject != nil || c.bi < len(c.buf) {
-		return true
-	}
-	h := c.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return c.seq < h.next
 }
 
 // fill takes the next events of the ring into buf, or moves the cursor. It returns a
