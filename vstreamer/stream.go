@@ -232,18 +232,19 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter, copying bool) e
 
 // stream is the state of one stream. One goroutine (run) owns it.
 type stream struct {
-	eng *Engine
+	eng    *Engine
+	cfg    *Config
+	log    *slog.Logger
+	conn   *client.Conn
+	filter *filter.Filter
+	send   SendFunc
+
 	// keyspaces are the keyspaces streamed, in the client's order; ks is the one cfg, filter,
 	// fieldsFor, copyPlans and copy are of (see use), and txnKs the keyspace of the
 	// transaction being read (see enter).
 	keyspaces []*keyspaceStream
 	ks        *keyspaceStream
 	txnKs     *keyspaceStream
-	cfg       *Config
-	log    *slog.Logger
-	conn   *client.Conn
-	filter *filter.Filter
-	send   SendFunc
 
 	pos position.Position
 	// start is where the stream started, which pos leaves at the first commit.
