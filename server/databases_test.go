@@ -427,8 +427,10 @@ func TestDatabasesSeveralKeyspacesNative(t *testing.T) {
 	if g, want := fmt.Sprint(sources), "map[srv_two.srv_two.kd:srv_two 20 test.test.kd:test 10]"; g != want {
 		t.Errorf("debezium-json records: %s, want %s", g, want)
 	}
+	// A transaction changing both keyspaces: each change named by its own database.
+	execSQL(t, "BEGIN", "INSERT INTO srv_two.kd VALUES (21, 'two-u')", "INSERT INTO test.kd VALUES (11, 'one-k')", "COMMIT")
 	var dbs []string
-	for len(dbs) < 2 {
+	for len(dbs) < 4 {
 		resp, err := canal.Recv()
 		if err != nil {
 			t.Fatal(err)
@@ -443,7 +445,7 @@ func TestDatabasesSeveralKeyspacesNative(t *testing.T) {
 			}
 		}
 	}
-	if g, want := strings.Join(dbs, "|"), "test.kd 10|srv_two.kd 20"; g != want {
+	if g, want := strings.Join(dbs, "|"), "test.kd 10|srv_two.kd 20|srv_two.kd 21|test.kd 11"; g != want {
 		t.Errorf("canal-json messages: %s, want %s", g, want)
 	}
 }

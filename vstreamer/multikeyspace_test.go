@@ -3,6 +3,7 @@ package vstreamer
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +315,68 @@ func TestSeveralKeyspacesRefused(t *testing.T) {
 				t.Fatalf("got %v, want %v saying %q", err, tc.want, tc.message)
 			}
 		})
+	}
+}
+
+// A statement-based change is sent with the keyspace of the tables it writes; one writing
+// tables of two keyspaces of the stream ends it with an error naming the statement.
+func TestSeveralKeyspacesStatement(t *testing.T) {
+	setupTwoDatabases(t)
+	e := newEngineDatabases(t, "ks_two")
+	ts := startStream(t, e, Request{Keyspaces: keyspacesAt(CurrentPosition, "ks", "ks_two"), Filter: ksdbFilter})
+	ts.expect("GTID", "OTHER", "VGTID")
+	statementMode(t, "STATEMENT", "INSERT INTO ks_two.ksdb_t VALUES (30, 'two-x')")
+	got := kshorts(ts.expect("BEGIN", "INSERT", "GTID", "COMMIT", "VGTID"))
+	if got[0] != "ks_two: BEGIN" || got[1] != "ks_two: INSERT INSERT INTO ks_two.ksdb_t VALUES (30, 'two-x')" {
+		t.Errorf("statement of one keyspace: %v", got)
+	}
+	statementMode(t, "STATEMENT",
+		"UPDATE test.ksdb_t, ks_two.ksdb_t SET test.ksdb_t.v = 'both', ks_two.ksdb_t.v = 'both' WHERE test.ksdb_t.id = 1 AND ks_two.ksdb_t.id = 1")
+	select {
+	case err := <-ts.errc:
+		ts.errc <- nil
+		if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), `keyspaces "ks" and "ks_two" by one statement`) {
+			t.Fatalf("got %v, want ErrStatementChange naming both keyspaces", err)
+		}
+	case ev := <-ts.events:
+		t.Fatalf("got %s, want the stream to end", kshort(ev))
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stream did not end")
+	}
+}
+
+// While one keyspace is copied, a change to a table of a keyspace whose copy has not started
+// reaches the client only through that copy.
+func TestCopySeveralKeyspacesChangeBeforeCopy(t *testing.T) {
+	setupTwoDatabases(t)
+	e := newEngineDatabases(t, "ks_two")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []string
+	written := false
+	err := e.Stream(ctx, Request{Keyspaces: keyspacesAt("", "ks_two", "ks"), Filter: ksdbFilter, CopyChunkRows: 1}, func(evs []*binlogdata.VEvent) error {
+		for _, ev := range evs {
+			if ev.Type == binlogdata.VEventType_ROW {
+				got = append(got, kshort(ev))
+				if !written {
+					// ks_two is being copied; ks's copy has not started.
+					written = true
+					if err := db.Exec("INSERT INTO test.ksdb_t VALUES (7, 'one-g')", "UPDATE test.ksdb_t SET v = 'one-z' WHERE id = 1"); err != nil {
+						return err
+					}
+				}
+			}
+			if ev.Type == binlogdata.VEventType_COPY_COMPLETED && ev.Keyspace == "" {
+				return io.EOF
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ks_two: ROW ksdb_t +[1 two-a]|ks_two: ROW ksdb_t +[2 two-b]|ks: ROW ksdb_t +[1 one-z]|ks: ROW ksdb_t +[7 one-g]"
+	if g := strings.Join(got, "|"); g != want {
+		t.Errorf("rows:\n got %s\nwant %s", g, want)
 	}
 }
