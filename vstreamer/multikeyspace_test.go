@@ -380,3 +380,36 @@ func TestCopySeveralKeyspacesChangeBeforeCopy(t *testing.T) {
 		t.Errorf("rows:\n got %s\nwant %s", g, want)
 	}
 }
+
+// The schema history tracker reads through the shared reader: a stream of two keyspaces and
+// the tracker cost one binlog dump connection together, and the tracker still records DDLs.
+func TestSchemaHistorySharesDump(t *testing.T) {
+	setupTwoDatabases(t)
+	base := settleDumps(t)
+	hist := historyEngine(t, t.TempDir())
+	hist.cfg.Databases = []string{"ks_two"}
+	if got := dumpThreads(t) - base; got != 1 {
+		t.Errorf("%d binlog dump connections for the tracker, want 1", got)
+	}
+	ts := startStream(t, hist, Request{Keyspaces: keyspacesAt(CurrentPosition, "ks", "ks_two"), Filter: ksdbFilter})
+	ts.expect("GTID", "OTHER", "VGTID")
+	execSQL(t, "ALTER TABLE test.ksdb_t ADD COLUMN w INT", "INSERT INTO test.ksdb_t VALUES (8, 'one-h', 1)",
+		"INSERT INTO ks_two.ksdb_t VALUES (8, 'two-h')")
+	var rows []string
+	for len(rows) < 2 {
+		if ev := ts.next(false); ev.Type == binlogdata.VEventType_ROW {
+			rows = append(rows, kshort(ev))
+		}
+	}
+	if got, want := strings.Join(rows, "; "), "ks: ROW ksdb_t +[8 one-h 1]; ks_two: ROW ksdb_t +[8 two-h]"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+	waitTracker(t, hist, serverPos(t))
+	if got := dumpThreads(t) - base; got != 1 {
+		t.Errorf("%d binlog dump connections for a stream and the schema history tracker, want 1", got)
+	}
+	info, ok, err := hist.hist.Lookup(context.Background(), "test", "ksdb_t", serverPos(t))
+	if err != nil || !ok || len(info) != 3 {
+		t.Errorf("history of ksdb_t after the ALTER: %v %v %v, want 3 columns", info, ok, err)
+	}
+}
