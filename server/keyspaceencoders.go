@@ -48,9 +48,9 @@ func (k *keyspaceEncoders) Encode(out []*vstreamv1.EncodedMessage, ev *binlogdat
 		if len(k.open) == 0 {
 			k.open = append(k.open, e)
 		}
-		out, err := k.all(out, ev)
+		msgs, err := k.all(out, ev)
 		k.begin, k.open = nil, k.open[:0]
-		return out, err
+		return msgs, err
 	default:
 		if k.begin != nil && !slices.Contains(k.open, e) {
 			k.open = append(k.open, e)

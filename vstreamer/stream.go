@@ -66,9 +66,9 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	// Each keyspace's database and labels: every use of cfg below is a keyspace's.
 	keyspaces := make([]*keyspaceStream, len(starts))
 	for i, ks := range starts {
-		cfg, err := e.keyspaceConfig(conn, dbs[i])
-		if err != nil {
-			return err
+		cfg, cerr := e.keyspaceConfig(conn, dbs[i])
+		if cerr != nil {
+			return cerr
 		}
 		keyspaces[i] = &keyspaceStream{cfg: cfg, filter: filters[i], lastPKs: ks.TableLastPKs,
 			fieldsFor: make(map[string]*tablePlan), copyPlans: make(map[string]*tablePlan)}
