@@ -277,7 +277,7 @@ func TestSeveralKeyspacesOneDump(t *testing.T) {
 	if got, want := strings.Join(rows, "; "), "ks: ROW ksdb_t +[5 one-e]; ks_two: ROW ksdb_t +[5 two-e]"; got != want {
 		t.Errorf("rows %s, want %s", got, want)
 	}
-	if got := dumpThreads(t) - base; got != 1 {
+	if got := awaitDumps(t, base+1) - base; got != 1 {
 		t.Errorf("%d binlog dump connections for a stream of two keyspaces, want 1", got)
 	}
 }
@@ -388,7 +388,8 @@ func TestSchemaHistorySharesDump(t *testing.T) {
 	base := settleDumps(t)
 	hist := historyEngine(t, t.TempDir())
 	hist.cfg.Databases = []string{"ks_two"}
-	if got := dumpThreads(t) - base; got != 1 {
+	// The tracker's dump opens as it starts reading, after it recorded the tables.
+	if got := awaitDumps(t, base+1) - base; got != 1 {
 		t.Errorf("%d binlog dump connections for the tracker, want 1", got)
 	}
 	ts := startStream(t, hist, Request{Keyspaces: keyspacesAt(CurrentPosition, "ks", "ks_two"), Filter: ksdbFilter})
@@ -411,5 +412,19 @@ func TestSchemaHistorySharesDump(t *testing.T) {
 	info, ok, err := hist.hist.Lookup(context.Background(), "test", "ksdb_t", serverPos(t))
 	if err != nil || !ok || len(info) != 3 {
 		t.Errorf("history of ksdb_t after the ALTER: %v %v %v, want 3 columns", info, ok, err)
+	}
+}
+
+// awaitDumps waits up to a few seconds for the server to count want binlog dump connections,
+// and returns how many it counts.
+func awaitDumps(t *testing.T, want int) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := dumpThreads(t)
+		if n == want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
