@@ -192,7 +192,8 @@ type copyRequest struct {
 	chunkRows     int
 	vitess        bool
 	// othersCopy is set in a stream of several keyspaces: a keyspace whose tables the
-	// filter leaves out copies nothing while the others copy.
+	// filter leaves out copies nothing while the others copy, and tables_to_copy may name
+	// tables of the others.
 	othersCopy bool
 }
 
@@ -219,6 +220,10 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 		}
 	}
 	for _, t := range req.tablesToCopy {
+		if !exists[t] && req.othersCopy {
+			// A table of another keyspace of the stream (checkNamedTables).
+			continue
+		}
 		if !exists[t] {
 			return nil, fmt.Errorf("%w: tables_to_copy names %s, which is not a table of %s", filter.ErrInvalid, t, db)
 		}

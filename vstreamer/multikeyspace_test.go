@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 )
 
@@ -296,19 +297,26 @@ func TestSeveralKeyspacesRefused(t *testing.T) {
 		keyspaces []KeyspaceStart
 		want      error
 		message   string
+		filter    *binlogdata.Filter
 	}{
-		{"not served", keyspacesAt(pos, "ks", "ks_three"), ErrKeyspace, `keyspace "ks_three" is not served here`},
-		{"named twice", keyspacesAt(pos, "ks_two", "ks_two"), ErrBadRequest, `names keyspace "ks_two" twice`},
-		{"one database twice", keyspacesAt(pos, "ks", ""), ErrBadRequest, "both database test"},
+		{"not served", keyspacesAt(pos, "ks", "ks_three"), ErrKeyspace, `keyspace "ks_three" is not served here`, nil},
+		{"named twice", keyspacesAt(pos, "ks_two", "ks_two"), ErrBadRequest, `names keyspace "ks_two" twice`, nil},
+		{"one database twice", keyspacesAt(pos, "ks", ""), ErrBadRequest, "both database test", nil},
 		{"different positions", []KeyspaceStart{{Keyspace: "ks", Position: pos}, {Keyspace: "ks_two", Position: older}}, ErrBadRequest,
-			"at different positions"},
+			"at different positions", nil},
 		{"current and a position", []KeyspaceStart{{Keyspace: "ks", Position: CurrentPosition}, {Keyspace: "ks_two", Position: pos}}, ErrBadRequest,
-			"give every keyspace the earliest position"},
+			"give every keyspace the earliest position", nil},
+		{"copy of a table of neither", keyspacesAt("", "ks", "ks_two"), filter.ErrInvalid,
+			"table ksdb_none is not present in the databases test, ks_two", rules(&binlogdata.Rule{Match: "ksdb_t"}, &binlogdata.Rule{Match: "ksdb_none"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			err := e.Stream(ctx, Request{Keyspaces: tc.keyspaces, Filter: ksdbFilter}, func([]*binlogdata.VEvent) error {
+			f := ksdbFilter
+			if tc.filter != nil {
+				f = tc.filter
+			}
+			err := e.Stream(ctx, Request{Keyspaces: tc.keyspaces, Filter: f}, func([]*binlogdata.VEvent) error {
 				return errors.New("no event expected")
 			})
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.message) {
@@ -426,5 +434,34 @@ func awaitDumps(t *testing.T, want int) int {
 			return n
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A rule naming a table of one keyspace only copies and streams it there: the filter applies
+// to each keyspace's tables, and a keyspace without the table has nothing of it.
+func TestCopySeveralKeyspacesTableOfOne(t *testing.T) {
+	setupTwoDatabases(t)
+	execSQL(t, "CREATE TABLE ks_two.ksdb_only (id INT PRIMARY KEY)", "INSERT INTO ks_two.ksdb_only VALUES (1)")
+	e := newEngineDatabases(t, "ks_two")
+	ts := startStream(t, e, Request{Keyspaces: keyspacesAt("", "ks", "ks_two"),
+		Filter: rules(&binlogdata.Rule{Match: "ksdb_only"}, &binlogdata.Rule{Match: "ksdb_t"}), TablesToCopy: []string{"ksdb_only"}})
+	var rows []string
+	for {
+		ev := ts.next(false)
+		if ev.Type == binlogdata.VEventType_ROW {
+			rows = append(rows, kshort(ev))
+		}
+		if ev.Type == binlogdata.VEventType_COPY_COMPLETED && ev.Keyspace == "" {
+			break
+		}
+	}
+	execSQL(t, "INSERT INTO ks_two.ksdb_only VALUES (2)", "INSERT INTO test.ksdb_t VALUES (9, 'one-i')")
+	for len(rows) < 3 {
+		if ev := ts.next(false); ev.Type == binlogdata.VEventType_ROW {
+			rows = append(rows, kshort(ev))
+		}
+	}
+	if got, want := strings.Join(rows, "; "), "ks_two: ROW ksdb_only +[1]; ks_two: ROW ksdb_only +[2]; ks: ROW ksdb_t +[9 one-i]"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
 	}
 }

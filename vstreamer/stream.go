@@ -85,12 +85,20 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		vitess:        req.VitessCopy,
 		othersCopy:    len(keyspaces) > 1,
 	}
-	copying := false
+	// copied are the databases whose copy is full or resumed, listed the databases copying
+	// at all (tables_to_copy alone adds tables to a running stream).
+	var copied, listed []string
 	for _, k := range keyspaces {
 		kreq := creq
 		kreq.lastPKs = k.lastPKs
-		copying = copying || kreq.wanted()
+		if kreq.wanted() {
+			listed = append(listed, k.cfg.Database)
+		}
+		if creq.emptyPosition || len(k.lastPKs) > 0 {
+			copied = append(copied, k.cfg.Database)
+		}
 	}
+	copying := len(listed) > 0
 	pos := startPos
 	if creq.emptyPosition {
 		// A fresh copy may start anywhere before its first snapshot: no change is forwarded
@@ -108,9 +116,16 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		current = false
 	}
 	// A full or resumed copy needs its named tables now; a binlog stream plans a named
-	// table when it appears, as Vitess does.
+	// table when it appears, as Vitess does. A rule of a stream of several keyspaces names a
+	// table of any of them.
 	for _, k := range keyspaces {
-		if err = checkTables(conn, k.cfg.Database, k.filter, creq.emptyPosition || len(k.lastPKs) > 0); err != nil {
+		copies := creq.emptyPosition || len(k.lastPKs) > 0
+		if err = checkTables(conn, k.cfg.Database, k.filter, copies && len(keyspaces) == 1); err != nil {
+			return err
+		}
+	}
+	if len(keyspaces) > 1 {
+		if err = checkNamedTables(conn, copied, keyspaces[0].filter, listed, req.TablesToCopy); err != nil {
 			return err
 		}
 	}
@@ -225,6 +240,50 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter, copying bool) e
 		fields, pk := tableFields(db, t, schema.Columns(info))
 		if _, err := f.Plan(t, fields, pk); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkNamedTables fails a stream of several keyspaces, before it starts, when a named
+// rule's table is a table of none of the databases whose copy is full or resumed (copied), or
+// a table tables_to_copy names is one of none of the databases copying (listed).
+func checkNamedTables(conn *client.Conn, copied []string, f *filter.Filter, listed, tablesToCopy []string) error {
+	inAny := func(dbs []string, table string) (bool, error) {
+		args := []any{table}
+		for _, db := range dbs {
+			args = append(args, db)
+		}
+		res, err := conn.Execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_NAME = ? AND TABLE_SCHEMA IN (?"+strings.Repeat(", ?", len(dbs)-1)+")", args...)
+		if err != nil {
+			return false, fmt.Errorf("%w: check table %s: %v", ErrUnavailable, table, err)
+		}
+		defer res.Close()
+		return res.RowNumber() > 0, nil
+	}
+	for _, r := range f.Rules() {
+		if len(copied) == 0 || r.IsRegex() || r.Exclude() {
+			continue
+		}
+		ok, err := inAny(copied, r.Match)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: rule %d (match %q): table %s is not present in the databases %s; create it, or start from a position to stream it once it is created",
+				filter.ErrInvalid, r.Index+1, r.Match, r.Match, strings.Join(copied, ", "))
+		}
+	}
+	for _, t := range tablesToCopy {
+		if len(listed) == 0 {
+			break
+		}
+		ok, err := inAny(listed, t)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: tables_to_copy names %s, which is not a table of %s", filter.ErrInvalid, t, strings.Join(listed, ", "))
 		}
 	}
 	return nil
