@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/client"
+
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
@@ -59,6 +61,72 @@ func keyspaceStarts(req *Request) ([]KeyspaceStart, string, error) {
 		}
 	}
 	return req.Keyspaces, first.Position, nil
+}
+
+// keyspaceFilters resolves the database of each keyspace and compiles the request's filter
+// on it: Vitess gives every keyspace the request's filter, whose rules select tables of each.
+func (e *Engine) keyspaceFilters(starts []KeyspaceStart, f *binlogdata.Filter) ([]string, []*filter.Filter, error) {
+	dbs := make([]string, len(starts))
+	filters := make([]*filter.Filter, len(starts))
+	for i, ks := range starts {
+		var err error
+		if dbs[i], err = e.Database(ks.Keyspace); err != nil {
+			return nil, nil, err
+		}
+		for j := range i {
+			if dbs[j] == dbs[i] {
+				return nil, nil, fmt.Errorf("%w: keyspaces %q and %q of the vgtid are both database %s; name it once", ErrBadRequest, starts[j].Keyspace, ks.Keyspace, dbs[i])
+			}
+		}
+		if filters[i], err = e.compileFilter(f, dbs[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return dbs, filters, nil
+}
+
+// checkNamedTables fails a stream of several keyspaces, before it starts, when a named
+// rule's table is a table of none of the databases whose copy is full or resumed (copied), or
+// a table tables_to_copy names is one of none of the databases copying (listed).
+func checkNamedTables(conn *client.Conn, copied []string, f *filter.Filter, listed, tablesToCopy []string) error {
+	inAny := func(dbs []string, table string) (bool, error) {
+		args := []any{table}
+		for _, db := range dbs {
+			args = append(args, db)
+		}
+		res, err := conn.Execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_NAME = ? AND TABLE_SCHEMA IN (?"+strings.Repeat(", ?", len(dbs)-1)+")", args...)
+		if err != nil {
+			return false, fmt.Errorf("%w: check table %s: %v", ErrUnavailable, table, err)
+		}
+		defer res.Close()
+		return res.RowNumber() > 0, nil
+	}
+	for _, r := range f.Rules() {
+		if len(copied) == 0 || r.IsRegex() || r.Exclude() {
+			continue
+		}
+		ok, err := inAny(copied, r.Match)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: rule %d (match %q): table %s is not present in the databases %s; create it, or start from a position to stream it once it is created",
+				filter.ErrInvalid, r.Index+1, r.Match, r.Match, strings.Join(copied, ", "))
+		}
+	}
+	for _, t := range tablesToCopy {
+		if len(listed) == 0 {
+			break
+		}
+		ok, err := inAny(listed, t)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: tables_to_copy names %s, which is not a table of %s", filter.ErrInvalid, t, strings.Join(listed, ", "))
+		}
+	}
+	return nil
 }
 
 // samePosition reports two positions that name the same place: equal text, or equal GTID

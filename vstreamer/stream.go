@@ -39,21 +39,9 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if err != nil {
 		return err
 	}
-	dbs := make([]string, len(starts))
-	filters := make([]*filter.Filter, len(starts))
-	for i, ks := range starts {
-		if dbs[i], err = e.Database(ks.Keyspace); err != nil {
-			return err
-		}
-		for j := range i {
-			if dbs[j] == dbs[i] {
-				return fmt.Errorf("%w: keyspaces %q and %q of the vgtid are both database %s; name it once", ErrBadRequest, starts[j].Keyspace, ks.Keyspace, dbs[i])
-			}
-		}
-		// Vitess gives every keyspace the request's filter: its rules select tables of each.
-		if filters[i], err = e.compileFilter(req.Filter, dbs[i]); err != nil {
-			return err
-		}
+	dbs, filters, err := e.keyspaceFilters(starts, req.Filter)
+	if err != nil {
+		return err
 	}
 	if req.FailureMode, err = ParseFailureMode(req.FailureMode); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadOption, err)
@@ -240,50 +228,6 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter, copying bool) e
 		fields, pk := tableFields(db, t, schema.Columns(info))
 		if _, err := f.Plan(t, fields, pk); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// checkNamedTables fails a stream of several keyspaces, before it starts, when a named
-// rule's table is a table of none of the databases whose copy is full or resumed (copied), or
-// a table tables_to_copy names is one of none of the databases copying (listed).
-func checkNamedTables(conn *client.Conn, copied []string, f *filter.Filter, listed, tablesToCopy []string) error {
-	inAny := func(dbs []string, table string) (bool, error) {
-		args := []any{table}
-		for _, db := range dbs {
-			args = append(args, db)
-		}
-		res, err := conn.Execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_NAME = ? AND TABLE_SCHEMA IN (?"+strings.Repeat(", ?", len(dbs)-1)+")", args...)
-		if err != nil {
-			return false, fmt.Errorf("%w: check table %s: %v", ErrUnavailable, table, err)
-		}
-		defer res.Close()
-		return res.RowNumber() > 0, nil
-	}
-	for _, r := range f.Rules() {
-		if len(copied) == 0 || r.IsRegex() || r.Exclude() {
-			continue
-		}
-		ok, err := inAny(copied, r.Match)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("%w: rule %d (match %q): table %s is not present in the databases %s; create it, or start from a position to stream it once it is created",
-				filter.ErrInvalid, r.Index+1, r.Match, r.Match, strings.Join(copied, ", "))
-		}
-	}
-	for _, t := range tablesToCopy {
-		if len(listed) == 0 {
-			break
-		}
-		ok, err := inAny(listed, t)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("%w: tables_to_copy names %s, which is not a table of %s", filter.ErrInvalid, t, strings.Join(listed, ", "))
 		}
 	}
 	return nil
