@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -359,6 +360,26 @@ func TestDatabasesSeveralKeyspacesVitess(t *testing.T) {
 		"FIELD srv_two.kd @srv_two db=srv_two|ROW srv_two.kd 1 @srv_two|FIELD test.kd @test db=test|ROW test.kd 1 @test"
 	if g := strings.Join(got, "|"); g != want {
 		t.Errorf("vtgate stream of two keyspaces:\n got %s\nwant %s", g, want)
+	}
+	// A keyspace regex names every keyspace it matches.
+	rst, err := vtgateservice.NewVitessClient(cc).VStream(ctx, &vtgate.VStreamRequest{
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "/.*", Gtid: "current"}}},
+		Filter: kdFilter,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		r, err := rst.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(r.Events, func(ev *binlogdata.VEvent) bool { return ev.Type == binlogdata.VEventType_VGTID }); i >= 0 {
+			if ks := vgtidKeyspaces(t, r.Events[i].Vgtid); ks != "test/0,srv_two/0" {
+				t.Errorf("regex /.*: VGTID of %s, want every keyspace served", ks)
+			}
+			break
+		}
 	}
 }
 
