@@ -22,6 +22,8 @@ import (
 // tablePlan is how rows of one table id are turned into events.
 type tablePlan struct {
 	name string
+	// ks is the keyspace of the table's database; nil for tables of other databases.
+	ks *keyspaceStream
 	// selected is false for tables the filter leaves out (or of other databases).
 	selected bool
 	cols     []rowcodec.Column
@@ -61,6 +63,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 	if !p.selected || !s.wants(binlogdata.VEventType_ROW) && !s.wants(binlogdata.VEventType_FIELD) {
 		return nil
 	}
+	s.use(p.ks)
 	if ct := s.copy.state(p.name); ct != nil && ct.status == copyPending {
 		return nil
 	}
@@ -70,6 +73,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 	}
 	s.fieldsFor[p.name] = p
 	s.begin(ts)
+	s.enter(p.ks)
 	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_FIELD,
 		Timestamp: int64(ts),
@@ -112,10 +116,17 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 		meta:  slices.Clone(tm.ColumnMeta),
 		names: slices.Clone(tm.ColumnNameString()),
 	}
-	if string(tm.Schema) != s.cfg.Database || schema.Internal(p.name) || s.filter.Table(p.name) == nil {
+	k := s.ks
+	if string(tm.Schema) != k.cfg.Database {
+		if k = s.keyspaceOf(tm.Schema); k == nil {
+			return p, nil
+		}
+		s.use(k)
+	}
+	if schema.Internal(p.name) || s.filter.Table(p.name) == nil {
 		return p, nil
 	}
-	p.selected = true
+	p.selected, p.ks = true, k
 	cols, hasNames := rowcodec.FromTableMap(tm)
 	info, err := s.tableInfo(p.name, cols, hasNames)
 	if err != nil {
@@ -238,6 +249,7 @@ func (s *stream) rowsPlan(e *replication.RowsEvent) (*tablePlan, *copyTable, err
 	if int(e.ColumnCount) != len(p.cols) {
 		return nil, nil, fmt.Errorf("%w: table %s: rows event has %d columns, table map %d", ErrSchema, p.name, e.ColumnCount, len(p.cols))
 	}
+	s.use(p.ks)
 	ct := s.copy.state(p.name)
 	if ct != nil && ct.status == copyPending {
 		// The table's rows will come from its copy, with these changes in them.
@@ -491,6 +503,7 @@ func (s *stream) sendRows(ts uint32, e *replication.RowsEvent, p *tablePlan, b *
 		s.rowBytes += len(b.arena)
 	}
 	s.begin(ts)
+	s.enter(p.ks)
 	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_ROW,
 		Timestamp: int64(ts),
