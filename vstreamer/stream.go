@@ -386,7 +386,7 @@ func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- 
 	for {
 		ev, err = streamer.GetEvent(ctx)
 		if err != nil {
-			return where.undecodable(err)
+			return where.failed(where.undecodable(err))
 		}
 		where.saw(ev)
 		if faults.Enabled() {
@@ -413,7 +413,7 @@ func (s *stream) classify(err error) error {
 	}
 	var me *mysql.MyError
 	if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
-		if s.atBadOffset() {
+		if s.atBadOffset(err) {
 			return fmt.Errorf("%w: position %s is not where a binlog event starts: %s (errno %d); resume from a position this server sent",
 				position.ErrBadPosition, s.pos, me.Message, me.Code)
 		}
@@ -433,9 +433,14 @@ func (s *stream) classify(err error) error {
 // atBadOffset reports a file-position stream that failed before it read any event past its
 // start: the server could not read the binlog at the requested offset, which resolve checked
 // is inside a file the server has, so the offset is not an event's start.
-func (s *stream) atBadOffset() bool {
+func (s *stream) atBadOffset(err error) bool {
 	file, pos, ok := s.pos.FilePos()
-	return ok && s.pos.Equal(s.start) && s.binlogFile == file && uint64(s.binlogPos) <= pos
+	at, atPos := s.binlogFile, s.binlogPos
+	var rf *readFailure
+	if errors.As(err, &rf) {
+		at, atPos = rf.file, rf.pos
+	}
+	return ok && s.pos.Equal(s.start) && at == file && uint64(atPos) <= pos
 }
 
 func isNetErr(err error) bool {
