@@ -135,6 +135,12 @@ type Request struct {
 	// order. Resume points then come from the server's batch positions: messages after the
 	// last one may be delivered again after a reconnect.
 	OnMessages func(ctx context.Context, msgs []*vstreamv1.EncodedMessage) error
+	// OnPosition hears each resume point of a stream of encoded messages, after OnMessages
+	// had the messages before it: every message before pos is complete, and a reconnect
+	// resumes from pos once OnPosition returns nil for it (an error stops the stream as
+	// OnMessages' does). It is for a consumer that commits its output with the position it
+	// ends at, so that the two cannot disagree.
+	OnPosition func(ctx context.Context, pos *binlogdata.VGtid) error
 	// TablesToCopy, CopyTablesWithoutKey and CopyChunkRows tune a table copy (see Flags in
 	// proto/vstream/v1/vstream.proto).
 	TablesToCopy         []string
@@ -353,6 +359,11 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 		}
 		if len(msgs) > 0 && s.req.OnMessages != nil {
 			if err := s.req.OnMessages(ctx, msgs); err != nil {
+				return progressed, &handlerError{err}
+			}
+		}
+		if next.resume != s.tr.resume && resp.GetPosition() != nil && s.req.OnPosition != nil {
+			if err := s.req.OnPosition(ctx, proto.CloneOf(next.resume)); err != nil {
 				return progressed, &handlerError{err}
 			}
 		}
