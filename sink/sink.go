@@ -234,14 +234,13 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 	req.OnMessages = r.onMessages
 	req.OnPosition = r.onPosition
 	err = r.cfg.Client.Stream(sctx, req, r.onEvents)
-	if errors.Is(err, errStopped) {
-		return true, err
-	}
-	// What was published after the last commit comes again on the next attempt.
-	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer acancel()
-	if aerr := pub.Abort(actx); aerr != nil {
-		r.log.Warn("sink abort failed", "err", aerr)
+	if !errors.Is(err, errStopped) {
+		// What was published after the last commit comes again on the next attempt.
+		actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer acancel()
+		if aerr := pub.Abort(actx); aerr != nil {
+			r.log.Warn("sink abort failed", "err", aerr)
+		}
 	}
 	if cerr := pub.Close(); cerr != nil {
 		r.log.Debug("sink close", "err", cerr)
@@ -249,7 +248,7 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 	if err == nil {
 		err = errors.New("stream ended")
 	}
-	return r.delivered, err
+	return r.delivered || errors.Is(err, errStopped), err
 }
 
 // baseOf names a start position in record IDs. "current" is no place in the binlog: each

@@ -91,6 +91,9 @@ func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(p.opts.Brokers...),
 		kgo.TransactionalID(p.opts.Name),
+		// A topic that does not exist yet is made if the broker allows it
+		// (auto.create.topics.enable); otherwise producing to it fails and is retried.
+		kgo.AllowAutoTopicCreation(),
 		kgo.TransactionTimeout(time.Minute),
 		kgo.MaxBufferedBytes(p.opts.MaxBufferedBytes),
 		kgo.ProducerBatchMaxBytes(int32(min(p.opts.MaxRecordBytes+512, 1<<30))),

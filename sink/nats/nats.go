@@ -2,8 +2,8 @@
 // the stream's duplicate window drops a repeat, with the position checkpointed in a KV
 // bucket once the stream has acknowledged every message before it.
 //
-// The subject is the record's topic after a prefix (characters a subject cannot hold become
-// "_"); the record's headers travel as message headers, its key as Vstream-Key (base64 with
+// The subject is the record's topic, which starts with the sink's topic prefix (characters a
+// subject cannot hold become "_"); the record's headers travel as message headers, its key as Vstream-Key (base64 with
 // Vstream-Key-Encoding: base64 when it is not printable text) and a tombstone as an empty
 // message with Vstream-Tombstone: true. Nats-Msg-Id is the record's ID: the sink's name,
 // the resume point the record follows and its index after it, the same every time the
@@ -49,7 +49,8 @@ type Options struct {
 	// Stream is the JetStream stream the subjects belong to; created when missing, with
 	// SubjectPrefix+">" as its subjects and Duplicates as its duplicate window.
 	Stream string
-	// SubjectPrefix is put before every topic, e.g. "cdc.".
+	// SubjectPrefix is the prefix of every record's topic (sink.TopicMap puts it there),
+	// e.g. "cdc.": the stream the sink creates takes SubjectPrefix+">".
 	SubjectPrefix string
 	// Duplicates is the duplicate window of a stream the sink creates; zero means 2 minutes.
 	// A restarted sink repeats what it published since its last checkpoint: only repeats
@@ -161,9 +162,10 @@ func (p *Publisher) kvKey() string {
 	}, p.opts.Name)
 }
 
-// Subject is the subject of a topic: the prefix, then the topic with each character a
-// subject cannot hold (white space, * and >) and each empty token replaced by "_".
-func Subject(prefix, topic string) string {
+// Subject is the subject of a topic (which has the sink's topic prefix already): the topic
+// with each character a subject cannot hold (white space, * and >) and each empty token
+// replaced by "_".
+func Subject(topic string) string {
 	t := strings.Map(func(r rune) rune {
 		switch r {
 		case ' ', '\t', '\r', '\n', '*', '>':
@@ -177,12 +179,12 @@ func Subject(prefix, topic string) string {
 			tokens[i] = "_"
 		}
 	}
-	return prefix + strings.Join(tokens, ".")
+	return strings.Join(tokens, ".")
 }
 
 // Publish sends the record asynchronously once no earlier record of its key is in flight.
 func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
-	msg := nats.NewMsg(Subject(p.opts.SubjectPrefix, r.Topic))
+	msg := nats.NewMsg(Subject(r.Topic))
 	for k, v := range r.Headers {
 		msg.Header.Set(k, v)
 	}

@@ -1,0 +1,104 @@
+package kafka_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/client"
+	"github.com/vstream-cdc/vstream/internal/sinktest"
+	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/sink"
+	"github.com/vstream-cdc/vstream/sink/kafka"
+)
+
+var db *testdb.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(testdb.RunTests(m, testdb.Options{Database: "sinkkafka"}, &db))
+}
+
+func broker(brokers []string) sinktest.Broker {
+	return sinktest.Broker{
+		New: func(t testing.TB, name string) sink.Publisher {
+			p, err := kafka.New(kafka.Options{Brokers: brokers, Name: name, OffsetsTopic: "offsets"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		},
+		Read: func(t testing.TB, want int, quiet time.Duration) []sinktest.Got {
+			return sinktest.ReadKafka(t, brokers, `^cdc\.`, want, quiet)
+		},
+	}
+}
+
+// Every change once, in order per key, in each format; with commits that fail (before and
+// after they reach the broker) the sink resumes from the position it committed.
+func TestKafkaExactlyOnce(t *testing.T) {
+	for _, tc := range []struct {
+		format    string
+		failEvery int
+	}{
+		{"debezium-json", 0},
+		{"debezium-json", 3},
+		{"canal-json", 3},
+		{"avro", 4},
+	} {
+		t.Run(fmt.Sprintf("%s/fail-every-%d", tc.format, tc.failEvery), func(t *testing.T) {
+			sinktest.ExactlyOnce(t, db, "sinkkafka", broker(sinktest.Kafka(t, 3)), tc.format, nil, tc.failEvery)
+		})
+	}
+}
+
+// A record larger than the broker takes stops the sink with an error naming it.
+func TestKafkaRecordTooLarge(t *testing.T) {
+	addr := sinktest.Serve(t, db, "sinkkafka")
+	brokers := sinktest.Kafka(t, 1)
+	if err := db.Exec("DROP TABLE IF EXISTS big", "CREATE TABLE big (id INT PRIMARY KEY, b TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(sinktest.Position(t, db, "sinkkafka"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: "big", OffsetsTopic: "offsets", MaxRecordBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- sink.Run(ctx, sink.Config{Name: "big", Client: cl, Publisher: pub, Logger: sinktest.Logger(t),
+			Request: client.Request{Position: pos, Format: "debezium-json", Filter: client.ParseTables("big")},
+			Topics:  sink.TopicMap{Prefix: "cdc."}})
+	}()
+	if err := db.Exec("INSERT INTO big VALUES (1, 'small')"); err != nil {
+		t.Fatal(err)
+	}
+	sinktest.WaitFor(t, 20*time.Second, "the small record", func() bool {
+		return len(sinktest.ReadKafka(t, brokers, `^cdc\.`, 1, 300*time.Millisecond)) == 1
+	})
+	if err := db.Exec("INSERT INTO big VALUES (2, REPEAT('x', 5000))"); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	if !sink.IsPermanent(err) || !strings.Contains(err.Error(), "more than the 4096 a broker takes") {
+		t.Fatalf("got %v, want the record-too-large error", err)
+	}
+	// The sink stopped instead of skipping the large record: nothing after the small one.
+	got := sinktest.ReadKafka(t, brokers, `^cdc\.`, 2, time.Second)
+	if len(got) != 1 || !strings.Contains(string(got[0].Value), "small") {
+		t.Fatalf("records after the error: %d, want the small one alone", len(got))
+	}
+}
