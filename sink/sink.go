@@ -32,6 +32,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/server/encoder/avro"
 )
 
 // Record is one message for the broker.
@@ -278,15 +279,21 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 		if err != nil {
 			return Permanent(err)
 		}
-		rec := &Record{Topic: topic, Key: m.GetKey(), Headers: m.GetHeaders(),
-			ID: r.cfg.Name + "/" + r.base + "/" + strconv.Itoa(r.index)}
+		rec := &Record{Topic: topic, Key: m.GetKey(), Headers: m.GetHeaders()}
+		if h := m.GetHeaders(); h[avro.HeaderMessage] == avro.MessageSchema {
+			// A schema announcement comes again on every new stream, so it is no change of
+			// the source and takes no index: it is named by what it announces.
+			rec.ID = r.cfg.Name + "/schema/" + h[avro.HeaderSubject] + "/" + h[avro.HeaderSchemaID]
+		} else {
+			rec.ID = r.cfg.Name + "/" + r.base + "/" + strconv.Itoa(r.index)
+			r.index++
+		}
 		if !m.GetTombstone() {
 			rec.Value = m.GetValue()
 			if rec.Value == nil {
 				rec.Value = []byte{}
 			}
 		}
-		r.index++
 		if err := r.cfg.Publisher.Publish(ctx, rec); err != nil {
 			return fmt.Errorf("publish to %s: %w", topic, err)
 		}

@@ -6,6 +6,7 @@ package sinktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -233,6 +234,9 @@ func ReadNATS(t testing.TB, url, stream string, want int, quiet time.Duration) [
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,6 +341,17 @@ func (w *Writer) Changes() int {
 	n := 0
 	for _, s := range w.perID {
 		n += len(s)
+	}
+	return n
+}
+
+// Count is the number of records that carry a change.
+func Count(got []Got) int {
+	n := 0
+	for _, g := range got {
+		if marker.Match(g.Value) {
+			n++
+		}
 	}
 	return n
 }

@@ -128,7 +128,12 @@ func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
 		_, err = p.js.CreateStream(ctx, jetstream.StreamConfig{Name: p.opts.Stream,
 			Subjects: []string{p.opts.SubjectPrefix + ">"}, Duplicates: p.opts.Duplicates})
 		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return nil, fmt.Errorf("create stream %s: %w", p.opts.Stream, err)
+			err = fmt.Errorf("create stream %s: %w", p.opts.Stream, err)
+			if apiErr, ok := errors.AsType[*jetstream.APIError](err); ok && apiErr.Code == 400 {
+				// A stream the server refuses (its subjects overlap another's, say).
+				return nil, sink.Permanent(err)
+			}
+			return nil, err
 		}
 	} else if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", p.opts.Stream, err)
