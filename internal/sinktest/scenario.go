@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
@@ -73,9 +74,11 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 	defer cl.Close()
 	stop := make(chan struct{})
 	done := make(chan error, 1)
+	reg := prometheus.NewRegistry()
+	metrics := sink.NewMetrics(reg, "test")
 	go func() {
 		done <- sink.Run(context.Background(), sink.Config{
-			Name: "s-" + format, Client: cl, Publisher: pub, Stop: stop,
+			Name: "s-" + format, Client: cl, Publisher: pub, Stop: stop, Metrics: metrics,
 			Request: client.Request{Position: pos, Format: format, FormatOptions: options,
 				Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
 				// Small batches: many commits, and batches that end inside a transaction.
@@ -117,7 +120,22 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 	if failEvery > 0 && flaky.Failed.Load() == 0 {
 		t.Fatal("no commit failed: the scenario did not test resuming")
 	}
-	// One more than written, so that a duplicate is read rather than waited for.
+	// The metrics count what was published and committed, and the resumes.
+	counts := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			counts[mf.GetName()] += m.GetCounter().GetValue()
+		}
+	}
+	if counts["vstream_sink_records_total"] < float64(want) || counts["vstream_sink_commits_total"] < 1 ||
+		(failEvery > 0) != (counts["vstream_sink_retries_total"] > 0) {
+		t.Errorf("metrics %v after %d changes", counts, want)
+	}
+	// More than written, so that a duplicate is read rather than waited for.
 	w.Check(t, b.Read(t, want+100, time.Second))
 }
 
