@@ -147,7 +147,7 @@ func (c *config) validate() error {
 	}
 	if c.Filter != "" {
 		f := &binlogdata.Filter{}
-		if err := protojson.Unmarshal([]byte(c.Filter), f); err != nil {
+		if err = protojson.Unmarshal([]byte(c.Filter), f); err != nil {
 			return fmt.Errorf("filter: %w", err)
 		}
 		req.Filter = f
@@ -179,7 +179,7 @@ func (c *config) validate() error {
 	case "kafka":
 		for b := range strings.SplitSeq(c.KafkaBrokers, ",") {
 			if b = strings.TrimSpace(b); b != "" {
-				if _, _, err := net.SplitHostPort(b); err != nil {
+				if _, _, err = net.SplitHostPort(b); err != nil {
 					return fmt.Errorf("kafka-brokers %q: %w", b, err)
 				}
 				p.brokers = append(p.brokers, b)

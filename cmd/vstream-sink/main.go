@@ -54,7 +54,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 	if cfg.checkOnly {
 		if cfg.MetricsListen != "" {
-			if _, err := net.ResolveTCPAddr("tcp", cfg.MetricsListen); err != nil {
+			if _, err = net.ResolveTCPAddr("tcp", cfg.MetricsListen); err != nil {
 				fmt.Fprintf(stderr, "vstream-sink: metrics-listen %q: %v\n", cfg.MetricsListen, err)
 				return 2
 			}
@@ -67,23 +67,23 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstream-sink:", err)
 		return 1
 	}
-	defer cl.Close()
+	defer func() { _ = cl.Close() }()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := sink.NewMetrics(reg, cfg.Sink)
 	if cfg.MetricsListen != "" {
-		lis, err := net.Listen("tcp", cfg.MetricsListen)
-		if err != nil {
-			fmt.Fprintln(stderr, "vstream-sink: metrics:", err)
+		lis, lerr := net.Listen("tcp", cfg.MetricsListen)
+		if lerr != nil {
+			fmt.Fprintln(stderr, "vstream-sink: metrics:", lerr)
 			return 1
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
-			if err := hs.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("metrics server stopped", "err", err)
+			if serr := hs.Serve(lis); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+				log.Error("metrics server stopped", "err", serr)
 			}
 		}()
 		// The process is exiting when this runs: an error closing the listener loses nothing.

@@ -62,7 +62,7 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pub sink.Publisher = b.New(t, "s-"+format)
+	pub := b.New(t, "s-"+format)
 	flaky := &Flaky{Publisher: pub, Every: failEvery}
 	if failEvery > 0 {
 		pub = flaky
@@ -71,7 +71,7 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	defer func() { _ = cl.Close() }()
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	reg := prometheus.NewRegistry()
@@ -88,7 +88,7 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(20 * time.Millisecond) },
 		})
 	}()
-	if err := w.Run(context.Background(), 60, 2*time.Millisecond); err != nil {
+	if err = w.Run(context.Background(), 60, 2*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	want := w.Changes()
@@ -101,8 +101,8 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 	}()
 	WaitFor(t, 20*time.Second, "every change in the broker", func() bool {
 		select {
-		case err := <-done:
-			t.Fatalf("sink ended early: %v", err)
+		case rerr := <-done:
+			t.Fatalf("sink ended early: %v", rerr)
 		default:
 		}
 		// A few more than the changes: schema announcements (avro) are records too.
@@ -110,9 +110,9 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 	})
 	close(stop)
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("sink stopped with %v", err)
+	case rerr := <-done:
+		if rerr != nil {
+			t.Fatalf("sink stopped with %v", rerr)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("sink did not stop")

@@ -149,7 +149,9 @@ func StartNATS(t testing.TB) *NATSServer {
 		t.Fatal(err)
 	}
 	port := lis.Addr().(*net.TCPAddr).Port
-	lis.Close()
+	if err := lis.Close(); err != nil {
+		t.Fatal(err)
+	}
 	s := &NATSServer{t: t, bin: bin, port: port, dir: t.TempDir()}
 	s.Start()
 	t.Cleanup(s.Stop)
@@ -412,7 +414,7 @@ func Position(t testing.TB, db *testdb.Server, database string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
 	if err != nil {
 		t.Fatal(err)

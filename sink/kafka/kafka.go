@@ -207,15 +207,14 @@ func (p *Publisher) lastStableOffset(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("offsets topic end: %w", err)
 	}
-	for _, rt := range resp.Topics {
-		for _, rp := range rt.Partitions {
-			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-				return 0, classify(fmt.Errorf("offsets topic %s end: %w", p.opts.OffsetsTopic, err))
-			}
-			return rp.Offset, nil
-		}
+	if len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
+		return 0, fmt.Errorf("offsets topic %s: no partition 0 in the answer", p.opts.OffsetsTopic)
 	}
-	return 0, fmt.Errorf("offsets topic %s: no partition 0 in the answer", p.opts.OffsetsTopic)
+	rp := resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+		return 0, classify(fmt.Errorf("offsets topic %s end: %w", p.opts.OffsetsTopic, err))
+	}
+	return rp.Offset, nil
 }
 
 // Publish buffers the record in the open transaction, beginning one if needed.

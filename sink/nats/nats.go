@@ -226,8 +226,8 @@ func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
 	if err != nil {
 		// The connection is down or the async window full: publish this one synchronously,
 		// with retries, after the ones before it.
-		if err := p.settleAll(ctx); err != nil {
-			return err
+		if serr := p.settleAll(ctx); serr != nil {
+			return serr
 		}
 		return p.retry(ctx, msg, err)
 	}
