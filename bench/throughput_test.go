@@ -53,6 +53,7 @@ func TestMain(m *testing.M) {
 		copyDB.Close()
 	}
 	closeFanout()
+	closeSink()
 	os.Exit(code)
 }
 

@@ -150,17 +150,21 @@ func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, nil
 	}
+	if errors.Is(err, jetstream.ErrInvalidKey) {
+		return nil, sink.Permanent(fmt.Errorf("read checkpoint %q: %w", p.kvKey(), err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
 	return sink.UnmarshalPosition(e.Value())
 }
 
-// kvKey is the sink's name in the characters a KV key may hold.
+// kvKey is the sink's name in the characters a KV key may hold anywhere (a dot may not
+// start or end one): others become "_".
 func (p *Publisher) kvKey() string {
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '=', r == '.':
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '=':
 			return r
 		}
 		return '_'
