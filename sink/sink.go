@@ -116,6 +116,19 @@ type Config struct {
 	DrainTimeout time.Duration
 }
 
+// handlerError marks an error of the sink's own callbacks, to tell it from the stream's.
+type handlerError struct{ err error }
+
+func (e *handlerError) Error() string { return e.err.Error() }
+func (e *handlerError) Unwrap() error { return e.err }
+
+func fromHandler(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &handlerError{err}
+}
+
 // errStopped ends a stream at a resume point once Stop is closed.
 var errStopped = errors.New("sink stopped")
 
@@ -232,9 +245,22 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 			cancel()
 		}
 	}()
-	req.OnMessages = r.onMessages
-	req.OnPosition = r.onPosition
-	err = r.cfg.Client.Stream(sctx, req, r.onEvents)
+	req.OnMessages = func(ctx context.Context, msgs []*vstreamv1.EncodedMessage) error {
+		return fromHandler(r.onMessages(ctx, msgs))
+	}
+	req.OnPosition = func(ctx context.Context, pos *binlogdata.VGtid) error {
+		return fromHandler(r.onPosition(ctx, pos))
+	}
+	err = r.cfg.Client.Stream(sctx, req, func(ctx context.Context, events []*binlogdata.VEvent) error {
+		return fromHandler(r.onEvents(ctx, events))
+	})
+	if herr, ok := errors.AsType[*handlerError](err); ok {
+		err = herr.err
+	} else if err != nil && ctx.Err() == nil && !r.stopping() {
+		// The client retries what a reconnect can cure; what it returns, the server refused
+		// (or the client gave up): retrying from the broker's side cannot help.
+		err = Permanent(fmt.Errorf("stream: %w", err))
+	}
 	if !errors.Is(err, errStopped) {
 		// What was published after the last commit comes again on the next attempt.
 		actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

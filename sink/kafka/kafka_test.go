@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testdb"
@@ -100,5 +103,100 @@ func TestKafkaRecordTooLarge(t *testing.T) {
 	got := sinktest.ReadKafka(t, brokers, `^cdc\.`, 2, time.Second)
 	if len(got) != 1 || !strings.Contains(string(got[0].Value), "small") {
 		t.Fatalf("records after the error: %d, want the small one alone", len(got))
+	}
+}
+
+// Records carry the message's topic (renamed by the topic map), key, value and headers; a
+// delete's tombstone is a record with a null value; the offsets topic holds the position.
+func TestKafkaRecordShape(t *testing.T) {
+	addr := sinktest.Serve(t, db, "sinkkafka")
+	brokers := sinktest.Kafka(t, 1)
+	if err := db.Exec("DROP TABLE IF EXISTS shape", "CREATE TABLE shape (id INT PRIMARY KEY, v VARCHAR(10))"); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(sinktest.Position(t, db, "sinkkafka"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("INSERT INTO shape VALUES (1, 'a')", "DELETE FROM shape WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		format string
+		want   []string
+	}{
+		// Debezium: the row's key; a delete, then its tombstone.
+		{"debezium-json", []string{"key=true tombstone=false header=", "key=true tombstone=false header=", "key=true tombstone=true header="}},
+		// StreamSets: the operation in a header.
+		{"streamsets", []string{"key=false tombstone=false header=1", "key=false tombstone=false header=2"}},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: tc.format, OffsetsTopic: "offsets"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cl.Close() }()
+			stop := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				done <- sink.Run(context.Background(), sink.Config{Name: tc.format, Client: cl, Publisher: pub, Logger: sinktest.Logger(t), Stop: stop,
+					Request: client.Request{Position: pos, Format: tc.format, Filter: client.ParseTables("shape"), HeartbeatInterval: 100 * time.Millisecond},
+					Topics:  sink.TopicMap{Names: map[string]string{"sinkkafka.sinkkafka.shape": "shape-" + tc.format}, Default: "shape-" + tc.format}})
+			}()
+			topic := "^shape-" + tc.format + "$"
+			sinktest.WaitFor(t, 20*time.Second, "the records", func() bool {
+				return len(sinktest.ReadKafka(t, brokers, topic, len(tc.want), 300*time.Millisecond)) >= len(tc.want)
+			})
+			close(stop)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			var shape []string
+			for _, g := range sinktest.ReadKafka(t, brokers, topic, len(tc.want)+1, time.Second) {
+				shape = append(shape, fmt.Sprintf("key=%v tombstone=%v header=%s", strings.Contains(g.Key, `"id":1`), g.Tombstone, g.Headers["sdc.operation.type"]))
+			}
+			if strings.Join(shape, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("records:\n%s\nwant:\n%s", strings.Join(shape, "\n"), strings.Join(tc.want, "\n"))
+			}
+			var last sinktest.Got
+			for _, g := range sinktest.ReadKafka(t, brokers, `^offsets$`, 1000, time.Second) {
+				if g.Key == tc.format {
+					last = g
+				}
+			}
+			saved, err := sink.UnmarshalPosition(last.Value)
+			if err != nil {
+				t.Fatalf("offsets record %q=%q: %v", last.Key, last.Value, err)
+			}
+			if want := sinktest.Position(t, db, "sinkkafka"); saved.GetShardGtids()[0].GetGtid() != want {
+				t.Errorf("committed position %s, want %s", sink.PositionText(saved), want)
+			}
+		})
+	}
+}
+
+// A request the server refuses (an unknown format option) stops the sink with the server's
+// error instead of retrying it.
+func TestKafkaRefusedRequest(t *testing.T) {
+	addr := sinktest.Serve(t, db, "sinkkafka")
+	pub, err := kafka.New(kafka.Options{Brokers: sinktest.Kafka(t, 1), Name: "refused", OffsetsTopic: "offsets"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cl.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = sink.Run(ctx, sink.Config{Name: "refused", Client: cl, Publisher: pub, Logger: sinktest.Logger(t),
+		Request: client.Request{Format: "debezium-json", FormatOptions: map[string]string{"no.such.option": "1"}}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "no.such.option") {
+		t.Fatalf("got %v, want the server's InvalidArgument", err)
 	}
 }
