@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,5 +199,93 @@ func TestKafkaRefusedRequest(t *testing.T) {
 		Request: client.Request{Format: "debezium-json", FormatOptions: map[string]string{"no.such.option": "1"}}})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "no.such.option") {
 		t.Fatalf("got %v, want the server's InvalidArgument", err)
+	}
+}
+
+// gate blocks the first Publish until its context ends, as a broker that stopped answering.
+type gate struct {
+	sink.Publisher
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (g *gate) Publish(ctx context.Context, r *sink.Record) error {
+	g.once.Do(func() { close(g.entered) })
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A stop that finds a transaction open and no boundary within the drain timeout ends the
+// sink without committing any of it; the next start delivers the whole transaction once.
+func TestKafkaDrainTimeout(t *testing.T) {
+	addr := sinktest.Serve(t, db, "sinkkafka")
+	brokers := sinktest.Kafka(t, 1)
+	if err := db.Exec("DROP TABLE IF EXISTS drain", "CREATE TABLE drain (id INT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(sinktest.Position(t, db, "sinkkafka"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("INSERT INTO drain SELECT seq FROM seq_1_to_300"); err != nil {
+		t.Fatal(err)
+	}
+	run := func(pub sink.Publisher, stop chan struct{}) chan error {
+		cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.Close() })
+		done := make(chan error, 1)
+		go func() {
+			done <- sink.Run(context.Background(), sink.Config{Name: "drain", Client: cl, Publisher: pub, Logger: sinktest.Logger(t),
+				Stop: stop, DrainTimeout: 300 * time.Millisecond,
+				Request: client.Request{Position: pos, Format: "debezium-json", Filter: client.ParseTables("drain"),
+					HeartbeatInterval: 100 * time.Millisecond, MaxBatchBytes: 4096},
+				Topics: sink.TopicMap{Prefix: "cdc."}})
+		}()
+		return done
+	}
+	newPub := func() sink.Publisher {
+		p, err := kafka.New(kafka.Options{Brokers: brokers, Name: "drain", OffsetsTopic: "offsets"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	g := &gate{Publisher: newPub(), entered: make(chan struct{})}
+	stop := make(chan struct{})
+	done := run(g, stop)
+	<-g.entered
+	close(stop)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("stop after the drain timeout: %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sink did not stop after its drain timeout")
+	}
+	if got := sinktest.ReadKafka(t, brokers, `^cdc\.`, 1, time.Second); len(got) != 0 {
+		t.Fatalf("%d records of the dropped transaction are visible", len(got))
+	}
+	stop = make(chan struct{})
+	done = run(newPub(), stop)
+	var got []sinktest.Got
+	sinktest.WaitFor(t, 20*time.Second, "the transaction", func() bool {
+		got = sinktest.ReadKafka(t, brokers, `^cdc\.`, 300, 300*time.Millisecond)
+		return len(got) >= 300
+	})
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got = sinktest.ReadKafka(t, brokers, `^cdc\.`, 301, time.Second)
+	keys := map[string]bool{}
+	for _, g := range got {
+		keys[g.Key] = true
+	}
+	if len(got) != 300 || len(keys) != 300 {
+		t.Fatalf("%d records with %d keys, want 300 once each", len(got), len(keys))
 	}
 }
