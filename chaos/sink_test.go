@@ -65,7 +65,7 @@ func (s *sinkProc) logTail(n int) string {
 
 // TestKillSink kills vstream-sink with SIGKILL 10 times at random moments while a writer
 // changes MariaDB, starting it again each time (and, for NATS, restarting the broker at every
-// other kill); afterwards the topic or stream holds every change exactly once, in order per
+// other kill; vstreamd is killed and started under the running sink 3 times); afterwards the topic or stream holds every change exactly once, in order per
 // key, and a SIGTERM stops the sink with exit status 0.
 func TestKillSink(t *testing.T) {
 	for _, c := range []struct {
@@ -112,6 +112,13 @@ func TestKillSink(t *testing.T) {
 					nats.Restart()
 				}
 				s.start()
+				if i%3 == 2 {
+					// vstreamd too, under the running sink: the client reconnects, inside a
+					// transaction at times, and the sink aborts what it held of it.
+					time.Sleep(time.Duration(100+rng.IntN(200)) * time.Millisecond)
+					v.kill()
+					v.start()
+				}
 			}
 			if err := <-werr; err != nil {
 				t.Fatal(err)
@@ -134,7 +141,12 @@ func TestKillSink(t *testing.T) {
 			if n := strings.Count(log, "sink resuming from its committed position"); n < 5 {
 				t.Errorf("the sink resumed from a committed position %d times, want at least 5 of the 10 starts", n)
 			}
-			t.Logf("%d changes; resumes from a committed position: %d", want, strings.Count(log, "sink resuming from its committed position"))
+			reconnects := strings.Count(log, "vstream stream broken, reconnecting")
+			if reconnects == 0 {
+				t.Error("the sink's client never reconnected to vstreamd")
+			}
+			t.Logf("%d changes; resumes from a committed position: %d; reconnects to vstreamd: %d",
+				want, strings.Count(log, "sink resuming from its committed position"), reconnects)
 		})
 	}
 }
