@@ -2,10 +2,14 @@ package chaos
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,6 +103,13 @@ func TestKillSink(t *testing.T) {
 					return sinktest.ReadNATS(t, nats.URL(), "VSTREAM", want, quiet)
 				}
 			}
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			metricsAddr := lis.Addr().String()
+			_ = lis.Close()
+			args = append(args, "--metrics-listen", metricsAddr)
 			s := startSink(t, args...)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -123,6 +134,10 @@ func TestKillSink(t *testing.T) {
 			if err := <-werr; err != nil {
 				t.Fatal(err)
 			}
+			// A few more for the last start, whose metrics are read below.
+			if err := w.Run(context.Background(), 5, 0); err != nil {
+				t.Fatal(err)
+			}
 			want := w.Changes()
 			deadline := time.Now().Add(60 * time.Second)
 			for sinktest.Count(read(want+8, 300*time.Millisecond)) < want {
@@ -130,6 +145,18 @@ func TestKillSink(t *testing.T) {
 					t.Fatalf("the broker did not get every change; sink log:\n%s", s.logTail(4000))
 				}
 				time.Sleep(100 * time.Millisecond)
+			}
+			// The last start's metrics: it published and committed (at least the last five).
+			resp, err := http.Get("http://" + metricsAddr + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			for _, m := range []string{`vstream_sink_commits_total{sink="` + c.broker + `"}`, `vstream_sink_records_total{sink="` + c.broker + `"}`} {
+				if !regexp.MustCompile(regexp.QuoteMeta(m) + ` [1-9]`).Match(body) {
+					t.Errorf("/metrics has no %s above 0:\n%s", m, body)
+				}
 			}
 			if err := s.signal(syscall.SIGTERM); err != nil {
 				t.Errorf("SIGTERM: the sink exited with %v, want status 0; log:\n%s", err, s.logTail(4000))
