@@ -204,9 +204,11 @@ type runner struct {
 	// base and index make record IDs: base names the last resume point seen (or the
 	// start), index counts the messages after it.
 	base, resumeBase string
-	lastMsgPos       string
-	index            int
-	delivered        bool
+	// lastMsgPos is the last position a message carried, to compare the next one's with
+	// without making its text.
+	lastMsgPos *binlogdata.VGtid
+	index      int
+	delivered  bool
 }
 
 func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
@@ -293,12 +295,10 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 		// A message carries the last transaction boundary before it; a new one starts a new
 		// run of IDs. Messages before the server's first boundary carry none, and count
 		// from where the stream started.
-		if pt := m.GetPosition(); len(pt.GetShardGtids()) > 0 {
-			if txt := PositionText(pt); txt != r.lastMsgPos {
-				r.lastMsgPos = txt
-				if txt != r.base {
-					r.base, r.index = txt, 0
-				}
+		if pt := m.GetPosition(); len(pt.GetShardGtids()) > 0 && !samePosition(pt, r.lastMsgPos) {
+			r.lastMsgPos = pt
+			if txt := PositionText(pt); txt != r.base {
+				r.base, r.index = txt, 0
 			}
 		}
 		topic, err := r.cfg.Topics.Map(m.GetTopic())
@@ -334,7 +334,7 @@ func (r *runner) onPosition(ctx context.Context, pos *binlogdata.VGtid) error {
 	if txt != r.base {
 		r.base, r.index = txt, 0
 	}
-	r.resumeBase, r.lastMsgPos = r.base, ""
+	r.resumeBase, r.lastMsgPos = r.base, nil
 	if r.open == 0 {
 		// Nothing to write: the position waits for the next records, or the interval.
 		r.pending = pos
@@ -395,7 +395,7 @@ func (r *runner) onEvents(ctx context.Context, events []*binlogdata.VEvent) erro
 			if err := r.cfg.Publisher.Abort(ctx); err != nil {
 				return fmt.Errorf("abort: %w", err)
 			}
-			r.open, r.index, r.base, r.lastMsgPos = 0, 0, r.resumeBase, ""
+			r.open, r.index, r.base, r.lastMsgPos = 0, 0, r.resumeBase, nil
 		case binlogdata.VEventType_HEARTBEAT:
 			// A heartbeat comes when the stream is idle: the time to save a position that
 			// had no records, or to stop.
@@ -414,4 +414,19 @@ func (r *runner) onEvents(ctx context.Context, events []*binlogdata.VEvent) erro
 		}
 	}
 	return nil
+}
+
+// samePosition reports whether a and b name the same shard positions (as PositionText
+// would), without allocating.
+func samePosition(a, b *binlogdata.VGtid) bool {
+	as, bs := a.GetShardGtids(), b.GetShardGtids()
+	if len(as) != len(bs) {
+		return false
+	}
+	for i := range as {
+		if as[i].GetGtid() != bs[i].GetGtid() || as[i].GetKeyspace() != bs[i].GetKeyspace() || as[i].GetShard() != bs[i].GetShard() {
+			return false
+		}
+	}
+	return true
 }
