@@ -15,6 +15,10 @@
 // BEGIN. The same applies to a GTID event whose DDL or OTHER statement had not
 // arrived yet.
 //
+// Encoded formats: with Request.Format other than the native one, OnMessages gets the
+// messages and OnPosition each resume point after them, so that a consumer can commit its
+// output together with the position it ends at (see package sink).
+//
 // Copy progress: while the server copies tables (a stream started from an empty position,
 // or with Request.TablesToCopy), Request.OnCopyProgress hears, once per copy chunk, how
 // many rows of each table are copied and how many the server estimates there are.

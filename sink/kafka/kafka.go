@@ -96,7 +96,8 @@ func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
 		kgo.AllowAutoTopicCreation(),
 		kgo.TransactionTimeout(time.Minute),
 		kgo.MaxBufferedBytes(p.opts.MaxBufferedBytes),
-		kgo.ProducerBatchMaxBytes(int32(min(p.opts.MaxRecordBytes+512, 1<<30))),
+		// The broker's message.max.bytes bounds a whole batch, so no batch may be larger.
+		kgo.ProducerBatchMaxBytes(int32(min(p.opts.MaxRecordBytes, 1<<30))),
 		kgo.RecordRetries(20),
 		kgo.RetryBackoffFn(func(tries int) time.Duration {
 			return min(time.Duration(tries)*100*time.Millisecond, 2*time.Second)
