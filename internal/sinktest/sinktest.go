@@ -59,7 +59,17 @@ func Serve(t testing.TB, db *testdb.Server, database string) string {
 // on first use with partitions partitions, and returns its seed brokers.
 func Kafka(t testing.TB, partitions int) []string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(partitions))
+	return KafkaWith(t, partitions, nil)
+}
+
+// KafkaWith is Kafka with broker configs, e.g. message.max.bytes.
+func KafkaWith(t testing.TB, partitions int, configs map[string]string) []string {
+	t.Helper()
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(partitions)}
+	if configs != nil {
+		opts = append(opts, kfake.BrokerConfigs(configs))
+	}
+	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

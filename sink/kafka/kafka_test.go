@@ -59,10 +59,28 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	}
 }
 
-// A record larger than the broker takes stops the sink with an error naming it.
+// A record larger than the broker takes stops the sink with an error naming it: caught by
+// the sink's own limit, or refused by a broker whose message.max.bytes is lower.
 func TestKafkaRecordTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		maxBytes int
+		broker   map[string]string
+		err      string
+	}{
+		{"sink limit", 4096, nil, "more than the 4096 a broker takes"},
+		// The row is hex text: compressed, the batch is still larger than the broker takes.
+		{"broker limit", 0, map[string]string{"message.max.bytes": "4096"}, "MESSAGE_TOO_LARGE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recordTooLarge(t, tc.maxBytes, tc.broker, tc.err)
+		})
+	}
+}
+
+func recordTooLarge(t *testing.T, maxBytes int, broker map[string]string, want string) {
 	addr := sinktest.Serve(t, db, "sinkkafka")
-	brokers := sinktest.Kafka(t, 1)
+	brokers := sinktest.KafkaWith(t, 1, broker)
 	if err := db.Exec("DROP TABLE IF EXISTS big", "CREATE TABLE big (id INT PRIMARY KEY, b TEXT)"); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +88,7 @@ func TestKafkaRecordTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: "big", OffsetsTopic: "offsets", MaxRecordBytes: 4096})
+	pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: "big", OffsetsTopic: "offsets", MaxRecordBytes: maxBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +111,11 @@ func TestKafkaRecordTooLarge(t *testing.T) {
 	sinktest.WaitFor(t, 20*time.Second, "the small record", func() bool {
 		return len(sinktest.ReadKafka(t, brokers, `^cdc\.`, 1, 300*time.Millisecond)) == 1
 	})
-	if err := db.Exec("INSERT INTO big VALUES (2, REPEAT('x', 5000))"); err != nil {
+	if err := db.Exec("INSERT INTO big SELECT 2, GROUP_CONCAT(MD5(seq) SEPARATOR '') FROM seq_1_to_600"); err != nil {
 		t.Fatal(err)
 	}
 	err = <-done
-	if !sink.IsPermanent(err) || !strings.Contains(err.Error(), "more than the 4096 a broker takes") {
+	if !sink.IsPermanent(err) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want the record-too-large error", err)
 	}
 	// The sink stopped instead of skipping the large record: nothing after the small one.
