@@ -215,6 +215,9 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 	pub := r.cfg.Publisher
 	saved, err := pub.Resume(ctx)
 	if err != nil {
+		if cerr := pub.Close(); cerr != nil {
+			r.log.Debug("sink close", "err", cerr)
+		}
 		return false, fmt.Errorf("resume: %w", err)
 	}
 	req := r.cfg.Request
@@ -283,11 +286,16 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 // baseOf names a start position in record IDs. "current" is no place in the binlog: each
 // start from it gets a name of its own, so that no earlier run's IDs are taken for repeats.
 func (r *runner) baseOf(pos *binlogdata.VGtid) string {
-	sg := pos.GetShardGtids()
-	if len(sg) == 0 || strings.EqualFold(sg[0].GetGtid(), "current") {
+	if isCurrent(pos) {
 		return "current@" + uuid.NewString()
 	}
 	return PositionText(pos)
+}
+
+// isCurrent reports whether pos is "current" (or none, which means the same).
+func isCurrent(pos *binlogdata.VGtid) bool {
+	sg := pos.GetShardGtids()
+	return len(sg) == 0 || strings.EqualFold(sg[0].GetGtid(), "current")
 }
 
 func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessage) error {
@@ -335,8 +343,10 @@ func (r *runner) onPosition(ctx context.Context, pos *binlogdata.VGtid) error {
 		r.base, r.index = txt, 0
 	}
 	r.resumeBase, r.lastMsgPos = r.base, nil
-	if r.open == 0 {
-		// Nothing to write: the position waits for the next records, or the interval.
+	if r.open == 0 && !isCurrent(r.committed) {
+		// Nothing to write: the position waits for the next records, or the interval. (A
+		// start from "current" saves its first real position at once, so that a restart
+		// comes back to it rather than to a later "current".)
 		r.pending = pos
 		if time.Since(r.lastCommit) < r.cfg.CheckpointInterval {
 			return r.stopAtBoundary()
