@@ -99,7 +99,7 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 			}
 		}
 	}()
-	WaitFor(t, 20*time.Second, "every change in the broker", func() bool {
+	WaitFor(t, 60*time.Second, "every change in the broker", func() bool {
 		select {
 		case rerr := <-done:
 			t.Fatalf("sink ended early: %v", rerr)
