@@ -79,15 +79,24 @@ func isRowsEvent(t replication.EventType) bool {
 	return false
 }
 
+// verifyRows has the binlog reader have go-mysql decode the rows rowcodec leaves raw as well,
+// and streams check that both decodings render every value alike (the package's tests set it:
+// each of them is then a differential test of rowcodec's decoder).
+var verifyRows bool
+
 // decodeRows decodes a rows event for the binlog reader (rowcodec.DecodeRows). Tests may
 // spoil the bytes of a rows event of a table first, so that a genuine decoding failure takes
 // its way through the live reader; without a hook at the stream's start, nothing is added.
 func decodeRows() func(*replication.RowsEvent, []byte) error {
+	decode := rowcodec.DecodeRows
+	if verifyRows {
+		decode = rowcodec.DecodeRowsVerified
+	}
 	if !faults.Enabled() {
-		return rowcodec.DecodeRows
+		return decode
 	}
 	return func(e *replication.RowsEvent, data []byte) error {
-		if err := rowcodec.DecodeRows(e, data); err != nil || e.Table == nil {
+		if err := decode(e, data); err != nil || e.Table == nil {
 			return err
 		}
 		body := data
@@ -96,7 +105,7 @@ func decodeRows() func(*replication.RowsEvent, []byte) error {
 			return nil // left as it was
 		}
 		e.Rows, e.SkippedColumns = nil, nil
-		return rowcodec.DecodeRows(e, body)
+		return decode(e, body)
 	}
 }
 
