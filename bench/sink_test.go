@@ -91,7 +91,8 @@ func (c *counting) Commit(ctx context.Context, pos *binlogdata.VGtid) error {
 // ways: to a client that only counts the messages (the anchor: the stream's own rate), and
 // through vstream-sink's Run into Kafka (franz-go's in-process kfake cluster, transactions on)
 // and into NATS JetStream (a nats-server process, skipped when it is not installed). It
-// reports records/s of each and their ratio to the anchor.
+// reports records/s of each and their ratio to the anchor. With -bench.cpuprofile each of the
+// three profiles the benchmark process (server, sink and, for Kafka, the broker).
 func BenchmarkSink(b *testing.B) {
 	setupSink(b)
 	addr := sinktest.Serve(b, sinkDB, "sinkbench")
@@ -105,6 +106,7 @@ func BenchmarkSink(b *testing.B) {
 	streamOnly(b, addr, req)
 	rates := map[string]float64{}
 	b.Run("stream", func(b *testing.B) {
+		defer profilePhase(b, "sink-stream")()
 		var elapsed time.Duration
 		for range b.N {
 			elapsed += streamOnly(b, addr, req)
@@ -114,6 +116,7 @@ func BenchmarkSink(b *testing.B) {
 	})
 	brokers := sinktest.Kafka(b, 3)
 	b.Run("kafka", func(b *testing.B) {
+		defer profilePhase(b, "sink-kafka")()
 		var elapsed time.Duration
 		for i := range b.N {
 			pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: fmt.Sprintf("bench-%d-%d", b.N, i), OffsetsTopic: "offsets"})
@@ -127,6 +130,7 @@ func BenchmarkSink(b *testing.B) {
 	})
 	b.Run("nats", func(b *testing.B) {
 		srv := sinktest.StartNATS(b)
+		defer profilePhase(b, "sink-nats")()
 		var elapsed time.Duration
 		for i := range b.N {
 			prefix := fmt.Sprintf("n%d-%d.", b.N, i)
