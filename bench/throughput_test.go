@@ -56,6 +56,7 @@ func TestMain(m *testing.M) {
 	closeLatency()
 	closeBigTxn()
 	removeVstreamd()
+	closeSink()
 	os.Exit(code)
 }
 

@@ -42,7 +42,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	if err != nil {
 		var h *helpError
 		if errors.As(err, &h) {
-			fmt.Fprint(stderr, h.usage)
+			fmt.Fprint(stderr, h.Usage)
 			return 0
 		}
 		fmt.Fprintln(stderr, "vstreamd:", err)
