@@ -35,7 +35,14 @@ func (s *stream) copyChunk(t *copyTable) error {
 	// The server may scan long before it returns a row the rule keeps.
 	stopBeats := s.heartbeatWhile()
 	defer stopBeats()
-	if err := k.read(sql); err != nil {
+	// On every way out the batches handed to the sender are sent (or dropped after a failed
+	// send) before the stream sends anything else.
+	defer func() { _ = k.sender.wait() }()
+	err := k.read(sql)
+	if werr := k.sender.wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return err
 	}
 	t.status = copyRunning
@@ -73,6 +80,13 @@ type chunk struct {
 	n int
 	// sendErr is a failed send inside the read, returned as is rather than as a read error.
 	sendErr error
+	// temporals are the result's date and time columns, which come packed (copybinary.go);
+	// packed keeps their values as go-mysql decoded them while the row holds their text.
+	temporals []binaryTemporal
+	packed    []mysql.FieldValue
+	// sender sends the chunk's full batches while the next rows are read; nil until the
+	// first batch fills.
+	sender *batchSender
 
 	// Rows are encoded at the end of the arenas, which are replaced (not reused) once their
 	// rows are sent: the receiver may still hold the events.
@@ -186,10 +200,20 @@ func (k *chunk) sendFields() error {
 	return nil
 }
 
-// read runs the chunk's SELECT and adds its rows to the batch, sending full batches.
+// read runs the chunk's SELECT and adds its rows to the batch, sending full batches. The
+// SELECT is a prepared statement, so that its rows come in the binary protocol (see
+// copybinary.go).
 func (k *chunk) read(sql string) error {
 	var result mysql.Result
-	err := k.s.copy.conn.ExecuteSelectStreaming(sql, &result, k.onRow, nil)
+	stmt, err := k.s.copy.conn.Prepare(sql)
+	if err != nil {
+		return fmt.Errorf("%w: copy of %s: %v", ErrUnavailable, k.t.name, err)
+	}
+	err = stmt.ExecuteSelectStreaming(&result, k.onRow, k.takeTemporals)
+	if err == nil {
+		// A failed close leaves the statement to the session, which the copy ends.
+		_ = stmt.Close()
+	}
 	if k.sendErr != nil {
 		return k.sendErr
 	}
@@ -205,6 +229,19 @@ func (k *chunk) read(sql string) error {
 // onRow takes one row of the SELECT.
 func (k *chunk) onRow(row []mysql.FieldValue) error {
 	k.n++
+	if len(k.temporals) == 0 {
+		return k.encode(row)
+	}
+	if j, err := k.printTemporals(row); err != nil {
+		return k.s.copyPoison(k.t, k.cols, k.keyIdx, k.cols[j], row, err)
+	}
+	err := k.encode(row)
+	k.restoreTemporals(row)
+	return err
+}
+
+// encode adds one row, every value as the text protocol gives it, to the batch.
+func (k *chunk) encode(row []mysql.FieldValue) error {
 	if faults.Enabled() {
 		faults.At(faults.Copy, k.t.name, row)
 	}
@@ -295,11 +332,25 @@ func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
 		// events sent may still be held by the receiver.
 		k.rowEv = nil
 		k.newArenas()
-		if err := s.flush(); err != nil {
-			k.sendErr = err
-			return err
-		}
+		return k.flushRows()
 	}
+	return nil
+}
+
+// flushRows hands the full batch to the chunk's sender, which sends it while the read goes
+// on, and starts the next batch.
+func (k *chunk) flushRows() error {
+	s := k.s
+	if k.sender == nil {
+		k.sender = s.newBatchSender(k.t.name)
+	}
+	next, err := k.sender.push(s.batch)
+	if err != nil {
+		k.sendErr = err
+		return err
+	}
+	s.batch, s.batchSize, s.rowBytes = next, 0, 0
+	s.flushes++
 	return nil
 }
 
@@ -318,10 +369,7 @@ func (k *chunk) emitVitess(rc *binlogdata.RowChange) error {
 	if k.packet += len(qr.Values); k.packet >= s.vitessPacket {
 		k.newArenas()
 		k.closePacket()
-		if err := s.flush(); err != nil {
-			k.sendErr = err
-			return err
-		}
+		return k.flushRows()
 	}
 	return nil
 }
