@@ -3,6 +3,7 @@ package vstreamer
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -98,11 +99,7 @@ func appendTemporal(dst []byte, typ byte, fsp int, b []byte) ([]byte, error) {
 	default:
 		return dst, fmt.Errorf("packed date of %d bytes", len(b))
 	}
-	dst = appendDigits(dst, year, 4)
-	dst = append(dst, '-')
-	dst = appendDigits(dst, month, 2)
-	dst = append(dst, '-')
-	dst = appendDigits(dst, day, 2)
+	dst = appendDate(dst, year, month, day)
 	if typ == mysql.MYSQL_TYPE_DATE || typ == mysql.MYSQL_TYPE_NEWDATE {
 		return dst, nil
 	}
@@ -135,34 +132,26 @@ func appendPackedTime(dst []byte, fsp int, b []byte) ([]byte, error) {
 
 // appendClock prints hh:mm:ss and, with fsp digits, the fraction.
 func appendClock(dst []byte, hour, minute, second, micro, fsp int) []byte {
-	dst = appendDigits(dst, hour, 2)
-	dst = append(dst, ':')
-	dst = appendDigits(dst, minute, 2)
-	dst = append(dst, ':')
-	dst = appendDigits(dst, second, 2)
+	if hour < 100 {
+		dst = append(dst, byte('0'+hour/10), byte('0'+hour%10))
+	} else {
+		dst = strconv.AppendInt(dst, int64(hour), 10)
+	}
+	dst = append(dst, ':', byte('0'+minute/10), byte('0'+minute%10), ':', byte('0'+second/10), byte('0'+second%10))
 	if fsp > 0 {
-		dst = append(dst, '.')
-		var frac [6]byte
-		for i := 5; i >= 0; i-- {
+		var frac [7]byte
+		frac[0] = '.'
+		for i := 6; i > 0; i-- {
 			frac[i] = byte('0' + micro%10)
 			micro /= 10
 		}
-		dst = append(dst, frac[:fsp]...)
+		dst = append(dst, frac[:fsp+1]...)
 	}
 	return dst
 }
 
-// appendDigits prints n in decimal with at least width digits.
-func appendDigits(dst []byte, n, width int) []byte {
-	var tmp [20]byte
-	i := len(tmp)
-	for n >= 10 || width > 1 {
-		i--
-		tmp[i] = byte('0' + n%10)
-		n /= 10
-		width--
-	}
-	i--
-	tmp[i] = byte('0' + n)
-	return append(dst, tmp[i:]...)
+// appendDate prints yyyy-mm-dd.
+func appendDate(dst []byte, year, month, day int) []byte {
+	return append(dst, byte('0'+year/1000%10), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+month/10%10), byte('0'+month%10), '-', byte('0'+day/10%10), byte('0'+day%10))
 }
