@@ -16,7 +16,8 @@ import (
 //
 // go-mysql's binary decoder prints dates and times with fmt, an allocation each; the chunk
 // has it hand their packed bytes over instead (they are laid out as a length-prefixed
-// string) and prints them itself into buffers it reuses.
+// string) and prints them itself: straight into the encoded row for a table copied whole,
+// else into buffers it reuses, which stand in the row's values while the row is filtered.
 
 // binaryTemporal is a result column of a temporal type whose packed value the chunk prints.
 type binaryTemporal struct {
@@ -31,7 +32,9 @@ type binaryTemporal struct {
 // whose values go-mysql then passes on as the bytes the server packed.
 func (k *chunk) takeTemporals(res *mysql.Result) error {
 	k.temporals = k.temporals[:0]
+	k.temporalAt = k.temporalAt[:0]
 	for j, f := range res.Fields {
+		k.temporalAt = append(k.temporalAt, -1)
 		switch f.Type {
 		case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP,
 			mysql.MYSQL_TYPE_TIME:
@@ -40,12 +43,21 @@ func (k *chunk) takeTemporals(res *mysql.Result) error {
 				// Not a column's own precision (31: not fixed); the column's is.
 				fsp = k.t.cols[k.cols[j]].Decimals
 			}
+			k.temporalAt[j] = len(k.temporals)
 			k.temporals = append(k.temporals, binaryTemporal{col: j, typ: f.Type, fsp: min(fsp, 6)})
 			f.Type = mysql.MYSQL_TYPE_BLOB
 		}
 	}
 	k.packed = make([]mysql.FieldValue, len(k.temporals))
 	return nil
+}
+
+// packedAt is the temporal column j of the result, or nil when it is not one.
+func (k *chunk) packedAt(j int) *binaryTemporal {
+	if j >= len(k.temporalAt) || k.temporalAt[j] < 0 {
+		return nil
+	}
+	return &k.temporals[k.temporalAt[j]]
 }
 
 // printTemporals replaces the packed temporal values of row with their text, as the text

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
 )
 
 // TestAppendTemporal prints packed binary-protocol values as the server prints them in the
@@ -45,6 +47,65 @@ func TestAppendTemporal(t *testing.T) {
 	for _, typ := range []byte{mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIME} {
 		if _, err := appendTemporal(nil, typ, 0, []byte{1, 2, 3}); err == nil {
 			t.Errorf("type %d: a packed value of 3 bytes printed without an error", typ)
+		}
+	}
+}
+
+// TestCopyTemporalsBothPaths copies dates and times read packed in the binary protocol, with
+// the table whole (printed straight into the row) and through a rule that filters and
+// projects (printed into the row's values first), and checks both against the rows the
+// binlog carries for the same values.
+func TestCopyTemporalsBothPaths(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS ctemp",
+		`CREATE TABLE ctemp (id INT PRIMARY KEY, d DATE, dt DATETIME(3), ts TIMESTAMP(6) NULL, tm TIME(2), t0 TIME)`)
+	e := newEngine(t)
+	bs := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "ctemp"})})
+	bs.expect("GTID", "OTHER", "VGTID")
+	execSQL(t, "SET time_zone = '+00:00'", "SET SESSION sql_mode = ''",
+		`INSERT INTO ctemp VALUES
+		(1, '2024-02-29', '2024-12-31 23:59:59.125', '2038-01-19 03:14:07.000001', '-838:59:59.99', '838:59:59'),
+		(2, '0000-00-00', '0000-00-00 00:00:00', NULL, '00:00:00', '-00:00:01'),
+		(3, '0005-01-01', '2024-01-02 00:00:00', '1970-01-01 00:00:01', '-00:00:00.5', '12:34:56'),
+		(4, NULL, NULL, NULL, NULL, NULL)`,
+		"SET time_zone = SYSTEM", "SET SESSION sql_mode = DEFAULT")
+	evs := bs.expect("BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID")
+	var binlog [][][]byte
+	for _, rc := range evs[2].RowEvent.RowChanges {
+		binlog = append(binlog, cells(rc.After))
+	}
+	copyRows := func(rule *binlogdata.Rule) [][][]byte {
+		cs := startStream(t, e, Request{Filter: rules(rule)})
+		var rows [][][]byte
+		for {
+			ev := cs.next(false)
+			switch ev.Type {
+			case binlogdata.VEventType_ROW:
+				for _, rc := range ev.RowEvent.RowChanges {
+					rows = append(rows, cells(rc.After))
+				}
+			case binlogdata.VEventType_COPY_COMPLETED:
+				if ev.LastPKEvent.GetTableLastPK() == nil {
+					return rows
+				}
+			}
+		}
+	}
+	whole := copyRows(&binlogdata.Rule{Match: "ctemp"})
+	filtered := copyRows(&binlogdata.Rule{Match: "ctemp", Filter: "select tm, id, dt, t0, ts, d from ctemp where id > 0"})
+	if len(whole) != len(binlog) || len(filtered) != len(binlog) {
+		t.Fatalf("rows: binlog %d, whole copy %d, filtered copy %d", len(binlog), len(whole), len(filtered))
+	}
+	for r, b := range binlog {
+		for c := range b {
+			if w := whole[r][c]; string(w) != string(b[c]) || (w == nil) != (b[c] == nil) {
+				t.Errorf("row %d column %d: binlog %q, whole copy %q", r+1, c, b[c], w)
+			}
+		}
+		// The rule's order: tm, id, dt, t0, ts, d.
+		for i, c := range []int{4, 0, 2, 5, 3, 1} {
+			if f := filtered[r][i]; string(f) != string(b[c]) || (f == nil) != (b[c] == nil) {
+				t.Errorf("row %d column %d: binlog %q, filtered copy %q", r+1, c, b[c], f)
+			}
 		}
 	}
 }

@@ -84,6 +84,8 @@ type chunk struct {
 	// packed keeps their values as go-mysql decoded them while the row holds their text.
 	temporals []binaryTemporal
 	packed    []mysql.FieldValue
+	// temporalAt is the index in temporals of each result column, -1 for the others.
+	temporalAt []int
 	// sender sends the chunk's full batches while the next rows are read; nil until the
 	// first batch fills.
 	sender *batchSender
@@ -232,12 +234,30 @@ func (k *chunk) onRow(row []mysql.FieldValue) error {
 	if len(k.temporals) == 0 {
 		return k.encode(row)
 	}
+	if k.direct && !faults.Enabled() {
+		// Packed values are printed straight into the arenas.
+		return k.encodeWhole(row, true)
+	}
 	if j, err := k.printTemporals(row); err != nil {
-		return k.s.copyPoison(k.t, k.cols, k.keyIdx, k.cols[j], row, err)
+		err = k.s.copyPoison(k.t, k.cols, k.keyIdx, k.cols[j], row, err)
+		k.restoreTemporals(row)
+		return err
 	}
 	err := k.encode(row)
 	k.restoreTemporals(row)
 	return err
+}
+
+// poison handles a row whose table column ci cannot be decoded (copyPoison); packed tells
+// that the row's dates and times are still packed, so they are printed first, for its key.
+func (k *chunk) poison(row []mysql.FieldValue, ci int, cause error, packed bool) error {
+	if packed {
+		// A date or time that does not unpack is left packed: the key, if it is one, then
+		// does not decode, and the row cannot be skipped.
+		_, _ = k.printTemporals(row)
+		defer k.restoreTemporals(row)
+	}
+	return k.s.copyPoison(k.t, k.cols, k.keyIdx, ci, row, cause)
 }
 
 // encode adds one row, every value as the text protocol gives it, to the batch.
@@ -246,22 +266,28 @@ func (k *chunk) encode(row []mysql.FieldValue) error {
 		faults.At(faults.Copy, k.t.name, row)
 	}
 	if k.direct {
-		return k.encodeWhole(row)
+		return k.encodeWhole(row, false)
 	}
 	return k.encodeFiltered(row)
 }
 
-// encodeWhole encodes a row of a table streamed whole straight into the arenas.
-func (k *chunk) encodeWhole(row []mysql.FieldValue) error {
+// encodeWhole encodes a row of a table streamed whole straight into the arenas; packed
+// tells that its dates and times are still packed (copybinary.go).
+func (k *chunk) encodeWhole(row []mysql.FieldValue, packed bool) error {
 	t := k.t
 	start, lstart := len(k.arena), len(k.lensArena)
 	for j := range k.cols {
 		before := len(k.arena)
 		var null bool
 		var err error
-		if k.arena, null, err = t.cols[j].AppendCopied(k.arena, &row[j]); err != nil {
+		if bt := k.packedAt(j); packed && bt != nil && row[j].Type == mysql.FieldValueTypeString {
+			k.arena, err = appendTemporal(k.arena, bt.typ, bt.fsp, row[j].AsString())
+		} else {
+			k.arena, null, err = t.cols[j].AppendCopied(k.arena, &row[j])
+		}
+		if err != nil {
 			k.arena, k.lensArena = k.arena[:start], k.lensArena[:lstart]
-			return k.s.copyPoison(t, k.cols, k.keyIdx, j, row, err)
+			return k.poison(row, j, err, packed)
 		}
 		if null {
 			k.lensArena = append(k.lensArena, -1)
@@ -290,7 +316,7 @@ func (k *chunk) encodeWhole(row []mysql.FieldValue) error {
 func (k *chunk) encodeFiltered(row []mysql.FieldValue) error {
 	t := k.t
 	if ci, err := k.row.read(row); err != nil {
-		return k.s.copyPoison(t, k.cols, k.keyIdx, ci, row, err)
+		return k.poison(row, ci, err, false)
 	}
 	cells := k.row.cells
 	k.last = k.last[:0]
