@@ -52,6 +52,10 @@ func setupCopy(b *testing.B) {
 // beside two anchors reading the same table in the same run: mariadb-dump --quick to
 // /dev/null, and a go-sql-driver client reading it in 10,000-row key chunks (what an
 // application copying the table itself would write). It prints vstreamd's ratio to each.
+//
+// Each round reads the table once each way, one after the other, the order turning from round
+// to round: on a shared machine the load changes from second to second, and readers measured
+// in rounds of their own would each meet a different load.
 func BenchmarkCopy(b *testing.B) {
 	setupCopy(b)
 	// The copy's server goes away with its benchmark: its background work (flushing a million
@@ -60,85 +64,75 @@ func BenchmarkCopy(b *testing.B) {
 		copyDB.Close()
 		copyDB = nil
 	})
-	var dumpRate, chunkRate, copyRate float64
 	dbPid := dbPID(b, copyDB)
-	b.Run("mariadb-dump", func(b *testing.B) {
-		var elapsed time.Duration
-		var cpu copyCPU
+	var readers []*copyReader
+	var rounds int
+	b.Run("interleaved", func(b *testing.B) {
+		readers = []*copyReader{
+			{name: "dump", read: dumpTable},
+			{name: "chunks", read: inProcess(readInChunks)},
+			{name: "vstreamd", read: inProcess(copyThroughServer)},
+		}
 		for i := 0; i < b.N; i++ {
-			start := time.Now()
-			db := procCPU(b, dbPid)
-			cmd := exec.Command("mariadb-dump", "--quick", "--skip-lock-tables", "--single-transaction",
-				"-h", copyDB.Host(), "-P", strconv.Itoa(copyDB.Port()), "-u", copyDB.User(), "-p"+copyDB.Password(), "bench", "copysrc")
-			if out, err := cmd.CombinedOutput(); err != nil && len(out) > 0 && cmd.ProcessState.ExitCode() != 0 {
-				b.Fatalf("mariadb-dump: %v", err)
+			for k := range readers {
+				r := readers[(i+k)%len(readers)]
+				db := procCPU(b, dbPid)
+				d, cpu := r.read(b)
+				r.elapsed += d
+				r.db += procCPU(b, dbPid) - db
+				r.reader += cpu
 			}
-			elapsed += time.Since(start)
-			cpu.db += procCPU(b, dbPid) - db
-			cpu.reader += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}
-		dumpRate = float64(copyRows*b.N) / elapsed.Seconds()
-		b.ReportMetric(dumpRate, "rows/s")
-		cpu.report(b)
-	})
-	b.Run("go-sql-driver-chunks", func(b *testing.B) {
-		var elapsed time.Duration
-		var cpu copyCPU
-		for i := 0; i < b.N; i++ {
-			stop := cpu.start(b, dbPid)
-			elapsed += readInChunks(b)
-			stop()
+		for _, r := range readers {
+			rows := float64(copyRows*b.N) / 1e6
+			b.ReportMetric(r.rate(b.N), r.name+"-rows/s")
+			b.ReportMetric(r.db.Seconds()/rows, r.name+"-db-cpu-s/Mrows")
+			b.ReportMetric(r.reader.Seconds()/rows, r.name+"-reader-cpu-s/Mrows")
 		}
-		chunkRate = float64(copyRows*b.N) / elapsed.Seconds()
-		b.ReportMetric(chunkRate, "rows/s")
-		cpu.report(b)
+		b.ReportMetric(readers[2].rate(b.N)/readers[1].rate(b.N), "vstreamd/chunks")
+		b.ReportMetric(readers[2].rate(b.N)/readers[0].rate(b.N), "vstreamd/dump")
+		rounds = b.N
 	})
-	b.Run("vstreamd-copy", func(b *testing.B) {
-		var elapsed time.Duration
-		var bytes int64
-		var cpu copyCPU
-		for i := 0; i < b.N; i++ {
-			stop := cpu.start(b, dbPid)
-			d, n := copyThroughServer(b)
-			stop()
-			elapsed += d
-			bytes += n
-		}
-		copyRate = float64(copyRows*b.N) / elapsed.Seconds()
-		b.ReportMetric(copyRate, "rows/s")
-		b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
-		cpu.report(b)
-	})
-	if dumpRate > 0 && chunkRate > 0 && copyRate > 0 {
+	if rounds > 0 {
+		dump, chunks, copied := readers[0].rate(rounds), readers[1].rate(rounds), readers[2].rate(rounds)
 		fmt.Printf("copy: mariadb-dump --quick %.0f rows/s, go-sql-driver 10,000-row chunks %.0f rows/s, vstreamd copy to gRPC client %.0f rows/s, ratio %.2f to mariadb-dump, %.2f to go-sql-driver\n",
-			dumpRate, chunkRate, copyRate, copyRate/dumpRate, copyRate/chunkRate)
+			dump, chunks, copied, copied/dump, copied/chunks)
 	}
 }
 
-// copyCPU adds up the CPU time MariaDB and the reader used over a sub-benchmark's runs: on
-// a shared machine the rate follows the share of the cores each side gets, while the CPU
-// a row costs each side does not. For the two Go readers the reader is this process (for
-// vstreamd-copy, the engine, the gRPC server and the gRPC client together).
-type copyCPU struct {
-	db, reader time.Duration
-	runs       int
+// copyReader is one way of reading the whole table, and what its reads added up to: the time,
+// and the CPU time of MariaDB and of the reader. On a shared machine a reader's rate follows
+// the share of the cores it gets; the CPU a row costs each side does not.
+type copyReader struct {
+	name string
+	// read reads the table once and returns the time it took and the reader's CPU time.
+	read                func(b *testing.B) (time.Duration, time.Duration)
+	elapsed, db, reader time.Duration
 }
 
-// start begins one run read in this process; the function it returns ends it.
-func (c *copyCPU) start(b *testing.B, dbPid int) func() {
-	db, self := procCPU(b, dbPid), procCPU(b, os.Getpid())
-	return func() {
-		c.db += procCPU(b, dbPid) - db
-		c.reader += procCPU(b, os.Getpid()) - self
-		c.runs++
+func (r *copyReader) rate(rounds int) float64 {
+	return float64(copyRows*rounds) / r.elapsed.Seconds()
+}
+
+// inProcess is a reader in this process, whose CPU time is the process's: for vstreamd, the
+// engine, the gRPC server and the gRPC client together.
+func inProcess(read func(b *testing.B) time.Duration) func(b *testing.B) (time.Duration, time.Duration) {
+	return func(b *testing.B) (time.Duration, time.Duration) {
+		self := procCPU(b, os.Getpid())
+		d := read(b)
+		return d, procCPU(b, os.Getpid()) - self
 	}
 }
 
-// report gives both as CPU seconds per million rows read.
-func (c *copyCPU) report(b *testing.B) {
-	rows := float64(copyRows*max(c.runs, b.N)) / 1e6
-	b.ReportMetric(c.db.Seconds()/rows, "db-cpu-s/Mrows")
-	b.ReportMetric(c.reader.Seconds()/rows, "reader-cpu-s/Mrows")
+// dumpTable runs mariadb-dump --quick of the table to /dev/null.
+func dumpTable(b *testing.B) (time.Duration, time.Duration) {
+	start := time.Now()
+	cmd := exec.Command("mariadb-dump", "--quick", "--skip-lock-tables", "--single-transaction",
+		"-h", copyDB.Host(), "-P", strconv.Itoa(copyDB.Port()), "-u", copyDB.User(), "-p"+copyDB.Password(), "bench", "copysrc")
+	if out, err := cmd.CombinedOutput(); err != nil && len(out) > 0 && cmd.ProcessState.ExitCode() != 0 {
+		b.Fatalf("mariadb-dump: %v", err)
+	}
+	return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // chunkRows is the anchor client's chunk: rows per SELECT.
@@ -204,13 +198,12 @@ func readChunk(db *sql.DB, last int64) (int, int64, error) {
 	return n, last, rs.Err()
 }
 
-// copyThroughServer copies the table and returns the time and the bytes of row values received.
-func copyThroughServer(b *testing.B) (time.Duration, int64) {
+// copyThroughServer copies the table and returns the time it took.
+func copyThroughServer(b *testing.B) time.Duration {
 	start := time.Now()
 	st, stop := openStream(b, copyDB, "", "copysrc")
 	defer stop()
 	rows := 0
-	var bytes int64
 	for {
 		resp, err := st.Recv()
 		if err != nil {
@@ -220,15 +213,12 @@ func copyThroughServer(b *testing.B) (time.Duration, int64) {
 			switch ev.Type {
 			case binlogdata.VEventType_ROW:
 				rows += len(ev.RowEvent.RowChanges)
-				for _, rc := range ev.RowEvent.RowChanges {
-					bytes += int64(len(rc.After.Values))
-				}
 			case binlogdata.VEventType_COPY_COMPLETED:
 				if ev.Keyspace == "" {
 					if rows != copyRows {
 						b.Fatalf("copied %d rows, want %d", rows, copyRows)
 					}
-					return time.Since(start), bytes
+					return time.Since(start)
 				}
 			}
 		}
