@@ -73,7 +73,7 @@ func TestKafkaBufferBound(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: "buffered", OffsetsTopic: "offsets", MaxBufferedBytes: bound})
+	pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: "buffered", OffsetsTopic: "offsets", MaxBufferedBytes: bound, MaxRecordBytes: bound / 2})
 	if err != nil {
 		t.Fatal(err)
 	}
