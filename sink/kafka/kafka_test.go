@@ -7,9 +7,12 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -56,6 +59,32 @@ func TestKafkaExactlyOnce(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/fail-every-%d", tc.format, tc.failEvery), func(t *testing.T) {
 			sinktest.ExactlyOnce(t, db, "sinkkafka", broker(sinktest.Kafka(t, 3)), tc.format, nil, tc.failEvery)
 		})
+	}
+}
+
+// A commit the broker refuses (its transaction left open) is retried: the next producer
+// fences the open transaction and the sink resumes from its last committed position, so
+// every change still arrives once.
+func TestKafkaCommitRefused(t *testing.T) {
+	cluster := sinktest.KafkaCluster(t, 3, nil)
+	var commits, refused atomic.Int64
+	cluster.ControlKey(int16(kmsg.EndTxn), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		req := kreq.(*kmsg.EndTxnRequest)
+		if !req.Commit || refused.Load() >= 2 || commits.Add(1)%4 != 0 {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.Version = req.GetVersion()
+		resp.ErrorCode = kerr.InvalidTxnState.Code
+		return resp, nil, true
+	})
+	b := broker(cluster.ListenAddrs())
+	b.Faulty = true
+	sinktest.ExactlyOnce(t, db, "sinkkafka", b, "debezium-json", nil, 0)
+	if refused.Load() == 0 {
+		t.Fatal("the broker refused no commit: the test did not test retrying")
 	}
 }
 
