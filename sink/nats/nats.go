@@ -282,13 +282,13 @@ func (p *Publisher) settleAll(ctx context.Context) error {
 // retry publishes msg synchronously with backoff until JetStream acknowledges it (a
 // duplicate counts: it is there) or RetryTimeout passes.
 func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, cause error) error {
-	if errors.Is(cause, nats.ErrMaxPayload) {
-		return sink.Permanent(fmt.Errorf("publish to %s: %w", msg.Subject, cause))
+	if err := p.tooLarge(msg, cause); err != nil {
+		return err
 	}
 	op := func() (*jetstream.PubAck, error) {
 		ack, err := p.js.PublishMsg(ctx, msg)
-		if errors.Is(err, nats.ErrMaxPayload) {
-			return nil, backoff.Permanent(sink.Permanent(err))
+		if terr := p.tooLarge(msg, err); terr != nil {
+			return nil, backoff.Permanent(terr)
 		}
 		return ack, err
 	}
@@ -298,6 +298,23 @@ func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, cause error) error
 		return fmt.Errorf("publish to %s (first error: %v): %w", msg.Subject, cause, err)
 	}
 	return nil
+}
+
+// tooLarge is the error that stops the sink when err says msg is larger than the broker
+// takes (the server's max_payload, or the stream's max_msg_size, which a stream the user
+// made may set lower); nil for any other error.
+func (p *Publisher) tooLarge(msg *nats.Msg, err error) error {
+	var limit string
+	switch {
+	case errors.Is(err, nats.ErrMaxPayload):
+		limit = "the server's max_payload"
+	case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum):
+		limit = "the stream " + p.opts.Stream + " takes (max_msg_size)"
+	default:
+		return nil
+	}
+	return sink.Permanent(fmt.Errorf("record %s for subject %s is %d bytes, more than %s: %w",
+		msg.Header.Get(jetstream.MsgIDHeader), msg.Subject, len(msg.Data), limit, err))
 }
 
 // Commit waits for every message in flight, then writes pos to the bucket.
