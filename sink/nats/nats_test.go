@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/server/encoder/avro"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/nats"
 )
@@ -56,6 +57,22 @@ func TestNATSExactlyOnce(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/fail-every-%d", tc.format, tc.failEvery), func(t *testing.T) {
 			srv := sinktest.StartNATS(t)
 			sinktest.ExactlyOnce(t, db, "sinknats", broker(srv.URL(), "CDC"), tc.format, nil, tc.failEvery)
+			// Avro's schema announcements come again after every resume; their IDs (the
+			// subject and schema id) let the duplicate window keep one of each.
+			schemas := map[string]int{}
+			for _, g := range sinktest.ReadNATS(t, srv.URL(), "CDC", 100000, time.Second) {
+				if g.Headers[avro.HeaderMessage] == avro.MessageSchema {
+					schemas[g.Headers[avro.HeaderSubject]+" "+g.Headers[avro.HeaderSchemaID]]++
+				}
+			}
+			for schema, n := range schemas {
+				if n != 1 {
+					t.Errorf("schema %s stored %d times, want once", schema, n)
+				}
+			}
+			if (tc.format == "avro") != (len(schemas) > 0) {
+				t.Errorf("%d schemas stored in %s", len(schemas), tc.format)
+			}
 		})
 	}
 }

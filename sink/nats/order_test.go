@@ -176,6 +176,36 @@ func TestNATSMaxInFlight(t *testing.T) {
 	}
 }
 
+// The checkpoint is written only once every message before it is acknowledged.
+func TestNATSCheckpointAfterAcks(t *testing.T) {
+	p, f, _ := newFaulty(t, 0)
+	ctx := context.Background()
+	hold := make(chan struct{})
+	f.mu.Lock()
+	f.hold = hold
+	f.mu.Unlock()
+	if err := p.Publish(ctx, &sink.Record{Topic: "cdc.t", Key: []byte("k"), Value: []byte("v"), ID: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Commit(ctx, testPos) }()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := p.kv.Get(ctx, p.kvKey()); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("checkpoint before the acknowledgement: %v, want none", err)
+	}
+	close(hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	e, err := p.kv.Get(ctx, p.kvKey())
+	if err != nil {
+		t.Fatalf("checkpoint after the acknowledgement: %v", err)
+	}
+	if saved, err := sink.UnmarshalPosition(e.Value()); err != nil || sink.PositionText(saved) != sink.PositionText(testPos) {
+		t.Fatalf("checkpoint %q: %v", e.Value(), err)
+	}
+}
+
 // A record's headers travel as message headers; a key that is not printable text travels
 // in base64, and a tombstone is an empty message marked as one.
 func TestNATSHeaders(t *testing.T) {
@@ -191,6 +221,14 @@ func TestNATSHeaders(t *testing.T) {
 	}
 	if err := p.Commit(ctx, testPos); err != nil {
 		t.Fatal(err)
+	}
+	// A stream the sink makes takes its subject prefix, with a 2 minute duplicate window.
+	st, err := p.js.Stream(ctx, "FAULTY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := st.CachedInfo().Config; fmt.Sprint(c.Subjects) != "[cdc.>]" || c.Duplicates != 2*time.Minute {
+		t.Errorf("stream subjects %v, duplicate window %v; want [cdc.>] and 2m", c.Subjects, c.Duplicates)
 	}
 	got := sinktest.ReadNATS(t, url, "FAULTY", 3, 500*time.Millisecond)
 	if len(got) != 2 {
