@@ -158,7 +158,8 @@ func TestNATSMaxInFlight(t *testing.T) {
 		}
 		done <- p.Commit(ctx, testPos)
 	}()
-	time.Sleep(500 * time.Millisecond)
+	sinktest.WaitFor(t, 10*time.Second, "the first messages", func() bool { return f.asyncCount() >= maxInFlight })
+	time.Sleep(300 * time.Millisecond)
 	select {
 	case err := <-done:
 		t.Fatalf("every message was published with no acknowledgement back (%v): nothing bounds the messages in flight", err)
