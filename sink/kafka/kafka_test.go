@@ -337,6 +337,83 @@ func TestKafkaDrainTimeout(t *testing.T) {
 	}
 }
 
+// slow takes a millisecond over each Publish and says when the first came, so that a stop
+// finds a transaction open.
+type slow struct {
+	sink.Publisher
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (s *slow) Publish(ctx context.Context, r *sink.Record) error {
+	s.once.Do(func() { close(s.entered) })
+	time.Sleep(time.Millisecond)
+	return s.Publisher.Publish(ctx, r)
+}
+
+// A stop (SIGTERM) that finds a transaction open waits for its end, commits it and returns
+// nil: the broker holds the whole transaction and the position after it, with no restart.
+func TestKafkaStopCommitsOpenTransaction(t *testing.T) {
+	addr := sinktest.Serve(t, db, "sinkkafka")
+	brokers := sinktest.Kafka(t, 1)
+	if err := db.Exec("DROP TABLE IF EXISTS graceful", "CREATE TABLE graceful (id INT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(sinktest.Position(t, db, "sinkkafka"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("INSERT INTO graceful SELECT seq FROM seq_1_to_300"); err != nil {
+		t.Fatal(err)
+	}
+	end := sinktest.Position(t, db, "sinkkafka")
+	pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: "graceful", OffsetsTopic: "offsets"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &slow{Publisher: pub, entered: make(chan struct{})}
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cl.Close() }()
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- sink.Run(context.Background(), sink.Config{Name: "graceful", Client: cl, Publisher: s, Logger: sinktest.Logger(t),
+			Stop: stop, DrainTimeout: 20 * time.Second,
+			Request: client.Request{Position: pos, Format: "debezium-json", Filter: client.ParseTables("graceful"),
+				HeartbeatInterval: 100 * time.Millisecond, MaxBatchBytes: 4096},
+			Topics: sink.TopicMap{Prefix: "cdc."}})
+	}()
+	<-s.entered
+	close(stop)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("stop: %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sink did not stop")
+	}
+	got := sinktest.ReadKafka(t, brokers, `^cdc\.`, 301, time.Second)
+	keys := map[string]bool{}
+	for _, g := range got {
+		keys[g.Key] = true
+	}
+	if len(got) != 300 || len(keys) != 300 {
+		t.Fatalf("%d records with %d keys after the stop, want the transaction's 300 once each", len(got), len(keys))
+	}
+	var last sinktest.Got
+	for _, g := range sinktest.ReadKafka(t, brokers, `^offsets$`, 1000, time.Second) {
+		last = g
+	}
+	saved, err := sink.UnmarshalPosition(last.Value)
+	if err != nil || saved.GetShardGtids()[0].GetGtid() != end {
+		t.Fatalf("committed position %q (%v), want %s", last.Value, err, end)
+	}
+}
+
 // A sink started from "current" saves the first real position it reaches at once, even with
 // no record before it, so that a restart comes back to it rather than to a later "current".
 func TestKafkaCurrentStartSavedAtOnce(t *testing.T) {
