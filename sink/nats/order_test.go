@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -204,6 +205,32 @@ func TestNATSCheckpointAfterAcks(t *testing.T) {
 	}
 	if saved, err := sink.UnmarshalPosition(e.Value()); err != nil || sink.PositionText(saved) != sink.PositionText(testPos) {
 		t.Fatalf("checkpoint %q: %v", e.Value(), err)
+	}
+}
+
+// A stream whose max_msg_size was lowered after the sink read it refuses a larger record:
+// the sink stops with an error naming it instead of publishing it again and again.
+func TestNATSStreamLimitLowered(t *testing.T) {
+	p, _, url := newFaulty(t, 0)
+	ctx := context.Background()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: "FAULTY", Subjects: []string{"cdc.>"}, Duplicates: 2 * time.Minute, MaxMsgSize: 1024}); err != nil {
+		t.Fatal(err)
+	}
+	err = p.Publish(ctx, &sink.Record{Topic: "cdc.t", Key: []byte("k"), Value: make([]byte, 4096), ID: "big"})
+	if err == nil {
+		err = p.Commit(ctx, testPos)
+	}
+	if !sink.IsPermanent(err) || !strings.Contains(err.Error(), "record big for subject cdc.t is 4096 bytes, more than the stream FAULTY's max_msg_size") {
+		t.Fatalf("got %v, want the record-too-large error", err)
 	}
 }
 
