@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -69,66 +68,6 @@ func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (*repli
 	return streamer, syncer.Close, nil
 }
 
-// pushDump is a binlog dump whose events go-mysql's reading goroutine hands to the shared
-// reader itself (fanout.Pusher), one goroutine hand-off less per event than its channel.
-type pushDump struct {
-	*replication.BinlogStreamer
-	closeDump func()
-	// handle is set once, before ready closes; ended closes when the dump is stopped.
-	handle    func(*replication.BinlogEvent) error
-	ready     chan struct{}
-	ended     chan struct{}
-	endOnce   sync.Once
-	closeDone chan struct{}
-}
-
-// HandleEvent is go-mysql's SynchronousEventHandler: it runs on the dump's reading goroutine.
-// Events read before Push waits for them.
-func (d *pushDump) HandleEvent(ev *replication.BinlogEvent) error {
-	select {
-	case <-d.ready:
-		return d.handle(ev)
-	case <-d.ended:
-		return replication.ErrSyncClosed
-	}
-}
-
-// Push hands events to handle until the dump fails or stops, or ctx ends. Its
-// BinlogStreamer then carries only the dump's error.
-func (d *pushDump) Push(ctx context.Context, handle func(*replication.BinlogEvent) error) error {
-	d.handle = handle
-	close(d.ready)
-	_, err := d.GetEvent(ctx)
-	// Its goroutine has gone once the dump is closed: none outlives the reader.
-	d.stop()
-	<-d.closeDone
-	return err
-}
-
-// stop ends the dump without waiting: the reader calls it holding the lock HandleEvent may
-// be waiting for, and a catch-up reader from inside HandleEvent. Push waits for the close.
-func (d *pushDump) stop() {
-	d.endOnce.Do(func() {
-		close(d.ended)
-		go func() {
-			defer close(d.closeDone)
-			d.closeDump()
-		}()
-	})
-}
-
-// openPushDump opens a dump as openDump does, for a shared reader (pushDump).
-func openPushDump(cfg replication.BinlogSyncerConfig, pos position.Position) (*pushDump, func(), error) {
-	d := &pushDump{ready: make(chan struct{}), ended: make(chan struct{}), closeDone: make(chan struct{})}
-	cfg.SynchronousEventHandler = d
-	streamer, closeDump, err := openDump(cfg, pos)
-	if err != nil {
-		return nil, nil, err
-	}
-	d.BinlogStreamer, d.closeDump = streamer, closeDump
-	return d, d.stop, nil
-}
-
 // The readers a stream reads the binlog from (Observer's ReaderObserver, and the log).
 const (
 	// ReaderShared: the engine's one reader at the server's head, shared by every stream
@@ -158,7 +97,7 @@ func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 		// Every dump its own replica id: the server drops a connection whose id is reused.
 		c := cfg
 		c.ServerID = randomServerID()
-		return openPushDump(c, pos)
+		return openDump(c, pos)
 	}
 	onKind := func(k fanout.Kind) {
 		s.log.Info("binlog reader", "reader", string(k))

@@ -35,18 +35,6 @@ type Source interface {
 	GetEvent(ctx context.Context) (*replication.BinlogEvent, error)
 }
 
-// Pusher is a Source that hands its events to a function on the goroutine that decodes them
-// (go-mysql's SynchronousEventHandler), rather than over a channel to the hub's: an event
-// then wakes one goroutine less on its way to the cursors, which at a few small
-// transactions a second is a goroutine, and often a thread, woken from sleep per
-// transaction. Push calls handle with each event in order until handle or the dump fails or
-// ctx ends, and returns that error. The Source's stop must not wait for a handle call to
-// return: the hub calls it holding what handle waits for.
-type Pusher interface {
-	Source
-	Push(ctx context.Context, handle func(*replication.BinlogEvent) error) error
-}
-
 // OpenFunc starts a binlog dump after the transactions in pos; stop ends it.
 type OpenFunc func(pos position.Position) (src Source, stop func(), err error)
 

@@ -68,9 +68,6 @@ func (b *binlog) open(pos position.Position) (Source, func(), error) {
 	d := &dump{b: b, txn: int(from), ctx: ctx}
 	d.pending = []*replication.BinlogEvent{{Header: &replication.EventHeader{EventType: replication.ROTATE_EVENT},
 		Event: &replication.RotateEvent{Position: 4, NextLogName: []byte("binlog.000001")}}}
-	if pushDumps {
-		return newPushing(d, cancel)
-	}
 	return d, cancel, nil
 }
 

@@ -2,7 +2,6 @@ package fanout
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"sync"
 
@@ -100,18 +99,6 @@ func (h *hub) run() {
 		return
 	}
 	defer log.Info("binlog reader stopped")
-	if p, ok := src.(Pusher); ok {
-		err := p.Push(h.ctx, func(ev *replication.BinlogEvent) error {
-			if b := h.append(ev); b != nil && h.kind == CatchUp && h.handOver(b) {
-				return errHandedOver
-			}
-			return nil
-		})
-		if !errors.Is(err, errHandedOver) {
-			h.fail(err)
-		}
-		return
-	}
 	for {
 		ev, err := src.GetEvent(h.ctx)
 		if err != nil {
@@ -124,9 +111,6 @@ func (h *hub) run() {
 		}
 	}
 }
-
-// errHandedOver ends a Pusher's dump once a catch-up hub handed its cursors over.
-var errHandedOver = errors.New("fanout: cursors handed over to the shared reader")
 
 // fail ends the dump: the cursors read what the ring holds, then err.
 func (h *hub) fail(err error) {
