@@ -200,8 +200,9 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 	defer wg.Wait()
 	defer cancel()
 
-	// The project's client with its defaults, as an application would stream.
-	vc, err := vclient.Dial(d.addr, vclient.Options{WindowSize: int32(*latWindow), AckInterval: -1})
+	// The project's client with its defaults, as an application would stream; a broken
+	// stream fails the run rather than resume.
+	vc, err := vclient.Dial(d.addr, vclient.Options{WindowSize: int32(*latWindow), AckInterval: -1, MaxRetries: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
