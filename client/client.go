@@ -49,7 +49,8 @@ const DefaultAckInterval = time.Second
 // the handler. A fixed window turns off grpc-go's bandwidth estimation, which answers every
 // message received with a PING (and a WINDOW_UPDATE) that the server must read and answer:
 // with a transaction a message, as a stream at a source's pace has, that is a wake-up of
-// both sides per transaction, a fifth of the server's CPU per transaction (BenchmarkLatency).
+// both sides per transaction, a fifth to almost half of the server's CPU per transaction
+// (BenchmarkLatency).
 // 8 MiB covers a gigabit link with a round trip up to 60 ms; a longer or faster link can
 // set a larger Options.WindowSize.
 const DefaultWindowSize = 8 << 20
