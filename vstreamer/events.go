@@ -18,6 +18,7 @@ func (s *stream) mysqlGTID(e *replication.GTIDEvent) error {
 		return fmt.Errorf("%w: a transaction without a GTID (ANONYMOUS_GTID_LOG_EVENT) at %s:%d: gtid_mode is no longer ON; the stream needs gtid_mode=ON",
 			ErrServerConfig, s.binlogFile, s.binlogPos)
 	}
+	s.isMariaDB = false
 	if tag := e.Tag.String(); tag != "" {
 		s.eventGTI = formatMySQLTaggedGTID(e.SID, tag, e.GNO)
 	} else {

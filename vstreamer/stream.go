@@ -208,9 +208,15 @@ type stream struct {
 	pos position.Position
 	// start is where the stream started, which pos leaves at the first commit.
 	start    position.Position
-	eventGTI string // GTID of the transaction being read, e.g. "0-1-100"
-	inTxn    bool
-	// now is the wall clock (ns) stamped as current_time on the events being produced.
+	// eventGTI is the GTID of the transaction being read, e.g. "0-1-100" (see gti).
+	eventGTI string
+	// eventMariaDB is the GTID a MariaDB GTID event gave, when one did (isMariaDB): the
+	// position moves by it without parsing text, and gti writes eventGTI from it.
+	eventMariaDB mysql.MariadbGTID
+	isMariaDB    bool
+	inTxn        bool
+	// now is the wall clock (ns) stamped as current_time on the events being produced; 0
+	// until clock reads it for the event being handled.
 	now int64
 
 	plans map[uint64]*tablePlan
@@ -288,6 +294,12 @@ type stream struct {
 	pending   bool
 	lastVGTID int64
 	pendTimer *time.Timer
+	// observedAt (unix nanos) is when the observer last heard the position; unobserved is
+	// set when a skipped transaction moved it since, and unobservedTS is that
+	// transaction's binlog time (see observeSkipped).
+	observedAt   int64
+	unobserved   bool
+	unobservedTS uint32
 	// quick counts the events nextEvent took without its full select since it last ran it.
 	quick int
 }
@@ -295,6 +307,11 @@ type stream struct {
 // fairEvery bounds how many events nextEvent takes from a backlog before it looks at the
 // drain, heartbeat and pending-position channels again.
 const fairEvery = 16
+
+// observeEvery bounds how often the observer hears the position moved by skipped
+// transactions: formatting the position for each would cost a filtered stream more than
+// skipping the transaction. A VGTID that carries the position tells the observer too.
+const observeEvery = 100 * time.Millisecond
 
 // pendingPositionDelay bounds how long a position moved only by skipped transactions waits
 // for a VGTID to carry it, so that a client's resume point and acks keep moving.
@@ -448,7 +465,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 				return err
 			}
 		}
-		lone := s.pending && !s.inTxn && s.now-s.lastVGTID >= int64(pendingPositionDelay)
+		lone := s.pending && !s.inTxn && s.clock()-s.lastVGTID >= int64(pendingPositionDelay)
 		if lone {
 			// A run of skipped transactions longer than the delay: its position goes out
 			// now, whatever is queued behind it.
@@ -565,12 +582,28 @@ func (s *stream) add(evs ...*binlogdata.VEvent) {
 		if !s.wants(ev.Type) {
 			continue
 		}
-		ev.CurrentTime = s.now
-		ev.Keyspace = s.cfg.Keyspace
-		ev.Shard = s.cfg.Shard
-		s.batch = append(s.batch, ev)
-		s.batchSize += 32
+		if s.txn.beginDue && ev.Type != binlogdata.VEventType_HEARTBEAT {
+			s.openTxn()
+		}
+		s.push(ev)
 	}
+}
+
+// push appends a wanted event to the batch.
+func (s *stream) push(ev *binlogdata.VEvent) {
+	ev.CurrentTime = s.clock()
+	ev.Keyspace = s.cfg.Keyspace
+	ev.Shard = s.cfg.Shard
+	s.batch = append(s.batch, ev)
+	s.batchSize += 32
+}
+
+// clock is now, read once per event handled.
+func (s *stream) clock() int64 {
+	if s.now == 0 {
+		s.now = nowNanos()
+	}
+	return s.now
 }
 
 func (s *stream) flush() error {
@@ -652,12 +685,15 @@ func (s *stream) beat() {
 
 func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
 	s.gtidSent = s.pos.String()
-	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.eventGTI}
+	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.gti()}
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
 	s.pending = false
-	s.lastVGTID = s.now
+	s.lastVGTID = s.clock()
+	if s.unobserved {
+		s.observe(s.unobservedTS)
+	}
 	return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{
 		Keyspace: s.cfg.Keyspace,
 		Shard:    s.cfg.Shard,
@@ -680,9 +716,15 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 	if fp, ok := s.pos.GTIDSet.(*position.FilePosSet); ok {
 		fp.File, fp.Pos = s.binlogFile, uint64(s.binlogPos)
-	} else if s.eventGTI != "" {
-		if err := s.pos.Update(s.eventGTI); err != nil {
-			return false, fmt.Errorf("advance position %s by %s: %w", s.pos, s.eventGTI, err)
+	} else if s.isMariaDB || s.eventGTI != "" {
+		var err error
+		if s.isMariaDB {
+			err = s.pos.AddMariaDB(s.eventMariaDB)
+		} else {
+			err = s.pos.Update(s.eventGTI)
+		}
+		if err != nil {
+			return false, fmt.Errorf("advance position %s by %s: %w", s.pos, s.gti(), err)
 		}
 	}
 	if s.skipEmpty && s.inTxn && isCommit && s.emptyTxn() {
@@ -695,23 +737,53 @@ func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 // sendCommit sends the end of a transaction endTxn did not skip.
 func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	terminal.Timestamp = int64(ts)
-	terminal.EventGtid = s.eventGTI
+	terminal.EventGtid = s.gti()
 	gtid := s.gtidEvent(ts)
 	if src := terminal.Source; src != nil && terminal.Type != binlogdata.VEventType_COMMIT {
 		src.GtidSet = gtid.Gtid
 	}
 	s.add(gtid, terminal, s.vgtidEvent())
-	if s.observer != nil {
-		s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
-	}
+	s.observe(ts)
 	s.inTxn = false
-	s.eventGTI = ""
+	s.eventGTI, s.isMariaDB = "", false
 	s.txn = txnSource{}
 	return nil
 }
 
+// gti is the GTID of the transaction being read, as text. A MariaDB one is written only when
+// an event or an error names it: a filtered stream skips most transactions unnamed.
+func (s *stream) gti() string {
+	if s.eventGTI == "" && s.isMariaDB {
+		s.eventGTI = formatMariaDBGTID(s.eventMariaDB)
+	}
+	return s.eventGTI
+}
+
+// observe tells the observer the position, moved by a transaction of binlog time ts.
+func (s *stream) observe(ts uint32) {
+	if s.observer == nil {
+		return
+	}
+	s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
+	s.observedAt, s.unobserved = s.clock(), false
+}
+
+// observeSkipped tells the observer the position a skipped transaction moved, at most
+// every observeEvery; the next VGTID carries a position it was not told.
+func (s *stream) observeSkipped(ts uint32) {
+	if s.observer == nil {
+		return
+	}
+	s.unobserved, s.unobservedTS = true, ts
+	if s.clock()-s.observedAt >= int64(observeEvery) {
+		s.observe(ts)
+	}
+}
+
 func (s *stream) handle(ev *replication.BinlogEvent) error {
-	s.now = time.Now().UnixNano()
+	// Read by clock when an event or the pending position needs it: most events of a
+	// filtered stream need none.
+	s.now = 0
 	s.hdr = ev.Header
 	s.cur = ev
 	ts := ev.Header.Timestamp
@@ -722,7 +794,8 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	case *replication.RotateEvent:
 		s.binlogFile, s.binlogPos = string(e.NextLogName), uint32(e.Position)
 	case *replication.MariadbGTIDEvent:
-		s.eventGTI = formatMariaDBGTID(e.GTID)
+		// Its text is written when an event or an error needs it (gti).
+		s.eventGTI, s.eventMariaDB, s.isMariaDB = "", e.GTID, true
 		s.txn = txnSource{}
 		if !e.IsStandalone() {
 			s.begin(ts)
@@ -764,7 +837,7 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 			s.txn.query = string(e.Query)
 		}
 		if s.wants(binlogdata.VEventType_ROWS_QUERY) {
-			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.eventGTI,
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.gti(),
 				Statement: string(e.Query)})
 			// A statement may be megabytes (a multi-row INSERT): it counts toward the batch.
 			s.batchSize += len(e.Query)
@@ -785,18 +858,29 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	return nil
 }
 
+// begin opens a transaction. Its BEGIN is added to the batch with the transaction's first
+// event (openTxn): a filtered stream skips most transactions, and builds none for them.
 func (s *stream) begin(ts uint32) {
 	if s.inTxn {
 		return
 	}
 	s.inTxn = true
-	s.txn.beginAt = len(s.batch)
-	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(ts), EventGtid: s.eventGTI}
-	if ev.Source = s.source(); ev.Source != nil {
-		ev.Source.GtidSet = s.txnGTIDSet()
-		ev.Source.ThreadId = s.txn.threadID
+	s.txn.beginDue, s.txn.beginTS = true, ts
+	if src := s.source(); src != nil {
+		src.GtidSet = s.txnGTIDSet()
+		src.ThreadId = s.txn.threadID
+		s.txn.beginSrc = src
 	}
-	s.add(ev)
+}
+
+// openTxn adds the BEGIN of the transaction begin opened, before its first event.
+func (s *stream) openTxn() {
+	s.txn.beginDue = false
+	s.txn.beginAt = len(s.batch)
+	if s.wants(binlogdata.VEventType_BEGIN) {
+		s.push(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(s.txn.beginTS), EventGtid: s.gti(),
+			Source: s.txn.beginSrc})
+	}
 	s.txn.begun = savepoint{mark: len(s.batch), flushes: s.flushes}
 }
 
@@ -939,6 +1023,11 @@ type txnSource struct {
 	begun      savepoint
 	// beginAt is where the transaction's BEGIN stands in the batch (if it was added).
 	beginAt int
+	// beginDue is set while the transaction's BEGIN, of binlog time beginTS and source
+	// beginSrc, waits for the transaction's first event (see begin).
+	beginDue bool
+	beginTS  uint32
+	beginSrc *binlogdata.EventSource
 }
 
 // source is the EventSource of the binlog event being handled, or nil when the stream does
@@ -959,11 +1048,11 @@ func (s *stream) source() *binlogdata.EventSource {
 
 // txnGTIDSet is the executed GTID set including the transaction being read.
 func (s *stream) txnGTIDSet() string {
-	if s.eventGTI == "" {
+	if s.gti() == "" {
 		return s.pos.String()
 	}
 	p := s.pos.Clone()
-	if err := p.Update(s.eventGTI); err != nil {
+	if err := p.Update(s.gti()); err != nil {
 		// commit reports the same error with its context.
 		return s.pos.String()
 	}
@@ -973,24 +1062,27 @@ func (s *stream) txnGTIDSet() string {
 // emptyTxn reports a transaction in which nothing was added after BEGIN, and nothing sent:
 // the filter left out all its changes (or a rollback dropped them).
 func (s *stream) emptyTxn() bool {
-	return s.flushes == s.txn.begun.flushes && len(s.batch) == s.txn.begun.mark && !s.copy.active()
+	if s.copy.active() {
+		return false
+	}
+	return s.txn.beginDue || s.flushes == s.txn.begun.flushes && len(s.batch) == s.txn.begun.mark
 }
 
 // skipTxn closes an empty transaction without sending it: its BEGIN leaves the batch and its
 // position, already in s.pos, waits for the next VGTID the stream sends (see pending).
 func (s *stream) skipTxn(ts uint32) {
-	s.discard(s.txn.beginAt)
-	if s.observer != nil {
-		s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
+	if !s.txn.beginDue {
+		s.discard(s.txn.beginAt)
 	}
+	s.observeSkipped(ts)
 	s.inTxn = false
-	s.eventGTI = ""
+	s.eventGTI, s.isMariaDB = "", false
 	s.txn = txnSource{}
 	if s.pending {
 		return // the timer is armed
 	}
 	s.pending = true
-	wait := max(time.Duration(int64(pendingPositionDelay)-(s.now-s.lastVGTID)), 0)
+	wait := max(time.Duration(int64(pendingPositionDelay)-(s.clock()-s.lastVGTID)), 0)
 	if s.pendTimer == nil {
 		s.pendTimer = time.NewTimer(wait)
 	} else {

@@ -406,6 +406,72 @@ func TestUpdate(t *testing.T) {
 	}
 }
 
+// TestAddMariaDB: adding a GTID event's GTID does what Update does with its text, keeps
+// clones apart, and allocates nothing once the domain is there.
+func TestAddMariaDB(t *testing.T) {
+	for _, tc := range []struct {
+		start string
+		gtids []string
+	}{
+		{"MariaDB/0-1-100", []string{"0-1-101", "0-1-102"}},
+		{"MariaDB/0-1-100,1-1-7", []string{"1-1-8", "0-1-101", "2-3-1", "1-1-9"}},
+		{"MariaDB/0-1-100", []string{"0-2-101"}},
+		{"MariaDB/0-1-100", []string{"0-2-90", "0-1-100"}},
+		{"MariaDB/", []string{"5-1-1", "0-1-3"}},
+		{"", []string{"0-1-1"}},
+		{"MariaDB/0-0-0", []string{"0-1-1"}},
+	} {
+		var byText, byEvent Position
+		if tc.start != "" {
+			byText, byEvent = mustParse(t, tc.start), mustParse(t, tc.start)
+		}
+		for _, g := range tc.gtids {
+			if err := byText.Update(g); err != nil {
+				t.Fatal(err)
+			}
+			gtid, err := mysql.ParseMariadbGTID(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := byEvent.AddMariaDB(*gtid); err != nil {
+				t.Fatalf("%q: AddMariaDB(%s): %v", tc.start, g, err)
+			}
+			if !byEvent.Equal(byText) || byEvent.String() != byText.String() || byEvent.Flavor != byText.Flavor {
+				t.Errorf("%q + %s: AddMariaDB gives %q, Update %q", tc.start, g, byEvent, byText)
+			}
+		}
+	}
+
+	p := mustParse(t, "MariaDB/0-1-5,1-1-3")
+	c := p.Clone()
+	if err := c.AddMariaDB(mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if p.String() != "MariaDB/0-1-5,1-1-3" || c.String() != "MariaDB/0-1-6,1-1-3" {
+		t.Errorf("adding to a clone: original %q, clone %q", p, c)
+	}
+
+	seq := uint64(10)
+	if n := testing.AllocsPerRun(100, func() {
+		seq++
+		if err := p.AddMariaDB(mysql.MariadbGTID{DomainID: 1, ServerID: 2, SequenceNumber: seq}); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("AddMariaDB allocates %v times per GTID", n)
+	}
+	if want := "MariaDB/0-1-5,1-2-" + strconv.FormatUint(seq, 10); p.String() != want {
+		t.Errorf("after the additions %q, want %q", p, want)
+	}
+
+	for _, start := range []string{"MySQL56/" + u1 + ":1", "FilePos/binlog.000001:4"} {
+		q := mustParse(t, start)
+		if err := q.AddMariaDB(mysql.MariadbGTID{SequenceNumber: 1}); !errors.Is(err, ErrBadPosition) || q.String() != start {
+			t.Errorf("AddMariaDB to %q: %v, position now %q", start, err, q)
+		}
+	}
+}
+
 func TestUpdateErrors(t *testing.T) {
 	for _, tc := range []struct {
 		start, gtid string
