@@ -207,7 +207,7 @@ type stream struct {
 
 	pos position.Position
 	// start is where the stream started, which pos leaves at the first commit.
-	start    position.Position
+	start position.Position
 	// eventGTI is the GTID of the transaction being read, e.g. "0-1-100" (see gti).
 	eventGTI string
 	// eventMariaDB is the GTID a MariaDB GTID event gave, when one did (isMariaDB): the
