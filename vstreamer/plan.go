@@ -118,7 +118,7 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 		meta:  slices.Clone(tm.ColumnMeta),
 		names: slices.Clone(tm.ColumnNameString()),
 	}
-	if string(tm.Schema) != s.cfg.Database || schema.Internal(p.name) || s.filter.Table(p.name) == nil {
+	if !s.streamed(p.db, p.name) {
 		return p, nil
 	}
 	p.selected = true

@@ -349,13 +349,15 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 	return s.classify(err)
 }
 
-// read hands the binlog's events to the stream goroutine. It touches no stream state. It does
+// read hands the binlog's events to the stream goroutine, but for those it would do nothing
+// with (see unsent). It touches no stream state. It does
 // not close events when it fails: the stream goroutine would see that before the errgroup has
 // the failure, and end the stream as cancelled; it ends on the errgroup's cancel instead.
 func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- *replication.BinlogEvent) (err error) {
 	var ev *replication.BinlogEvent
 	defer catch(&err, StageRead, func(pe *PanicError) { pe.Table = eventTable(ev) })
 	var where readPlace
+	skip := unsent{s: s}
 	for {
 		ev, err = streamer.GetEvent(ctx)
 		if err != nil {
@@ -364,6 +366,9 @@ func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- 
 		where.saw(ev)
 		if faults.Enabled() {
 			faults.At(faults.Read, s.readTable(ev), ev)
+		}
+		if skip.drops(ev) {
+			continue
 		}
 		// Sent without the two-way select when there is room: it locks both channels.
 		select {
