@@ -357,6 +357,7 @@ func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- 
 	var ev *replication.BinlogEvent
 	defer catch(&err, StageRead, func(pe *PanicError) { pe.Table = eventTable(ev) })
 	var where readPlace
+	where.names, _ = streamer.(tableNamer)
 	skip := unsent{s: s}
 	for {
 		ev, err = streamer.GetEvent(ctx)

@@ -16,8 +16,15 @@ import (
 // go-mysql cannot decode: the stream goroutine's state is not its to read.
 type readPlace struct {
 	file string
-	// tables maps the table ids of the table maps read to their names.
+	// tables maps the table ids of the table maps read to their names; names, if set, names
+	// those of the table maps the reader left out (fanout.Cursor).
 	tables map[uint64]string
+	names  tableNamer
+}
+
+// tableNamer names a table id the reader has seen a table map of.
+type tableNamer interface {
+	TableName(id uint64) (string, bool)
 }
 
 // saw notes what an event tells of the place: a new binlog file, a table id.
@@ -58,7 +65,11 @@ func (r *readPlace) undecodable(err error) error {
 		if isRowsEvent(h.EventType) && len(ee.Data) >= 6 {
 			var id [8]byte
 			copy(id[:], ee.Data[:6])
-			po.Table = r.tables[binary.LittleEndian.Uint64(id[:])]
+			tid := binary.LittleEndian.Uint64(id[:])
+			po.Table = r.tables[tid]
+			if po.Table == "" && r.names != nil {
+				po.Table, _ = r.names.TableName(tid)
+			}
 		}
 	}
 	return po

@@ -12,11 +12,19 @@ func (s *stream) streamed(db, table string) bool {
 	return db == s.cfg.Database && !schema.Internal(table) && s.filter.Table(table) != nil
 }
 
+// leavesOut reports whether the table map and rows events of a table need not reach the
+// stream goroutine: the table is not streamed, and the stream carries no sources (which
+// count every rows event of a transaction).
+func (s *stream) leavesOut(db, table string) bool {
+	return !s.withSrc && !s.streamed(db, table)
+}
+
 // unsent is what a stream's binlog reader goroutine knows of the tables the stream leaves
-// out, to drop their events before they reach the stream goroutine, which would do nothing
-// with them: on a shared reader every stream reads every event of the binlog, and most of a
-// filtered stream's are other tables' rows. The transaction's GTID and the event that ends it
-// still reach the stream goroutine, which moves the position by them.
+// out (leavesOut), to drop their events before they reach the stream goroutine, which would
+// do nothing with them: on a shared reader every stream reads every event of the binlog, and
+// most of a filtered stream's are other tables' rows. A shared reader's cursor leaves them
+// out itself (sharedSource). The transaction's GTID and the event that ends it still reach
+// the stream goroutine, which moves the position by them.
 type unsent struct {
 	s *stream
 	// tables is the verdict on each table id of the table maps read.
@@ -25,25 +33,21 @@ type unsent struct {
 
 type tableVerdict struct {
 	db, name string
-	streamed bool
+	leftOut  bool
 }
 
 // drops reports an event the stream goroutine would do nothing with: a table map or rows
 // event of a table the stream leaves out, or MariaDB's annotate rows event when the stream
-// carries no sources. A stream with sources gets every event: its sources count the rows
-// events of each transaction.
+// carries no sources.
 func (u *unsent) drops(ev *replication.BinlogEvent) bool {
-	if u.s.withSrc {
-		return false
-	}
 	switch e := ev.Event.(type) {
 	case *replication.TableMapEvent:
-		return !u.tableMap(e)
+		return u.tableMap(e)
 	case *replication.RowsEvent:
 		v, ok := u.tables[e.TableID]
-		return ok && !v.streamed
+		return ok && v.leftOut
 	case *replication.MariadbAnnotateRowsEvent:
-		return true
+		return !u.s.withSrc
 	case *replication.FormatDescriptionEvent:
 		// Table ids are reused after a server restart.
 		clear(u.tables)
@@ -53,11 +57,11 @@ func (u *unsent) drops(ev *replication.BinlogEvent) bool {
 	return false
 }
 
-// tableMap returns the verdict on a table map's table, judged again only when its table id
-// names another table.
+// tableMap reports whether a table map's table is left out, judged again only when its table
+// id names another table.
 func (u *unsent) tableMap(tm *replication.TableMapEvent) bool {
 	if v, ok := u.tables[tm.TableID]; ok && v.name == string(tm.Table) && v.db == string(tm.Schema) {
-		return v.streamed
+		return v.leftOut
 	}
 	if u.tables == nil || len(u.tables) > 4096 {
 		// Table ids grow with every table definition the server loads; only recent ones
@@ -65,7 +69,7 @@ func (u *unsent) tableMap(tm *replication.TableMapEvent) bool {
 		u.tables = make(map[uint64]tableVerdict)
 	}
 	v := tableVerdict{db: string(tm.Schema), name: string(tm.Table)}
-	v.streamed = u.s.streamed(v.db, v.name)
+	v.leftOut = u.s.leavesOut(v.db, v.name)
 	u.tables[tm.TableID] = v
-	return v.streamed
+	return v.leftOut
 }

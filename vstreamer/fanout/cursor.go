@@ -37,6 +37,48 @@ type Cursor struct {
 	lastPos    uint32
 	skipping   bool
 	closed     bool
+
+	// leaveOut says which tables' events the cursor leaves out (see LeaveOut); wants holds
+	// its verdicts, and last the last one asked.
+	leaveOut func(t *Table) bool
+	wants    map[*Table]bool
+	last     *Table
+	lastWant bool
+}
+
+// LeaveOut makes the cursor leave out the table map and rows events of the tables skip
+// reports, which it asks once per table of a ring: a reader that wants a few tables of a
+// shared binlog then reads a few tables' events. Call it before GetEvent.
+func (c *Cursor) LeaveOut(skip func(t *Table) bool) {
+	c.leaveOut = skip
+}
+
+// TableName names a table id of a table map the cursor has left out or handed out since
+// LeaveOut, for an error about an event of that id.
+func (c *Cursor) TableName(id uint64) (string, bool) {
+	for t := range c.wants {
+		if t.ID == id {
+			return t.Name, true
+		}
+	}
+	return "", false
+}
+
+// wanted reports whether the cursor hands out the events of t.
+func (c *Cursor) wanted(t *Table) bool {
+	if t == c.last {
+		return c.lastWant
+	}
+	want, ok := c.wants[t]
+	if !ok {
+		if c.wants == nil || len(c.wants) > 4096 {
+			c.wants = make(map[*Table]bool)
+		}
+		want = !c.leaveOut(t)
+		c.wants[t] = want
+	}
+	c.last, c.lastWant = t, want
+	return want
 }
 
 func (c *Cursor) setKind(k Kind) {
@@ -166,21 +208,23 @@ func (c *Cursor) take(e entry) *replication.BinlogEvent {
 		}
 		return nil
 	}
-	h := e.ev.Header
-	placed := h.LogPos != 0 && h.EventType != replication.HEARTBEAT_EVENT && h.EventType != replication.HEARTBEAT_LOG_EVENT_V2
 	if c.skipping {
 		// The events of the transaction handed out before the cursor fell behind come again,
 		// after those a new dump starts with (which have no place, or one before them).
-		if !placed || position.ComparePlaces(e.file, uint64(h.LogPos), c.lastFile, uint64(c.lastPos)) <= 0 {
+		if !e.placed || position.ComparePlaces(e.file, uint64(e.logPos), c.lastFile, uint64(c.lastPos)) <= 0 {
 			return nil
 		}
 		c.skipping = false
 	}
-	if placed {
-		c.lastFile, c.lastPos, c.sinceBound = e.file, h.LogPos, true
+	// An event left out counts as handed out: a cursor that falls behind skips it again.
+	if e.placed {
+		c.lastFile, c.lastPos, c.sinceBound = e.file, e.logPos, true
 	}
 	if e.after != nil {
 		c.lastBound, c.sinceBound = e.after.pos, false
+	}
+	if e.table != nil && c.leaveOut != nil && !c.wanted(e.table) {
+		return nil
 	}
 	return e.ev
 }

@@ -10,13 +10,28 @@ import (
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
-// entry is one event of a hub's ring.
+// entry is one event of a hub's ring, with what its cursors read of it (the event itself only
+// when they hand it out: a hundred cursors reading every event's header cost more than the
+// dump).
 type entry struct {
 	ev *replication.BinlogEvent
 	// file is the binlog file the event is in.
 	file string
 	// after is set when a transaction ends with this event.
 	after *bound
+	// table is the table of a table map or rows event.
+	table *Table
+	// logPos is where the event ends in the file, and placed is set when that is a place in
+	// the binlog (not a heartbeat's, nor an artificial event's).
+	logPos uint32
+	placed bool
+}
+
+// Table is a table the events of a hub's ring change: a table map's table id, database and
+// name, which the table's rows events share.
+type Table struct {
+	ID       uint64
+	DB, Name string
 }
 
 // bound is a transaction boundary: the place between two transactions.
@@ -60,6 +75,8 @@ type hub struct {
 	inTxn  bool
 	broken bool
 	marker Marker
+	// tables is the Table of each table id the dump has mapped; only run touches it.
+	tables map[uint64]*Table
 	// signal is closed, and replaced, when an event is appended or the hub fails.
 	signal chan struct{}
 	// read is how far each cursor on the hub has read; space is closed, and replaced, when
@@ -149,9 +166,12 @@ func (h *hub) wake() {
 // append adds an event and returns the boundary it ends with, if any.
 func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	freeze(ev)
+	hd := ev.Header
+	t := h.table(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e := entry{ev: ev, file: h.file}
+	e := entry{ev: ev, file: h.file, table: t, logPos: hd.LogPos,
+		placed: hd.LogPos != 0 && hd.EventType != replication.HEARTBEAT_EVENT && hd.EventType != replication.HEARTBEAT_LOG_EVENT_V2}
 	if r, ok := ev.Event.(*replication.RotateEvent); ok {
 		h.file = string(r.NextLogName)
 	}
@@ -194,6 +214,33 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	}
 	h.wake()
 	return e.after
+}
+
+// table returns the table of a table map or rows event; nil for other events and for a rows
+// event of a table id the dump has not mapped.
+func (h *hub) table(ev *replication.BinlogEvent) *Table {
+	switch e := ev.Event.(type) {
+	case *replication.TableMapEvent:
+		if t := h.tables[e.TableID]; t != nil && t.Name == string(e.Table) && t.DB == string(e.Schema) {
+			return t
+		}
+		if h.tables == nil || len(h.tables) > 4096 {
+			// Table ids grow with every table definition the server loads; only recent
+			// ones matter.
+			h.tables = make(map[uint64]*Table)
+		}
+		t := &Table{ID: e.TableID, DB: string(e.Schema), Name: string(e.Table)}
+		h.tables[e.TableID] = t
+		return t
+	case *replication.RowsEvent:
+		return h.tables[e.TableID]
+	case *replication.FormatDescriptionEvent:
+		// Table ids are reused after a server restart.
+		clear(h.tables)
+	default:
+		// Other events change no table, or (a compressed transaction's) many.
+	}
+	return nil
 }
 
 // evict drops the oldest event; under mu. A hub with one cursor is that cursor's own dump:
