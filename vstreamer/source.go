@@ -126,7 +126,7 @@ func (s *stream) leaveOut(c *fanout.Cursor) {
 		// Sources count every rows event of a transaction.
 		return
 	}
-	c.LeaveOut(func(t *fanout.Table) bool { return s.leavesOut(t.DB, t.Name) })
+	c.LeaveOut(func(t *fanout.Table) bool { return s.leavesOut(t.DB, t.Name) }, unsentTypes...)
 }
 
 // readerKind tells the observer which reader serves the stream.

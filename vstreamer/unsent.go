@@ -1,6 +1,8 @@
 package vstreamer
 
 import (
+	"slices"
+
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
@@ -17,6 +19,15 @@ func (s *stream) streamed(db, table string) bool {
 // count every rows event of a transaction).
 func (s *stream) leavesOut(db, table string) bool {
 	return !s.withSrc && !s.streamed(db, table)
+}
+
+// unsentTypes are the binlog event types the stream goroutine does nothing with but for
+// streams with sources: MariaDB's annotate rows events, whose SQL only sources carry.
+var unsentTypes = []replication.EventType{replication.MARIADB_ANNOTATE_ROWS_EVENT}
+
+// unsentType reports an event type the stream goroutine need not get (unsentTypes).
+func (s *stream) unsentType(t replication.EventType) bool {
+	return !s.withSrc && slices.Contains(unsentTypes, t)
 }
 
 // unsent is what a stream's binlog reader goroutine knows of the tables the stream leaves
@@ -47,7 +58,7 @@ func (u *unsent) drops(ev *replication.BinlogEvent) bool {
 		v, ok := u.tables[e.TableID]
 		return ok && v.leftOut
 	case *replication.MariadbAnnotateRowsEvent:
-		return !u.s.withSrc
+		return u.s.unsentType(replication.MARIADB_ANNOTATE_ROWS_EVENT)
 	case *replication.FormatDescriptionEvent:
 		// Table ids are reused after a server restart.
 		clear(u.tables)

@@ -39,18 +39,23 @@ type Cursor struct {
 	closed     bool
 
 	// leaveOut says which tables' events the cursor leaves out (see LeaveOut); wants holds
-	// its verdicts, and last the last one asked.
-	leaveOut func(t *Table) bool
-	wants    map[*Table]bool
-	last     *Table
-	lastWant bool
+	// its verdicts, and last the last one asked. leaveTypes are the event types it leaves out.
+	leaveOut   func(t *Table) bool
+	wants      map[*Table]bool
+	last       *Table
+	lastWant   bool
+	leaveTypes [256]bool
 }
 
-// LeaveOut makes the cursor leave out the table map and rows events of the tables skip
-// reports, which it asks once per table of a ring: a reader that wants a few tables of a
-// shared binlog then reads a few tables' events. Call it before GetEvent.
-func (c *Cursor) LeaveOut(skip func(t *Table) bool) {
+// LeaveOut makes the cursor leave out the events of the types given and the table map and
+// rows events of the tables skip reports (if set), which it asks once per table of a ring: a
+// reader that wants a few tables of a shared binlog then reads a few tables' events. Call it
+// before GetEvent.
+func (c *Cursor) LeaveOut(skip func(t *Table) bool, types ...replication.EventType) {
 	c.leaveOut = skip
+	for _, t := range types {
+		c.leaveTypes[t] = true
+	}
 }
 
 // TableName names a table id of a table map the cursor has left out or handed out since
@@ -223,7 +228,7 @@ func (c *Cursor) take(e entry) *replication.BinlogEvent {
 	if e.after != nil {
 		c.lastBound, c.sinceBound = e.after.pos, false
 	}
-	if e.table != nil && c.leaveOut != nil && !c.wanted(e.table) {
+	if c.leaveTypes[e.typ] || e.table != nil && c.leaveOut != nil && !c.wanted(e.table) {
 		return nil
 	}
 	return e.ev

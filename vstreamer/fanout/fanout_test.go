@@ -271,8 +271,9 @@ func TestCatchUpHandsOver(t *testing.T) {
 	}
 }
 
-// TestLeaveOut: a cursor that leaves out a table hands out every other event, each once, also
-// when it falls behind inside a transaction, and can name the table ids it left out.
+// TestLeaveOut: a cursor that leaves out a table, or a type of event, hands out every other
+// event, each once, also when it falls behind inside a transaction, and can name the table
+// ids it left out.
 func TestLeaveOut(t *testing.T) {
 	b := newBinlog()
 	p := NewPool(Config{MaxEvents: 12, NewMarker: func() Marker { return marks{} }})
@@ -285,6 +286,9 @@ func TestLeaveOut(t *testing.T) {
 		asked = append(asked, t.DB+"."+t.Name)
 		return t.Name == "b"
 	})
+	noRows := p.Attach(pos(t, 0), true, b.open, nil)
+	defer noRows.Close()
+	noRows.LeaveOut(nil, replication.WRITE_ROWS_EVENTv2)
 	b.writeTables(1, 2, []string{"a", "b"})
 	// The cursor that leaves out b reads the rotate, the GTID, a's table map and one of its
 	// rows events, then stops while the ring moves on.
@@ -296,6 +300,9 @@ func TestLeaveOut(t *testing.T) {
 	b.writeTables(20, 2, []string{"a", "b"})
 	if xids, rows := read(t, all, 21); !equal(xids, seqs(1, 21)) || rows != 84 {
 		t.Fatalf("all tables: XIDs %v, %d rows", xids, rows)
+	}
+	if xids, rows := read(t, noRows, 21); !equal(xids, seqs(1, 21)) || rows != 0 {
+		t.Errorf("leaving out rows events: XIDs %v, %d rows", xids, rows)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -25,6 +25,7 @@ type entry struct {
 	// the binlog (not a heartbeat's, nor an artificial event's).
 	logPos uint32
 	placed bool
+	typ    replication.EventType
 }
 
 // Table is a table the events of a hub's ring change: a table map's table id, database and
@@ -170,7 +171,7 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	t := h.table(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e := entry{ev: ev, file: h.file, table: t, logPos: hd.LogPos,
+	e := entry{ev: ev, file: h.file, table: t, logPos: hd.LogPos, typ: hd.EventType,
 		placed: hd.LogPos != 0 && hd.EventType != replication.HEARTBEAT_EVENT && hd.EventType != replication.HEARTBEAT_LOG_EVENT_V2}
 	if r, ok := ev.Event.(*replication.RotateEvent); ok {
 		h.file = string(r.NextLogName)
