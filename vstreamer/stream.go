@@ -748,6 +748,8 @@ func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	if src := terminal.Source; src != nil && terminal.Type != binlogdata.VEventType_COMMIT {
 		src.GtidSet = gtid.Gtid
 	}
+	// The observer hears this transaction's position, which holds the skipped ones'.
+	s.unobserved = false
 	s.add(gtid, terminal, s.vgtidEvent())
 	s.observe(ts)
 	s.inTxn = false
