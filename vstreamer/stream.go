@@ -294,6 +294,8 @@ type stream struct {
 	pending   bool
 	lastVGTID int64
 	pendTimer *time.Timer
+	// skipRun counts the transactions skipped since the last VGTID (see clockEvery).
+	skipRun int
 	// observedAt (unix nanos) is when the observer last heard the position; unobserved is
 	// set when a skipped transaction moved it since, and unobservedTS is that
 	// transaction's binlog time (see observeSkipped).
@@ -312,6 +314,12 @@ const fairEvery = 16
 // transactions: formatting the position for each would cost a filtered stream more than
 // skipping the transaction. A VGTID that carries the position tells the observer too.
 const observeEvery = 100 * time.Millisecond
+
+// clockEvery is how many skipped transactions in a row a stream handles between readings of
+// the clock for the pending position (the lone VGTID and the observer): a clock reading
+// costs as much as skipping a transaction, and a run of them takes microseconds. A stream
+// that waits for events sends the pending position by its timer (nextEvent).
+const clockEvery = 8
 
 // pendingPositionDelay bounds how long a position moved only by skipped transactions waits
 // for a VGTID to carry it, so that a client's resume point and acks keep moving.
@@ -471,7 +479,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 				return err
 			}
 		}
-		lone := s.pending && !s.inTxn && s.clock()-s.lastVGTID >= int64(pendingPositionDelay)
+		lone := s.pending && !s.inTxn && s.skipRun%clockEvery == 0 && s.clock()-s.lastVGTID >= int64(pendingPositionDelay)
 		if lone {
 			// A run of skipped transactions longer than the delay: its position goes out
 			// now, whatever is queued behind it.
@@ -695,7 +703,7 @@ func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
-	s.pending = false
+	s.pending, s.skipRun = false, 0
 	s.lastVGTID = s.clock()
 	if s.unobserved {
 		s.observe(s.unobservedTS)
@@ -777,13 +785,14 @@ func (s *stream) observe(ts uint32) {
 }
 
 // observeSkipped tells the observer the position a skipped transaction moved, at most
-// every observeEvery; the next VGTID carries a position it was not told.
+// every observeEvery (looking at the clock every clockEvery skipped transactions); the next
+// VGTID carries a position it was not told.
 func (s *stream) observeSkipped(ts uint32) {
 	if s.observer == nil {
 		return
 	}
 	s.unobserved, s.unobservedTS = true, ts
-	if s.clock()-s.observedAt >= int64(observeEvery) {
+	if s.skipRun%clockEvery == 0 && s.clock()-s.observedAt >= int64(observeEvery) {
 		s.observe(ts)
 	}
 }
@@ -1082,6 +1091,7 @@ func (s *stream) skipTxn(ts uint32) {
 	if !s.txn.beginDue {
 		s.discard(s.txn.beginAt)
 	}
+	s.skipRun++
 	s.observeSkipped(ts)
 	s.inTxn = false
 	s.eventGTI, s.isMariaDB = "", false
