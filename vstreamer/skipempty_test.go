@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
@@ -171,21 +172,33 @@ func resumable(lines []string) []string {
 	return slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return strings.HasPrefix(l, "FIELD ") })
 }
 
-// skippedTxn is a MariaDB transaction of one row on test.other, as the binlog gives it.
-func skippedTxn(seq uint64, logPos uint32) []*replication.BinlogEvent {
+// skippedTxn is a transaction of one row on test.other, as a MariaDB (or a MySQL) binlog
+// gives it.
+func skippedTxn(mysqlFlavor bool, seq uint64, logPos uint32) []*replication.BinlogEvent {
 	hdr := func(typ replication.EventType) *replication.EventHeader {
 		logPos += 100
 		return &replication.EventHeader{EventType: typ, Timestamp: 1700000000, ServerID: 1, LogPos: logPos, EventSize: 100}
 	}
-	return []*replication.BinlogEvent{
+	start := []*replication.BinlogEvent{
 		{Header: hdr(replication.MARIADB_GTID_EVENT), Event: &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: seq}}},
 		{Header: hdr(replication.MARIADB_ANNOTATE_ROWS_EVENT), Event: &replication.MariadbAnnotateRowsEvent{Query: []byte("INSERT INTO other VALUES (1)")}},
-		{Header: hdr(replication.TABLE_MAP_EVENT), Event: &replication.TableMapEvent{TableID: 7, Schema: []byte("test"), Table: []byte("other"),
-			ColumnCount: 1, ColumnType: []byte{mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0}, ColumnName: [][]byte{[]byte("id")}}},
-		{Header: hdr(replication.WRITE_ROWS_EVENTv2), Event: &replication.RowsEvent{TableID: 7, ColumnCount: 1, Rows: [][]any{{int32(1)}}}},
-		{Header: hdr(replication.XID_EVENT), Event: &replication.XIDEvent{XID: seq}},
 	}
+	if mysqlFlavor {
+		sid := uuid.MustParse(skipUUID)
+		start = []*replication.BinlogEvent{
+			{Header: hdr(replication.GTID_EVENT), Event: &replication.GTIDEvent{SID: sid[:], GNO: int64(seq)}},
+			{Header: hdr(replication.QUERY_EVENT), Event: &replication.QueryEvent{Query: []byte("BEGIN")}},
+		}
+	}
+	return append(start,
+		&replication.BinlogEvent{Header: hdr(replication.TABLE_MAP_EVENT), Event: &replication.TableMapEvent{TableID: 7, Schema: []byte("test"), Table: []byte("other"),
+			ColumnCount: 1, ColumnType: []byte{mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0}, ColumnName: [][]byte{[]byte("id")}}},
+		&replication.BinlogEvent{Header: hdr(replication.WRITE_ROWS_EVENTv2), Event: &replication.RowsEvent{TableID: 7, ColumnCount: 1, Rows: [][]any{{int32(1)}}}},
+		&replication.BinlogEvent{Header: hdr(replication.XID_EVENT), Event: &replication.XIDEvent{XID: seq}},
+	)
 }
+
+const skipUUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 
 type positions struct{ n int }
 
@@ -198,11 +211,18 @@ func (p *positions) CopyProgress(string, int64, int64) {}
 // shared reader each handle every transaction of the binlog, so this is what a filtered
 // stream costs per transaction it does not send.
 func TestSkippedTransactionAllocs(t *testing.T) {
+	t.Run("MariaDB", func(t *testing.T) { testSkippedTransactionAllocs(t, false, "MariaDB/0-1-1", "MariaDB/0-1-") })
+	t.Run("MySQL", func(t *testing.T) {
+		testSkippedTransactionAllocs(t, true, "MySQL56/"+skipUUID+":1", "MySQL56/"+skipUUID+":1-")
+	})
+}
+
+func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want string) {
 	flt, err := filter.New(filterSKA)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, err := position.Parse("MariaDB/0-1-1")
+	start, err := position.Parse(from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +242,7 @@ func TestSkippedTransactionAllocs(t *testing.T) {
 	const txns = 1000
 	var evs [][]*replication.BinlogEvent
 	for i := range txns + 1 {
-		evs = append(evs, skippedTxn(uint64(2+i), uint32(1000*i)))
+		evs = append(evs, skippedTxn(mysqlFlavor, uint64(2+i), uint32(1000*i)))
 	}
 	handle := func(txn []*replication.BinlogEvent) {
 		for _, ev := range txn {
@@ -241,7 +261,7 @@ func TestSkippedTransactionAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("a skipped transaction costs %v allocations", allocs)
 	}
-	if got, want := s.pos.String(), "MariaDB/0-1-"+strconv.Itoa(1+i); got != want {
+	if got, want := s.pos.String(), want+strconv.Itoa(1+i); got != want {
 		t.Errorf("position after %d skipped transactions: %s, want %s", i, got, want)
 	}
 	if len(s.batch) != 0 || sent != 0 || !s.pending || s.inTxn {

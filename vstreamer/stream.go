@@ -14,6 +14,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vstream-cdc/vstream/filter"
@@ -210,11 +211,10 @@ type stream struct {
 	start position.Position
 	// eventGTI is the GTID of the transaction being read, e.g. "0-1-100" (see gti).
 	eventGTI string
-	// eventMariaDB is the GTID a MariaDB GTID event gave, when one did (isMariaDB): the
-	// position moves by it without parsing text, and gti writes eventGTI from it.
-	eventMariaDB mysql.MariadbGTID
-	isMariaDB    bool
-	inTxn        bool
+	// eventID is that GTID as its binlog event gave it: the position moves by it without
+	// parsing text, and gti writes eventGTI from it.
+	eventID txnGTID
+	inTxn   bool
 	// now is the wall clock (ns) stamped as current_time on the events being produced; 0
 	// until clock reads it for the event being handled.
 	now int64
@@ -730,11 +730,14 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 	if fp, ok := s.pos.GTIDSet.(*position.FilePosSet); ok {
 		fp.File, fp.Pos = s.binlogFile, uint64(s.binlogPos)
-	} else if s.isMariaDB || s.eventGTI != "" {
+	} else if s.eventID.flavor != "" || s.eventGTI != "" {
 		var err error
-		if s.isMariaDB {
-			err = s.pos.AddMariaDB(s.eventMariaDB)
-		} else {
+		switch id := &s.eventID; id.flavor {
+		case position.MariaDB:
+			err = s.pos.AddMariaDB(id.mariadb)
+		case position.MySQL56:
+			err = s.pos.AddMySQL(id.sid, id.tag, id.gno)
+		default:
 			err = s.pos.Update(s.eventGTI)
 		}
 		if err != nil {
@@ -761,16 +764,38 @@ func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	s.add(gtid, terminal, s.vgtidEvent())
 	s.observe(ts)
 	s.inTxn = false
-	s.eventGTI, s.isMariaDB = "", false
+	s.eventGTI, s.eventID = "", txnGTID{}
 	s.txn = txnSource{}
 	return nil
 }
 
-// gti is the GTID of the transaction being read, as text. A MariaDB one is written only when
-// an event or an error names it: a filtered stream skips most transactions unnamed.
+// txnGTID is a transaction's GTID as its binlog GTID event gives it: a MariaDB GTID, or a
+// MySQL source uuid, tag and number.
+type txnGTID struct {
+	flavor  position.Flavor // "" when no GTID event gave one
+	mariadb mysql.MariadbGTID
+	sid     uuid.UUID
+	tag     mysql.Tag
+	gno     int64
+}
+
+// gti is the GTID of the transaction being read, as text. It is written only when an event
+// or an error names it: a filtered stream skips most transactions unnamed.
 func (s *stream) gti() string {
-	if s.eventGTI == "" && s.isMariaDB {
-		s.eventGTI = formatMariaDBGTID(s.eventMariaDB)
+	if s.eventGTI != "" {
+		return s.eventGTI
+	}
+	switch id := &s.eventID; id.flavor {
+	case position.MariaDB:
+		s.eventGTI = formatMariaDBGTID(id.mariadb)
+	case position.MySQL56:
+		if tag := id.tag.String(); tag != "" {
+			s.eventGTI = formatMySQLTaggedGTID(id.sid[:], tag, id.gno)
+		} else {
+			s.eventGTI = formatMySQLGTID(id.sid[:], id.gno)
+		}
+	default:
+		// No GTID event: eventGTI is all there is.
 	}
 	return s.eventGTI
 }
@@ -812,7 +837,7 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 		s.binlogFile, s.binlogPos = string(e.NextLogName), uint32(e.Position)
 	case *replication.MariadbGTIDEvent:
 		// Its text is written when an event or an error needs it (gti).
-		s.eventGTI, s.eventMariaDB, s.isMariaDB = "", e.GTID, true
+		s.eventGTI, s.eventID = "", txnGTID{flavor: position.MariaDB, mariadb: e.GTID}
 		s.txn = txnSource{}
 		if !e.IsStandalone() {
 			s.begin(ts)
@@ -902,6 +927,12 @@ func (s *stream) openTxn() {
 }
 
 func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
+	if string(e.Query) == "BEGIN" {
+		// MySQL's every transaction: read without a copy of the text.
+		s.txn.threadID = uint64(e.SlaveProxyID)
+		s.begin(ts)
+		return nil
+	}
 	sql := string(e.Query)
 	kind, tables, parsed := ddl.Classify(sql)
 	s.txn.threadID = uint64(e.SlaveProxyID)
@@ -1094,7 +1125,7 @@ func (s *stream) skipTxn(ts uint32) {
 	s.skipRun++
 	s.observeSkipped(ts)
 	s.inTxn = false
-	s.eventGTI, s.isMariaDB = "", false
+	s.eventGTI, s.eventID = "", txnGTID{}
 	s.txn = txnSource{}
 	if s.pending {
 		return // the timer is armed

@@ -2,12 +2,14 @@ package position
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/google/uuid"
 )
 
 const (
@@ -468,6 +470,73 @@ func TestAddMariaDB(t *testing.T) {
 		q := mustParse(t, start)
 		if err := q.AddMariaDB(mysql.MariadbGTID{SequenceNumber: 1}); !errors.Is(err, ErrBadPosition) || q.String() != start {
 			t.Errorf("AddMariaDB to %q: %v, position now %q", start, err, q)
+		}
+	}
+}
+
+// TestAddMySQL: adding a GTID event's source uuid, tag and number does what Update does with
+// its text, and allocates nothing for the next number of a uuid.
+func TestAddMySQL(t *testing.T) {
+	type gtid struct {
+		u   string
+		tag string
+		gno int64
+	}
+	for _, tc := range []struct {
+		start string
+		gtids []gtid
+	}{
+		{"MySQL56/" + u1 + ":1-5", []gtid{{u1, "", 6}, {u1, "", 7}}},
+		{"MySQL56/" + u1 + ":1-5", []gtid{{u1, "", 8}}},
+		{"MySQL56/" + u1 + ":1-5:7-9", []gtid{{u1, "", 6}, {u1, "", 3}}},
+		{"MySQL56/" + u1 + ":1-5", []gtid{{u2, "", 1}, {u1, "", 6}, {u3, "", 10}}},
+		{"MySQL56/" + u1 + ":1-5", []gtid{{u1, "tag", 1}, {u1, "tag", 2}, {u1, "", 6}}},
+		{"MySQL56/", []gtid{{u1, "", 1}}},
+		{"", []gtid{{u2, "", 3}, {u1, "", 1}}},
+	} {
+		var byText, byEvent Position
+		if tc.start != "" {
+			byText, byEvent = mustParse(t, tc.start), mustParse(t, tc.start)
+		}
+		for _, g := range tc.gtids {
+			text := g.u + ":" + strconv.FormatInt(g.gno, 10)
+			if g.tag != "" {
+				text = g.u + ":" + g.tag + ":" + strconv.FormatInt(g.gno, 10)
+			}
+			if err := byText.Update(text); err != nil {
+				t.Fatal(err)
+			}
+			if err := byEvent.AddMySQL(uuid.MustParse(g.u), mysql.NewTag(g.tag), g.gno); err != nil {
+				t.Fatalf("%q: AddMySQL(%s): %v", tc.start, text, err)
+			}
+			if !byEvent.Equal(byText) || byEvent.String() != byText.String() || byEvent.Flavor != byText.Flavor {
+				t.Errorf("%q + %s: AddMySQL gives %q, Update %q", tc.start, text, byEvent, byText)
+			}
+		}
+	}
+
+	p := mustParse(t, "MySQL56/"+u1+":1-5")
+	id := uuid.MustParse(u1)
+	gno := int64(5)
+	if n := testing.AllocsPerRun(100, func() {
+		gno++
+		if err := p.AddMySQL(id, mysql.Tag{}, gno); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("AddMySQL allocates %v times per GTID", n)
+	}
+	if want := "MySQL56/" + u1 + ":1-" + strconv.FormatInt(gno, 10); p.String() != want {
+		t.Errorf("after the additions %q, want %q", p, want)
+	}
+
+	for _, tc := range []struct {
+		start string
+		gno   int64
+	}{{"MariaDB/0-1-1", 1}, {"MySQL56/" + u1 + ":1", 0}, {"MySQL56/" + u1 + ":1", math.MaxInt64}} {
+		q := mustParse(t, tc.start)
+		if err := q.AddMySQL(id, mysql.Tag{}, tc.gno); !errors.Is(err, ErrBadPosition) || q.String() != tc.start {
+			t.Errorf("AddMySQL(%d) to %q: %v, position now %q", tc.gno, tc.start, err, q)
 		}
 	}
 }
