@@ -89,6 +89,7 @@ func BenchmarkCopy(b *testing.B) {
 
 // copyThroughServer copies the table and returns the time and the bytes of row values received.
 func copyThroughServer(b *testing.B) (time.Duration, int64) {
+	defer profilePhase(b, "copy")()
 	start := time.Now()
 	st, stop := openStream(b, copyDB, "", "copysrc")
 	defer stop()

@@ -39,7 +39,6 @@ var (
 	fanTxns    = flag.Int("fanout.txns", 20, "pre-filled transactions per table")
 	fanTxnRows = flag.Int("fanout.rows", 50, "rows per pre-filled transaction")
 	fanTPS     = flag.Int("fanout.tps", 500, "single-row transactions per second in the latency phase")
-	fanProfile = flag.String("fanout.cpuprofile", "", "directory: each phase's vstreamd writes its CPU profile there (<phase>-<streams>.pprof)")
 	fanLatency = flag.Duration("fanout.latency", 10*time.Second, "length of the latency phase")
 )
 
@@ -50,7 +49,6 @@ var (
 	// own, apart from the other benchmarks'.
 	fanDB, latDB *testdb.Server
 	fanStart     string // the position before the pre-filled transactions
-	fanBinDir    string // holds the vstreamd binary
 	fanSetupErr  error
 	// fanNextID numbers the latency phases' rows, across iterations.
 	fanNextID atomic.Int64
@@ -97,15 +95,7 @@ func fillFanout() error {
 			return err
 		}
 	}
-	if fanBinDir, err = os.MkdirTemp("", "vstream-fanout-"); err != nil {
-		return err
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(fanBinDir, "vstreamd"), "./cmd/vstreamd")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build vstreamd: %w\n%s", err, out)
-	}
-	return nil
+	return buildVstreamd()
 }
 
 // startFanDB starts a MariaDB with the benchmark's tables.
@@ -131,9 +121,6 @@ func closeFanout() {
 		if db != nil {
 			db.Close()
 		}
-	}
-	if fanBinDir != "" {
-		os.RemoveAll(fanBinDir)
 	}
 }
 
@@ -623,20 +610,26 @@ type vstreamd struct {
 	log  bytes.Buffer
 }
 
-// startVstreamd starts vstreamd on db; with -fanout.cpuprofile it profiles into
-// <dir>/<phase>.pprof.
+// startVstreamd starts vstreamd on db's database fan; with -bench.cpuprofile it profiles
+// into <dir>/<phase>.pprof.
 func startVstreamd(b *testing.B, db *testdb.Server, phase string) *vstreamd {
+	return startVstreamdOn(b, db, "fan", phase)
+}
+
+// startVstreamdOn starts vstreamd on db's database; with -bench.cpuprofile it profiles into
+// <dir>/<phase>.pprof.
+func startVstreamdOn(b *testing.B, db *testdb.Server, database, phase string) *vstreamd {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	d := &vstreamd{addr: lis.Addr().String(), db: db}
 	lis.Close()
-	args := []string{"--mysql-dsn", db.DSN("fan"), "--listen", d.addr, "--log-level", "warn"}
-	if *fanProfile != "" {
-		args = append(args, "--cpuprofile", filepath.Join(*fanProfile, phase+".pprof"), "--drain-timeout", "1s")
+	args := []string{"--mysql-dsn", db.DSN(database), "--listen", d.addr, "--log-level", "warn"}
+	if *cpuProfileDir != "" {
+		args = append(args, "--cpuprofile", filepath.Join(*cpuProfileDir, phase+".pprof"), "--drain-timeout", "1s")
 	}
-	d.cmd = exec.Command(filepath.Join(fanBinDir, "vstreamd"), args...)
+	d.cmd = exec.Command(vstreamdBin, args...)
 	d.cmd.Stdout, d.cmd.Stderr = &d.log, &d.log
 	if err := d.cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -659,7 +652,7 @@ func startVstreamd(b *testing.B, db *testdb.Server, phase string) *vstreamd {
 // dump's client is gone only when it next writes to it, and a stale dump would count in the
 // next phase.
 func (d *vstreamd) stop(b *testing.B) {
-	if *fanProfile != "" {
+	if *cpuProfileDir != "" {
 		// The profile is written on a clean shutdown only.
 		_ = d.cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})

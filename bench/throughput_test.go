@@ -53,6 +53,10 @@ func TestMain(m *testing.M) {
 		copyDB.Close()
 	}
 	closeFanout()
+	closeLatency()
+	closeBigTxn()
+	removeVstreamd()
+	closeSink()
 	os.Exit(code)
 }
 
@@ -217,6 +221,7 @@ func startStream(ctx context.Context, cc *grpc.ClientConn, gtid, match string) (
 }
 
 func throughServer(b *testing.B) (time.Duration, int) {
+	defer profilePhase(b, "throughput")()
 	start := time.Now()
 	st, stop := openStream(b, db, startPos.String(), "orders")
 	defer stop()

@@ -37,11 +37,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "vstreamd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/vstreamd")
+	sinkBin = filepath.Join(dir, "vstream-sink")
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/vstreamd", "./cmd/vstream-sink")
 	build.Dir = ".."
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build vstreamd:", err)
+		fmt.Fprintln(os.Stderr, "build vstreamd and vstream-sink:", err)
 		os.Exit(1)
 	}
 	code := testdb.RunTests(m, testdb.Options{Database: "chaos"}, &db)

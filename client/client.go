@@ -15,6 +15,10 @@
 // BEGIN. The same applies to a GTID event whose DDL or OTHER statement had not
 // arrived yet.
 //
+// Encoded formats: with Request.Format other than the native one, OnMessages gets the
+// messages and OnPosition each resume point after them, so that a consumer can commit its
+// output together with the position it ends at (see package sink).
+//
 // Copy progress: while the server copies tables (a stream started from an empty position,
 // or with Request.TablesToCopy), Request.OnCopyProgress hears, once per copy chunk, how
 // many rows of each table are copied and how many the server estimates there are.
@@ -135,6 +139,12 @@ type Request struct {
 	// order. Resume points then come from the server's batch positions: messages after the
 	// last one may be delivered again after a reconnect.
 	OnMessages func(ctx context.Context, msgs []*vstreamv1.EncodedMessage) error
+	// OnPosition hears each resume point of a stream of encoded messages, after OnMessages
+	// had the messages before it: every message before pos is complete, and a reconnect
+	// resumes from pos once OnPosition returns nil for it (an error stops the stream as
+	// OnMessages' does). It is for a consumer that commits its output with the position it
+	// ends at, so that the two cannot disagree.
+	OnPosition func(ctx context.Context, pos *binlogdata.VGtid) error
 	// TablesToCopy, CopyTablesWithoutKey and CopyChunkRows tune a table copy (see Flags in
 	// proto/vstream/v1/vstream.proto).
 	TablesToCopy         []string
@@ -353,6 +363,11 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 		}
 		if len(msgs) > 0 && s.req.OnMessages != nil {
 			if err := s.req.OnMessages(ctx, msgs); err != nil {
+				return progressed, &handlerError{err}
+			}
+		}
+		if next.resume != s.tr.resume && resp.GetPosition() != nil && s.req.OnPosition != nil {
+			if err := s.req.OnPosition(ctx, proto.CloneOf(next.resume)); err != nil {
 				return progressed, &handlerError{err}
 			}
 		}

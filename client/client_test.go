@@ -663,3 +663,61 @@ func TestIsRetryable(t *testing.T) {
 		}
 	}
 }
+
+// OnPosition hears each resume point of an encoded stream after OnMessages had the messages
+// before it, and not the batches that end inside a transaction; a reconnect resumes from
+// the last one it accepted, after a ROLLBACK for the messages delivered since.
+func TestOnPosition(t *testing.T) {
+	msg := func(v string) *vstreamv1.EncodedMessage {
+		return &vstreamv1.EncodedMessage{Format: "canal-json", Value: []byte(v)}
+	}
+	fs, c := serve(t, func(attempt int, st serverStream) error {
+		if attempt == 0 {
+			if err := st.Send(&vstreamv1.StreamResponse{Messages: []*vstreamv1.EncodedMessage{msg("a1"), msg("a2")}, Position: vgtid("MariaDB/0-1-1")}); err != nil {
+				return err
+			}
+			// A batch that ends inside a transaction carries no position.
+			if err := st.Send(&vstreamv1.StreamResponse{Messages: []*vstreamv1.EncodedMessage{msg("b1")}}); err != nil {
+				return err
+			}
+			return status.Error(codes.Unavailable, "gone")
+		}
+		if err := st.Send(&vstreamv1.StreamResponse{Messages: []*vstreamv1.EncodedMessage{msg("b1"), msg("b2")}, Position: vgtid("MariaDB/0-1-2")}); err != nil {
+			return err
+		}
+		return idle(st)
+	}, client.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var log []string
+	err := c.Stream(ctx, client.Request{Format: "canal-json",
+		OnMessages: func(_ context.Context, msgs []*vstreamv1.EncodedMessage) error {
+			for _, m := range msgs {
+				log = append(log, string(m.GetValue()))
+			}
+			return nil
+		},
+		OnPosition: func(_ context.Context, pos *binlogdata.VGtid) error {
+			log = append(log, "@"+pos.GetShardGtids()[0].GetGtid())
+			if len(log) > 6 {
+				cancel()
+			}
+			return nil
+		},
+	}, func(_ context.Context, events []*binlogdata.VEvent) error {
+		for _, e := range events {
+			log = append(log, e.GetType().String())
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	want := "a1 a2 @MariaDB/0-1-1 b1 ROLLBACK b1 b2 @MariaDB/0-1-2"
+	if got := strings.Join(log, " "); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if starts := fs.Starts(); len(starts) != 2 || starts[1].GetVgtid().GetShardGtids()[0].GetGtid() != "MariaDB/0-1-1" {
+		t.Errorf("resumed from %v, want MariaDB/0-1-1", starts)
+	}
+}

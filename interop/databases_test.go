@@ -16,8 +16,8 @@ import (
 )
 
 // TestSecondDatabase: a vstreamd started with --databases serves a second database of its
-// server as the keyspace of its name to Vitess's own vtgate client, beside the DSN's, and
-// refuses a keyspace it does not list.
+// server as the keyspace of its name to Vitess's own vtgate client, beside the DSN's, both
+// in one stream of a VGtid naming the two, and refuses a keyspace it does not list.
 func TestSecondDatabase(t *testing.T) {
 	execSQL(t, "DROP DATABASE IF EXISTS it_second", "CREATE DATABASE it_second",
 		"CREATE TABLE ks.it_dbs (id INT PRIMARY KEY, v VARCHAR(10))",
@@ -60,6 +60,62 @@ func TestSecondDatabase(t *testing.T) {
 	}
 	if sg := last.GetShardGtids(); len(sg) != 1 || sg[0].Keyspace != "it_second" {
 		t.Errorf("resume position %v, want keyspace it_second", last)
+	}
+
+	// One stream of both keyspaces: each row named by its own keyspace, in binlog order, and
+	// every VGTID naming both; a stream resumed from the last VGTID sends only what followed.
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	defer cancel3()
+	both := &binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Shard: "0", Gtid: "current"}, {Keyspace: "it_second", Shard: "0", Gtid: "current"}}}
+	r3, err := conn.VStream(ctx3, topodatapb.TabletType_PRIMARY, both, filter, &vtgatepb.VStreamFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// readRows reads until n rows came, and then to the VGTID after them; n 0 reads to the
+	// first VGTID, the start of a stream from "current".
+	readRows := func(r vtgateconn.VStreamReader, n int, last **binlogdatapb.VGtid) []string {
+		t.Helper()
+		var rows []string
+		for len(rows) < n || *last == nil {
+			evs, err := r.Recv()
+			if err != nil {
+				t.Fatalf("after %v: %v", rows, err)
+			}
+			for _, ev := range evs {
+				switch ev.Type {
+				case binlogdatapb.VEventType_VGTID:
+					sg := ev.Vgtid.GetShardGtids()
+					if len(sg) != 2 || sg[0].Keyspace != "ks" || sg[1].Keyspace != "it_second" || sg[0].Gtid != sg[1].Gtid {
+						t.Fatalf("VGTID %v, want keyspaces ks and it_second at one position", ev.Vgtid)
+					}
+					if len(rows) >= n {
+						*last = ev.Vgtid
+					}
+				case binlogdatapb.VEventType_ROW:
+					rows = append(rows, ev.Keyspace+" "+ev.RowEvent.TableName+" "+strings.Join(rowValues(ev.RowEvent.RowChanges[0].After), ","))
+				}
+			}
+		}
+		return rows
+	}
+	var lastBoth *binlogdatapb.VGtid
+	readRows(r3, 0, &lastBoth)
+	execSQL(t, "INSERT INTO it_second.it_dbs VALUES (4, 'd')", "INSERT INTO ks.it_dbs VALUES (4, 'd')")
+	lastBoth = nil
+	if got, want := strings.Join(readRows(r3, 2, &lastBoth), "|"), "it_second it_second.it_dbs 4,d|ks ks.it_dbs 4,d"; got != want {
+		t.Fatalf("stream of two keyspaces: got %s, want %s", got, want)
+	}
+	cancel3()
+	execSQL(t, "INSERT INTO ks.it_dbs VALUES (5, 'e')", "INSERT INTO it_second.it_dbs VALUES (5, 'e')")
+	ctx4, cancel4 := context.WithCancel(context.Background())
+	defer cancel4()
+	r4, err := conn.VStream(ctx4, topodatapb.TabletType_PRIMARY, lastBoth, filter, &vtgatepb.VStreamFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastBoth = nil
+	if got, want := strings.Join(readRows(r4, 2, &lastBoth), "|"), "ks ks.it_dbs 5,e|it_second it_second.it_dbs 5,e"; got != want {
+		t.Fatalf("resumed stream of two keyspaces: got %s, want %s", got, want)
 	}
 
 	ctx2, cancel2 := context.WithCancel(context.Background())

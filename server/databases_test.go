@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,8 +238,9 @@ func TestDatabasesVitess(t *testing.T) {
 	}
 }
 
-// Keyspaces not allowed, system schemas, databases the server lacks and VGtids of several
-// keyspaces are refused with InvalidArgument saying what is served.
+// Keyspaces not allowed, system schemas, databases the server lacks and VGtids whose
+// keyspaces stand at different positions are refused with InvalidArgument saying what is
+// served or what to give.
 func TestDatabasesRefused(t *testing.T) {
 	listed := setupTwoDatabases(t, "srv_two")
 	cfg := dbConfig()
@@ -268,15 +271,19 @@ func TestDatabasesRefused(t *testing.T) {
 		}
 	}
 	sg := func(ks string) *binlogdata.ShardGtid { return &binlogdata.ShardGtid{Keyspace: ks, Gtid: "current"} }
+	at := func(ks, gtid string) *binlogdata.ShardGtid { return &binlogdata.ShardGtid{Keyspace: ks, Gtid: gtid} }
+	pos := serverPosition(t)
 	for _, c := range []struct {
 		name string
 		call func(context.Context) error
 		msg  string
 	}{
 		{"native not listed", native(listed, sg("srv_three")), `keyspace "srv_three" is not served here; this server streams keyspaces "test", "srv_two"`},
-		{"native several keyspaces", native(listed, sg("test"), sg("srv_two")), "start.vgtid has 2 shard_gtids; a stream reads one keyspace of one source"},
-		{"vtgate several keyspaces", vtgateOf(listed, sg("test"), sg("srv_two")), `names keyspaces "test" and "srv_two": a stream reads one keyspace`},
-		{"vtgate regex of several keyspaces", vtgateOf(listed, sg("/.*")), `names keyspaces "test" and "srv_two"`},
+		{"native keyspaces at different positions", native(listed, sg("test"), at("srv_two", pos)), `keyspaces "test" and "srv_two" are at different positions`},
+		{"vtgate keyspaces at different positions", vtgateOf(listed, at("test", pos), sg("srv_two")), `keyspaces "test" and "srv_two" are at different positions`},
+		{"native one of several not listed", native(listed, sg("test"), sg("srv_three")), `keyspace "srv_three" is not served here`},
+		{"vtgate one of several not listed", vtgateOf(listed, sg("srv_two"), sg("srv_three")), `keyspace "srv_three" is not served here`},
+		{"vtgate keyspace twice", vtgateOf(listed, sg("srv_two"), sg("srv_two")), "names shard srv_two/0 twice"},
 		{"vtgate not listed", vtgateOf(listed, sg("srv_three")), `keyspace "srv_three" is not served here`},
 		{"tablet not listed", tablet(listed, "srv_three"), `keyspace "srv_three" is not served here`},
 		{"native system schema", native(all, sg("mysql")), "system schema"},
@@ -293,5 +300,173 @@ func TestDatabasesRefused(t *testing.T) {
 				t.Errorf("got %v %q, want InvalidArgument with %q", s.Code(), s.Message(), c.msg)
 			}
 		})
+	}
+}
+
+// vgtidKeyspaces renders the keyspaces of a VGtid, checking they all stand at one position.
+func vgtidKeyspaces(t *testing.T, v *binlogdata.VGtid) string {
+	t.Helper()
+	var ks []string
+	for _, sg := range v.GetShardGtids() {
+		ks = append(ks, sg.GetKeyspace()+"/"+sg.GetShard())
+		if sg.GetGtid() != v.GetShardGtids()[0].GetGtid() {
+			t.Errorf("vgtid %v: keyspaces at different positions", v)
+		}
+	}
+	return strings.Join(ks, ",")
+}
+
+// One vtgate stream of a VGtid naming two keyspaces copies both, one after the other, ends
+// the copy with one COPY_COMPLETED per keyspace and one for the whole, then streams both;
+// tables are named keyspace.table by their own event's keyspace, and every VGTID names both
+// keyspaces at one position.
+func TestDatabasesSeveralKeyspacesVitess(t *testing.T) {
+	cc := setupTwoDatabases(t, "srv_two")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	vst, err := vtgateservice.NewVitessClient(cc).VStream(ctx, &vtgate.VStreamRequest{
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "test", Gtid: ""}, {Keyspace: "srv_two", Gtid: ""}}},
+		Filter: kdFilter,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	recv := func() {
+		r, err := vst.Recv()
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		for _, ev := range r.Events {
+			switch ev.Type {
+			case binlogdata.VEventType_VGTID:
+				if ks := vgtidKeyspaces(t, ev.Vgtid); ks != "test/0,srv_two/0" {
+					t.Fatalf("VGTID of %s, want both keyspaces", ks)
+				}
+			case binlogdata.VEventType_ROW, binlogdata.VEventType_FIELD, binlogdata.VEventType_COPY_COMPLETED:
+				got = append(got, labelled([]*binlogdata.VEvent{ev})...)
+			}
+		}
+	}
+	for len(got) == 0 || got[len(got)-1] != "COPY_COMPLETED /" {
+		recv()
+	}
+	execSQL(t, "INSERT INTO srv_two.kd VALUES (3, 'two-c')", "INSERT INTO test.kd VALUES (3, 'one-c')")
+	for len(got) < 10 {
+		recv()
+	}
+	want := "FIELD test.kd @test db=test|ROW test.kd 1 @test|COPY_COMPLETED test/0|" +
+		"FIELD srv_two.kd @srv_two db=srv_two|ROW srv_two.kd 1 @srv_two|COPY_COMPLETED srv_two/0|COPY_COMPLETED /|" +
+		"FIELD srv_two.kd @srv_two db=srv_two|ROW srv_two.kd 1 @srv_two|FIELD test.kd @test db=test|ROW test.kd 1 @test"
+	if g := strings.Join(got, "|"); g != want {
+		t.Errorf("vtgate stream of two keyspaces:\n got %s\nwant %s", g, want)
+	}
+	// A keyspace regex names every keyspace it matches.
+	rst, err := vtgateservice.NewVitessClient(cc).VStream(ctx, &vtgate.VStreamRequest{
+		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "/.*", Gtid: "current"}}},
+		Filter: kdFilter,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		r, err := rst.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(r.Events, func(ev *binlogdata.VEvent) bool { return ev.Type == binlogdata.VEventType_VGTID }); i >= 0 {
+			if ks := vgtidKeyspaces(t, r.Events[i].Vgtid); ks != "test/0,srv_two/0" {
+				t.Errorf("regex /.*: VGTID of %s, want every keyspace served", ks)
+			}
+			break
+		}
+	}
+}
+
+// One native stream of a VGtid naming two keyspaces streams both: VEvents labelled with
+// their keyspace and VGTIDs naming both, and formats whose messages name the database of
+// their own event (Debezium's topics and sources, Canal's database).
+func TestDatabasesSeveralKeyspacesNative(t *testing.T) {
+	cc := setupTwoDatabases(t, "srv_two")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := func(format string) vstreamv1.VStreamService_StreamClient {
+		st := openStream(t, ctx, cc, &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
+			Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "srv_two", Gtid: "current"}, {Keyspace: "test", Gtid: "current"}}},
+			Filter: kdFilter, Format: format,
+		}}})
+		if _, err := st.Recv(); err != nil { // the start position
+			t.Fatal(err)
+		}
+		return st
+	}
+	native, dbz, canal := start(""), start("debezium-json"), start("canal-json")
+	execSQL(t, "INSERT INTO test.kd VALUES (10, 'one-j')", "INSERT INTO srv_two.kd VALUES (20, 'two-t')")
+	var got []string
+	for len(got) < 4 {
+		r, err := native.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range r.Events {
+			switch ev.Type {
+			case binlogdata.VEventType_VGTID:
+				if ks := vgtidKeyspaces(t, ev.Vgtid); ks != "srv_two/0,test/0" {
+					t.Fatalf("VGTID of %s, want both keyspaces in the request's order", ks)
+				}
+			case binlogdata.VEventType_ROW, binlogdata.VEventType_FIELD:
+				got = append(got, labelled([]*binlogdata.VEvent{ev})...)
+			}
+		}
+	}
+	if g, want := strings.Join(got, "|"), "FIELD kd @test db=test|ROW kd 1 @test|FIELD kd @srv_two db=srv_two|ROW kd 1 @srv_two"; g != want {
+		t.Errorf("native stream of two keyspaces:\n got %s\nwant %s", g, want)
+	}
+	// Debezium's topic is <topic.prefix>.<database>.<table>, the prefix the keyspace's name.
+	sources := map[string]string{}
+	for len(sources) < 2 {
+		resp, err := dbz.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range resp.Messages {
+			if !strings.HasSuffix(m.Topic, ".kd") || len(m.Value) == 0 {
+				continue
+			}
+			var env struct {
+				Payload struct {
+					Source struct{ DB string }
+					After  map[string]any
+				}
+			}
+			if err := json.Unmarshal(m.Value, &env); err != nil {
+				t.Fatal(err)
+			}
+			sources[m.Topic] = fmt.Sprintf("%s %v", env.Payload.Source.DB, env.Payload.After["id"])
+		}
+	}
+	if g, want := fmt.Sprint(sources), "map[srv_two.srv_two.kd:srv_two 20 test.test.kd:test 10]"; g != want {
+		t.Errorf("debezium-json records: %s, want %s", g, want)
+	}
+	// A transaction changing both keyspaces: each change named by its own database.
+	execSQL(t, "BEGIN", "INSERT INTO srv_two.kd VALUES (21, 'two-u')", "INSERT INTO test.kd VALUES (11, 'one-k')", "COMMIT")
+	var dbs []string
+	for len(dbs) < 4 {
+		resp, err := canal.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range resp.Messages {
+			var msg map[string]any
+			if err := json.Unmarshal(m.Value, &msg); err != nil {
+				t.Fatal(err)
+			}
+			if msg["type"] == "INSERT" {
+				dbs = append(dbs, fmt.Sprintf("%v.%v %v", msg["database"], msg["table"], msg["data"].([]any)[0].(map[string]any)["id"]))
+			}
+		}
+	}
+	if g, want := strings.Join(dbs, "|"), "test.kd 10|srv_two.kd 20|srv_two.kd 21|test.kd 11"; g != want {
+		t.Errorf("canal-json messages: %s, want %s", g, want)
 	}
 }

@@ -50,9 +50,9 @@ var Formats = func() []string {
 
 // newEncoder builds the encoder of a format, refusing unknown formats and options with
 // InvalidArgument that lists what is valid. It returns nil for the native format.
-// keyspace is the stream's (empty: the configured one); its database is the one the
-// encoder names.
-func (s *Server) newEncoder(ctx context.Context, format string, options map[string]string, keyspace string) (encoder.Encoder, error) {
+// keyspaces are the stream's (none or empty: the configured one); a keyspace's database is
+// the one the encoder names. A stream of several keyspaces gets an encoder per keyspace.
+func (s *Server) newEncoder(ctx context.Context, format string, options map[string]string, keyspaces ...string) (encoder.Encoder, error) {
 	if format == "" || format == nativeFormat {
 		if len(options) > 0 {
 			return nil, status.Error(codes.InvalidArgument, "format vevent takes no format_options")
@@ -71,20 +71,30 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	database, err := s.engine.Database(keyspace)
-	if err != nil {
-		return nil, toStatus(err)
+	if len(keyspaces) == 0 {
+		keyspaces = []string{""}
 	}
-	if keyspace == "" {
-		keyspace = s.engine.Config().Keyspace
+	mux := &keyspaceEncoders{}
+	for _, keyspace := range keyspaces {
+		database, err := s.engine.Database(keyspace)
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		if keyspace == "" {
+			keyspace = s.engine.Config().Keyspace
+		}
+		enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: database,
+			Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: keyspace,
+			Zone: encoder.SourceZone(desc.TimeZone, desc.UTCOffset), Collations: encoder.NewCollations(desc.Collations)})
+		if err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+		mux.keyspaces, mux.encoders = append(mux.keyspaces, keyspace), append(mux.encoders, enc)
 	}
-	enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: database,
-		Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: keyspace,
-		Zone: encoder.SourceZone(desc.TimeZone, desc.UTCOffset), Collations: encoder.NewCollations(desc.Collations)})
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+	if len(mux.encoders) == 1 {
+		return mux.encoders[0], nil
 	}
-	return enc, nil
+	return mux, nil
 }
 
 // writesGTIDSet reports a format whose messages carry the executed GTID set (canal's
@@ -125,6 +135,12 @@ func NewEncoder(format string, options map[string]string, p encoder.Params) (enc
 
 // reportSkips logs and counts each statement-based change a stream's encoder skips.
 func (s *Server) reportSkips(enc encoder.Encoder, format string, log *slog.Logger) {
+	if mux, ok := enc.(*keyspaceEncoders); ok {
+		for _, e := range mux.encoders {
+			s.reportSkips(e, format, log)
+		}
+		return
+	}
 	g, ok := enc.(*encoder.Statements)
 	if !ok {
 		return

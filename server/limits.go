@@ -30,6 +30,10 @@ type Limits struct {
 type streamSlots struct {
 	max  int64
 	open atomic.Int64
+	// onChange hears the count of open streams after each change (Options.OnStreams), one
+	// call at a time under mu, so that the last call made has the last count.
+	onChange func(open int)
+	mu       sync.Mutex
 }
 
 // acquire takes a slot or fails with ResourceExhausted naming the limit.
@@ -38,7 +42,20 @@ func (s *streamSlots) acquire() (release func(), err error) {
 		s.open.Add(-1)
 		return nil, status.Errorf(codes.ResourceExhausted, "the server's limit of %d concurrent streams is reached; retry later", s.max)
 	}
-	return func() { s.open.Add(-1) }, nil
+	s.changed()
+	return func() {
+		s.open.Add(-1)
+		s.changed()
+	}, nil
+}
+
+func (s *streamSlots) changed() {
+	if s.onChange == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onChange(int(s.open.Load()))
 }
 
 // startLimiter limits stream starts per client IP; it implements the ratelimit middleware's

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +43,45 @@ func TestMaxStreams(t *testing.T) {
 		_, err = st.Recv()
 		return err == nil
 	})
+}
+
+// TestOnStreams: the count of open streams is told as streams open and end, a refused
+// stream not counted.
+func TestOnStreams(t *testing.T) {
+	var mu sync.Mutex
+	var counts []int
+	last := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(counts) == 0 {
+			return -1
+		}
+		return counts[len(counts)-1]
+	}
+	cc := dial(t, serve(t, dbConfig(), Options{Limits: Limits{MaxStreams: 1}, OnStreams: func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		counts = append(counts, n)
+	}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := openStream(t, ctx, cc, startMsg("current", nil))
+	if _, err := st.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	if n := last(); n != 1 {
+		t.Fatalf("open streams told %d with one stream open", n)
+	}
+	if s := firstError(t, cc, context.Background(), startMsg("current", nil)); s.Code() != codes.ResourceExhausted {
+		t.Fatalf("second stream: %v", s)
+	}
+	cancel()
+	waitFor(t, "the stream's end told", func() bool { return last() == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(counts, []int{1, 0}) {
+		t.Errorf("open streams told %v, want [1 0]", counts)
+	}
 }
 
 func TestStartRateAndBatchLimits(t *testing.T) {

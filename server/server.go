@@ -48,6 +48,10 @@ type Options struct {
 	TLS *tls.Config
 	// Limits bound streams and stream starts.
 	Limits Limits
+	// OnStreams, when set, hears how many streams are open whenever one opens or ends (over
+	// every API), on the goroutine of that stream. Calls come one at a time, each with the
+	// count when it is made, so the last call has the last count.
+	OnStreams func(open int)
 }
 
 // maxMessageBytes bounds one response: batches are far smaller, but a single row may be as
@@ -80,7 +84,7 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 		reg = prometheus.NewRegistry()
 	}
 	s := &Server{engine: engine, opts: opts, log: opts.Logger, health: health.NewServer(), stats: newMetrics(reg),
-		slots: &streamSlots{max: int64(opts.Limits.MaxStreams)}}
+		slots: &streamSlots{max: int64(opts.Limits.MaxStreams), onChange: opts.OnStreams}}
 
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		s.log.Log(ctx, slog.Level(lvl), msg, fields...)

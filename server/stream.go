@@ -40,7 +40,14 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if err != nil {
 		return err
 	}
-	enc, err := v.srv.newEncoder(ctx, start.GetFormat(), start.GetFormatOptions(), req.Keyspace)
+	keyspaces := []string{req.Keyspace}
+	if len(req.Keyspaces) > 0 {
+		keyspaces = keyspaces[:0]
+		for _, k := range req.Keyspaces {
+			keyspaces = append(keyspaces, k.Keyspace)
+		}
+	}
+	enc, err := v.srv.newEncoder(ctx, start.GetFormat(), start.GetFormatOptions(), keyspaces...)
 	if err != nil {
 		return err
 	}
@@ -137,20 +144,28 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 	if d := start.GetFlags().GetHeartbeatInterval(); d != nil {
 		req.HeartbeatInterval = d.AsDuration()
 	}
-	sg := start.GetVgtid().GetShardGtids()
-	if len(sg) == 1 {
-		cfg := v.srv.engine.Config()
-		if ks := sg[0].GetKeyspace(); ks != "" {
+	cfg := v.srv.engine.Config()
+	// Several ShardGtids name several keyspaces (databases) of the server, streamed in one
+	// stream (vstreamer.Request.Keyspaces).
+	for _, sg := range start.GetVgtid().GetShardGtids() {
+		ks := sg.GetKeyspace()
+		if ks != "" {
 			if _, err := v.srv.engine.Database(ks); err != nil {
 				return req, toStatus(err)
 			}
-			req.Keyspace = ks
 		}
-		if sh := sg[0].GetShard(); sh != "" && sh != cfg.Shard {
+		if sh := sg.GetShard(); sh != "" && sh != cfg.Shard {
 			return req, status.Errorf(codes.InvalidArgument, "vgtid shard %q is not served here; this server streams shard %q", sh, cfg.Shard)
 		}
-		req.Position = sg[0].GetGtid()
-		req.TableLastPKs = sg[0].GetTablePKs()
+		req.Keyspaces = append(req.Keyspaces, vstreamer.KeyspaceStart{Keyspace: ks, Position: sg.GetGtid(), TableLastPKs: sg.GetTablePKs()})
+	}
+	if len(req.Keyspaces) == 1 {
+		req.Keyspace, req.Position, req.TableLastPKs = req.Keyspaces[0].Keyspace, req.Keyspaces[0].Position, req.Keyspaces[0].TableLastPKs
+		req.Keyspaces = nil
+	}
+	if len(req.Keyspaces) > 0 {
+		// For the logs: every keyspace starts there.
+		req.Position = req.Keyspaces[0].Position
 	}
 	return req, nil
 }

@@ -87,6 +87,13 @@ func (s *Server) streamInfo(ctx context.Context, id uint64, api string, req vstr
 	if keyspace == "" {
 		keyspace = s.engine.Config().Keyspace
 	}
+	if len(req.Keyspaces) > 0 {
+		names := make([]string, len(req.Keyspaces))
+		for i, k := range req.Keyspaces {
+			names[i] = cmp.Or(k.Keyspace, s.engine.Config().Keyspace)
+		}
+		keyspace = strings.Join(names, ",")
+	}
 	var client string
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		client = p.Addr.String()

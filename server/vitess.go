@@ -37,28 +37,29 @@ type queryService struct {
 
 func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice.Vitess_VStreamServer) error {
 	cfg := v.srv.engine.Config()
-	sg, keyspace, err := v.srv.pickShardGtid(req.GetVgtid())
+	starts, err := v.srv.pickShardGtids(req.GetVgtid())
 	if err != nil {
 		return err
 	}
 	flags := req.GetFlags()
 	ereq := vstreamer.Request{
-		Keyspace:          keyspace,
-		Position:          sg.GetGtid(),
-		TableLastPKs:      sg.GetTablePKs(),
+		Keyspace:          starts[0].Keyspace,
+		Position:          starts[0].Position,
+		TableLastPKs:      starts[0].TableLastPKs,
 		Filter:            req.GetFilter(),
 		HeartbeatInterval: time.Duration(flags.GetHeartbeatInterval()) * time.Second,
 		TablesToCopy:      flags.GetTablesToCopy(),
 		VitessCopy:        true,
 	}
-	prefix := keyspace + "."
-	if flags.GetExcludeKeyspaceFromTableName() {
-		prefix = ""
+	multi := len(starts) > 1
+	if multi {
+		ereq.Keyspaces = starts
 	}
+	rw := vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), shard: cfg.Shard, multi: multi}
 	resp := &vtgate.VStreamResponse{}
 	var out []*binlogdata.VEvent
 	send := func(events []*binlogdata.VEvent) error {
-		out = rewriteVtgate(out[:0], events, prefix, keyspace, cfg.Shard)
+		out = rw.rewrite(out[:0], events)
 		if len(out) == 0 {
 			return nil
 		}
@@ -127,69 +128,67 @@ func (s *Server) runStream(ctx context.Context, req vstreamer.Request, api strin
 	return toStatus(err)
 }
 
-// pickShardGtid finds the one ShardGtid of a vtgate request this server streams, and its
-// keyspace. vtgate accepts an empty shard (all shards), a keyspace regex ("/..."), and an
-// empty keyspace with gtid "current" (all keyspaces); a single source answers each of them
-// with its own shard. The empty keyspace stands for the configured one, and a regex is
-// matched against the keyspaces named in the configuration (not every database "*" allows).
-func (s *Server) pickShardGtid(v *binlogdata.VGtid) (*binlogdata.ShardGtid, string, error) {
+// pickShardGtids finds the ShardGtids of a vtgate request, one per keyspace of this server
+// it names, in the request's order. vtgate accepts an empty shard (all shards), a keyspace
+// regex ("/..."), and an empty keyspace with gtid "current" (all keyspaces); a single source
+// answers each of them with its own shard. The empty keyspace stands for the configured
+// one, and a regex is matched against the keyspaces named in the configuration (not every
+// database "*" allows), each keyspace it matches streamed at its gtid.
+func (s *Server) pickShardGtids(v *binlogdata.VGtid) ([]vstreamer.KeyspaceStart, error) {
 	cfg := s.engine.Config()
-	var found *binlogdata.ShardGtid
-	var keyspace string
+	var out []vstreamer.KeyspaceStart
+	add := func(sg *binlogdata.ShardGtid, ks string) error {
+		if sg.GetShard() != "" && sg.GetShard() != cfg.Shard {
+			return status.Errorf(codes.InvalidArgument, "shard %q of keyspace %q in the vgtid is not served here; this server streams shard %q", sg.GetShard(), ks, cfg.Shard)
+		}
+		for _, k := range out {
+			if k.Keyspace == ks {
+				return status.Errorf(codes.InvalidArgument, "the vgtid names shard %s/%s twice", ks, cfg.Shard)
+			}
+		}
+		out = append(out, vstreamer.KeyspaceStart{Keyspace: ks, Position: sg.GetGtid(), TableLastPKs: sg.GetTablePKs()})
+		return nil
+	}
 	for _, sg := range v.GetShardGtids() {
 		ks := sg.GetKeyspace()
 		switch {
 		case ks == "" && sg.GetGtid() == vstreamer.CurrentPosition:
 			ks = cfg.Keyspace
 		case ks == "":
-			return nil, "", status.Errorf(codes.InvalidArgument, "keyspace %q in the vgtid is not served here; name a keyspace (this server streams %s) or give gtid \"current\"",
+			return nil, status.Errorf(codes.InvalidArgument, "keyspace %q in the vgtid is not served here; name a keyspace (this server streams %s) or give gtid \"current\"",
 				ks, strings.Join(s.engine.Keyspaces(), ", "))
 		case strings.HasPrefix(ks, "/"):
 			re, err := regexp.Compile(strings.Trim(ks, "/"))
 			if err != nil {
-				return nil, "", status.Errorf(codes.InvalidArgument, "vgtid keyspace regex %q: %v", ks, err)
+				return nil, status.Errorf(codes.InvalidArgument, "vgtid keyspace regex %q: %v", ks, err)
 			}
-			var matched []string
+			matched := 0
 			for _, k := range s.engine.Keyspaces() {
 				if k != vstreamer.AllDatabases && re.MatchString(k) {
-					matched = append(matched, k)
+					if err := add(sg, k); err != nil {
+						return nil, err
+					}
+					matched++
 				}
 			}
-			switch len(matched) {
-			case 0:
-				return nil, "", status.Errorf(codes.InvalidArgument, "keyspace %q in the vgtid is not served here; this server streams keyspaces %s shard %q",
+			if matched == 0 {
+				return nil, status.Errorf(codes.InvalidArgument, "keyspace %q in the vgtid is not served here; this server streams keyspaces %s shard %q",
 					ks, strings.Join(s.engine.Keyspaces(), ", "), cfg.Shard)
-			case 1:
-				ks = matched[0]
-			default:
-				return nil, "", severalKeyspaces(matched[0], matched[1])
 			}
+			continue
 		default:
 			if _, err := s.engine.Database(ks); err != nil {
-				return nil, "", toStatus(err)
+				return nil, toStatus(err)
 			}
 		}
-		if sg.GetShard() != "" && sg.GetShard() != cfg.Shard {
-			return nil, "", status.Errorf(codes.InvalidArgument, "shard %q of keyspace %q in the vgtid is not served here; this server streams shard %q", sg.GetShard(), ks, cfg.Shard)
+		if err := add(sg, ks); err != nil {
+			return nil, err
 		}
-		if found != nil {
-			if ks != keyspace {
-				return nil, "", severalKeyspaces(keyspace, ks)
-			}
-			return nil, "", status.Errorf(codes.InvalidArgument, "the vgtid names shard %s/%s twice", ks, cfg.Shard)
-		}
-		found, keyspace = sg, ks
 	}
-	if found == nil {
-		return nil, "", status.Errorf(codes.InvalidArgument, "the vgtid names no shard; give keyspace %q shard %q with a position (\"current\", a GTID position, or empty to copy)", cfg.Keyspace, cfg.Shard)
+	if len(out) == 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "the vgtid names no shard; give keyspace %q shard %q with a position (\"current\", a GTID position, or empty to copy)", cfg.Keyspace, cfg.Shard)
 	}
-	return found, keyspace, nil
-}
-
-// severalKeyspaces refuses a request naming two keyspaces: a stream reads one database of
-// the server, and a client streams several with one stream each.
-func severalKeyspaces(a, b string) error {
-	return status.Errorf(codes.InvalidArgument, "the vgtid names keyspaces %q and %q: a stream reads one keyspace (one database of the server); open one stream per keyspace", a, b)
+	return out, nil
 }
 
 // nextVGTID returns the first VGTID event at or after i.
@@ -202,27 +201,46 @@ func nextVGTID(events []*binlogdata.VEvent, i int) *binlogdata.VEvent {
 	return nil
 }
 
-// rewriteVtgate turns engine events into what vtgate sends. The engine (Request.VitessCopy)
+// vtgateRewrite turns engine events into what vtgate sends.
+type vtgateRewrite struct {
+	// qualify names tables keyspace.table, as vtgate does unless the client sets
+	// exclude_keyspace_from_table_name.
+	qualify bool
+	shard   string
+	// multi is a stream of several keyspaces, whose engine sends the final COPY_COMPLETED
+	// itself once the last keyspace's copy is over.
+	multi bool
+}
+
+// rewrite turns engine events into what vtgate sends. The engine (Request.VitessCopy)
 // follows every GTID and LASTPK with the VGTID that stands for it, in the same batch, so the
 // VGTID moves into their place. A shard's COPY_COMPLETED is followed by the final one, with
-// no keyspace or shard, as vtgate sends once every shard has finished.
-func rewriteVtgate(out, events []*binlogdata.VEvent, prefix, keyspace, shard string) []*binlogdata.VEvent {
+// no keyspace or shard, as vtgate sends once every shard has finished. A table name takes
+// the keyspace of its own event: in a stream of several keyspaces they differ.
+func (r vtgateRewrite) rewrite(out, events []*binlogdata.VEvent) []*binlogdata.VEvent {
 	for i, ev := range events {
 		switch ev.GetType() {
 		case binlogdata.VEventType_GTID, binlogdata.VEventType_LASTPK:
 			if vg := nextVGTID(events, i+1); vg != nil {
 				out = append(out, &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: vg.GetVgtid(),
-					Keyspace: keyspace, Shard: shard, CurrentTime: vg.GetCurrentTime()})
+					Keyspace: ev.GetKeyspace(), Shard: r.shard, CurrentTime: vg.GetCurrentTime()})
 			}
 		case binlogdata.VEventType_VGTID:
 			// Already moved into the place of its GTID or LASTPK.
 		case binlogdata.VEventType_COPY_COMPLETED:
-			out = append(out, ev, &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, CurrentTime: ev.GetCurrentTime()})
+			out = append(out, ev)
+			if !r.multi {
+				out = append(out, &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, CurrentTime: ev.GetCurrentTime()})
+			}
 		case binlogdata.VEventType_FIELD:
-			ev.FieldEvent.TableName = prefix + ev.FieldEvent.GetTableName()
+			if r.qualify {
+				ev.FieldEvent.TableName = ev.GetFieldEvent().GetKeyspace() + "." + ev.FieldEvent.GetTableName()
+			}
 			out = append(out, ev)
 		case binlogdata.VEventType_ROW:
-			ev.RowEvent.TableName = prefix + ev.RowEvent.GetTableName()
+			if r.qualify {
+				ev.RowEvent.TableName = ev.GetRowEvent().GetKeyspace() + "." + ev.RowEvent.GetTableName()
+			}
 			out = append(out, ev)
 		case binlogdata.VEventType_HEARTBEAT:
 			ev.Keyspace, ev.Shard = "", ""

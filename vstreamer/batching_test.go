@@ -160,3 +160,58 @@ func TestPacketSizeKeepsBatchBound(t *testing.T) {
 		t.Errorf("%d events, want 200 (50 transactions of BEGIN, GTID, COMMIT, VGTID)", events)
 	}
 }
+
+// TestBigTransactionInBatches: a transaction larger than the batch bound goes out in batches
+// as it is read, never held whole: BEGIN in the first, COMMIT in the last, every row once
+// and in order, and no batch's row values far above the bound.
+func TestBigTransactionInBatches(t *testing.T) {
+	execSQL(t, "CREATE TABLE bt_big (id INT PRIMARY KEY, note TEXT)")
+	start, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2,000 rows of 1 KiB: about 2 MiB in one transaction.
+	execSQL(t, "INSERT INTO bt_big SELECT seq, REPEAT('x', 1024) FROM seq_1_to_2000")
+	const bound = 64 << 10
+	bs := startBatches(t, newEngine(t), Request{Position: "MariaDB/" + start, Filter: rules(&binlogdata.Rule{Match: "bt_big"}),
+		MaxBatchBytes: bound})
+	next, batches, began := 1, 0, false
+	for committed := false; !committed; {
+		b := bs.nextBatch(nil)
+		batches++
+		values := 0
+		for _, ev := range b {
+			switch ev.Type {
+			case binlogdata.VEventType_BEGIN:
+				if began {
+					t.Fatalf("a second BEGIN in batch %d", batches)
+				}
+				began = true
+			case binlogdata.VEventType_ROW:
+				for _, rc := range ev.RowEvent.RowChanges {
+					values += len(rc.After.Values)
+					id, err := strconv.Atoi(string(rc.After.Values[:rc.After.Lengths[0]]))
+					if err != nil || id != next {
+						t.Fatalf("batch %d: row %q, want id %d", batches, rc.After.Values[:rc.After.Lengths[0]], next)
+					}
+					next++
+				}
+			case binlogdata.VEventType_COMMIT:
+				committed = true
+			default:
+			}
+		}
+		if !began {
+			t.Fatalf("batch %d before the BEGIN", batches)
+		}
+		if values > 2*bound {
+			t.Fatalf("batch %d holds %d bytes of row values; the bound is %d", batches, values, bound)
+		}
+	}
+	if next != 2001 {
+		t.Errorf("the COMMIT came after %d rows, want 2000", next-1)
+	}
+	if batches < 16 {
+		t.Errorf("the transaction went out in %d batches; about 2 MiB in batches of 64 KiB are 32", batches)
+	}
+}

@@ -191,6 +191,10 @@ type copyRequest struct {
 	withoutKey    bool
 	chunkRows     int
 	vitess        bool
+	// othersCopy is set in a stream of several keyspaces: a keyspace whose tables the
+	// filter leaves out copies nothing while the others copy, and tables_to_copy may name
+	// tables of the others.
+	othersCopy bool
 }
 
 // wanted reports whether the request copies. tables_to_copy alone, with a position, adds
@@ -216,6 +220,10 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 		}
 	}
 	for _, t := range req.tablesToCopy {
+		if !exists[t] && req.othersCopy {
+			// A table of another keyspace of the stream (checkNamedTables).
+			continue
+		}
 		if !exists[t] {
 			return nil, fmt.Errorf("%w: tables_to_copy names %s, which is not a table of %s", filter.ErrInvalid, t, db)
 		}
@@ -259,7 +267,7 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 			return nil, err
 		}
 	}
-	if req.emptyPosition && len(c.tables) == 0 {
+	if req.emptyPosition && len(c.tables) == 0 && !req.othersCopy {
 		return nil, fmt.Errorf("%w: nothing to copy: the filter selects no table of %s; give a position to stream from", filter.ErrInvalid, db)
 	}
 	if c.next() == nil {
@@ -463,6 +471,8 @@ func (t *copyTable) checkMember(i int, v []byte) error {
 
 // copyStep copies one chunk of the first table not yet copied.
 func (s *stream) copyStep(ctx context.Context, events <-chan *replication.BinlogEvent) error {
+	// The catch-up below hands changes to the keyspaces of their tables; the chunk is k's.
+	k := s.ks
 	c := s.copy
 	t := c.next()
 	if t == nil {
@@ -486,7 +496,10 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 		return err
 	}
 	c.snap = snap
-	defer s.endSnapshot()
+	defer func() {
+		s.use(k)
+		s.endSnapshot()
+	}()
 	// Bring the stream to the snapshot: the chunk continues exactly where the binlog is.
 	for !s.reached(snap) {
 		if s.draining && !s.inTxn {
@@ -511,6 +524,7 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 			}
 		}
 	}
+	s.use(k)
 	// copying stays set if the chunk panics, to name the table.
 	s.copying = t
 	err = s.copyChunk(t)

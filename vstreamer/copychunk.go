@@ -361,7 +361,7 @@ func (k *chunk) endNative(done bool) error {
 		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED, LastPKEvent: &binlogdata.LastPKEvent{
 			TableLastPK: &binlogdata.TableLastPK{TableName: t.name}, Completed: true,
 		}})
-		if c.next() == nil {
+		if c.next() == nil && !s.copyingOthers() {
 			final := &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED}
 			s.add(final)
 			final.Keyspace, final.Shard = "", ""
@@ -408,6 +408,13 @@ func (k *chunk) endVitess(done bool) error {
 				return err
 			}
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
+			if s.multi() && !s.copyingOthers() {
+				// One keyspace's COPY_COMPLETED is a shard's at vtgate; vtgate follows the
+				// last shard's with one for the whole copy, which only the stream can tell.
+				final := &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED}
+				s.add(final)
+				final.Keyspace, final.Shard = "", ""
+			}
 			clear(s.fieldsFor)
 		}
 	}

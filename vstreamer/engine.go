@@ -233,6 +233,12 @@ func (e *Engine) Config() Config { return e.cfg }
 type Request struct {
 	// Keyspace names the database to stream (see Engine.Database); empty is the configured one.
 	Keyspace string
+	// Keyspaces, when set, replaces Keyspace, Position and TableLastPKs: the stream serves
+	// every keyspace named (databases of the server, in one binlog), each with the filter's
+	// rules applied to its tables and its own copy state. Every keyspace starts at the same
+	// position. Events carry the keyspace of their table (a transaction's BEGIN, GTID,
+	// COMMIT and VGTID that of its first change), and every VGTID names every keyspace.
+	Keyspaces []KeyspaceStart
 	// Position is "current", a flavor-prefixed GTID position, or empty: copy the tables the
 	// filter selects, then stream from where the copy ended.
 	Position string

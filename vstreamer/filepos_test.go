@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
@@ -37,6 +39,41 @@ func serverFilePos(t testing.TB) (string, uint64) {
 	return file, pos
 }
 
+// flushBinaryLogs rotates the binlog and waits for MariaDB's background thread to write the
+// new file's own binlog checkpoint event, which it may do a second later: until then the
+// server's file position can still move with no transaction committed.
+func flushBinaryLogs(t testing.TB) {
+	t.Helper()
+	execSQL(t, "FLUSH BINARY LOGS")
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		file, _, err := masterStatus(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := conn.Execute("SHOW BINLOG EVENTS IN '" + file + "'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range r.Values {
+			typ, _ := r.GetString(i, 2)
+			info, _ := r.GetString(i, 5)
+			if typ == "Binlog_checkpoint" && info == file {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no binlog checkpoint of %s after 30 s", file)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestFilePosResumeFromEveryVGTID streams by file position across a binlog rotation, checks
 // each position is the end of its transaction's commit (the next transaction's place, and
 // the server's after the last), and that a stream restarted from each VGTID is exactly the
@@ -55,7 +92,9 @@ func TestFilePosResumeFromEveryVGTID(t *testing.T) {
 	execSQL(t,
 		"INSERT INTO fpos_rs VALUES (1, 'a')",
 		"BEGIN", "INSERT INTO fpos_rs VALUES (2, 'b')", "UPDATE fpos_rs SET v = 'c' WHERE id = 1", "COMMIT",
-		"FLUSH BINARY LOGS",
+	)
+	flushBinaryLogs(t)
+	execSQL(t,
 		"ALTER TABLE fpos_rs ADD COLUMN w INT",
 		"DELETE FROM fpos_rs WHERE id = 2",
 		"INSERT INTO fpos_rs VALUES (3, 'd', 4)",
@@ -126,7 +165,8 @@ func gtids(evs []*binlogdata.VEvent) []string {
 // ErrBadRequest saying what to use, and bad positions with the error of their cause.
 func TestFilePosBadRequests(t *testing.T) {
 	// Two binlog files at least, so that a name between them is no file's.
-	execSQL(t, "CREATE TABLE IF NOT EXISTS fpb (id INT PRIMARY KEY)", "FLUSH BINARY LOGS")
+	execSQL(t, "CREATE TABLE IF NOT EXISTS fpb (id INT PRIMARY KEY)")
+	flushBinaryLogs(t)
 	e := newFilePosEngine(t)
 	conn, err := db.Conn("test")
 	if err != nil {
@@ -205,5 +245,30 @@ func TestFilePosBadRequests(t *testing.T) {
 	}
 	if _, ferr = NewEngine(Config{Addr: db.Addr(), User: "u", Database: "test", Positions: PositionsFilePos, SchemaHistoryDir: t.TempDir()}); ferr == nil || !strings.Contains(ferr.Error(), "cannot serve positions filepos") {
 		t.Errorf("Positions filepos with a schema history: err = %v", ferr)
+	}
+}
+
+// TestBadOffsetFromReaderPlace: whether the server failed at the requested offset is judged by
+// where the reader was when it failed, even when the stream goroutine has not yet taken the
+// rotate event queued before the failure.
+func TestBadOffsetFromReaderPlace(t *testing.T) {
+	start := position.NewFilePos("binlog.000002", 500)
+	refused := &mysql.MyError{Code: mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG, Message: "bogus data in log event"}
+	for _, c := range []struct {
+		name  string
+		place readPlace
+		want  bool
+	}{
+		{"failed at the start", readPlace{file: "binlog.000002", pos: 500}, true},
+		{"failed after the format event", readPlace{file: "binlog.000002", pos: 256}, true},
+		{"failed past the start", readPlace{file: "binlog.000002", pos: 620}, false},
+		{"failed in a later file", readPlace{file: "binlog.000003", pos: 4}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &stream{pos: start, start: start} // the stream goroutine has seen no event
+			if got := s.atBadOffset(c.place.failed(refused)); got != c.want {
+				t.Errorf("atBadOffset = %v, want %v", got, c.want)
+			}
+		})
 	}
 }

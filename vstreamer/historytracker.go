@@ -134,27 +134,11 @@ func (e *Engine) trackHistory(ctx context.Context, h *history.History) (err erro
 	if err = t.start(info); err != nil {
 		return err
 	}
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:                randomServerID(),
-		Flavor:                  info.flavor.GoMySQL(),
-		Host:                    info.host,
-		Port:                    info.port,
-		User:                    e.cfg.User,
-		Password:                e.cfg.Password,
-		TLSConfig:               e.cfg.TLS,
-		TimestampStringLocation: time.UTC,
-		HeartbeatPeriod:         e.cfg.ServerHeartbeat,
-		ReadTimeout:             3 * e.cfg.ServerHeartbeat,
-		DisableRetrySync:        true,
-		// Rows are not read: only their transactions' ends move the position.
-		RowsEventDecodeFunc: func(*replication.RowsEvent, []byte) error { return nil },
-		Logger:              e.cfg.Logger.With("component", "schema-history-binlog"),
-	})
-	defer syncer.Close()
-	streamer, err := syncer.StartSyncGTID(t.pos.Normalized().GTIDSet)
+	streamer, closeReader, err := e.historyReader(t.pos, info)
 	if err != nil {
-		return fmt.Errorf("%w: schema history: start binlog dump at %s: %v", ErrUnavailable, t.pos, err)
+		return err
 	}
+	defer closeReader()
 	// The checkpoint is written when the tracker stops too, so that it starts again close by.
 	defer func() { _ = t.h.Advance(t.pos, true) }()
 	e.histLive.Store(true)
@@ -167,6 +151,27 @@ func (e *Engine) trackHistory(ctx context.Context, h *history.History) (err erro
 			return err
 		}
 	}
+}
+
+// historyReader opens the tracker's binlog reader after the transactions in pos. Where the
+// streams share the engine's readers, the tracker reads through them as one more stream: at
+// the server's head it shares the streams' dump connection and decoding. Where every stream
+// reads on its own, so does the tracker, without decoding rows (only their transactions'
+// ends move its position).
+func (e *Engine) historyReader(pos position.Position, info *serverInfo) (binlogReader, func(), error) {
+	log := e.cfg.Logger.With("component", "schema-history-binlog")
+	if _, shared := e.source().(sharedSource); shared {
+		atHead := pos.Contains(info.current) && info.current.Contains(pos)
+		c := e.readers.Attach(pos, atHead, e.sharedDump(syncerConfig(&e.cfg, info, true, log)), nil)
+		return c, c.Close, nil
+	}
+	cfg := syncerConfig(&e.cfg, info, false, log)
+	cfg.RowsEventDecodeFunc = func(*replication.RowsEvent, []byte) error { return nil }
+	streamer, stop, err := openDump(cfg, pos)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema history: %w", err)
+	}
+	return streamer, stop, nil
 }
 
 // start finds where to read from: the checkpoint, or, for a new history or one whose

@@ -17,6 +17,8 @@ import (
 var db *testdb.Server
 
 func TestMain(m *testing.M) {
+	// Every test that streams rows checks rowcodec's decoding of them against go-mysql's.
+	verifyRows = true
 	os.Exit(testdb.RunTests(m, testdb.Options{Database: "test"}, &db))
 }
 

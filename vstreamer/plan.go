@@ -24,6 +24,8 @@ type tablePlan struct {
 	name string
 	// db is the table's database.
 	db string
+	// ks is the keyspace of the table's database; nil for tables of other databases.
+	ks *keyspaceStream
 	// selected is false for tables the filter leaves out (or of other databases).
 	selected bool
 	cols     []rowcodec.Column
@@ -36,6 +38,11 @@ type tablePlan struct {
 	names []string
 	// arenaHint is the size of the last rows event's values, to size the next one's buffer.
 	arenaHint int
+	// textPerByte and lengthsPerByte are how many bytes of text and how many lengths the last
+	// raw rows event's bytes made, to size the next one's buffers.
+	textPerByte, lengthsPerByte float64
+	// rawImages holds the decoded images of a rows event while its rows are judged.
+	rawImages rowcodec.Images
 	// copyKey holds the binlog column indexes of copyKeyFor's key, while that table is copied.
 	copyKey    []int
 	copyKeyFor *copyTable
@@ -66,6 +73,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 	if !p.selected || !s.wants(binlogdata.VEventType_ROW) && !s.wants(binlogdata.VEventType_FIELD) {
 		return nil
 	}
+	s.use(p.ks)
 	if ct := s.copy.state(p.name); ct != nil && ct.status == copyPending {
 		return nil
 	}
@@ -75,6 +83,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 	}
 	s.fieldsFor[p.name] = p
 	s.begin(ts)
+	s.enter(p.ks)
 	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_FIELD,
 		Timestamp: int64(ts),
@@ -118,10 +127,17 @@ func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 		meta:  slices.Clone(tm.ColumnMeta),
 		names: slices.Clone(tm.ColumnNameString()),
 	}
-	if !s.streamed(p.db, p.name) {
+	k := s.ks
+	if string(tm.Schema) != k.cfg.Database {
+		if k = s.keyspaceOf(tm.Schema); k == nil {
+			return p, nil
+		}
+		s.use(k)
+	}
+	if schema.Internal(p.name) || s.filter.Table(p.name) == nil {
 		return p, nil
 	}
-	p.selected = true
+	p.selected, p.ks = true, k
 	cols, hasNames := rowcodec.FromTableMap(tm)
 	info, err := s.tableInfo(p.name, cols, hasNames)
 	if err != nil {
@@ -186,21 +202,25 @@ func tableFields(db, table string, cols []rowcodec.Column) ([]*query.Field, []in
 
 // rows turns a rows event of a selected table into one ROW event in the batch: each row's
 // images are encoded (whole, or judged by the filter and the copy first), then sent.
-func (s *stream) rows(ts uint32, _ replication.EventType, e *replication.RowsEvent) error {
+func (s *stream) rows(ts uint32, typ replication.EventType, e *replication.RowsEvent) error {
 	// Every rows event of the transaction counts, sent or not.
 	s.txn.rowsEvents++
 	p, ct, err := s.rowsPlan(e)
 	if p == nil || err != nil {
 		return err
 	}
+	raw := rowcodec.RawOf(e)
 	if faults.Enabled() {
-		rowsFaults(p, ct, e)
+		raw = rowsFaults(p, ct, e, raw)
 	}
 	if err = p.checkLogged(e); err != nil {
 		return err
 	}
-	b := newRowsBuild(s, p, ct, e)
 	whole := p.filter.Passthrough() && ct == nil
+	b, err := newRowsBuild(s, p, ct, typ, e, raw, whole)
+	if err != nil {
+		return err
+	}
 	for i := 0; i < b.n; i++ {
 		var imgs [2]*query.Row
 		if whole {
@@ -240,6 +260,7 @@ func (s *stream) rowsPlan(e *replication.RowsEvent) (*tablePlan, *copyTable, err
 	if int(e.ColumnCount) != len(p.cols) {
 		return nil, nil, fmt.Errorf("%w: table %s: rows event has %d columns, table map %d", ErrSchema, p.name, e.ColumnCount, len(p.cols))
 	}
+	s.use(p.ks)
 	ct := s.copy.state(p.name)
 	if ct != nil && ct.status == copyPending {
 		// The table's rows will come from its copy, with these changes in them.
@@ -262,6 +283,9 @@ type rowsBuild struct {
 	n, width      int
 	split         bool
 	dataColumns   *binlogdata.RowChange_Bitmap
+	// raw holds the event's images as rowcodec decoded them from its bytes; nil when go-mysql
+	// decoded its rows (e.Rows). Whole rows are decoded straight into the arena.
+	raw *rowcodec.Images
 
 	changes []binlogdata.RowChange
 	kept    int
@@ -271,33 +295,104 @@ type rowsBuild struct {
 	size    int
 }
 
-func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, e *replication.RowsEvent) rowsBuild {
+func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, typ replication.EventType, e *replication.RowsEvent, raw *rowcodec.Raw, whole bool) (rowsBuild, error) {
 	images := 1
 	if e.Type() == replication.EnumRowsEventTypeUpdate {
 		images = 2
 	}
-	n := len(e.Rows) / images
 	width := len(p.fields)
-	return rowsBuild{
+	b := rowsBuild{
 		s: s, p: p, ct: ct, e: e,
 		images:        images,
 		firstIsBefore: e.Type() != replication.EnumRowsEventTypeInsert,
-		n:             n,
 		width:         width,
 		split:         p.filter.SplitsImages(),
 		dataColumns:   afterDataColumns(e),
-		changes:       make([]binlogdata.RowChange, n),
-		qrows:         make([]query.Row, 0, n*images),
-		lengths:       make([]int64, 0, n*images*width),
-		arena:         make([]byte, 0, p.arenaHint+p.arenaHint/4),
 	}
+	count := len(e.Rows)
+	if raw != nil {
+		im := &p.rawImages
+		size := float64(raw.Size())
+		if whole {
+			// The images are the rows: they are decoded into the event's arena, sized from the
+			// text the previous event's bytes made (events of one table vary in size: the
+			// server splits a statement's rows into events of about 8KB).
+			im = &rowcodec.Images{
+				Values:  make([]byte, 0, int(size*p.textPerByte*1.125)+64),
+				Lengths: make([]int64, 0, int(size*p.lengthsPerByte*1.125)+16),
+				Starts:  p.rawImages.Starts,
+			}
+		}
+		im.Reset()
+		if err := decodeRaw(p, typ, raw, im); err != nil {
+			return b, err
+		}
+		b.raw, count = im, im.Count()
+		if whole {
+			b.arena, b.lengths = im.Values, im.Lengths
+			p.rawImages.Starts = im.Starts
+			if size > 0 {
+				p.textPerByte, p.lengthsPerByte = float64(len(im.Values))/size, float64(len(im.Lengths))/size
+			}
+		}
+	}
+	if b.arena == nil {
+		b.arena = make([]byte, 0, p.arenaHint+p.arenaHint/4)
+	}
+	b.n = count / images
+	b.changes = make([]binlogdata.RowChange, b.n)
+	b.qrows = make([]query.Row, 0, b.n*images)
+	if b.lengths == nil {
+		b.lengths = make([]int64, 0, b.n*images*width)
+	}
+	return b, nil
+}
+
+// decodeRaw decodes the rows of a rows event that rowcodec left raw into im. When the event
+// also carries go-mysql's decoding (rowcodec.DecodeRowsVerified, in tests), both must render
+// every value alike.
+func decodeRaw(p *tablePlan, typ replication.EventType, raw *rowcodec.Raw, im *rowcodec.Images) error {
+	if err := raw.Decode(p.cols, typ, im); err != nil {
+		var de *rowcodec.DecodeError
+		if errors.As(err, &de) && de.Column < len(p.cols) {
+			return &PoisonError{Table: p.name, Column: p.cols[de.Column].Name, Err: fmt.Errorf("rows event: %w", de.Err)}
+		}
+		return &PoisonError{Table: p.name, Err: fmt.Errorf("rows event: %w", err)}
+	}
+	if raw.Decoded == nil {
+		return nil
+	}
+	if len(raw.Decoded) != im.Count() {
+		return fmt.Errorf("table %s: rowcodec decoded %d row images, go-mysql %d", p.name, im.Count(), len(raw.Decoded))
+	}
+	w := len(p.cols)
+	for k, row := range raw.Decoded {
+		values, lengths, err := p.encode(nil, nil, row)
+		if err != nil {
+			return err
+		}
+		gotL, gotV := im.Lengths[k*w:(k+1)*w], im.Values[im.Starts[k]:im.Starts[k+1]]
+		if !slices.Equal(gotL, lengths) || !bytes.Equal(gotV, values) {
+			return fmt.Errorf("table %s: row image %d: rowcodec decoded %v %q, go-mysql %v %q", p.name, k, gotL, gotV, lengths, values)
+		}
+	}
+	return nil
 }
 
 // encodeWhole encodes every image of row i, all columns, straight into the arena.
 func (b *rowsBuild) encodeWhole(i int) (imgs [2]*query.Row, err error) {
 	for img := 0; img < b.images; img++ {
+		k := i*b.images + img
+		if b.raw != nil {
+			// Decoded in place: the image is the row.
+			w := len(b.p.cols)
+			l0, l1, v0, v1 := k*w, (k+1)*w, b.raw.Starts[k], b.raw.Starts[k+1]
+			b.qrows = append(b.qrows, query.Row{Lengths: b.lengths[l0:l1:l1], Values: b.arena[v0:v1:v1]})
+			imgs[img] = &b.qrows[len(b.qrows)-1]
+			continue
+		}
 		start, lstart := len(b.arena), len(b.lengths)
-		if b.arena, b.lengths, err = b.p.encode(b.arena, b.lengths, b.e.Rows[i*b.images+img]); err != nil {
+		if b.arena, b.lengths, err = b.p.encode(b.arena, b.lengths, b.e.Rows[k]); err != nil {
 			return imgs, err
 		}
 		imgs[img] = b.addRow(start, lstart)
@@ -313,11 +408,16 @@ func (b *rowsBuild) judge(i int) (out [2]bool, err error) {
 	var pass, held [2]bool
 	for img := 0; img < images; img++ {
 		sc := &s.scratch[img]
-		sc.values, sc.lengths = sc.values[:0], sc.lengths[:0]
-		if sc.values, sc.lengths, err = p.encode(sc.values, sc.lengths, b.e.Rows[i*images+img]); err != nil {
-			return out, err
+		if k := i*images + img; b.raw != nil {
+			w := len(p.cols)
+			sc.cells = cellsOf(sc.cells, b.raw.Values[b.raw.Starts[k]:b.raw.Starts[k+1]], b.raw.Lengths[k*w:(k+1)*w])
+		} else {
+			sc.values, sc.lengths = sc.values[:0], sc.lengths[:0]
+			if sc.values, sc.lengths, err = p.encode(sc.values, sc.lengths, b.e.Rows[k]); err != nil {
+				return out, err
+			}
+			sc.cells = cellsOf(sc.cells, sc.values, sc.lengths)
 		}
-		sc.cells = cellsOf(sc.cells, sc.values, sc.lengths)
 		pass[img] = p.filter.Match(sc.cells)
 		held[img] = true
 		if ct != nil {
@@ -414,6 +514,7 @@ func (s *stream) sendRows(ts uint32, e *replication.RowsEvent, p *tablePlan, b *
 		s.rowBytes += len(b.arena)
 	}
 	s.begin(ts)
+	s.enter(p.ks)
 	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_ROW,
 		Timestamp: int64(ts),

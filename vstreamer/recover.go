@@ -14,6 +14,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/internal/faults"
+	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 )
 
 var (
@@ -278,12 +279,20 @@ func (t *copyTable) tableName() string {
 }
 
 // rowsFaults calls the fault hook where a rows event of a selected table is decoded and
-// filtered.
-func rowsFaults(p *tablePlan, ct *copyTable, e *replication.RowsEvent) {
-	faults.At(faults.Decode, p.name, e.Rows)
+// filtered. The decode hook sees the rows' bytes when rowcodec left them raw (a spoiled copy
+// replaces them for this stream only: the event is shared), else go-mysql's rows.
+func rowsFaults(p *tablePlan, ct *copyTable, e *replication.RowsEvent, raw *rowcodec.Raw) *rowcodec.Raw {
+	if raw != nil {
+		data := raw.Data()
+		faults.At(faults.Decode, p.name, &data)
+		raw = raw.WithData(data)
+	} else {
+		faults.At(faults.Decode, p.name, e.Rows)
+	}
 	if !p.filter.Passthrough() || ct != nil {
 		faults.At(faults.Filter, p.name, e.Rows)
 	}
+	return raw
 }
 
 // copyPoison handles a copied row of t whose column ci cannot be decoded. It returns the error

@@ -122,7 +122,7 @@ func (s *stream) findSavepoint(name string) int {
 func (s *stream) discard(mark int) {
 	for _, ev := range s.batch[mark:] {
 		if ev.GetType() == binlogdata.VEventType_FIELD {
-			delete(s.fieldsFor, ev.GetFieldEvent().GetTableName())
+			s.forgetField(ev)
 		}
 	}
 	clear(s.batch[mark:])

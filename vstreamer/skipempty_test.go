@@ -228,12 +228,14 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	}
 	var sent int
 	obs := &positions{}
+	ks := &keyspaceStream{cfg: &Config{Database: "test", Keyspace: "test", Shard: "0"}, filter: flt,
+		fieldsFor: map[string]*tablePlan{}, copyPlans: map[string]*tablePlan{}}
 	s := &stream{
-		cfg: &Config{Database: "test", Keyspace: "test", Shard: "0"}, filter: flt, pos: start,
-		plans: map[uint64]*tablePlan{}, fieldsFor: map[string]*tablePlan{}, skipEmpty: true, observer: obs,
+		keyspaces: []*keyspaceStream{ks}, pos: start, plans: map[uint64]*tablePlan{}, skipEmpty: true, observer: obs,
 		maxBatch: 1 << 20, lastVGTID: nowNanos(),
 		send: func([]*binlogdata.VEvent) error { sent++; return nil },
 	}
+	s.use(ks)
 	defer func() {
 		if s.pendTimer != nil {
 			s.pendTimer.Stop()

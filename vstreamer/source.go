@@ -92,13 +92,7 @@ func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 	e := s.eng
 	// Every stream of a hub reads the same dump, so the dump asks for what any of them may
 	// want: MariaDB's annotate rows events, which the streams without sources ignore.
-	cfg := syncerConfig(s.cfg, info, true, e.cfg.Logger.With("component", "binlog"))
-	open := func(pos position.Position) (fanout.Source, func(), error) {
-		// Every dump its own replica id: the server drops a connection whose id is reused.
-		c := cfg
-		c.ServerID = randomServerID()
-		return openDump(c, pos)
-	}
+	open := e.sharedDump(syncerConfig(s.cfg, info, true, e.cfg.Logger.With("component", "binlog")))
 	onKind := func(k fanout.Kind) {
 		s.log.Info("binlog reader", "reader", string(k))
 		s.readerKind(string(k))
@@ -127,6 +121,16 @@ func (s *stream) leaveOut(c *fanout.Cursor) {
 		return
 	}
 	c.LeaveOut(func(t *fanout.Table) bool { return s.leavesOut(t.DB, t.Name) }, unsentTypes...)
+}
+
+// sharedDump opens the dumps of the shared readers with cfg.
+func (e *Engine) sharedDump(cfg replication.BinlogSyncerConfig) fanout.OpenFunc {
+	return func(pos position.Position) (fanout.Source, func(), error) {
+		// Every dump its own replica id: the server drops a connection whose id is reused.
+		c := cfg
+		c.ServerID = randomServerID()
+		return openDump(c, pos)
+	}
 }
 
 // readerKind tells the observer which reader serves the stream.

@@ -31,10 +31,14 @@ var statementTypes = map[ddl.Kind]binlogdata.VEventType{
 // statement in dml, as Vitess does: there are no row images to send.
 func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.Table, parsed bool, sql string) error {
 	standalone := !s.inTxn
+	k, err := s.statementKeyspace(db, tables, sql)
+	if err != nil {
+		return err
+	}
+	s.use(k)
 	names, unread := s.statementTables(db, tables, parsed)
 	send := len(names) > 0 || unread
 	if send {
-		var err error
 		if send, err = s.statementDuringCopy(names, unread, sql); err != nil {
 			return err
 		}
@@ -47,6 +51,7 @@ func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.
 		return nil
 	}
 	s.begin(ts)
+	s.enter(k)
 	ev := &binlogdata.VEvent{Type: statementTypes[kind], Timestamp: int64(ts), EventGtid: s.gti(), Dml: sql}
 	if ev.Source = s.source(); ev.Source != nil {
 		ev.Source.Database = db
@@ -134,17 +139,21 @@ func (s *stream) loadData(raw []byte) error {
 	if !ok || kind != ddl.Load {
 		parsed = false
 	}
-	names, unread := s.statementTables(db, tables, parsed)
-	if len(names) == 0 && !unread {
-		return nil
+	for _, k := range s.keyspaces {
+		s.use(k)
+		names, unread := s.statementTables(db, tables, parsed)
+		if len(names) == 0 && !unread {
+			continue
+		}
+		what := "table " + strings.Join(names, ", ")
+		if unread {
+			what = "a table it does not name readably"
+		}
+		return fmt.Errorf("%w: transaction %s loads rows into %s with LOAD DATA logged as a statement (%q), "+
+			"whose rows are not in the binlog as row images; set binlog_format=ROW on the source",
+			ErrStatementChange, s.gti(), what, sql)
 	}
-	what := "table " + strings.Join(names, ", ")
-	if unread {
-		what = "a table it does not name readably"
-	}
-	return fmt.Errorf("%w: transaction %s loads rows into %s with LOAD DATA logged as a statement (%q), "+
-		"whose rows are not in the binlog as row images; set binlog_format=ROW on the source",
-		ErrStatementChange, s.gti(), what, sql)
+	return nil
 }
 
 // decodeExecuteLoadQuery reads the default database and the statement of an

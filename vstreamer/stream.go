@@ -36,11 +36,11 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if err := checkSize(&req); err != nil {
 		return err
 	}
-	db, err := e.Database(req.Keyspace)
+	starts, startPos, err := keyspaceStarts(&req)
 	if err != nil {
 		return err
 	}
-	flt, err := e.compileFilter(req.Filter, db)
+	dbs, filters, err := e.keyspaceFilters(starts, req.Filter)
 	if err != nil {
 		return err
 	}
@@ -52,56 +52,82 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		return err
 	}
 	defer func() { _ = conn.Close() }() // the stream is over: closing loses nothing
-	// The stream's database and keyspace: every use of cfg below is this stream's.
-	cfg, err := e.keyspaceConfig(conn, db)
-	if err != nil {
-		return err
+	// Each keyspace's database and labels: every use of cfg below is a keyspace's.
+	keyspaces := make([]*keyspaceStream, len(starts))
+	for i, ks := range starts {
+		cfg, cerr := e.keyspaceConfig(conn, dbs[i])
+		if cerr != nil {
+			return cerr
+		}
+		keyspaces[i] = &keyspaceStream{cfg: cfg, filter: filters[i], lastPKs: ks.TableLastPKs,
+			fieldsFor: make(map[string]*tablePlan), copyPlans: make(map[string]*tablePlan)}
 	}
-	info, err := e.source().inspect(e, conn, flt.BestEffort())
+	info, err := e.source().inspect(e, conn, filters[0].BestEffort())
 	if err != nil {
 		return err
 	}
 	creq := copyRequest{
-		emptyPosition: strings.TrimSpace(req.Position) == "",
-		lastPKs:       req.TableLastPKs,
+		emptyPosition: strings.TrimSpace(startPos) == "",
 		tablesToCopy:  req.TablesToCopy,
 		withoutKey:    req.CopyTablesWithoutKey,
 		chunkRows:     req.CopyChunkRows,
 		vitess:        req.VitessCopy,
+		othersCopy:    len(keyspaces) > 1,
 	}
-	pos := req.Position
+	// copied are the databases whose copy is full or resumed, listed the databases copying
+	// at all (tables_to_copy alone adds tables to a running stream).
+	var copied, listed []string
+	for _, k := range keyspaces {
+		kreq := creq
+		kreq.lastPKs = k.lastPKs
+		if kreq.wanted() {
+			listed = append(listed, k.cfg.Database)
+		}
+		if creq.emptyPosition || len(k.lastPKs) > 0 {
+			copied = append(copied, k.cfg.Database)
+		}
+	}
+	copying := len(listed) > 0
+	pos := startPos
 	if creq.emptyPosition {
 		// A fresh copy may start anywhere before its first snapshot: no change is forwarded
 		// for a table before its rows are copied.
 		pos = CurrentPosition
 	}
-	if e.filePos() && creq.wanted() {
+	if e.filePos() && copying {
 		return errCopyFilePos
 	}
 	start, current, err := resolve(pos, info)
 	if err != nil {
 		return err
 	}
-	if creq.wanted() {
+	if copying {
 		current = false
 	}
 	// A full or resumed copy needs its named tables now; a binlog stream plans a named
-	// table when it appears, as Vitess does.
-	if err = checkTables(conn, cfg.Database, flt, creq.emptyPosition || len(creq.lastPKs) > 0); err != nil {
-		return err
+	// table when it appears, as Vitess does. A rule of a stream of several keyspaces names a
+	// table of any of them.
+	for _, k := range keyspaces {
+		copies := creq.emptyPosition || len(k.lastPKs) > 0
+		if err = checkTables(conn, k.cfg.Database, k.filter, copies && len(keyspaces) == 1); err != nil {
+			return err
+		}
+	}
+	if len(keyspaces) > 1 {
+		if err = checkNamedTables(conn, copied, keyspaces[0].filter, listed, req.TablesToCopy); err != nil {
+			return err
+		}
 	}
 
 	s := &stream{
 		eng:       e,
-		cfg:       cfg,
+		keyspaces: keyspaces,
 		log:       e.cfg.Logger.With("stream_start", start.String()),
 		conn:      conn,
-		filter:    flt,
 		send:      send,
 		pos:       start,
 		start:     start.Clone(),
 		plans:     make(map[uint64]*tablePlan),
-		fieldsFor: make(map[string]*tablePlan),
 		heartbeat: req.HeartbeatInterval,
 		maxBatch:  e.cfg.MaxBatchBytes,
 		drain:     e.drain,
@@ -110,6 +136,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 		failMode:  req.FailureMode,
 		skipEmpty: req.SkipEmptyTransactions,
 	}
+	s.use(keyspaces[0])
 	if req.MaxBatchBytes > 0 {
 		s.maxBatch = req.MaxBatchBytes
 	}
@@ -130,13 +157,23 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	} else if req.MaxBatchBytes > 0 {
 		s.vitessPacket = req.MaxBatchBytes
 	}
-	s.copyPlans = make(map[string]*tablePlan)
-	if creq.wanted() {
-		if s.copy, err = s.newCopier(creq); err != nil {
+	for _, k := range keyspaces {
+		kreq := creq
+		kreq.lastPKs = k.lastPKs
+		if !kreq.wanted() {
+			continue
+		}
+		s.use(k)
+		if k.copy, err = s.newCopier(kreq); err != nil {
 			return err
 		}
-		defer s.copy.close()
+		s.copy = k.copy
+		defer k.copy.close()
 	}
+	if creq.emptyPosition && s.multi() && s.nextCopy() == nil {
+		return fmt.Errorf("%w: nothing to copy: the filter selects no table of keyspaces %s; give a position to stream from", filter.ErrInvalid, strings.Join(dbs, ", "))
+	}
+	s.use(keyspaces[0])
 	err = s.run(ctx, info, current)
 	if errors.Is(err, io.EOF) || ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return nil
@@ -205,6 +242,13 @@ type stream struct {
 	conn   *client.Conn
 	filter *filter.Filter
 	send   SendFunc
+
+	// keyspaces are the keyspaces streamed, in the client's order; ks is the one cfg, filter,
+	// fieldsFor, copyPlans and copy are of (see use), and txnKs the keyspace of the
+	// transaction being read (see enter).
+	keyspaces []*keyspaceStream
+	ks        *keyspaceStream
+	txnKs     *keyspaceStream
 
 	pos position.Position
 	// start is where the stream started, which pos leaves at the first commit.
@@ -370,7 +414,7 @@ func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- 
 	for {
 		ev, err = streamer.GetEvent(ctx)
 		if err != nil {
-			return where.undecodable(err)
+			return where.failed(where.undecodable(err))
 		}
 		where.saw(ev)
 		if faults.Enabled() {
@@ -400,7 +444,7 @@ func (s *stream) classify(err error) error {
 	}
 	var me *mysql.MyError
 	if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
-		if s.atBadOffset() {
+		if s.atBadOffset(err) {
 			return fmt.Errorf("%w: position %s is not where a binlog event starts: %s (errno %d); resume from a position this server sent",
 				position.ErrBadPosition, s.pos, me.Message, me.Code)
 		}
@@ -420,9 +464,14 @@ func (s *stream) classify(err error) error {
 // atBadOffset reports a file-position stream that failed before it read any event past its
 // start: the server could not read the binlog at the requested offset, which resolve checked
 // is inside a file the server has, so the offset is not an event's start.
-func (s *stream) atBadOffset() bool {
+func (s *stream) atBadOffset(err error) bool {
 	file, pos, ok := s.pos.FilePos()
-	return ok && s.pos.Equal(s.start) && s.binlogFile == file && uint64(s.binlogPos) <= pos
+	at, atPos := s.binlogFile, s.binlogPos
+	var rf *readFailure
+	if errors.As(err, &rf) {
+		at, atPos = rf.file, rf.pos
+	}
+	return ok && s.pos.Equal(s.start) && at == file && uint64(atPos) <= pos
 }
 
 func isNetErr(err error) bool {
@@ -461,7 +510,8 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			}
 			return fmt.Errorf("%w: the stream ended after position %s; resume from the last VGTID received", ErrShuttingDown, s.pos)
 		}
-		if s.copy.active() {
+		if k := s.nextCopy(); k != nil {
+			s.use(k)
 			if err := s.copyStep(ctx, events); err != nil {
 				return err
 			}
@@ -690,7 +740,7 @@ func (s *stream) beat() {
 	}
 	now := nowNanos()
 	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: now / int64(time.Second),
-		CurrentTime: now, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
+		CurrentTime: now, Keyspace: s.keyspaces[0].cfg.Keyspace, Shard: s.keyspaces[0].cfg.Shard}
 	// A failed send surfaces on the stream goroutine's next send.
 	if s.send([]*binlogdata.VEvent{ev}) == nil {
 		s.lastSend = time.Now()
@@ -707,6 +757,9 @@ func (s *stream) vgtidEvent() *binlogdata.VEvent {
 	s.lastVGTID = s.clock()
 	if s.unobserved {
 		s.observe(s.unobservedTS)
+	}
+	if s.multi() {
+		return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: s.shardGtids()}}
 	}
 	return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{
 		Keyspace: s.cfg.Keyspace,
@@ -753,6 +806,7 @@ func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 
 // sendCommit sends the end of a transaction endTxn did not skip.
 func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
+	s.useTxnKeyspace()
 	terminal.Timestamp = int64(ts)
 	terminal.EventGtid = s.gti()
 	gtid := s.gtidEvent(ts)
@@ -908,6 +962,7 @@ func (s *stream) begin(ts uint32) {
 	}
 	s.inTxn = true
 	s.txn.beginDue, s.txn.beginTS = true, ts
+	s.txnKs = nil
 	if src := s.source(); src != nil {
 		src.GtidSet = s.txnGTIDSet()
 		src.ThreadId = s.txn.threadID
@@ -920,8 +975,18 @@ func (s *stream) openTxn() {
 	s.txn.beginDue = false
 	s.txn.beginAt = len(s.batch)
 	if s.wants(binlogdata.VEventType_BEGIN) {
-		s.push(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(s.txn.beginTS), EventGtid: s.gti(),
-			Source: s.txn.beginSrc})
+		ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(s.txn.beginTS), EventGtid: s.gti(),
+			Source: s.txn.beginSrc}
+		s.push(ev)
+		if s.multi() {
+			// The keyspace of the transaction's first change, if one was read; else the
+			// first keyspace, labelled again by the first change (see enter).
+			k := s.txnKs
+			if k == nil {
+				k = s.keyspaces[0]
+			}
+			ev.Keyspace = k.cfg.Keyspace
+		}
 	}
 	s.txn.begun = savepoint{mark: len(s.batch), flushes: s.flushes}
 }
@@ -963,10 +1028,7 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 	}
 	typ := binlogdata.VEventType_OTHER
 	if kind == ddl.DDL || kind == ddl.Executable {
-		if kind == ddl.DDL && s.ddlMatches(db, tables, parsed) {
-			typ = binlogdata.VEventType_DDL
-		}
-		s.forget(db, tables, parsed)
+		typ = s.ddlKeyspaces(kind, db, tables, parsed)
 	}
 	// OTHER carries no statement, as in Vitess: it may be a DDL of a table the filter leaves
 	// out, or a GRANT or CREATE USER with a password.
@@ -979,6 +1041,31 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 		ev.Source.ThreadId = s.txn.threadID
 	}
 	return s.commit(ts, ev)
+}
+
+// ddlKeyspaces makes each keyspace forget the tables a DDL or executable comment touched,
+// and says whether it is a DDL of a streamed table (DDL) or not (OTHER). Its event goes to
+// the first keyspace it names a streamed table of, else to the keyspace of its default
+// database.
+func (s *stream) ddlKeyspaces(kind ddl.Kind, db string, tables []ddl.Table, parsed bool) binlogdata.VEventType {
+	if !s.multi() {
+		typ := binlogdata.VEventType_OTHER
+		if kind == ddl.DDL && s.ddlMatches(db, tables, parsed) {
+			typ = binlogdata.VEventType_DDL
+		}
+		s.forget(db, tables, parsed)
+		return typ
+	}
+	typ := binlogdata.VEventType_OTHER
+	s.txnKs = s.keyspaceOf([]byte(db))
+	for _, k := range s.keyspaces {
+		s.use(k)
+		if typ == binlogdata.VEventType_OTHER && kind == ddl.DDL && s.ddlMatches(db, tables, parsed) {
+			typ, s.txnKs = binlogdata.VEventType_DDL, k
+		}
+		s.forget(db, tables, parsed)
+	}
+	return typ
 }
 
 // ddlMatches reports whether a DDL names a streamed table of the keyspace's database.
@@ -1110,7 +1197,7 @@ func (s *stream) txnGTIDSet() string {
 // emptyTxn reports a transaction in which nothing was added after BEGIN, and nothing sent:
 // the filter left out all its changes (or a rollback dropped them).
 func (s *stream) emptyTxn() bool {
-	if s.copy.active() {
+	if s.nextCopy() != nil {
 		return false
 	}
 	return s.txn.beginDue || s.flushes == s.txn.begun.flushes && len(s.batch) == s.txn.begun.mark
@@ -1127,6 +1214,7 @@ func (s *stream) skipTxn(ts uint32) {
 	s.inTxn = false
 	s.eventGTI, s.eventID = "", txnGTID{}
 	s.txn = txnSource{}
+	s.txnKs = nil
 	if s.pending {
 		return // the timer is armed
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/internal/faults"
@@ -16,6 +17,8 @@ import (
 // go-mysql cannot decode: the stream goroutine's state is not its to read.
 type readPlace struct {
 	file string
+	// pos is the end of the last event read in file (the start offset after a rotate).
+	pos uint32
 	// tables maps the table ids of the table maps read to their names; names, if set, names
 	// those of the table maps the reader left out (fanout.Cursor).
 	tables map[uint64]string
@@ -29,9 +32,12 @@ type tableNamer interface {
 
 // saw notes what an event tells of the place: a new binlog file, a table id.
 func (r *readPlace) saw(ev *replication.BinlogEvent) {
+	if ev.Header.LogPos != 0 {
+		r.pos = ev.Header.LogPos
+	}
 	switch e := ev.Event.(type) {
 	case *replication.RotateEvent:
-		r.file = string(e.NextLogName)
+		r.file, r.pos = string(e.NextLogName), uint32(e.Position)
 	case *replication.TableMapEvent:
 		if r.tables == nil || len(r.tables) > 4096 {
 			// Table ids grow with every table definition the server loads; only recent
@@ -90,15 +96,24 @@ func isRowsEvent(t replication.EventType) bool {
 	return false
 }
 
+// verifyRows has the binlog reader have go-mysql decode the rows rowcodec leaves raw as well,
+// and streams check that both decodings render every value alike (the package's tests set it:
+// each of them is then a differential test of rowcodec's decoder).
+var verifyRows bool
+
 // decodeRows decodes a rows event for the binlog reader (rowcodec.DecodeRows). Tests may
 // spoil the bytes of a rows event of a table first, so that a genuine decoding failure takes
 // its way through the live reader; without a hook at the stream's start, nothing is added.
 func decodeRows() func(*replication.RowsEvent, []byte) error {
+	decode := rowcodec.DecodeRows
+	if verifyRows {
+		decode = rowcodec.DecodeRowsVerified
+	}
 	if !faults.Enabled() {
-		return rowcodec.DecodeRows
+		return decode
 	}
 	return func(e *replication.RowsEvent, data []byte) error {
-		if err := rowcodec.DecodeRows(e, data); err != nil || e.Table == nil {
+		if err := decode(e, data); err != nil || e.Table == nil {
 			return err
 		}
 		body := data
@@ -107,7 +122,7 @@ func decodeRows() func(*replication.RowsEvent, []byte) error {
 			return nil // left as it was
 		}
 		e.Rows, e.SkippedColumns = nil, nil
-		return rowcodec.DecodeRows(e, body)
+		return decode(e, body)
 	}
 }
 
@@ -122,4 +137,26 @@ func decodeMessage(msg string) string {
 		msg = msg[:limit] + "..."
 	}
 	return msg
+}
+
+// readFailure is the server's refusal to read the binlog, with the place the reader had
+// reached. The stream goroutine may not have taken the events before it (it ends on the
+// errgroup's cancel with events still queued), so its own place cannot tell whether the
+// server failed at the requested start.
+type readFailure struct {
+	err  error
+	file string
+	pos  uint32
+}
+
+func (f *readFailure) Error() string { return f.err.Error() }
+func (f *readFailure) Unwrap() error { return f.err }
+
+// failed wraps a server error reading the binlog with the reader's place.
+func (r *readPlace) failed(err error) error {
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+		return &readFailure{err: err, file: r.file, pos: r.pos}
+	}
+	return err
 }

@@ -8,10 +8,17 @@ import (
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
-// streamed reports whether the stream sends the changes of a table: one of its database that
-// the filter selects. It depends on the database and the name only.
+// streamed reports whether the stream sends the changes of a table: one of the database of
+// one of its keyspaces that the keyspace's filter selects (buildPlan's test). It depends on the
+// database and the name only, and reads only what does not change while the stream runs (not
+// cfg and filter, which follow the keyspace being handled), so the reader goroutine may ask.
 func (s *stream) streamed(db, table string) bool {
-	return db == s.cfg.Database && !schema.Internal(table) && s.filter.Table(table) != nil
+	for _, k := range s.keyspaces {
+		if k.cfg.Database == db {
+			return !schema.Internal(table) && k.filter.Table(table) != nil
+		}
+	}
+	return false
 }
 
 // leavesOut reports whether the table map and rows events of a table need not reach the

@@ -30,7 +30,9 @@ func TestUnsentEvents(t *testing.T) {
 		Event: &replication.FormatDescriptionEvent{}}
 	xid := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.XID_EVENT}, Event: &replication.XIDEvent{}}
 
-	s := &stream{cfg: &Config{Database: "test"}, filter: flt}
+	ks := &keyspaceStream{cfg: &Config{Database: "test"}, filter: flt}
+	s := &stream{keyspaces: []*keyspaceStream{ks}}
+	s.use(ks)
 	u := unsent{s: s}
 	for i, step := range []struct {
 		ev   *replication.BinlogEvent
@@ -56,6 +58,19 @@ func TestUnsentEvents(t *testing.T) {
 		if got := u.drops(step.ev); got != step.drop {
 			t.Errorf("step %d: %v drops %v, want %v", i, step.ev.Header.EventType, got, step.drop)
 		}
+	}
+
+	// A stream of several keyspaces sends the tables of each keyspace's database.
+	multi := &stream{keyspaces: []*keyspaceStream{ks, {cfg: &Config{Database: "test2"}, filter: flt}}}
+	multi.use(ks)
+	mu := unsent{s: multi}
+	for _, ev := range []*replication.BinlogEvent{tm(5, "test2", "ska"), rows(5), tm(6, "test", "ska")} {
+		if mu.drops(ev) {
+			t.Errorf("a stream of two keyspaces does not get %v", ev.Header.EventType)
+		}
+	}
+	if !mu.drops(tm(7, "test2", "skb")) {
+		t.Errorf("a stream of two keyspaces gets the table map of test2.skb")
 	}
 
 	s.withSrc = true

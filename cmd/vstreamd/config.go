@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,9 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/vstream-cdc/vstream/filter"
+	"github.com/vstream-cdc/vstream/internal/cliconfig"
 	"github.com/vstream-cdc/vstream/server"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
@@ -136,70 +133,25 @@ var flagDefs = []flagDef{
 	{"schema-history-dir", "directory of the schema history: rows resumed from before a DDL are described as written (MariaDB; default: off)", func(c *config) *string { return &c.SchemaHistoryDir }, ""},
 }
 
-func envName(flagName string) string {
-	return "VSTREAM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
 // loadConfig reads args, the environment (through getenv) and the YAML file named by
 // --config or VSTREAM_CONFIG.
 func loadConfig(args []string, getenv func(string) string) (*config, error) {
-	fs := flag.NewFlagSet("vstreamd", flag.ContinueOnError)
-	fs.SetOutput(new(bytes.Buffer))
-	var cfgFile string
-	fs.StringVar(&cfgFile, "config", getenv("VSTREAM_CONFIG"), "YAML configuration file (env VSTREAM_CONFIG)")
-	checkOnly := fs.Bool("check-config", false, "validate the configuration and exit")
-	vals := make(map[string]*string, len(flagDefs))
-	for _, d := range flagDefs {
-		vals[d.name] = fs.String(d.name, "", fmt.Sprintf("%s (env %s, default %q)", d.usage, envName(d.name), d.def))
+	cfg := &config{}
+	cmd := cliconfig.Command{Name: "vstreamd", EnvPrefix: "VSTREAM_",
+		UsageLine: "usage: vstreamd --mysql-dsn user:pass@tcp(host:port)/db [flags]"}
+	defs := make([]cliconfig.Flag[config], len(flagDefs))
+	for i, d := range flagDefs {
+		defs[i] = cliconfig.Flag[config]{Name: d.name, Usage: d.usage, Field: d.field, Default: d.def}
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, usageError(fs)
-		}
+	checkOnly, err := cliconfig.Load(cmd, args, getenv, defs, cfg)
+	if err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	cfg := &config{}
-	for _, d := range flagDefs {
-		*d.field(cfg) = d.def
-	}
-	if cfgFile != "" {
-		data, err := os.ReadFile(cfgFile)
-		if err != nil {
-			return nil, fmt.Errorf("read config: %w", err)
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(cfg); err != nil {
-			return nil, fmt.Errorf("config file %s: %w", cfgFile, err)
-		}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, d := range flagDefs {
-		if set[d.name] {
-			*d.field(cfg) = *vals[d.name]
-		} else if v := getenv(envName(d.name)); v != "" {
-			*d.field(cfg) = v
-		}
-	}
-	cfg.checkOnly = *checkOnly
+	cfg.checkOnly = checkOnly
 	return cfg, cfg.validate()
 }
 
-type helpError struct{ usage string }
-
-func (h *helpError) Error() string { return h.usage }
-
-func usageError(fs *flag.FlagSet) error {
-	var b bytes.Buffer
-	fs.SetOutput(&b)
-	fmt.Fprintln(&b, "usage: vstreamd --mysql-dsn user:pass@tcp(host:port)/db [flags]")
-	fs.PrintDefaults()
-	return &helpError{b.String()}
-}
+type helpError = cliconfig.HelpError
 
 func (c *config) validate() error {
 	if c.MySQLDSN == "" {

@@ -42,7 +42,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	if err != nil {
 		var h *helpError
 		if errors.As(err, &h) {
-			fmt.Fprint(stderr, h.usage)
+			fmt.Fprint(stderr, h.Usage)
 			return 0
 		}
 		fmt.Fprintln(stderr, "vstreamd:", err)
@@ -121,7 +121,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: p.limits})
+	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: p.limits,
+		OnStreams: memoryBudget(getenv)})
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "vstream", Name: "schema_history_restarts_total",
 		Help: "Times the schema history tracker failed (or panicked) and started again."},
 		func() float64 { return float64(engine.SchemaHistoryRestarts()) }))

@@ -23,6 +23,18 @@ func TestSelf(t *testing.T) {
 	if after <= before {
 		t.Errorf("CPU did not grow over 50ms of work: %v then %v", before, after)
 	}
+	user, sys, err := Times(pid)
+	if err != nil || user+sys < after {
+		t.Errorf("Times = %v user + %v system, %v; want at least CPU's %v", user, sys, err, after)
+	}
+	sw0, err := ContextSwitches(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if sw1, err := ContextSwitches(pid); err != nil || sw1 <= sw0 {
+		t.Errorf("context switches %d then %d after a sleep, %v", sw0, sw1, err)
+	}
 	rss, err := Memory(pid, "VmRSS")
 	if err != nil || rss <= 0 {
 		t.Fatalf("VmRSS = %d, %v", rss, err)

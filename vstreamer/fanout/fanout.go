@@ -50,6 +50,12 @@ type Config struct {
 	// MaxEvents and MaxBytes (of the events' binlog bytes) bound each hub's ring.
 	MaxEvents int
 	MaxBytes  int
+	// AloneBytes bounds the ring of a hub with one cursor, below MaxBytes. Such a hub waits
+	// for its cursor rather than drop an event (see evict), so its ring fills whenever the
+	// binlog is read faster than the stream sends, as in a big transaction, and holds what
+	// the cursor has read only for cursors that may join: a few MiB of read-ahead keep the
+	// stream busy, and the ring is then not most of the memory the stream takes.
+	AloneBytes int
 	// NewMarker makes the Marker of a new hub.
 	NewMarker func() Marker
 	Logger    *slog.Logger
@@ -72,6 +78,9 @@ func NewPool(cfg Config) *Pool {
 	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = 32 << 20
+	}
+	if cfg.AloneBytes <= 0 {
+		cfg.AloneBytes = 4 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

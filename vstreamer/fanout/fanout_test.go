@@ -340,3 +340,46 @@ func TestLeaveOut(t *testing.T) {
 		t.Errorf("table id 2 named %q, %v", name, ok)
 	}
 }
+
+// TestAloneReadAhead: a hub with one cursor reads at most AloneBytes ahead of it and holds
+// no more, but for the event waiting to go in; once a second cursor joins, the ring grows to MaxBytes; the first cursor still
+// reads every transaction once.
+func TestAloneReadAhead(t *testing.T) {
+	b := newBinlog()
+	p := NewPool(Config{MaxBytes: 1000, AloneBytes: 100, NewMarker: func() Marker { return marks{} }})
+	c := p.Attach(pos(t, 0), true, b.open, nil)
+	defer c.Close()
+	// Each event is 10 bytes: 50 transactions of 5 events are 2,500.
+	b.write(50, 3)
+	held := func() (bytes int, next uint64) {
+		h := c.hub
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.bytes, h.next
+	}
+	settled := func(t *testing.T, want func(bytes int) bool) int {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			bytes, next := held()
+			time.Sleep(20 * time.Millisecond)
+			if again, next2 := held(); want(bytes) && again == bytes && next2 == next {
+				return bytes
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the ring did not settle: %d bytes", bytes)
+			}
+		}
+	}
+	if bytes := settled(t, func(n int) bool { return n >= 90 }); bytes > 110 {
+		t.Fatalf("a hub with one cursor holds %d bytes, above AloneBytes 100 and an event", bytes)
+	}
+	other := p.Attach(pos(t, 0), true, b.open, nil)
+	defer other.Close()
+	if bytes := settled(t, func(n int) bool { return n > 110 }); bytes > 1010 {
+		t.Fatalf("a hub with two cursors holds %d bytes, above MaxBytes 1000 and an event", bytes)
+	}
+	if xids, rows := read(t, c, 50); !equal(xids, seqs(1, 50)) || rows != 150 {
+		t.Errorf("first cursor: XIDs %v and %d rows, want 1..50 and 150", xids, rows)
+	}
+}

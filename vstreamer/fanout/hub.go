@@ -200,7 +200,11 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	h.ring[h.next%uint64(len(h.ring))] = e
 	h.next++
 	h.bytes += len(ev.RawData)
-	for h.bytes > h.pool.cfg.MaxBytes && h.next-h.first > 1 {
+	limit := h.pool.cfg.MaxBytes
+	if len(h.read) == 1 {
+		limit = min(limit, h.pool.cfg.AloneBytes)
+	}
+	for h.bytes > limit && h.next-h.first > 1 {
 		h.evict()
 	}
 	if h.closed {

@@ -3,6 +3,7 @@ package rowcodec
 import (
 	"slices"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
@@ -13,12 +14,27 @@ const (
 	TypeVarcharCompressed = 141
 )
 
-// DecodeRows decodes a rows event as go-mysql does, except for a table with MariaDB COMPRESSED
-// columns: go-mysql v1.16 does not know their types, misreads the metadata of every column
-// after them, and fails or garbles the rows. Their rows are left undecoded (no Rows): a stream
-// that selects such a table ends with an error naming the column (see HasCompressed), and
-// other streams go on. Set it as the binlog syncer's RowsEventDecodeFunc.
-func DecodeRows(re *replication.RowsEvent, data []byte) error {
+// DecodeRows decodes the header of a rows event and leaves its rows raw (see RawOf and
+// Raw.Decode), for the stream to render in one pass with its own columns. Two kinds of tables
+// are the exceptions:
+//   - go-mysql decodes the rows of a table with a MySQL JSON column, as before: its rendering
+//     of binary JSON as text is not public, and a PARTIAL_UPDATE_ROWS_EVENT's JSON diffs must
+//     be recognised (the stream refuses them);
+//   - the rows of a table with MariaDB COMPRESSED columns are not decoded at all (no Rows):
+//     go-mysql v1.16 does not know their types and misreads the metadata of every column after
+//     them. A stream that selects such a table ends with an error naming the column (see
+//     CompressedColumn), and other streams go on.
+//
+// Set it as the binlog syncer's RowsEventDecodeFunc.
+func DecodeRows(re *replication.RowsEvent, data []byte) error { return decodeRows(re, data, false) }
+
+// DecodeRowsVerified is DecodeRows that also has go-mysql decode the rows it leaves raw, into
+// Raw.Decoded, for tests that compare the two decodings.
+func DecodeRowsVerified(re *replication.RowsEvent, data []byte) error {
+	return decodeRows(re, data, true)
+}
+
+func decodeRows(re *replication.RowsEvent, data []byte, verify bool) error {
 	pos, err := re.DecodeHeader(data)
 	if err != nil {
 		return err
@@ -26,7 +42,18 @@ func DecodeRows(re *replication.RowsEvent, data []byte) error {
 	if re.Table != nil && slices.ContainsFunc(re.Table.ColumnType, isCompressedType) {
 		return nil
 	}
-	return re.DecodeData(pos, data)
+	if re.Table == nil || slices.Contains(re.Table.ColumnType, mysql.MYSQL_TYPE_JSON) {
+		return re.DecodeData(pos, data)
+	}
+	raw := &Raw{data: data[pos:len(data):len(data)], bitmap1: re.ColumnBitmap1, bitmap2: re.ColumnBitmap2, columns: int(re.ColumnCount)}
+	if verify {
+		if err := re.DecodeData(pos, data); err != nil {
+			return err
+		}
+		raw.Decoded = re.Rows
+	}
+	re.Rows, re.SkippedColumns = [][]any{{raw}}, nil
+	return nil
 }
 
 func isCompressedType(t byte) bool { return t == TypeBlobCompressed || t == TypeVarcharCompressed }

@@ -1,10 +1,13 @@
-// Package rowcodec turns binlog row values, as go-mysql decodes them, into the textual cell
-// encoding and query.Type that Vitess puts in FIELD and ROW events. Every MySQL and MariaDB
+// Package rowcodec turns binlog row values into the textual cell encoding and query.Type that
+// Vitess puts in FIELD and ROW events: straight from a rows event's bytes (Raw.Decode, the
+// binlog path), or from the values go-mysql decodes (Append, for the rows go-mysql still
+// decodes) and the server's text protocol (AppendText, the copy). Every MySQL and MariaDB
 // column type is handled here and nowhere else, so the binlog phase and the copy phase render
 // a value the same way.
 package rowcodec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -336,15 +339,8 @@ func (c *Column) appendString(dst []byte, s string) []byte {
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
 		return appendDecimal(dst, s)
 	case mysql.MYSQL_TYPE_TIME2, mysql.MYSQL_TYPE_TIME:
-		dst = append(dst, s...)
-		// go-mysql renders a zero TIME(n) without its fraction.
-		if c.Decimals > 0 && strings.IndexByte(s, '.') < 0 {
-			dst = append(dst, '.')
-			for i := 0; i < c.Decimals; i++ {
-				dst = append(dst, '0')
-			}
-		}
-		return dst
+		start := len(dst)
+		return c.timeFraction(append(dst, s...), start)
 	case mysql.MYSQL_TYPE_STRING:
 		if c.Ext != ExtNone {
 			return appendExt(dst, c.Ext, s)
@@ -366,6 +362,18 @@ func (c *Column) appendBytes(dst []byte, b []byte) []byte {
 	return append(dst, b...)
 }
 
+// timeFraction completes the TIME text go-mysql wrote at dst[start:]: it renders a zero
+// TIME(n) without its fraction.
+func (c *Column) timeFraction(dst []byte, start int) []byte {
+	if c.Decimals > 0 && bytes.IndexByte(dst[start:], '.') < 0 {
+		dst = append(dst, '.')
+		for i := 0; i < c.Decimals; i++ {
+			dst = append(dst, '0')
+		}
+	}
+	return dst
+}
+
 // pad right-pads BINARY(n) with zero bytes: the binlog drops them but SELECT returns them.
 func (c *Column) pad(dst []byte, n int) []byte {
 	if c.Collation != BinaryCollation || n >= c.Length {
@@ -379,7 +387,17 @@ func (c *Column) pad(dst []byte, n int) []byte {
 
 // appendDecimal trims the leading zeros go-mysql keeps in the integral part.
 func appendDecimal(dst []byte, s string) []byte {
-	neg := false
+	neg, digits := trimDecimal(s)
+	if neg {
+		dst = append(dst, '-')
+	}
+	return append(dst, digits...)
+}
+
+// trimDecimal splits go-mysql's text of a DECIMAL into whether it prints a sign and its
+// digits without the leading zeros go-mysql keeps in the integral part. Negative zero has no
+// sign.
+func trimDecimal[T string | []byte](s T) (neg bool, digits T) {
 	if len(s) > 0 && s[0] == '-' {
 		neg = true
 		s = s[1:]
@@ -389,13 +407,10 @@ func appendDecimal(dst []byte, s string) []byte {
 		i++
 	}
 	s = s[i:]
-	if neg && !isZeroDecimal(s) {
-		dst = append(dst, '-')
-	}
-	return append(dst, s...)
+	return neg && !isZeroDecimal(s), s
 }
 
-func isZeroDecimal(s string) bool {
+func isZeroDecimal[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] != '0' && s[i] != '.' {
 			return false

@@ -20,9 +20,6 @@ func (r *StreamRequest) Validate() error {
 
 // Validate checks a Start.
 func (s *Start) Validate() error {
-	if len(s.GetVgtid().GetShardGtids()) > 1 {
-		return fmt.Errorf("start.vgtid has %d shard_gtids; a stream reads one keyspace of one source: give one, and open one stream per keyspace", len(s.GetVgtid().GetShardGtids()))
-	}
 	if d := s.GetFlags().GetHeartbeatInterval(); d != nil {
 		if err := d.CheckValid(); err != nil {
 			return fmt.Errorf("start.flags.heartbeat_interval: %w", err)
@@ -37,7 +34,7 @@ func (s *Start) Validate() error {
 	if s.GetFlags().GetCopyChunkRows() < 0 {
 		return errors.New("start.flags.copy_chunk_rows is negative")
 	}
-	for i, lp := range s.GetVgtid().GetShardGtids()[0:min(1, len(s.GetVgtid().GetShardGtids()))] {
+	for i, lp := range s.GetVgtid().GetShardGtids() {
 		for j, t := range lp.GetTablePKs() {
 			if t.GetTableName() == "" {
 				return fmt.Errorf("start.vgtid.shard_gtids[%d].table_p_ks[%d].table_name is empty", i, j)

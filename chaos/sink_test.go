@@ -1,0 +1,179 @@
+package chaos
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/internal/sinktest"
+)
+
+// sinkBin is the vstream-sink binary TestMain builds.
+var sinkBin string
+
+// sinkProc is a vstream-sink process that can be killed and started again.
+type sinkProc struct {
+	t    *testing.T
+	args []string
+	cmd  *exec.Cmd
+	log  *os.File
+}
+
+func startSink(t *testing.T, args ...string) *sinkProc {
+	s := &sinkProc{t: t, args: args}
+	var err error
+	if s.log, err = os.Create(filepath.Join(t.TempDir(), "vstream-sink.log")); err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	t.Cleanup(func() { s.signal(os.Kill) })
+	return s
+}
+
+func (s *sinkProc) start() {
+	s.cmd = exec.Command(sinkBin, s.args...)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *sinkProc) signal(sig os.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	_ = s.cmd.Process.Signal(sig)
+	err := s.cmd.Wait()
+	s.cmd = nil
+	return err
+}
+
+// logTail is the last n bytes of the sink's log, all of it for n < 0.
+func (s *sinkProc) logTail(n int) string {
+	data, _ := os.ReadFile(s.log.Name())
+	if n >= 0 && len(data) > n {
+		data = data[len(data)-n:]
+	}
+	return string(data)
+}
+
+// TestKillSink kills vstream-sink with SIGKILL 10 times at random moments while a writer
+// changes MariaDB, starting it again each time (and, for NATS, restarting the broker at every
+// other kill; vstreamd is killed and started under the running sink 3 times); afterwards the topic or stream holds every change exactly once, in order per
+// key, and a SIGTERM stops the sink with exit status 0.
+func TestKillSink(t *testing.T) {
+	for _, c := range []struct {
+		broker, format string
+		seed           uint64
+	}{
+		{"kafka", "debezium-json", 51},
+		{"kafka", "canal-json", 52},
+		{"nats", "debezium-json", 53},
+		{"nats", "avro", 54},
+	} {
+		t.Run(c.broker+"/"+c.format, func(t *testing.T) {
+			v := startVstreamd(t)
+			w := sinktest.NewWriter(t, db, 20, c.seed)
+			args := []string{"--server", v.addr, "--sink", c.broker, "--format", c.format, "--name", "chaos",
+				"--tables", "t", "--position", sinktest.Position(t, db, "chaos"), "--topic-prefix", "cdc.",
+				"--default-topic", "changes", "--heartbeat", "200ms", "--max-batch-bytes", "4096", "--log-level", "debug"}
+			var read func(want int, quiet time.Duration) []sinktest.Got
+			var nats *sinktest.NATSServer
+			switch c.broker {
+			case "kafka":
+				brokers := sinktest.Kafka(t, 3)
+				args = append(args, "--kafka-brokers", strings.Join(brokers, ","))
+				read = func(want int, quiet time.Duration) []sinktest.Got {
+					return sinktest.ReadKafka(t, brokers, `^cdc\.`, want, quiet)
+				}
+			case "nats":
+				nats = sinktest.StartNATS(t)
+				args = append(args, "--nats-url", nats.URL())
+				read = func(want int, quiet time.Duration) []sinktest.Got {
+					return sinktest.ReadNATS(t, nats.URL(), "VSTREAM", want, quiet)
+				}
+			}
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			metricsAddr := lis.Addr().String()
+			_ = lis.Close()
+			args = append(args, "--metrics-listen", metricsAddr)
+			s := startSink(t, args...)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			werr := make(chan error, 1)
+			go func() { werr <- w.Run(ctx, 400, 3*time.Millisecond) }()
+			rng := rand.New(rand.NewPCG(c.seed, 2))
+			for i := range 10 {
+				time.Sleep(time.Duration(100+rng.IntN(300)) * time.Millisecond)
+				_ = s.signal(os.Kill)
+				if nats != nil && i%2 == 1 {
+					nats.Restart()
+				}
+				s.start()
+				if i%3 == 2 {
+					// vstreamd too, under the running sink: the client reconnects, inside a
+					// transaction at times, and the sink aborts what it held of it.
+					time.Sleep(time.Duration(100+rng.IntN(200)) * time.Millisecond)
+					v.kill()
+					v.start()
+				}
+			}
+			if err := <-werr; err != nil {
+				t.Fatal(err)
+			}
+			// A few more for the last start, whose metrics are read below.
+			if err := w.Run(context.Background(), 5, 0); err != nil {
+				t.Fatal(err)
+			}
+			want := w.Changes()
+			deadline := time.Now().Add(60 * time.Second)
+			for sinktest.Count(read(want+8, 300*time.Millisecond)) < want {
+				if time.Now().After(deadline) {
+					t.Fatalf("the broker did not get every change; sink log:\n%s", s.logTail(4000))
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			// The last start's metrics: it published and committed (at least the last five).
+			resp, err := http.Get("http://" + metricsAddr + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			for _, m := range []string{`vstream_sink_commits_total{sink="` + c.broker + `"}`, `vstream_sink_records_total{sink="` + c.broker + `"}`} {
+				if !regexp.MustCompile(regexp.QuoteMeta(m) + ` [1-9]`).Match(body) {
+					t.Errorf("/metrics has no %s above 0:\n%s", m, body)
+				}
+			}
+			if err := s.signal(syscall.SIGTERM); err != nil {
+				t.Errorf("SIGTERM: the sink exited with %v, want status 0; log:\n%s", err, s.logTail(4000))
+			}
+			w.Check(t, read(want+100, time.Second))
+			// Kills that landed while the writer ran: the sink resumed from a position it had
+			// committed, not from the start.
+			log := s.logTail(-1)
+			if n := strings.Count(log, "sink resuming from its committed position"); n < 5 {
+				t.Errorf("the sink resumed from a committed position %d times, want at least 5 of the 10 starts", n)
+			}
+			reconnects := strings.Count(log, "vstream stream broken, reconnecting")
+			if reconnects == 0 {
+				t.Error("the sink's client never reconnected to vstreamd")
+			}
+			t.Logf("%d changes; resumes from a committed position: %d; reconnects to vstreamd: %d",
+				want, strings.Count(log, "sink resuming from its committed position"), reconnects)
+		})
+	}
+}

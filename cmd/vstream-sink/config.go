@@ -1,0 +1,252 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/vstream-cdc/vstream/client"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/cliconfig"
+	"github.com/vstream-cdc/vstream/sink"
+)
+
+// config is vstream-sink's configuration: flags, environment variables (VSTREAM_SINK_ + the
+// key in upper case with - as _) and a YAML file, read as vstreamd reads its own.
+type config struct {
+	Server string `yaml:"server"`
+	Token  string `yaml:"token"`
+	// Name keys the committed position and prefixes record IDs: one per sink.
+	Name string `yaml:"name"`
+	// Sink is kafka or nats.
+	Sink string `yaml:"sink"`
+	// Position is where to start when the sink has no committed position.
+	Position      string `yaml:"position"`
+	Keyspace      string `yaml:"keyspace"`
+	Tables        string `yaml:"tables"`
+	Filter        string `yaml:"filter"`
+	Format        string `yaml:"format"`
+	FormatOptions string `yaml:"format-options"`
+	FailureMode   string `yaml:"event-processing-failure-handling-mode"`
+	MaxBatchBytes string `yaml:"max-batch-bytes"`
+	Heartbeat     string `yaml:"heartbeat"`
+	TopicPrefix   string `yaml:"topic-prefix"`
+	TopicMap      string `yaml:"topic-map"`
+	DefaultTopic  string `yaml:"default-topic"`
+	Checkpoint    string `yaml:"checkpoint-interval"`
+	DrainTimeout  string `yaml:"drain-timeout"`
+	MetricsListen string `yaml:"metrics-listen"`
+	LogLevel      string `yaml:"log-level"`
+
+	KafkaBrokers          string `yaml:"kafka-brokers"`
+	KafkaOffsetsTopic     string `yaml:"kafka-offsets-topic"`
+	KafkaMaxRecordBytes   string `yaml:"kafka-max-record-bytes"`
+	KafkaMaxBufferedBytes string `yaml:"kafka-max-buffered-bytes"`
+
+	NATSURL        string `yaml:"nats-url"`
+	NATSStream     string `yaml:"nats-stream"`
+	NATSBucket     string `yaml:"nats-bucket"`
+	NATSDuplicates string `yaml:"nats-duplicate-window"`
+	NATSInFlight   string `yaml:"nats-max-in-flight"`
+
+	checkOnly bool
+	parsed    settings
+}
+
+// settings are the parsed values of a valid config.
+type settings struct {
+	level                slog.Level
+	request              client.Request
+	topics               sink.TopicMap
+	checkpoint, drain    time.Duration
+	brokers              []string
+	maxRecord, maxBuffer int
+	duplicates           time.Duration
+	inFlight             int
+}
+
+var flagDefs = []cliconfig.Flag[config]{
+	{Name: "server", Usage: "vstreamd gRPC address", Field: func(c *config) *string { return &c.Server }, Default: "127.0.0.1:15991"},
+	{Name: "token", Usage: "bearer token for vstreamd (optional)", Field: func(c *config) *string { return &c.Token }},
+	{Name: "name", Usage: "the sink's name: keys its committed position and its record IDs; one per sink", Field: func(c *config) *string { return &c.Name }, Default: "vstream-sink"},
+	{Name: "sink", Usage: "kafka or nats", Field: func(c *config) *string { return &c.Sink }},
+	{Name: "position", Usage: "where to start when the sink has no committed position: current or a GTID position (see vstream --position)", Field: func(c *config) *string { return &c.Position }, Default: "current"},
+	{Name: "keyspace", Usage: "keyspace for a current or GTID position; empty lets the server choose", Field: func(c *config) *string { return &c.Keyspace }},
+	{Name: "tables", Usage: "comma-separated table rules: names or /regex (default: every table)", Field: func(c *config) *string { return &c.Tables }},
+	{Name: "filter", Usage: "binlogdata.Filter as JSON, instead of tables", Field: func(c *config) *string { return &c.Filter }},
+	{Name: "format", Usage: "the server's output format: avro, canal-json, canal-protobuf, debezium-json, drs-json, drs-json-c or streamsets", Field: func(c *config) *string { return &c.Format }},
+	{Name: "format-options", Usage: "the format's options, name=value separated by commas", Field: func(c *config) *string { return &c.FormatOptions }},
+	{Name: "event-processing-failure-handling-mode", Usage: "fail, warn or skip: what an event the server cannot encode does", Field: func(c *config) *string { return &c.FailureMode }, Default: "fail"},
+	{Name: "max-batch-bytes", Usage: "largest batch the server sends (0: its default)", Field: func(c *config) *string { return &c.MaxBatchBytes }, Default: "0"},
+	{Name: "heartbeat", Usage: "heartbeat interval asked of the server: how soon an idle sink saves its position and stops", Field: func(c *config) *string { return &c.Heartbeat }, Default: "1s"},
+	{Name: "topic-prefix", Usage: "put before every topic (for nats, the subject prefix; required there, e.g. cdc.)", Field: func(c *config) *string { return &c.TopicPrefix }},
+	{Name: "topic-map", Usage: "from=to topic renames separated by commas, applied instead of the prefix", Field: func(c *config) *string { return &c.TopicMap }},
+	{Name: "default-topic", Usage: "topic of messages whose format names none", Field: func(c *config) *string { return &c.DefaultTopic }},
+	{Name: "checkpoint-interval", Usage: "how long a position with no records after it waits before it is saved alone", Field: func(c *config) *string { return &c.Checkpoint }, Default: "5s"},
+	{Name: "drain-timeout", Usage: "on SIGTERM, how long to wait for a transaction boundary before dropping what is open", Field: func(c *config) *string { return &c.DrainTimeout }, Default: "10s"},
+	{Name: "metrics-listen", Usage: "HTTP address for Prometheus metrics at /metrics (default: off)", Field: func(c *config) *string { return &c.MetricsListen }},
+	{Name: "log-level", Usage: "debug, info, warn or error", Field: func(c *config) *string { return &c.LogLevel }, Default: "info"},
+	{Name: "kafka-brokers", Usage: "Kafka seed brokers, host:port separated by commas", Field: func(c *config) *string { return &c.KafkaBrokers }},
+	{Name: "kafka-offsets-topic", Usage: "topic of the committed positions (created compacted when missing)", Field: func(c *config) *string { return &c.KafkaOffsetsTopic }, Default: "vstream-sink-offsets"},
+	{Name: "kafka-max-record-bytes", Usage: "largest record to send; a larger one stops the sink with an error (the broker's message.max.bytes)", Field: func(c *config) *string { return &c.KafkaMaxRecordBytes }, Default: "1048588"},
+	{Name: "kafka-max-buffered-bytes", Usage: "most record bytes held before the broker acknowledges them", Field: func(c *config) *string { return &c.KafkaMaxBufferedBytes }, Default: "67108864"},
+	{Name: "nats-url", Usage: "NATS server URL(s)", Field: func(c *config) *string { return &c.NATSURL }},
+	{Name: "nats-stream", Usage: "JetStream stream of the subjects (created when missing)", Field: func(c *config) *string { return &c.NATSStream }, Default: "VSTREAM"},
+	{Name: "nats-bucket", Usage: "KV bucket of the checkpoints (created when missing)", Field: func(c *config) *string { return &c.NATSBucket }, Default: "vstream-sink"},
+	{Name: "nats-duplicate-window", Usage: "duplicate window of a stream the sink creates: repeats after a restart are dropped within it", Field: func(c *config) *string { return &c.NATSDuplicates }, Default: "2m"},
+	{Name: "nats-max-in-flight", Usage: "most messages published and not yet acknowledged", Field: func(c *config) *string { return &c.NATSInFlight }, Default: "1024"},
+}
+
+func loadConfig(args []string, getenv func(string) string) (*config, error) {
+	cfg := &config{}
+	cmd := cliconfig.Command{Name: "vstream-sink", EnvPrefix: "VSTREAM_SINK_",
+		UsageLine: "usage: vstream-sink --sink kafka|nats --format F [--kafka-brokers B | --nats-url U] [flags]"}
+	checkOnly, err := cliconfig.Load(cmd, args, getenv, flagDefs, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.checkOnly = checkOnly
+	return cfg, cfg.validate()
+}
+
+func (c *config) validate() error {
+	p := &c.parsed
+	if err := p.level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if c.Server == "" {
+		return errors.New("server is empty")
+	}
+	if c.Name == "" {
+		return errors.New("name is empty")
+	}
+	if c.Format == "" || c.Format == "vevent" {
+		return errors.New("format is required: an encoded format such as debezium-json (records need a topic, a key and a value)")
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			return fmt.Errorf("metrics-listen %q: %w", c.MetricsListen, err)
+		}
+	}
+	pos, err := client.ParsePosition(c.Position, c.Keyspace, "")
+	if err != nil {
+		return fmt.Errorf("position: %w", err)
+	}
+	if sg := pos.GetShardGtids(); len(sg) > 0 && sg[0].GetGtid() == "" {
+		return errors.New("position copy: a table copy cannot be resumed in an encoded format; start from current or a GTID position")
+	}
+	req := client.Request{Position: pos, Format: c.Format, FailureMode: c.FailureMode}
+	if c.Filter != "" && c.Tables != "" {
+		return errors.New("tables and filter: give one of them")
+	}
+	if c.Filter != "" {
+		f := &binlogdata.Filter{}
+		if err = protojson.Unmarshal([]byte(c.Filter), f); err != nil {
+			return fmt.Errorf("filter: %w", err)
+		}
+		req.Filter = f
+	} else {
+		req.Filter = client.ParseTables(c.Tables)
+	}
+	if req.FormatOptions, err = parsePairs(c.FormatOptions); err != nil {
+		return fmt.Errorf("format-options: %w", err)
+	}
+	if req.MaxBatchBytes, err = strconv.ParseInt(c.MaxBatchBytes, 10, 64); err != nil || req.MaxBatchBytes < 0 {
+		return fmt.Errorf("max-batch-bytes %q: want a whole number of bytes", c.MaxBatchBytes)
+	}
+	if req.HeartbeatInterval, err = positiveDuration("heartbeat", c.Heartbeat); err != nil {
+		return err
+	}
+	p.request = req
+	if p.checkpoint, err = positiveDuration("checkpoint-interval", c.Checkpoint); err != nil {
+		return err
+	}
+	if p.drain, err = positiveDuration("drain-timeout", c.DrainTimeout); err != nil {
+		return err
+	}
+	names, err := sink.ParseTopicMap(c.TopicMap)
+	if err != nil {
+		return fmt.Errorf("topic-map: %w", err)
+	}
+	p.topics = sink.TopicMap{Names: names, Prefix: c.TopicPrefix, Default: c.DefaultTopic}
+	switch c.Sink {
+	case "kafka":
+		for b := range strings.SplitSeq(c.KafkaBrokers, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				if _, _, err = net.SplitHostPort(b); err != nil {
+					return fmt.Errorf("kafka-brokers %q: %w", b, err)
+				}
+				p.brokers = append(p.brokers, b)
+			}
+		}
+		if len(p.brokers) == 0 {
+			return errors.New("kafka-brokers is required with sink kafka")
+		}
+		if c.KafkaOffsetsTopic == "" {
+			return errors.New("kafka-offsets-topic is empty")
+		}
+		if p.maxRecord, err = positiveInt("kafka-max-record-bytes", c.KafkaMaxRecordBytes); err != nil {
+			return err
+		}
+		if p.maxBuffer, err = positiveInt("kafka-max-buffered-bytes", c.KafkaMaxBufferedBytes); err != nil {
+			return err
+		}
+	case "nats":
+		if c.NATSURL == "" {
+			return errors.New("nats-url is required with sink nats")
+		}
+		if c.NATSStream == "" || c.NATSBucket == "" {
+			return errors.New("nats-stream and nats-bucket must not be empty")
+		}
+		if c.TopicPrefix == "" || !strings.HasSuffix(c.TopicPrefix, ".") {
+			return fmt.Errorf("topic-prefix %q: sink nats needs a subject prefix ending in a dot, e.g. cdc.: the stream's subjects are the prefix followed by >", c.TopicPrefix)
+		}
+		if p.duplicates, err = positiveDuration("nats-duplicate-window", c.NATSDuplicates); err != nil {
+			return err
+		}
+		if p.inFlight, err = positiveInt("nats-max-in-flight", c.NATSInFlight); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("sink %q: want kafka or nats", c.Sink)
+	}
+	return nil
+}
+
+// parsePairs reads name=value pairs separated by commas.
+func parsePairs(s string) (map[string]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for part := range strings.SplitSeq(s, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q: want name=value", part)
+		}
+		m[name] = value
+	}
+	return m, nil
+}
+
+func positiveDuration(name, s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s %q: want a positive duration such as 5s", name, s)
+	}
+	return d, nil
+}
+
+func positiveInt(name, s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s %q: want a positive whole number", name, s)
+	}
+	return n, nil
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestConfig(t *testing.T) {
+	dir := t.TempDir()
+	yml := filepath.Join(dir, "sink.yaml")
+	if err := os.WriteFile(yml, []byte("sink: nats\nnats-url: nats://127.0.0.1:4222\nformat: avro\ntopic-prefix: cdc.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("sink: kafka\nkafka-broker: x:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kafka := []string{"--sink", "kafka", "--kafka-brokers", "k1:9092, k2:9092", "--format", "debezium-json"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		err  string
+		ok   func(*config) bool
+	}{
+		{name: "kafka", args: kafka, ok: func(c *config) bool {
+			return len(c.parsed.brokers) == 2 && c.parsed.maxRecord == 1048588 && c.parsed.request.Position.GetShardGtids()[0].GetGtid() == "current"
+		}},
+		{name: "yaml, then env, then flags", args: []string{"--config", yml, "--format", "debezium-json"},
+			env: map[string]string{"VSTREAM_SINK_FORMAT": "canal-json", "VSTREAM_SINK_NAME": "from-env"},
+			ok: func(c *config) bool {
+				return c.Sink == "nats" && c.Format == "debezium-json" && c.Name == "from-env" && c.parsed.duplicates.String() == "2m0s"
+			}},
+		{name: "config file from env", env: map[string]string{"VSTREAM_SINK_CONFIG": yml}, ok: func(c *config) bool { return c.Format == "avro" }},
+		{name: "unknown yaml key", args: []string{"--config", bad}, err: "field kafka-broker not found"},
+		{name: "no sink", args: []string{"--format", "avro"}, err: `sink "": want kafka or nats`},
+		{name: "no format", args: []string{"--sink", "kafka", "--kafka-brokers", "k:1"}, err: "format is required"},
+		{name: "vevent", args: append(kafka, "--format", "vevent"), err: "format is required"},
+		{name: "no brokers", args: []string{"--sink", "kafka", "--format", "avro"}, err: "kafka-brokers is required"},
+		{name: "bad broker", args: []string{"--sink", "kafka", "--format", "avro", "--kafka-brokers", "nohost"}, err: "kafka-brokers \"nohost\""},
+		{name: "nats needs a prefix", args: []string{"--sink", "nats", "--format", "avro", "--nats-url", "nats://x:1"}, err: "subject prefix ending in a dot"},
+		{name: "copy refused", args: append(kafka, "--position", "copy"), err: "cannot be resumed"},
+		{name: "gtid position", args: append(kafka, "--position", "MariaDB/0-1-5", "--keyspace", "ks"), ok: func(c *config) bool {
+			sg := c.parsed.request.Position.GetShardGtids()[0]
+			return sg.GetGtid() == "MariaDB/0-1-5" && sg.GetKeyspace() == "ks"
+		}},
+		{name: "format options", args: append(kafka, "--format-options", "topic.prefix=app, tombstones.on.delete=false"), ok: func(c *config) bool {
+			o := c.parsed.request.FormatOptions
+			return o["topic.prefix"] == "app" && o["tombstones.on.delete"] == "false"
+		}},
+		{name: "bad format options", args: append(kafka, "--format-options", "novalue"), err: "want name=value"},
+		{name: "topic map", args: append(kafka, "--topic-map", "a=b,c=d", "--topic-prefix", "p."), ok: func(c *config) bool {
+			to, _ := c.parsed.topics.Map("a")
+			other, _ := c.parsed.topics.Map("x")
+			return to == "b" && other == "p.x"
+		}},
+		{name: "bad topic map", args: append(kafka, "--topic-map", "a"), err: "want from=to"},
+		{name: "tables and filter", args: append(kafka, "--tables", "t", "--filter", `{"rules":[{"match":"t"}]}`), err: "give one of them"},
+		{name: "filter", args: append(kafka, "--filter", `{"rules":[{"match":"t","filter":"select id from t"}]}`), ok: func(c *config) bool {
+			return c.parsed.request.Filter.GetRules()[0].GetFilter() == "select id from t"
+		}},
+		{name: "bad duration", args: append(kafka, "--drain-timeout", "0s"), err: "drain-timeout"},
+		{name: "bad number", args: append(kafka, "--kafka-max-record-bytes", "-1"), err: "kafka-max-record-bytes"},
+		{name: "stray argument", args: append(kafka, "extra"), err: `unexpected argument "extra"`},
+		{name: "check", args: append(kafka, "--check-config"), ok: func(c *config) bool { return c.checkOnly }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := loadConfig(tc.args, env(tc.env))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("got %v, want an error with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.ok(c) {
+				t.Fatalf("loaded %+v", c)
+			}
+		})
+	}
+}
+
+func TestRunCheckAndHelp(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := run([]string{"--sink", "kafka", "--kafka-brokers", "k:9092", "--format", "avro", "--check-config"}, env(nil), &stderr); code != 0 ||
+		!strings.Contains(stderr.String(), "configuration is valid") {
+		t.Fatalf("check: exit %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"-h"}, env(nil), &stderr); code != 0 || !strings.Contains(stderr.String(), "-kafka-brokers") {
+		t.Fatalf("help: exit %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"--sink", "nope", "--format", "avro"}, env(nil), &stderr); code != 2 || !strings.Contains(stderr.String(), "want kafka or nats") {
+		t.Fatalf("bad config: exit %d, %s", code, stderr.String())
+	}
+}
+
+var commentedKey = regexp.MustCompile(`(?m)^# ([a-z][a-z-]*): `)
+
+// TestDeployExampleConfig: deploy/vstream-sink.yaml loads and checks, and names every key
+// vstream-sink accepts, set or commented out.
+func TestDeployExampleConfig(t *testing.T) {
+	file := filepath.Join("..", "..", "deploy", "vstream-sink.yaml")
+	if _, err := loadConfig([]string{"--config", file}, env(nil)); err != nil {
+		t.Fatalf("load %s: %v", file, err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncommented := commentedKey.ReplaceAll(data, []byte("$1: "))
+	dec := yaml.NewDecoder(bytes.NewReader(uncommented))
+	dec.KnownFields(true)
+	if err := dec.Decode(&config{}); err != nil {
+		t.Fatalf("%s with its commented keys uncommented: %v", file, err)
+	}
+	var keys map[string]any
+	if err := yaml.Unmarshal(uncommented, &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range flagDefs {
+		if _, ok := keys[d.Name]; !ok {
+			t.Errorf("%s does not show the key %s (%s)", file, d.Name, d.Usage)
+		}
+	}
+	if len(keys) != len(flagDefs) {
+		t.Errorf("%s has %d keys, vstream-sink accepts %d", file, len(keys), len(flagDefs))
+	}
+}

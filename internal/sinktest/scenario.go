@@ -1,0 +1,155 @@
+package sinktest
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vstream-cdc/vstream/client"
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/sink"
+)
+
+// Broker is what a scenario needs of a sink's broker.
+type Broker struct {
+	// New makes a Publisher for the sink named name.
+	New func(t testing.TB, name string) sink.Publisher
+	// Read reads what the broker holds, until want records or quiet time without one.
+	Read func(t testing.TB, want int, quiet time.Duration) []Got
+}
+
+// Flaky wraps a Publisher so that every Every-th commit fails: odd failures before the
+// commit reaches the broker, even ones after (the commit is in; the sink does not know).
+type Flaky struct {
+	sink.Publisher
+	Every   int
+	commits atomic.Int64
+	Failed  atomic.Int64
+}
+
+var errInjected = errors.New("injected broker error")
+
+// Commit fails as described on Flaky.
+func (f *Flaky) Commit(ctx context.Context, pos *binlogdata.VGtid) error {
+	n := f.commits.Add(1)
+	if f.Every <= 0 || n%int64(f.Every) != 0 {
+		return f.Publisher.Commit(ctx, pos)
+	}
+	if f.Failed.Add(1)%2 == 1 {
+		return errInjected
+	}
+	if err := f.Publisher.Commit(ctx, pos); err != nil {
+		return err
+	}
+	return errInjected
+}
+
+// ExactlyOnce runs a sink in format over a writer's transactions, with a commit failing
+// every failEvery commits when failEvery > 0, stops it through its Stop channel, and checks
+// that the broker holds every change exactly once, in order per key.
+func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery int) {
+	addr := Serve(t, db, database)
+	w := NewWriter(t, db, 12, uint64(time.Now().UnixNano()))
+	pos, err := client.ParsePosition(Position(t, db, database), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := b.New(t, "s-"+format)
+	flaky := &Flaky{Publisher: pub, Every: failEvery}
+	if failEvery > 0 {
+		pub = flaky
+	}
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cl.Close() }()
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	reg := prometheus.NewRegistry()
+	metrics := sink.NewMetrics(reg, "test")
+	go func() {
+		done <- sink.Run(context.Background(), sink.Config{
+			Name: "s-" + format, Client: cl, Publisher: pub, Stop: stop, Metrics: metrics,
+			Request: client.Request{Position: pos, Format: format, FormatOptions: options,
+				Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
+				// Small batches: many commits, and batches that end inside a transaction.
+				MaxBatchBytes: 2048},
+			Topics:  sink.TopicMap{Prefix: "cdc.", Default: "changes"},
+			Logger:  Logger(t),
+			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(20 * time.Millisecond) },
+		})
+	}()
+	if err = w.Run(context.Background(), 60, 2*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	want := w.Changes()
+	defer func() {
+		if t.Failed() && testing.Verbose() {
+			for _, g := range b.Read(t, want+100, time.Second) {
+				t.Logf("%s %s %q", g.Headers["Nats-Msg-Id"], g.Topic, marker.FindAll(g.Value, -1))
+			}
+		}
+	}()
+	WaitFor(t, 60*time.Second, "every change in the broker", func() bool {
+		select {
+		case rerr := <-done:
+			t.Fatalf("sink ended early: %v", rerr)
+		default:
+		}
+		// A few more than the changes: schema announcements (avro) are records too.
+		return Count(b.Read(t, want+8, 300*time.Millisecond)) >= want
+	})
+	close(stop)
+	select {
+	case rerr := <-done:
+		if rerr != nil {
+			t.Fatalf("sink stopped with %v", rerr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("sink did not stop")
+	}
+	if failEvery > 0 && flaky.Failed.Load() == 0 {
+		t.Fatal("no commit failed: the scenario did not test resuming")
+	}
+	// The metrics count what was published and committed, and the resumes.
+	counts := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			counts[mf.GetName()] += m.GetCounter().GetValue()
+		}
+	}
+	if counts["vstream_sink_records_total"] < float64(want) || counts["vstream_sink_commits_total"] < 1 ||
+		(failEvery > 0) != (counts["vstream_sink_retries_total"] > 0) {
+		t.Errorf("metrics %v after %d changes", counts, want)
+	}
+	// More than written, so that a duplicate is read rather than waited for.
+	w.Check(t, b.Read(t, want+100, time.Second))
+}
+
+// Logger logs to the test's output with -v, and nowhere otherwise.
+func Logger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

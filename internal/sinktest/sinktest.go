@@ -1,0 +1,446 @@
+// Package sinktest holds what the sink's tests share: a vstreamd server on the test
+// MariaDB, an in-process Kafka cluster (franz-go's kfake), a real nats-server process, a
+// writer whose every change carries a unique marker, and the check that a broker holds
+// every change exactly once and in order per key.
+package sinktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/server"
+	"github.com/vstream-cdc/vstream/vstreamer"
+)
+
+// Serve starts vstreamd's server on database of db and returns its address.
+func Serve(t testing.TB, db *testdb.Server, database string) string {
+	t.Helper()
+	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(e, server.Options{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.GRPC().Serve(lis)
+	}()
+	t.Cleanup(func() {
+		s.GRPC().Stop()
+		<-done
+	})
+	return lis.Addr().String()
+}
+
+// Kafka starts an in-process Kafka cluster (transactions included) whose topics are made
+// on first use with partitions partitions, and returns its seed brokers.
+func Kafka(t testing.TB, partitions int) []string {
+	t.Helper()
+	return KafkaWith(t, partitions, nil)
+}
+
+// KafkaWith is Kafka with broker configs, e.g. message.max.bytes.
+func KafkaWith(t testing.TB, partitions int, configs map[string]string) []string {
+	t.Helper()
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(partitions)}
+	if configs != nil {
+		opts = append(opts, kfake.BrokerConfigs(configs))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+// Got is one record read back from a broker.
+type Got struct {
+	Topic, Key string
+	Value      []byte
+	Tombstone  bool
+	Headers    map[string]string
+	// Order names the sequence the broker keeps the record's order in: a Kafka partition,
+	// or the JetStream stream.
+	Order string
+}
+
+// ReadKafka reads, with isolation.level=read_committed, every record of the topics that
+// match the regular expression, until want records came or no record came for quiet.
+func ReadKafka(t testing.TB, brokers []string, topics string, want int, quiet time.Duration) []Got {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeRegex(), kgo.ConsumeTopics(topics),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.MetadataMinAge(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []Got
+	for len(out) < want {
+		ctx, cancel := context.WithTimeout(context.Background(), quiet)
+		fetches := cl.PollFetches(ctx)
+		cancel()
+		if fetches.IsClientClosed() {
+			break
+		}
+		n := 0
+		fetches.EachRecord(func(r *kgo.Record) {
+			n++
+			g := Got{Topic: r.Topic, Key: string(r.Key), Value: r.Value, Tombstone: r.Value == nil,
+				Order: r.Topic + "/" + strconv.Itoa(int(r.Partition)), Headers: map[string]string{}}
+			for _, h := range r.Headers {
+				g.Headers[h.Key] = string(h.Value)
+			}
+			out = append(out, g)
+		})
+		if n == 0 {
+			break
+		}
+	}
+	return out
+}
+
+// NATSServer is a nats-server process with JetStream, on a port of its own, that a test can
+// restart; its store survives restarts.
+type NATSServer struct {
+	t    testing.TB
+	bin  string
+	port int
+	dir  string
+	cmd  *exec.Cmd
+}
+
+// RequireNATSEnv is the variable that makes a missing nats-server a failure rather than a
+// skip: make test sets it, so that CI cannot pass without the broker tests.
+const RequireNATSEnv = "VSTREAM_REQUIRE_NATS"
+
+// StartNATS starts nats-server -js (Debian's nats-server package; scripts/install-deps.sh
+// installs it). Without it the test is skipped, or fails when RequireNATSEnv is set.
+func StartNATS(t testing.TB) *NATSServer {
+	t.Helper()
+	bin, err := exec.LookPath("nats-server")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/nats-server"); serr == nil {
+			bin, err = "/usr/sbin/nats-server", nil
+		}
+	}
+	if err != nil {
+		if os.Getenv(RequireNATSEnv) != "" {
+			t.Fatalf("nats-server is not installed (%v) and %s is set: run scripts/install-deps.sh", err, RequireNATSEnv)
+		}
+		t.Skipf("nats-server is not installed (%v); scripts/install-deps.sh installs it", err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := lis.Addr().(*net.TCPAddr).Port
+	if err := lis.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := &NATSServer{t: t, bin: bin, port: port, dir: t.TempDir()}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// URL is the server's client URL.
+func (s *NATSServer) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", s.port) }
+
+// Start starts the process and waits until it accepts connections.
+func (s *NATSServer) Start() {
+	s.t.Helper()
+	logf, err := os.OpenFile(filepath.Join(s.dir, "nats-server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.cmd = exec.Command(s.bin, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(s.port), "-sd", filepath.Join(s.dir, "store"))
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	logf.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		nc, err := nats.Connect(s.URL(), nats.Timeout(time.Second))
+		if err == nil {
+			js, jerr := jetstream.New(nc)
+			if jerr == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				_, jerr = js.AccountInfo(ctx)
+				cancel()
+			}
+			nc.Close()
+			if jerr == nil {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			data, _ := os.ReadFile(filepath.Join(s.dir, "nats-server.log"))
+			s.t.Fatalf("nats-server did not start: %v\n%s", err, data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop stops the process cleanly (SIGTERM), or kills it after 10s.
+func (s *NATSServer) Stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+	s.cmd = nil
+}
+
+// Restart stops and starts the server.
+func (s *NATSServer) Restart() {
+	s.Stop()
+	s.Start()
+}
+
+// ReadNATS reads every message of a stream from its start, until want messages came or no
+// message came for quiet.
+func ReadNATS(t testing.TB, url, stream string, want int, quiet time.Duration) []Got {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Got
+	for len(out) < want {
+		batch, err := cons.Fetch(min(want-len(out), 500), jetstream.FetchMaxWait(quiet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			g := Got{Topic: m.Subject(), Value: m.Data(), Order: stream, Headers: map[string]string{}}
+			for k := range m.Headers() {
+				g.Headers[k] = m.Headers().Get(k)
+			}
+			g.Key = g.Headers["Vstream-Key"]
+			g.Tombstone = g.Headers["Vstream-Tombstone"] == "true"
+			out = append(out, g)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return out
+}
+
+// Writer changes rows of table t (id INT PRIMARY KEY, note VARCHAR(32)) in transactions;
+// each change writes a note k<id>-s<seq> with a sequence number of its own, so a record
+// names the change it carries, in any format.
+type Writer struct {
+	DB    *testdb.Server
+	Keys  int
+	rng   *rand.Rand
+	seq   int
+	mu    sync.Mutex
+	perID map[int][]int
+	exist map[int]bool
+}
+
+// NewWriter creates the table (dropping an old one) and returns a writer over keys rows.
+func NewWriter(t testing.TB, db *testdb.Server, keys int, seed uint64) *Writer {
+	t.Helper()
+	if err := db.Exec("DROP TABLE IF EXISTS t", "CREATE TABLE t (id INT PRIMARY KEY, note VARCHAR(32))"); err != nil {
+		t.Fatal(err)
+	}
+	return &Writer{DB: db, Keys: keys, rng: rand.New(rand.NewPCG(seed, 7)), perID: map[int][]int{}, exist: map[int]bool{}}
+}
+
+// Txn writes one transaction of 1 to 3 changes (an insert for a new id, an update
+// otherwise).
+func (w *Writer) Txn() error {
+	n := 1 + w.rng.IntN(3)
+	stmts := []string{"BEGIN"}
+	type change struct{ id, seq int }
+	var changes []change
+	exist := map[int]bool{}
+	for range n {
+		id := w.rng.IntN(w.Keys)
+		w.seq++
+		note := fmt.Sprintf("k%03d-s%08d", id, w.seq)
+		if w.exist[id] || exist[id] {
+			stmts = append(stmts, fmt.Sprintf("UPDATE t SET note = '%s' WHERE id = %d", note, id))
+		} else {
+			stmts = append(stmts, fmt.Sprintf("INSERT INTO t VALUES (%d, '%s')", id, note))
+			exist[id] = true
+		}
+		changes = append(changes, change{id, w.seq})
+	}
+	stmts = append(stmts, "COMMIT")
+	if err := w.DB.Exec(stmts...); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id := range exist {
+		w.exist[id] = true
+	}
+	for _, c := range changes {
+		w.perID[c.id] = append(w.perID[c.id], c.seq)
+	}
+	return nil
+}
+
+// Run writes transactions until ctx ends or n were written, pausing pause between them.
+func (w *Writer) Run(ctx context.Context, n int, pause time.Duration) error {
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		if err := w.Txn(); err != nil {
+			return err
+		}
+		if pause > 0 {
+			time.Sleep(pause)
+		}
+	}
+	return nil
+}
+
+// Changes is the number of changes written.
+func (w *Writer) Changes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, s := range w.perID {
+		n += len(s)
+	}
+	return n
+}
+
+// Count is the number of records that carry a change.
+func Count(got []Got) int {
+	n := 0
+	for _, g := range got {
+		if marker.Match(g.Value) {
+			n++
+		}
+	}
+	return n
+}
+
+var marker = regexp.MustCompile(`k(\d{3})-s(\d{8})`)
+
+// Check fails t unless the records hold every change written exactly once, each key's
+// changes in the order written within one ordered sequence of the broker. A record's
+// change is its newest marker (an update's value may hold the old note too).
+func (w *Writer) Check(t testing.TB, got []Got) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := map[int][]int{}
+	order := map[int]string{}
+	count := map[int]int{}
+	for _, g := range got {
+		ms := marker.FindAllSubmatch(g.Value, -1)
+		if len(ms) == 0 {
+			continue
+		}
+		id, seq := -1, -1
+		for _, m := range ms {
+			s, _ := strconv.Atoi(string(m[2]))
+			if s > seq {
+				seq = s
+				id, _ = strconv.Atoi(string(m[1]))
+			}
+		}
+		count[seq]++
+		seen[id] = append(seen[id], seq)
+		if o, ok := order[id]; ok && o != g.Order {
+			t.Errorf("key %d: records in two ordered sequences, %s and %s", id, o, g.Order)
+		}
+		order[id] = g.Order
+	}
+	var dups []string
+	for seq, n := range count {
+		if n > 1 {
+			dups = append(dups, fmt.Sprintf("s%08d x%d", seq, n))
+		}
+	}
+	slices.Sort(dups)
+	if len(dups) > 0 {
+		t.Errorf("%d changes delivered more than once: %s", len(dups), strings.Join(dups[:min(len(dups), 20)], ", "))
+	}
+	for id, want := range w.perID {
+		if !slices.Equal(seen[id], want) {
+			t.Errorf("key %d: got changes %v, want %v (in this order, once each)", id, seen[id], want)
+		}
+	}
+}
+
+// Position is the server's current GTID position, as a --position value.
+func Position(t testing.TB, db *testdb.Server, database string) string {
+	t.Helper()
+	conn, err := db.Conn(database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, _ := r.GetString(0, 0)
+	return "MariaDB/" + pos
+}
+
+// WaitFor polls cond every 50ms until it holds or timeout passes.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

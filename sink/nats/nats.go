@@ -1,0 +1,342 @@
+// Package nats is the sink's NATS JetStream Publisher: one message per record, named so that
+// the stream's duplicate window drops a repeat, with the position checkpointed in a KV
+// bucket once the stream has acknowledged every message before it.
+//
+// The subject is the record's topic, which starts with the sink's topic prefix (characters a
+// subject cannot hold become "_"); the record's headers travel as message headers, its key as Vstream-Key (base64 with
+// Vstream-Key-Encoding: base64 when it is not printable text) and a tombstone as an empty
+// message with Vstream-Tombstone: true. Nats-Msg-Id is the record's ID: the sink's name,
+// the resume point the record follows and its index after it, the same every time the
+// stream delivers the record, so a sink that resumes from its checkpoint publishes what the
+// stream already holds under the same IDs and JetStream drops them, as long as they are
+// within the stream's duplicate window.
+//
+// Order per key: a record is not published while an earlier record with the same subject
+// and key waits for its acknowledgement, so a failed publish retried later cannot pass a
+// later change of the same key. Memory is bounded by MaxInFlight.
+package nats
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/sink"
+)
+
+// Header names the sink sets besides the record's own.
+const (
+	HeaderKey         = "Vstream-Key"
+	HeaderKeyEncoding = "Vstream-Key-Encoding"
+	HeaderTombstone   = "Vstream-Tombstone"
+)
+
+// Options configure a Publisher.
+type Options struct {
+	// URL is the NATS server URL (nats://host:port, comma-separated for several).
+	URL string
+	// Name is the sink's name: its key in the KV bucket.
+	Name string
+	// Stream is the JetStream stream the subjects belong to; created when missing, with
+	// SubjectPrefix+">" as its subjects and Duplicates as its duplicate window.
+	Stream string
+	// SubjectPrefix is the prefix of every record's topic (sink.TopicMap puts it there),
+	// e.g. "cdc.": the stream the sink creates takes SubjectPrefix+">".
+	SubjectPrefix string
+	// Duplicates is the duplicate window of a stream the sink creates; zero means 2 minutes.
+	// A restarted sink repeats what it published since its last checkpoint: only repeats
+	// within the window are dropped.
+	Duplicates time.Duration
+	// Bucket is the KV bucket of checkpoints; created when missing.
+	Bucket string
+	// MaxInFlight bounds the messages published and not yet acknowledged; zero means 1024.
+	MaxInFlight int
+	// RetryTimeout bounds how long one message is retried before the sink resumes from its
+	// checkpoint; zero means one minute.
+	RetryTimeout time.Duration
+	// Extra are more connection options (credentials, TLS, ...).
+	Extra []nats.Option
+}
+
+type inflight struct {
+	msg *nats.Msg
+	fut jetstream.PubAckFuture
+	key string
+}
+
+// Publisher writes to JetStream; see the package comment.
+type Publisher struct {
+	opts Options
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	kv   jetstream.KeyValue
+	// queue holds the messages not yet acknowledged, in publish order; keys counts them by
+	// subject and key.
+	queue []inflight
+	keys  map[string]int
+}
+
+// New checks opts; no connection is made until Resume.
+func New(opts Options) (*Publisher, error) {
+	if opts.URL == "" || opts.Name == "" || opts.Stream == "" || opts.Bucket == "" {
+		return nil, errors.New("nats: url, sink name, stream and bucket are required")
+	}
+	if opts.Duplicates <= 0 {
+		opts.Duplicates = 2 * time.Minute
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 1024
+	}
+	if opts.RetryTimeout <= 0 {
+		opts.RetryTimeout = time.Minute
+	}
+	return &Publisher{opts: opts, keys: map[string]int{}}, nil
+}
+
+// Resume connects (once; the connection reconnects by itself), makes the stream and the
+// bucket when missing and reads the checkpoint.
+func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
+	p.drop()
+	if p.nc == nil {
+		nc, err := nats.Connect(p.opts.URL, append([]nats.Option{
+			nats.Name("vstream-sink " + p.opts.Name),
+			nats.MaxReconnects(-1),
+			nats.ReconnectWait(200 * time.Millisecond),
+			nats.RetryOnFailedConnect(true),
+		}, p.opts.Extra...)...)
+		if err != nil {
+			return nil, fmt.Errorf("nats connect %s: %w", p.opts.URL, err)
+		}
+		js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(p.opts.MaxInFlight+1),
+			jetstream.WithPublishAsyncTimeout(10*time.Second))
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("jetstream: %w", err)
+		}
+		p.nc, p.js = nc, js
+	}
+	if _, err := p.js.Stream(ctx, p.opts.Stream); errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = p.js.CreateStream(ctx, jetstream.StreamConfig{Name: p.opts.Stream,
+			Subjects: []string{p.opts.SubjectPrefix + ">"}, Duplicates: p.opts.Duplicates})
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			err = fmt.Errorf("create stream %s: %w", p.opts.Stream, err)
+			if apiErr, ok := errors.AsType[*jetstream.APIError](err); ok && apiErr.Code == 400 {
+				// A stream the server refuses (its subjects overlap another's, say).
+				return nil, sink.Permanent(err)
+			}
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", p.opts.Stream, err)
+	}
+	kv, err := p.js.KeyValue(ctx, p.opts.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = p.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: p.opts.Bucket})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint bucket %s: %w", p.opts.Bucket, err)
+	}
+	p.kv = kv
+	e, err := kv.Get(ctx, p.kvKey())
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if errors.Is(err, jetstream.ErrInvalidKey) {
+		return nil, sink.Permanent(fmt.Errorf("read checkpoint %q: %w", p.kvKey(), err))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return sink.UnmarshalPosition(e.Value())
+}
+
+// kvKey is the sink's name in the characters a KV key may hold anywhere (a dot may not
+// start or end one): others become "_".
+func (p *Publisher) kvKey() string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '=':
+			return r
+		}
+		return '_'
+	}, p.opts.Name)
+}
+
+// Subject is the subject of a topic (which has the sink's topic prefix already): the topic
+// with each character a subject cannot hold (white space, * and >) and each empty token
+// replaced by "_".
+func Subject(topic string) string {
+	t := strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '\r', '\n', '*', '>':
+			return '_'
+		}
+		return r
+	}, topic)
+	tokens := strings.Split(t, ".")
+	for i, tok := range tokens {
+		if tok == "" {
+			tokens[i] = "_"
+		}
+	}
+	return strings.Join(tokens, ".")
+}
+
+// Publish sends the record asynchronously once no earlier record of its key is in flight.
+func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
+	msg := nats.NewMsg(Subject(r.Topic))
+	for k, v := range r.Headers {
+		msg.Header.Set(k, v)
+	}
+	if len(r.Key) > 0 {
+		if printable(r.Key) {
+			msg.Header.Set(HeaderKey, string(r.Key))
+		} else {
+			msg.Header.Set(HeaderKey, base64.StdEncoding.EncodeToString(r.Key))
+			msg.Header.Set(HeaderKeyEncoding, "base64")
+		}
+	}
+	if r.Value == nil {
+		msg.Header.Set(HeaderTombstone, "true")
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, r.ID)
+	msg.Data = r.Value
+	size := len(msg.Data) + len(msg.Subject)
+	for k, vs := range msg.Header {
+		for _, v := range vs {
+			size += len(k) + len(v) + 4
+		}
+	}
+	if max := p.nc.MaxPayload(); int64(size) > max {
+		return sink.Permanent(fmt.Errorf("record %s for subject %s is %d bytes, more than the server's max_payload of %d",
+			r.ID, msg.Subject, size, max))
+	}
+	key := msg.Subject + "\x00" + string(r.Key)
+	for len(p.queue) > 0 && (p.keys[key] > 0 || len(p.queue) >= p.opts.MaxInFlight) {
+		if err := p.settleFirst(ctx); err != nil {
+			return err
+		}
+	}
+	fut, err := p.js.PublishMsgAsync(msg)
+	if err != nil {
+		// The connection is down or the async window full: publish this one synchronously,
+		// with retries, after the ones before it.
+		if serr := p.settleAll(ctx); serr != nil {
+			return serr
+		}
+		return p.retry(ctx, msg, err)
+	}
+	p.queue = append(p.queue, inflight{msg: msg, fut: fut, key: key})
+	p.keys[key]++
+	return nil
+}
+
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// settleFirst waits for the oldest message in flight, publishing it again on failure.
+func (p *Publisher) settleFirst(ctx context.Context) error {
+	f := p.queue[0]
+	p.queue[0] = inflight{}
+	p.queue = p.queue[1:]
+	if p.keys[f.key]--; p.keys[f.key] <= 0 {
+		delete(p.keys, f.key)
+	}
+	select {
+	case <-f.fut.Ok():
+		return nil
+	case err := <-f.fut.Err():
+		return p.retry(ctx, f.msg, err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *Publisher) settleAll(ctx context.Context) error {
+	for len(p.queue) > 0 {
+		if err := p.settleFirst(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// retry publishes msg synchronously with backoff until JetStream acknowledges it (a
+// duplicate counts: it is there) or RetryTimeout passes.
+func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, cause error) error {
+	if errors.Is(cause, nats.ErrMaxPayload) {
+		return sink.Permanent(fmt.Errorf("publish to %s: %w", msg.Subject, cause))
+	}
+	op := func() (*jetstream.PubAck, error) {
+		ack, err := p.js.PublishMsg(ctx, msg)
+		if errors.Is(err, nats.ErrMaxPayload) {
+			return nil, backoff.Permanent(sink.Permanent(err))
+		}
+		return ack, err
+	}
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = 100*time.Millisecond, 2*time.Second
+	if _, err := backoff.Retry(ctx, op, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(p.opts.RetryTimeout)); err != nil {
+		return fmt.Errorf("publish to %s (first error: %v): %w", msg.Subject, cause, err)
+	}
+	return nil
+}
+
+// Commit waits for every message in flight, then writes pos to the bucket.
+func (p *Publisher) Commit(ctx context.Context, pos *binlogdata.VGtid) error {
+	if err := p.settleAll(ctx); err != nil {
+		return err
+	}
+	val, err := sink.MarshalPosition(pos)
+	if err != nil {
+		return err
+	}
+	op := func() (uint64, error) { return p.kv.Put(ctx, p.kvKey(), val) }
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = 100*time.Millisecond, 2*time.Second
+	if _, err := backoff.Retry(ctx, op, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(p.opts.RetryTimeout)); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// Abort forgets the messages in flight: whether or not JetStream stored them, they are
+// published again under the same IDs.
+func (p *Publisher) Abort(context.Context) error {
+	p.drop()
+	return nil
+}
+
+func (p *Publisher) drop() {
+	clear(p.queue)
+	p.queue = p.queue[:0]
+	clear(p.keys)
+}
+
+// Close closes the connection.
+func (p *Publisher) Close() error {
+	p.drop()
+	if p.nc != nil {
+		p.nc.Close()
+		p.nc, p.js, p.kv = nil, nil, nil
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package nats_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vstream-cdc/vstream/client"
+	"github.com/vstream-cdc/vstream/internal/sinktest"
+	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/sink"
+	"github.com/vstream-cdc/vstream/sink/nats"
+)
+
+var db *testdb.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(testdb.RunTests(m, testdb.Options{Database: "sinknats"}, &db))
+}
+
+func broker(url, stream string) sinktest.Broker {
+	return sinktest.Broker{
+		New: func(t testing.TB, name string) sink.Publisher {
+			p, err := nats.New(nats.Options{URL: url, Name: name, Stream: stream, SubjectPrefix: "cdc.", Bucket: "checkpoints"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		},
+		Read: func(t testing.TB, want int, quiet time.Duration) []sinktest.Got {
+			return sinktest.ReadNATS(t, url, stream, want, quiet)
+		},
+	}
+}
+
+// Every change once, in order per key, in each format; with commits that fail (before and
+// after the checkpoint is written) the sink publishes again from its checkpoint and the
+// stream's duplicate window drops what it already holds.
+func TestNATSExactlyOnce(t *testing.T) {
+	for _, tc := range []struct {
+		format    string
+		failEvery int
+	}{
+		{"debezium-json", 0},
+		{"debezium-json", 3},
+		{"canal-json", 3},
+		{"avro", 4},
+	} {
+		t.Run(fmt.Sprintf("%s/fail-every-%d", tc.format, tc.failEvery), func(t *testing.T) {
+			srv := sinktest.StartNATS(t)
+			sinktest.ExactlyOnce(t, db, "sinknats", broker(srv.URL(), "CDC"), tc.format, nil, tc.failEvery)
+		})
+	}
+}
+
+// Subjects come from topics; a record's key, headers and tombstone travel as headers.
+func TestNATSMessageShape(t *testing.T) {
+	srv := sinktest.StartNATS(t)
+	addr := sinktest.Serve(t, db, "sinknats")
+	if err := db.Exec("DROP TABLE IF EXISTS shape", "CREATE TABLE shape (id INT PRIMARY KEY, v VARCHAR(10))"); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(sinktest.Position(t, db, "sinknats"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("INSERT INTO shape VALUES (1, 'a')", "DELETE FROM shape WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := nats.New(nats.Options{URL: srv.URL(), Name: "shape", Stream: "SHAPE", SubjectPrefix: "cdc.", Bucket: "checkpoints"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- sink.Run(context.Background(), sink.Config{Name: "shape", Client: cl, Publisher: pub, Logger: sinktest.Logger(t), Stop: stop,
+			Request: client.Request{Position: pos, Format: "debezium-json", Filter: client.ParseTables("shape"), HeartbeatInterval: 100 * time.Millisecond},
+			Topics:  sink.TopicMap{Prefix: "cdc."}})
+	}()
+	// insert, delete, tombstone
+	var got []sinktest.Got
+	sinktest.WaitFor(t, 20*time.Second, "three messages", func() bool {
+		got = sinktest.ReadNATS(t, srv.URL(), "SHAPE", 3, 300*time.Millisecond)
+		return len(got) == 3
+	})
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		if g.Topic != "cdc.sinknats.sinknats.shape" {
+			t.Errorf("message %d: subject %q", i, g.Topic)
+		}
+		if !strings.Contains(g.Key, `"id":1`) {
+			t.Errorf("message %d: key header %q, want the row's key", i, g.Key)
+		}
+		if id := g.Headers[jetstream.MsgIDHeader]; !strings.HasPrefix(id, "shape/") || !strings.Contains(id, "/MariaDB/0-1-") {
+			t.Errorf("message %d: Nats-Msg-Id %q, want the sink's name, the position and an index", i, id)
+		}
+	}
+	if got[0].Tombstone || got[1].Tombstone || !got[2].Tombstone || len(got[2].Value) != 0 {
+		t.Errorf("tombstones %v %v %v: want only the last, with no data", got[0].Tombstone, got[1].Tombstone, got[2].Tombstone)
+	}
+	// The checkpoint is where the stream is.
+	nc, err := natsgo.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(context.Background(), "checkpoints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), "shape")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := sink.UnmarshalPosition(e.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sinktest.Position(t, db, "sinknats"); saved.GetShardGtids()[0].GetGtid() != want {
+		t.Errorf("checkpoint %s, want %s", sink.PositionText(saved), want)
+	}
+}
+
+// A record larger than the server's max_payload stops the sink with an error naming it.
+func TestNATSRecordTooLarge(t *testing.T) {
+	srv := sinktest.StartNATS(t)
+	addr := sinktest.Serve(t, db, "sinknats")
+	if err := db.Exec("DROP TABLE IF EXISTS big", "CREATE TABLE big (id INT PRIMARY KEY, b LONGTEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(sinktest.Position(t, db, "sinknats"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// nats-server's default max_payload is 1 MiB.
+	if err := db.Exec("INSERT INTO big VALUES (1, REPEAT('x', 1200000))"); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := nats.New(nats.Options{URL: srv.URL(), Name: "big", Stream: "BIG", SubjectPrefix: "cdc.", Bucket: "checkpoints"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = sink.Run(ctx, sink.Config{Name: "big", Client: cl, Publisher: pub, Logger: sinktest.Logger(t),
+		Request: client.Request{Position: pos, Format: "debezium-json", Filter: client.ParseTables("big")},
+		Topics:  sink.TopicMap{Prefix: "cdc."}})
+	if !sink.IsPermanent(err) || !strings.Contains(err.Error(), "more than the server's max_payload") {
+		t.Fatalf("got %v, want the record-too-large error", err)
+	}
+}
