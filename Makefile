@@ -9,7 +9,8 @@ TOOL = $(GO) tool -modfile=tools/go.mod
 all: build
 
 # Only the generated files are removed first, so that stale output for a
-# deleted .proto disappears while hand-written files in gen/ survive.
+# deleted .proto disappears while hand-written files in gen/ survive. All three plugins
+# (protoc-gen-go, -go-grpc, -go-vtproto) write files ending in .pb.go.
 generate:
 	find gen -type f -name '*.pb.go' -exec rm -f {} +
 	$(TOOL) buf generate

@@ -1,12 +1,17 @@
 package bench
 
 import (
+	"bytes"
+	"database/sql"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
@@ -45,7 +50,13 @@ func setupCopy(b *testing.B) {
 }
 
 // BenchmarkCopy copies a 1,000,000-row table through vstreamd to a gRPC client on loopback,
-// beside mariadb-dump --quick of the same table to /dev/null, and prints the ratio.
+// beside two anchors reading the same table in the same run: mariadb-dump --quick to
+// /dev/null, and a go-sql-driver client reading it in 10,000-row key chunks (what an
+// application copying the table itself would write). It prints vstreamd's ratio to each.
+//
+// Each round reads the table once each way, one after the other, the order turning from round
+// to round: on a shared machine the load changes from second to second, and readers measured
+// in rounds of their own would each meet a different load.
 func BenchmarkCopy(b *testing.B) {
 	setupCopy(b)
 	// The copy's server goes away with its benchmark: its background work (flushing a million
@@ -54,47 +65,162 @@ func BenchmarkCopy(b *testing.B) {
 		copyDB.Close()
 		copyDB = nil
 	})
-	var dumpRate, copyRate float64
-	b.Run("mariadb-dump", func(b *testing.B) {
-		var elapsed time.Duration
+	dbPid := dbPID(b, copyDB)
+	var readers []*copyReader
+	var rounds int
+	b.Run("interleaved", func(b *testing.B) {
+		readers = []*copyReader{
+			{name: "dump", read: dumpTable},
+			{name: "chunks", read: inProcess(readInChunks)},
+			{name: "vstreamd", read: inProcess(copyThroughServer)},
+		}
 		for i := 0; i < b.N; i++ {
-			start := time.Now()
-			cmd := exec.Command("mariadb-dump", "--quick", "--skip-lock-tables", "--single-transaction",
-				"-h", copyDB.Host(), "-P", strconv.Itoa(copyDB.Port()), "-u", copyDB.User(), "-p"+copyDB.Password(), "bench", "copysrc")
-			if out, err := cmd.CombinedOutput(); err != nil && len(out) > 0 && cmd.ProcessState.ExitCode() != 0 {
-				b.Fatalf("mariadb-dump: %v", err)
+			for k := range readers {
+				r := readers[(i+k)%len(readers)]
+				db := procCPU(b, dbPid)
+				d, cpu := r.read(b)
+				r.elapsed += d
+				r.db += procCPU(b, dbPid) - db
+				r.reader += cpu
 			}
-			elapsed += time.Since(start)
 		}
-		dumpRate = float64(copyRows*b.N) / elapsed.Seconds()
-		b.ReportMetric(dumpRate, "rows/s")
-	})
-	b.Run("vstreamd-copy", func(b *testing.B) {
-		var elapsed time.Duration
-		var bytes int64
-		for i := 0; i < b.N; i++ {
-			d, n := copyThroughServer(b)
-			elapsed += d
-			bytes += n
+		for _, r := range readers {
+			rows := float64(copyRows*b.N) / 1e6
+			b.ReportMetric(r.rate(b.N), r.name+"-rows/s")
+			b.ReportMetric(r.db.Seconds()/rows, r.name+"-db-cpu-s/Mrows")
+			b.ReportMetric(r.reader.Seconds()/rows, r.name+"-reader-cpu-s/Mrows")
 		}
-		copyRate = float64(copyRows*b.N) / elapsed.Seconds()
-		b.ReportMetric(copyRate, "rows/s")
-		b.ReportMetric(float64(bytes)/elapsed.Seconds()/1e6, "MB/s")
+		b.ReportMetric(readers[2].rate(b.N)/readers[1].rate(b.N), "vstreamd/chunks")
+		b.ReportMetric(readers[2].rate(b.N)/readers[0].rate(b.N), "vstreamd/dump")
+		b.ReportMetric(readers[1].cpu().Seconds()/readers[2].cpu().Seconds(), "vstreamd/chunks-by-cpu")
+		rounds = b.N
 	})
-	if dumpRate > 0 && copyRate > 0 {
-		fmt.Printf("copy: mariadb-dump --quick %.0f rows/s, vstreamd copy to gRPC client %.0f rows/s, ratio %.2f\n",
-			dumpRate, copyRate, copyRate/dumpRate)
+	if rounds > 0 {
+		dump, chunks, copied := readers[0].rate(rounds), readers[1].rate(rounds), readers[2].rate(rounds)
+		fmt.Printf("copy: mariadb-dump --quick %.0f rows/s, go-sql-driver 10,000-row chunks %.0f rows/s, vstreamd copy to gRPC client %.0f rows/s, ratio %.2f to mariadb-dump, %.2f to go-sql-driver (%.2f by CPU per row)\n",
+			dump, chunks, copied, copied/dump, copied/chunks, readers[1].cpu().Seconds()/readers[2].cpu().Seconds())
 	}
 }
 
-// copyThroughServer copies the table and returns the time and the bytes of row values received.
-func copyThroughServer(b *testing.B) (time.Duration, int64) {
+// copyReader is one way of reading the whole table, and what its reads added up to: the time,
+// and the CPU time of MariaDB and of the reader. On a shared machine a reader's rate follows
+// the share of the cores it gets; the CPU a row costs each side does not.
+type copyReader struct {
+	name string
+	// read reads the table once and returns the time it took and the reader's CPU time.
+	read                func(b *testing.B) (time.Duration, time.Duration)
+	elapsed, db, reader time.Duration
+}
+
+func (r *copyReader) rate(rounds int) float64 {
+	return float64(copyRows*rounds) / r.elapsed.Seconds()
+}
+
+// cpu is the CPU time of MariaDB and the reader together. The ratio of two readers' is the
+// ratio their rates would have where the cores are what limits them, as on a machine whose
+// cores are all busy: unlike the rates, it does not follow the share of the cores each run
+// happened to get.
+func (r *copyReader) cpu() time.Duration { return r.db + r.reader }
+
+// inProcess is a reader in this process, whose CPU time is the process's: for vstreamd, the
+// engine, the gRPC server and the gRPC client together.
+func inProcess(read func(b *testing.B) time.Duration) func(b *testing.B) (time.Duration, time.Duration) {
+	return func(b *testing.B) (time.Duration, time.Duration) {
+		self := procCPU(b, os.Getpid())
+		d := read(b)
+		return d, procCPU(b, os.Getpid()) - self
+	}
+}
+
+// dumpTable runs mariadb-dump --quick of the table to /dev/null: its output goes to the
+// file itself, not through this process, whose CPU and heap would then count it.
+func dumpTable(b *testing.B) (time.Duration, time.Duration) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
+	var stderr bytes.Buffer
+	start := time.Now()
+	cmd := exec.Command("mariadb-dump", "--quick", "--skip-lock-tables", "--single-transaction",
+		"-h", copyDB.Host(), "-P", strconv.Itoa(copyDB.Port()), "-u", copyDB.User(), "-p"+copyDB.Password(), "bench", "copysrc")
+	cmd.Stdout, cmd.Stderr = devNull, &stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("mariadb-dump: %v: %s", err, stderr.Bytes())
+	}
+	return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// chunkRows is the anchor client's chunk: rows per SELECT.
+const chunkRows = 10000
+
+// readInChunks reads the whole table with go-sql-driver on one connection, 10,000 rows per
+// SELECT after the last key read, each row's values scanned as sql.RawBytes (no conversion),
+// and returns the time it took. With the driver's defaults a query with arguments is a
+// prepared statement, so the rows come in the binary protocol.
+func readInChunks(b *testing.B) time.Duration {
+	cfg := mysql.NewConfig()
+	cfg.Net, cfg.Addr, cfg.User, cfg.Passwd, cfg.DBName = "tcp", copyDB.Addr(), copyDB.User(), copyDB.Password(), "bench"
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	start := time.Now()
+	rows, last := 0, int64(0)
+	for {
+		n, lastID, err := readChunk(db, last)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += n
+		if n < chunkRows {
+			break
+		}
+		last = lastID
+	}
+	if rows != copyRows {
+		b.Fatalf("read %d rows, want %d", rows, copyRows)
+	}
+	return time.Since(start)
+}
+
+// readChunk reads the chunk after key last and returns its rows and its last key.
+func readChunk(db *sql.DB, last int64) (int, int64, error) {
+	rs, err := db.Query(`SELECT id, customer, amount, qty, price, status, created, updated, note, flags
+		FROM copysrc WHERE id > ? ORDER BY id LIMIT ?`, last, chunkRows)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rs.Close()
+	vals := make([]sql.RawBytes, 10)
+	dest := make([]any, len(vals))
+	for i := range vals {
+		dest[i] = &vals[i]
+	}
+	n := 0
+	for rs.Next() {
+		if err := rs.Scan(dest...); err != nil {
+			return 0, 0, err
+		}
+		n++
+		// The key is parsed from its text, as the client must to ask for the next chunk.
+		if last, err = strconv.ParseInt(string(vals[0]), 10, 64); err != nil {
+			return 0, 0, err
+		}
+	}
+	return n, last, rs.Err()
+}
+
+// copyThroughServer copies the table and returns the time it took.
+func copyThroughServer(b *testing.B) time.Duration {
 	defer profilePhase(b, "copy")()
 	start := time.Now()
 	st, stop := openStream(b, copyDB, "", "copysrc")
 	defer stop()
 	rows := 0
-	var bytes int64
 	for {
 		resp, err := st.Recv()
 		if err != nil {
@@ -104,15 +230,12 @@ func copyThroughServer(b *testing.B) (time.Duration, int64) {
 			switch ev.Type {
 			case binlogdata.VEventType_ROW:
 				rows += len(ev.RowEvent.RowChanges)
-				for _, rc := range ev.RowEvent.RowChanges {
-					bytes += int64(len(rc.After.Values))
-				}
 			case binlogdata.VEventType_COPY_COMPLETED:
 				if ev.Keyspace == "" {
 					if rows != copyRows {
 						b.Fatalf("copied %d rows, want %d", rows, copyRows)
 					}
-					return time.Since(start), bytes
+					return time.Since(start)
 				}
 			}
 		}

@@ -35,7 +35,14 @@ func (s *stream) copyChunk(t *copyTable) error {
 	// The server may scan long before it returns a row the rule keeps.
 	stopBeats := s.heartbeatWhile()
 	defer stopBeats()
-	if err := k.read(sql); err != nil {
+	// On every way out the batches handed to the sender are sent (or dropped after a failed
+	// send) before the stream sends anything else.
+	defer func() { _ = k.sender.wait() }()
+	err := k.read(sql)
+	if werr := k.sender.wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return err
 	}
 	t.status = copyRunning
@@ -73,6 +80,15 @@ type chunk struct {
 	n int
 	// sendErr is a failed send inside the read, returned as is rather than as a read error.
 	sendErr error
+	// temporals are the result's date and time columns, which come packed (copybinary.go);
+	// packed keeps their values as go-mysql decoded them while the row holds their text.
+	temporals []binaryTemporal
+	packed    []mysql.FieldValue
+	// temporalAt is the index in temporals of each result column, -1 for the others.
+	temporalAt []int
+	// sender sends the chunk's full batches while the next rows are read; nil until the
+	// first batch fills.
+	sender *batchSender
 
 	// Rows are encoded at the end of the arenas, which are replaced (not reused) once their
 	// rows are sent: the receiver may still hold the events.
@@ -186,10 +202,20 @@ func (k *chunk) sendFields() error {
 	return nil
 }
 
-// read runs the chunk's SELECT and adds its rows to the batch, sending full batches.
+// read runs the chunk's SELECT and adds its rows to the batch, sending full batches. The
+// SELECT is a prepared statement, so that its rows come in the binary protocol (see
+// copybinary.go).
 func (k *chunk) read(sql string) error {
 	var result mysql.Result
-	err := k.s.copy.conn.ExecuteSelectStreaming(sql, &result, k.onRow, nil)
+	stmt, err := k.s.copy.conn.Prepare(sql)
+	if err != nil {
+		return fmt.Errorf("%w: copy of %s: %v", ErrUnavailable, k.t.name, err)
+	}
+	err = stmt.ExecuteSelectStreaming(&result, k.onRow, k.takeTemporals)
+	if err == nil {
+		// A failed close leaves the statement to the session, which the copy ends.
+		_ = stmt.Close()
+	}
 	if k.sendErr != nil {
 		return k.sendErr
 	}
@@ -205,26 +231,63 @@ func (k *chunk) read(sql string) error {
 // onRow takes one row of the SELECT.
 func (k *chunk) onRow(row []mysql.FieldValue) error {
 	k.n++
+	if len(k.temporals) == 0 {
+		return k.encode(row)
+	}
+	if k.direct && !faults.Enabled() {
+		// Packed values are printed straight into the arenas.
+		return k.encodeWhole(row, true)
+	}
+	if j, err := k.printTemporals(row); err != nil {
+		err = k.s.copyPoison(k.t, k.cols, k.keyIdx, k.cols[j], row, err)
+		k.restoreTemporals(row)
+		return err
+	}
+	err := k.encode(row)
+	k.restoreTemporals(row)
+	return err
+}
+
+// poison handles a row whose table column ci cannot be decoded (copyPoison); packed tells
+// that the row's dates and times are still packed, so they are printed first, for its key.
+func (k *chunk) poison(row []mysql.FieldValue, ci int, cause error, packed bool) error {
+	if packed {
+		// A date or time that does not unpack is left packed: the key, if it is one, then
+		// does not decode, and the row cannot be skipped.
+		_, _ = k.printTemporals(row)
+		defer k.restoreTemporals(row)
+	}
+	return k.s.copyPoison(k.t, k.cols, k.keyIdx, ci, row, cause)
+}
+
+// encode adds one row, every value as the text protocol gives it, to the batch.
+func (k *chunk) encode(row []mysql.FieldValue) error {
 	if faults.Enabled() {
 		faults.At(faults.Copy, k.t.name, row)
 	}
 	if k.direct {
-		return k.encodeWhole(row)
+		return k.encodeWhole(row, false)
 	}
 	return k.encodeFiltered(row)
 }
 
-// encodeWhole encodes a row of a table streamed whole straight into the arenas.
-func (k *chunk) encodeWhole(row []mysql.FieldValue) error {
+// encodeWhole encodes a row of a table streamed whole straight into the arenas; packed
+// tells that its dates and times are still packed (copybinary.go).
+func (k *chunk) encodeWhole(row []mysql.FieldValue, packed bool) error {
 	t := k.t
 	start, lstart := len(k.arena), len(k.lensArena)
 	for j := range k.cols {
 		before := len(k.arena)
 		var null bool
 		var err error
-		if k.arena, null, err = t.cols[j].AppendCopied(k.arena, &row[j]); err != nil {
+		if bt := k.packedAt(j); packed && bt != nil && row[j].Type == mysql.FieldValueTypeString {
+			k.arena, err = appendTemporal(k.arena, bt.typ, bt.fsp, row[j].AsString())
+		} else {
+			k.arena, null, err = t.cols[j].AppendCopied(k.arena, &row[j])
+		}
+		if err != nil {
 			k.arena, k.lensArena = k.arena[:start], k.lensArena[:lstart]
-			return k.s.copyPoison(t, k.cols, k.keyIdx, j, row, err)
+			return k.poison(row, j, err, packed)
 		}
 		if null {
 			k.lensArena = append(k.lensArena, -1)
@@ -253,7 +316,7 @@ func (k *chunk) encodeWhole(row []mysql.FieldValue) error {
 func (k *chunk) encodeFiltered(row []mysql.FieldValue) error {
 	t := k.t
 	if ci, err := k.row.read(row); err != nil {
-		return k.s.copyPoison(t, k.cols, k.keyIdx, ci, row, err)
+		return k.poison(row, ci, err, false)
 	}
 	cells := k.row.cells
 	k.last = k.last[:0]
@@ -295,11 +358,25 @@ func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
 		// events sent may still be held by the receiver.
 		k.rowEv = nil
 		k.newArenas()
-		if err := s.flush(); err != nil {
-			k.sendErr = err
-			return err
-		}
+		return k.flushRows()
 	}
+	return nil
+}
+
+// flushRows hands the full batch to the chunk's sender, which sends it while the read goes
+// on, and starts the next batch.
+func (k *chunk) flushRows() error {
+	s := k.s
+	if k.sender == nil {
+		k.sender = s.newBatchSender(k.t.name)
+	}
+	next, err := k.sender.push(s.batch)
+	if err != nil {
+		k.sendErr = err
+		return err
+	}
+	s.batch, s.batchSize, s.rowBytes = next, 0, 0
+	s.flushes++
 	return nil
 }
 
@@ -318,10 +395,7 @@ func (k *chunk) emitVitess(rc *binlogdata.RowChange) error {
 	if k.packet += len(qr.Values); k.packet >= s.vitessPacket {
 		k.newArenas()
 		k.closePacket()
-		if err := s.flush(); err != nil {
-			k.sendErr = err
-			return err
-		}
+		return k.flushRows()
 	}
 	return nil
 }

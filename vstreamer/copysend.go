@@ -1,0 +1,90 @@
+package vstreamer
+
+import (
+	"sync/atomic"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+)
+
+// batchSender sends a copy chunk's full batches of rows from a goroutine of its own, so that
+// the chunk's next rows are read from the server and encoded while the batch before them is
+// marshalled and written to the client. It sends the batches in the order they were handed
+// over, one at a time under the stream's send lock, and the chunk waits for it before adding
+// its closing events: the stream's sends stay in order and never overlap.
+type batchSender struct {
+	s     *stream
+	table string
+	// queue holds the batch waiting while another is sent: at most two batches are in
+	// flight, so a slow client still holds the read back.
+	queue chan []*binlogdata.VEvent
+	// spare returns sent batches' slices for the next batches.
+	spare chan []*binlogdata.VEvent
+	done  chan struct{}
+	// err is the first failed send; the stream goroutine reads it once failed is set or done
+	// is closed. Batches after a failed send are dropped.
+	err    error
+	failed atomic.Bool
+	closed bool
+}
+
+func (s *stream) newBatchSender(table string) *batchSender {
+	b := &batchSender{
+		s: s, table: table,
+		queue: make(chan []*binlogdata.VEvent, 1),
+		spare: make(chan []*binlogdata.VEvent, 2),
+		done:  make(chan struct{}),
+	}
+	go b.run()
+	return b
+}
+
+func (b *batchSender) run() {
+	defer close(b.done)
+	for batch := range b.queue {
+		if b.err == nil {
+			if b.err = b.sendOne(batch); b.err != nil {
+				b.failed.Store(true)
+			}
+		}
+		clear(batch)
+		select {
+		case b.spare <- batch[:0]:
+		default:
+		}
+	}
+}
+
+// sendOne sends one batch; a panic in the send ends the stream as one of the copy's.
+func (b *batchSender) sendOne(batch []*binlogdata.VEvent) (err error) {
+	defer catch(&err, StageCopy, func(pe *PanicError) { pe.Table = b.table })
+	return b.s.sendLocked(batch)
+}
+
+// push hands a full batch over and returns an empty slice for the next one, or the error of
+// an earlier send.
+func (b *batchSender) push(batch []*binlogdata.VEvent) ([]*binlogdata.VEvent, error) {
+	if b.failed.Load() {
+		return nil, b.err
+	}
+	b.queue <- batch
+	select {
+	case next := <-b.spare:
+		return next, nil
+	default:
+		return make([]*binlogdata.VEvent, 0, cap(batch)), nil
+	}
+}
+
+// wait sends what was handed over and stops the goroutine, returning the first send error.
+// It may be called again.
+func (b *batchSender) wait() error {
+	if b == nil {
+		return nil
+	}
+	if !b.closed {
+		b.closed = true
+		close(b.queue)
+	}
+	<-b.done
+	return b.err
+}
