@@ -21,6 +21,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
@@ -877,6 +878,16 @@ func (s *stream) observeSkipped(ts uint32) {
 }
 
 func (s *stream) handle(ev *replication.BinlogEvent) error {
+	if t, ok := ev.Event.(*fanout.TxnEnds); ok {
+		// A transaction the shared reader left all but its ends of: handled as the two
+		// events, each as the loop handles one.
+		if err := s.handle(t.First); err != nil {
+			if err = s.poisoned(err); err != nil {
+				return err
+			}
+		}
+		return s.handle(t.Last)
+	}
 	// Read by clock when an event or the pending position needs it: most events of a
 	// filtered stream need none.
 	s.now = 0

@@ -2,6 +2,8 @@ package fanout
 
 import (
 	"context"
+	"errors"
+	"io"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -40,11 +42,12 @@ type Cursor struct {
 
 	// leaveOut says which tables' events the cursor leaves out (see LeaveOut); wants holds
 	// its verdicts, and last the last one asked. leaveTypes are the event types it leaves out.
-	leaveOut   func(t *Table) bool
-	wants      map[*Table]bool
-	last       *Table
-	lastWant   bool
-	leaveTypes [256]bool
+	leaveOut    func(t *Table) bool
+	wants       map[*Table]bool
+	last        *Table
+	lastWant    bool
+	leaveTypes  [256]bool
+	leavesTypes bool
 }
 
 // LeaveOut makes the cursor leave out the events of the types given and the table map and
@@ -56,6 +59,7 @@ func (c *Cursor) LeaveOut(skip func(t *Table) bool, types ...replication.EventTy
 	for _, t := range types {
 		c.leaveTypes[t] = true
 	}
+	c.leavesTypes = len(types) > 0
 }
 
 // TableName names a table id of a table map the cursor has left out or handed out since
@@ -67,6 +71,62 @@ func (c *Cursor) TableName(id uint64) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// TxnEnds is a transaction of which a cursor hands out only the first and the last event (its
+// GTID event and, say, its XID, the others left out): it hands the two out as one event, whose
+// header is the last one's, and the reader handles them in turn. Only a cursor that leaves
+// events out (LeaveOut) hands out TxnEnds; it saves its reader a hand-off per transaction.
+type TxnEnds struct {
+	First, Last *replication.BinlogEvent
+}
+
+// Dump writes the two events.
+func (s *TxnEnds) Dump(w io.Writer) {
+	s.First.Dump(w)
+	s.Last.Dump(w)
+}
+
+// Decode fails: a TxnEnds event is made by a cursor, never read from a binlog.
+func (s *TxnEnds) Decode([]byte) error {
+	return errors.New("fanout: a TxnEnds event is not decoded")
+}
+
+// skipTxn takes the rest of a transaction whose first event the cursor just took, when the
+// events read ahead hold its end and it leaves out everything in between; it returns the
+// last event, or nil (and takes nothing) when it cannot.
+func (c *Cursor) skipTxn() *replication.BinlogEvent {
+	if c.leaveOut == nil && !c.leavesTypes || c.pending != nil || c.skipping {
+		return nil
+	}
+	for j := c.bi; j < len(c.buf); j++ {
+		e := c.buf[j]
+		if e.start {
+			return nil
+		}
+		if c.leaves(e) {
+			if e.after != nil {
+				return nil
+			}
+			continue
+		}
+		if e.after == nil {
+			return nil
+		}
+		// The last event, and only events left out before it.
+		var last *replication.BinlogEvent
+		for ; c.bi <= j; c.bi++ {
+			last = c.take(c.buf[c.bi])
+			c.buf[c.bi] = entry{}
+		}
+		return last
+	}
+	return nil
+}
+
+// leaves reports an event the cursor leaves out.
+func (c *Cursor) leaves(e entry) bool {
+	return c.leaveTypes[e.typ] || e.table != nil && c.leaveOut != nil && !c.wanted(e.table)
 }
 
 // wanted reports whether the cursor hands out the events of t.
@@ -115,6 +175,11 @@ func (c *Cursor) GetEvent(ctx context.Context) (*replication.BinlogEvent, error)
 			c.buf[c.bi] = entry{}
 			c.bi++
 			if ev := c.take(e); ev != nil {
+				if e.start {
+					if last := c.skipTxn(); last != nil {
+						return &replication.BinlogEvent{Header: last.Header, Event: &TxnEnds{First: ev, Last: last}}, nil
+					}
+				}
 				return ev, nil
 			}
 			if c.inject != nil {
@@ -228,7 +293,7 @@ func (c *Cursor) take(e entry) *replication.BinlogEvent {
 	if e.after != nil {
 		c.lastBound, c.sinceBound = e.after.pos, false
 	}
-	if c.leaveTypes[e.typ] || e.table != nil && c.leaveOut != nil && !c.wanted(e.table) {
+	if c.leaves(e) {
 		return nil
 	}
 	return e.ev

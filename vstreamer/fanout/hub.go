@@ -26,6 +26,8 @@ type entry struct {
 	logPos uint32
 	placed bool
 	typ    replication.EventType
+	// start is set when a transaction starts with this event.
+	start bool
 }
 
 // Table is a table the events of a hub's ring change: a table map's table id, database and
@@ -178,6 +180,7 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 		h.file = string(r.NextLogName)
 	}
 	gtid, start, end := h.marker.Mark(ev)
+	e.start = start && !end
 	if start {
 		h.inTxn, h.gtid = true, gtid
 	}
