@@ -113,13 +113,13 @@ func (c *Cursor) skipTxn() *replication.BinlogEvent {
 		if e.after == nil {
 			return nil
 		}
-		// The last event, and only events left out before it.
-		var last *replication.BinlogEvent
+		// The last event, and only events left out before it: taken as take would, without
+		// judging them again.
 		for ; c.bi <= j; c.bi++ {
-			last = c.take(c.buf[c.bi])
+			c.account(c.buf[c.bi])
 			c.buf[c.bi] = entry{}
 		}
-		return last
+		return e.ev
 	}
 	return nil
 }
@@ -287,16 +287,21 @@ func (c *Cursor) take(e entry) *replication.BinlogEvent {
 		c.skipping = false
 	}
 	// An event left out counts as handed out: a cursor that falls behind skips it again.
+	c.account(e)
+	if c.leaves(e) {
+		return nil
+	}
+	return e.ev
+}
+
+// account notes an event as handed out (or left out).
+func (c *Cursor) account(e entry) {
 	if e.placed {
 		c.lastFile, c.lastPos, c.sinceBound = e.file, e.logPos, true
 	}
 	if e.after != nil {
 		c.lastBound, c.sinceBound = e.after.pos, false
 	}
-	if c.leaves(e) {
-		return nil
-	}
-	return e.ev
 }
 
 // handedOver moves the cursor from a catch-up hub to the shared one at the boundary both hold.
