@@ -15,11 +15,10 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/replication"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	vclient "github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/procstat"
 	"github.com/vstream-cdc/vstream/internal/testdb"
@@ -29,10 +28,10 @@ import (
 var (
 	latTPS      = flag.Int("latency.tps", 500, "single-row transactions per second committed in BenchmarkLatency")
 	latDuration = flag.Duration("latency.duration", 10*time.Second, "how long BenchmarkLatency's writers commit")
-	// grpc-go's client estimates the connection's bandwidth with a PING after data arrives,
-	// which the server answers: at a few hundred small messages a second, one PING per
-	// message. A fixed window turns the estimate off.
-	latWindow = flag.Int("latency.window", 0, "bytes: the gRPC client's fixed flow-control window, which turns off its bandwidth-estimating pings (0: grpc-go's default)")
+	// grpc-go's client, left to its own window, estimates the connection's bandwidth with a
+	// PING after data arrives, which the server answers: at a few hundred small messages a
+	// second, one PING per message. The client package's fixed window turns that off.
+	latWindow = flag.Int("latency.window", 0, "bytes: the client's fixed flow-control window (client.Options.WindowSize: 0 is client.DefaultWindowSize, -1 grpc-go's estimated window)")
 )
 
 var (
@@ -201,48 +200,41 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 	defer wg.Wait()
 	defer cancel()
 
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	if *latWindow > 0 {
-		opts = append(opts, grpc.WithInitialWindowSize(int32(*latWindow)), grpc.WithInitialConnWindowSize(int32(*latWindow)))
-	}
-	cc, err := grpc.NewClient(d.addr, opts...)
+	// The project's client with its defaults, as an application would stream; a broken
+	// stream fails the run rather than resume.
+	vc, err := vclient.Dial(d.addr, vclient.Options{WindowSize: int32(*latWindow), AckInterval: -1, MaxRetries: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cc.Close()
-	st, err := startStream(ctx, cc, pos.String(), "lat")
-	if err != nil {
-		b.Fatal(err)
-	}
+	defer vc.Close()
 	vs, bare := newLatencyReader(), newLatencyReader()
 	var responses, events atomic.Int64
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		for {
-			resp, err := st.Recv()
-			if err != nil {
-				if status.Code(err) != codes.Canceled {
-					vs.fail(err)
-				}
-				return
-			}
+		err := vc.Stream(ctx, vclient.Request{
+			Position: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: pos.String()}}},
+			Filter:   &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "lat"}}},
+		}, func(_ context.Context, evs []*binlogdata.VEvent) error {
 			now := time.Now().UnixNano()
 			responses.Add(1)
-			events.Add(int64(len(resp.Events)))
-			for _, ev := range resp.Events {
+			events.Add(int64(len(evs)))
+			for _, ev := range evs {
 				if ev.Type != binlogdata.VEventType_ROW {
 					continue
 				}
 				for _, rc := range ev.RowEvent.RowChanges {
 					sent, err := sentColumn(rc.After)
 					if err != nil {
-						vs.fail(err)
-						return
+						return err
 					}
 					vs.row(sent, now)
 				}
 			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, context.Canceled) && status.Code(err) != codes.Canceled {
+			vs.fail(err)
 		}
 	}()
 

@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -30,6 +31,10 @@ const (
 	totalRows = 200000
 	txnRows   = 100
 )
+
+// tpWindow gives the throughput benchmark's gRPC client a fixed flow-control window, as the
+// Go client (client.DefaultWindowSize) has, in place of grpc-go's estimated one.
+var tpWindow = flag.Int("throughput.window", 0, "bytes: the throughput benchmark's gRPC client's fixed flow-control window (0: grpc-go's estimated window)")
 
 var (
 	once     sync.Once
@@ -187,8 +192,12 @@ func openStream(b *testing.B, s *testdb.Server, gtid, table string) (vstreamv1.V
 	}
 	srv := server.New(e, server.Options{})
 	go srv.GRPC().Serve(lis)
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1 << 30))}
+	if *tpWindow > 0 {
+		opts = append(opts, grpc.WithInitialWindowSize(int32(*tpWindow)), grpc.WithInitialConnWindowSize(int32(*tpWindow)))
+	}
+	cc, err := grpc.NewClient(lis.Addr().String(), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -104,7 +104,7 @@ type Config struct {
 	// commit waits before it is committed alone; zero means 5s.
 	CheckpointInterval time.Duration
 	// Backoff makes the delay policy between attempts after a broker error; nil means
-	// exponential from 100ms up to 10s.
+	// exponential from about 100ms up to about 10s (defaultBackoff).
 	Backoff func() backoff.BackOff
 	Logger  *slog.Logger
 	Metrics *Metrics
@@ -152,11 +152,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	newBackoff := cfg.Backoff
 	if newBackoff == nil {
-		newBackoff = func() backoff.BackOff {
-			b := backoff.NewExponentialBackOff()
-			b.InitialInterval, b.MaxInterval = 100*time.Millisecond, 10*time.Second
-			return b
-		}
+		newBackoff = defaultBackoff
 	}
 	bo := newBackoff()
 	for attempt := 1; ; attempt++ {
@@ -188,6 +184,14 @@ func Run(ctx context.Context, cfg Config) error {
 			return nil
 		}
 	}
+}
+
+// defaultBackoff waits from about 100ms after the first failure, growing by half each time
+// up to about 10s (each delay drawn within half of it either side), and never gives up.
+func defaultBackoff() backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = 100*time.Millisecond, 10*time.Second
+	return b
 }
 
 // runner is one attempt: a broker session and one client stream.

@@ -95,7 +95,7 @@ var flagDefs = []cliconfig.Flag[config]{
 	{Name: "kafka-brokers", Usage: "Kafka seed brokers, host:port separated by commas", Field: func(c *config) *string { return &c.KafkaBrokers }},
 	{Name: "kafka-offsets-topic", Usage: "topic of the committed positions (created compacted when missing)", Field: func(c *config) *string { return &c.KafkaOffsetsTopic }, Default: "vstream-sink-offsets"},
 	{Name: "kafka-max-record-bytes", Usage: "largest record to send; a larger one stops the sink with an error (the broker's message.max.bytes)", Field: func(c *config) *string { return &c.KafkaMaxRecordBytes }, Default: "1048588"},
-	{Name: "kafka-max-buffered-bytes", Usage: "most record bytes held before the broker acknowledges them", Field: func(c *config) *string { return &c.KafkaMaxBufferedBytes }, Default: "67108864"},
+	{Name: "kafka-max-buffered-bytes", Usage: "most record bytes held before the broker acknowledges them (at least kafka-max-record-bytes)", Field: func(c *config) *string { return &c.KafkaMaxBufferedBytes }, Default: "67108864"},
 	{Name: "nats-url", Usage: "NATS server URL(s)", Field: func(c *config) *string { return &c.NATSURL }},
 	{Name: "nats-stream", Usage: "JetStream stream of the subjects (created when missing)", Field: func(c *config) *string { return &c.NATSStream }, Default: "VSTREAM"},
 	{Name: "nats-bucket", Usage: "KV bucket of the checkpoints (created when missing)", Field: func(c *config) *string { return &c.NATSBucket }, Default: "vstream-sink"},

@@ -97,6 +97,11 @@ func TestRunCheckAndHelp(t *testing.T) {
 		t.Fatalf("check: exit %d, %s", code, stderr.String())
 	}
 	stderr.Reset()
+	if code := run([]string{"--sink", "kafka", "--kafka-brokers", "k:9092", "--format", "avro", "--kafka-max-buffered-bytes", "1000", "--check-config"}, env(nil), &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "the buffer must hold the largest record") {
+		t.Fatalf("check with a buffer smaller than a record: exit %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
 	if code := run([]string{"-h"}, env(nil), &stderr); code != 0 || !strings.Contains(stderr.String(), "-kafka-brokers") {
 		t.Fatalf("help: exit %d, %s", code, stderr.String())
 	}

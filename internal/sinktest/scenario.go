@@ -24,6 +24,8 @@ type Broker struct {
 	New func(t testing.TB, name string) sink.Publisher
 	// Read reads what the broker holds, until want records or quiet time without one.
 	Read func(t testing.TB, want int, quiet time.Duration) []Got
+	// Faulty says the broker itself fails some requests, so the sink must retry.
+	Faulty bool
 }
 
 // Flaky wraps a Publisher so that every Every-th commit fails: odd failures before the
@@ -120,7 +122,8 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 	if failEvery > 0 && flaky.Failed.Load() == 0 {
 		t.Fatal("no commit failed: the scenario did not test resuming")
 	}
-	// The metrics count what was published and committed, and the resumes.
+	// The metrics count what was published and committed, how long the commits took and
+	// when the last one was, and the resumes.
 	counts := map[string]float64{}
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -128,11 +131,14 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 	}
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {
-			counts[mf.GetName()] += m.GetCounter().GetValue()
+			counts[mf.GetName()] += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
 		}
 	}
-	if counts["vstream_sink_records_total"] < float64(want) || counts["vstream_sink_commits_total"] < 1 ||
-		(failEvery > 0) != (counts["vstream_sink_retries_total"] > 0) {
+	commits := counts["vstream_sink_commits_total"]
+	if counts["vstream_sink_records_total"] < float64(want) || commits < 1 || counts["vstream_sink_commit_seconds"] != commits ||
+		counts["vstream_sink_record_bytes_total"] < counts["vstream_sink_records_total"] ||
+		time.Since(time.Unix(int64(counts["vstream_sink_last_commit_timestamp_seconds"]), 0)) > time.Minute ||
+		(failEvery > 0 || b.Faulty) != (counts["vstream_sink_retries_total"] > 0) {
 		t.Errorf("metrics %v after %d changes", counts, want)
 	}
 	// More than written, so that a duplicate is read rather than waited for.

@@ -65,6 +65,13 @@ func Kafka(t testing.TB, partitions int) []string {
 // KafkaWith is Kafka with broker configs, e.g. message.max.bytes.
 func KafkaWith(t testing.TB, partitions int, configs map[string]string) []string {
 	t.Helper()
+	return KafkaCluster(t, partitions, configs).ListenAddrs()
+}
+
+// KafkaCluster is KafkaWith returning the cluster itself, whose control functions
+// (ControlKey, SleepControl) let a test hold or fail the requests it handles.
+func KafkaCluster(t testing.TB, partitions int, configs map[string]string) *kfake.Cluster {
+	t.Helper()
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(partitions)}
 	if configs != nil {
 		opts = append(opts, kfake.BrokerConfigs(configs))
@@ -74,7 +81,7 @@ func KafkaWith(t testing.TB, partitions int, configs map[string]string) []string
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return c.ListenAddrs()
+	return c
 }
 
 // Got is one record read back from a broker.

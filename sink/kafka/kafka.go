@@ -81,6 +81,12 @@ func New(opts Options) (*Publisher, error) {
 	if opts.MaxBufferedBytes <= 0 {
 		opts.MaxBufferedBytes = 64 << 20
 	}
+	if opts.MaxBufferedBytes < opts.MaxRecordBytes {
+		// The producer refuses a record larger than its whole buffer: a record the broker
+		// would take would stop the sink.
+		return nil, fmt.Errorf("kafka: max buffered bytes %d is less than max record bytes %d: the buffer must hold the largest record",
+			opts.MaxBufferedBytes, opts.MaxRecordBytes)
+	}
 	return &Publisher{opts: opts}, nil
 }
 

@@ -7,9 +7,12 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -56,6 +59,32 @@ func TestKafkaExactlyOnce(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/fail-every-%d", tc.format, tc.failEvery), func(t *testing.T) {
 			sinktest.ExactlyOnce(t, db, "sinkkafka", broker(sinktest.Kafka(t, 3)), tc.format, nil, tc.failEvery)
 		})
+	}
+}
+
+// A commit the broker refuses (its transaction left open) is retried: the next producer
+// fences the open transaction and the sink resumes from its last committed position, so
+// every change still arrives once.
+func TestKafkaCommitRefused(t *testing.T) {
+	cluster := sinktest.KafkaCluster(t, 3, nil)
+	var commits, refused atomic.Int64
+	cluster.ControlKey(int16(kmsg.EndTxn), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		req := kreq.(*kmsg.EndTxnRequest)
+		if !req.Commit || refused.Load() >= 2 || commits.Add(1)%4 != 0 {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.Version = req.GetVersion()
+		resp.ErrorCode = kerr.InvalidTxnState.Code
+		return resp, nil, true
+	})
+	b := broker(cluster.ListenAddrs())
+	b.Faulty = true
+	sinktest.ExactlyOnce(t, db, "sinkkafka", b, "debezium-json", nil, 0)
+	if refused.Load() == 0 {
+		t.Fatal("the broker refused no commit: the test did not test retrying")
 	}
 }
 
@@ -305,6 +334,83 @@ func TestKafkaDrainTimeout(t *testing.T) {
 	}
 	if len(got) != 300 || len(keys) != 300 {
 		t.Fatalf("%d records with %d keys, want 300 once each", len(got), len(keys))
+	}
+}
+
+// slow takes a millisecond over each Publish and says when the first came, so that a stop
+// finds a transaction open.
+type slow struct {
+	sink.Publisher
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (s *slow) Publish(ctx context.Context, r *sink.Record) error {
+	s.once.Do(func() { close(s.entered) })
+	time.Sleep(time.Millisecond)
+	return s.Publisher.Publish(ctx, r)
+}
+
+// A stop (SIGTERM) that finds a transaction open waits for its end, commits it and returns
+// nil: the broker holds the whole transaction and the position after it, with no restart.
+func TestKafkaStopCommitsOpenTransaction(t *testing.T) {
+	addr := sinktest.Serve(t, db, "sinkkafka")
+	brokers := sinktest.Kafka(t, 1)
+	if err := db.Exec("DROP TABLE IF EXISTS graceful", "CREATE TABLE graceful (id INT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(sinktest.Position(t, db, "sinkkafka"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("INSERT INTO graceful SELECT seq FROM seq_1_to_300"); err != nil {
+		t.Fatal(err)
+	}
+	end := sinktest.Position(t, db, "sinkkafka")
+	pub, err := kafka.New(kafka.Options{Brokers: brokers, Name: "graceful", OffsetsTopic: "offsets"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &slow{Publisher: pub, entered: make(chan struct{})}
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cl.Close() }()
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- sink.Run(context.Background(), sink.Config{Name: "graceful", Client: cl, Publisher: s, Logger: sinktest.Logger(t),
+			Stop: stop, DrainTimeout: 20 * time.Second,
+			Request: client.Request{Position: pos, Format: "debezium-json", Filter: client.ParseTables("graceful"),
+				HeartbeatInterval: 100 * time.Millisecond, MaxBatchBytes: 4096},
+			Topics: sink.TopicMap{Prefix: "cdc."}})
+	}()
+	<-s.entered
+	close(stop)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("stop: %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sink did not stop")
+	}
+	got := sinktest.ReadKafka(t, brokers, `^cdc\.`, 301, time.Second)
+	keys := map[string]bool{}
+	for _, g := range got {
+		keys[g.Key] = true
+	}
+	if len(got) != 300 || len(keys) != 300 {
+		t.Fatalf("%d records with %d keys after the stop, want the transaction's 300 once each", len(got), len(keys))
+	}
+	var last sinktest.Got
+	for _, g := range sinktest.ReadKafka(t, brokers, `^offsets$`, 1000, time.Second) {
+		last = g
+	}
+	saved, err := sink.UnmarshalPosition(last.Value)
+	if err != nil || saved.GetShardGtids()[0].GetGtid() != end {
+		t.Fatalf("committed position %q (%v), want %s", last.Value, err, end)
 	}
 }
 

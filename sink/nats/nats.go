@@ -79,6 +79,8 @@ type Publisher struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
+	// maxMsgSize is the stream's max_msg_size; zero or less when it sets none.
+	maxMsgSize int64
 	// queue holds the messages not yet acknowledged, in publish order; keys counts them by
 	// subject and key.
 	queue []inflight
@@ -124,10 +126,14 @@ func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
 		}
 		p.nc, p.js = nc, js
 	}
-	if _, err := p.js.Stream(ctx, p.opts.Stream); errors.Is(err, jetstream.ErrStreamNotFound) {
-		_, err = p.js.CreateStream(ctx, jetstream.StreamConfig{Name: p.opts.Stream,
+	st, err := p.js.Stream(ctx, p.opts.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		st, err = p.js.CreateStream(ctx, jetstream.StreamConfig{Name: p.opts.Stream,
 			Subjects: []string{p.opts.SubjectPrefix + ">"}, Duplicates: p.opts.Duplicates})
-		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = p.js.Stream(ctx, p.opts.Stream)
+		}
+		if err != nil {
 			err = fmt.Errorf("create stream %s: %w", p.opts.Stream, err)
 			if apiErr, ok := errors.AsType[*jetstream.APIError](err); ok && apiErr.Code == 400 {
 				// A stream the server refuses (its subjects overlap another's, say).
@@ -138,6 +144,10 @@ func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", p.opts.Stream, err)
 	}
+	// A stream made beforehand may take less than the server: a record over its limit is
+	// caught before it is sent, as one over max_payload is, so that no message of another
+	// key published after it is stored.
+	p.maxMsgSize = int64(st.CachedInfo().Config.MaxMsgSize)
 	kv, err := p.js.KeyValue(ctx, p.opts.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = p.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: p.opts.Bucket})
@@ -210,15 +220,21 @@ func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
 	}
 	msg.Header.Set(jetstream.MsgIDHeader, r.ID)
 	msg.Data = r.Value
-	size := len(msg.Data) + len(msg.Subject)
+	// The size as the server counts it: the header block ("NATS/1.0\r\n", "Key: value\r\n"
+	// each, "\r\n") and the data.
+	size := len(msg.Data) + 12
 	for k, vs := range msg.Header {
 		for _, v := range vs {
 			size += len(k) + len(v) + 4
 		}
 	}
-	if max := p.nc.MaxPayload(); int64(size) > max {
-		return sink.Permanent(fmt.Errorf("record %s for subject %s is %d bytes, more than the server's max_payload of %d",
-			r.ID, msg.Subject, size, max))
+	limit, what := p.nc.MaxPayload(), "the server's max_payload"
+	if p.maxMsgSize > 0 && p.maxMsgSize < limit {
+		limit, what = p.maxMsgSize, "the stream "+p.opts.Stream+"'s max_msg_size"
+	}
+	if int64(size) > limit {
+		return sink.Permanent(fmt.Errorf("record %s for subject %s is %d bytes, more than %s of %d",
+			r.ID, msg.Subject, size, what, limit))
 	}
 	key := msg.Subject + "\x00" + string(r.Key)
 	for len(p.queue) > 0 && (p.keys[key] > 0 || len(p.queue) >= p.opts.MaxInFlight) {
@@ -282,13 +298,13 @@ func (p *Publisher) settleAll(ctx context.Context) error {
 // retry publishes msg synchronously with backoff until JetStream acknowledges it (a
 // duplicate counts: it is there) or RetryTimeout passes.
 func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, cause error) error {
-	if errors.Is(cause, nats.ErrMaxPayload) {
-		return sink.Permanent(fmt.Errorf("publish to %s: %w", msg.Subject, cause))
+	if err := p.tooLarge(msg, cause); err != nil {
+		return err
 	}
 	op := func() (*jetstream.PubAck, error) {
 		ack, err := p.js.PublishMsg(ctx, msg)
-		if errors.Is(err, nats.ErrMaxPayload) {
-			return nil, backoff.Permanent(sink.Permanent(err))
+		if terr := p.tooLarge(msg, err); terr != nil {
+			return nil, backoff.Permanent(terr)
 		}
 		return ack, err
 	}
@@ -298,6 +314,23 @@ func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, cause error) error
 		return fmt.Errorf("publish to %s (first error: %v): %w", msg.Subject, cause, err)
 	}
 	return nil
+}
+
+// tooLarge is the error that stops the sink when err says msg is larger than the broker
+// takes (the server's max_payload, or the stream's max_msg_size when it was lowered after
+// Resume read it); nil for any other error.
+func (p *Publisher) tooLarge(msg *nats.Msg, err error) error {
+	var limit string
+	switch {
+	case errors.Is(err, nats.ErrMaxPayload):
+		limit = "the server's max_payload"
+	case errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum):
+		limit = "the stream " + p.opts.Stream + "'s max_msg_size"
+	default:
+		return nil
+	}
+	return sink.Permanent(fmt.Errorf("record %s for subject %s is %d bytes, more than %s: %w",
+		msg.Header.Get(jetstream.MsgIDHeader), msg.Subject, len(msg.Data), limit, err))
 }
 
 // Commit waits for every message in flight, then writes pos to the bucket.

@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/server/encoder/avro"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/nats"
 )
@@ -56,6 +57,22 @@ func TestNATSExactlyOnce(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/fail-every-%d", tc.format, tc.failEvery), func(t *testing.T) {
 			srv := sinktest.StartNATS(t)
 			sinktest.ExactlyOnce(t, db, "sinknats", broker(srv.URL(), "CDC"), tc.format, nil, tc.failEvery)
+			// Avro's schema announcements come again after every resume; their IDs (the
+			// subject and schema id) let the duplicate window keep one of each.
+			schemas := map[string]int{}
+			for _, g := range sinktest.ReadNATS(t, srv.URL(), "CDC", 100000, time.Second) {
+				if g.Headers[avro.HeaderMessage] == avro.MessageSchema {
+					schemas[g.Headers[avro.HeaderSubject]+" "+g.Headers[avro.HeaderSchemaID]]++
+				}
+			}
+			for schema, n := range schemas {
+				if n != 1 {
+					t.Errorf("schema %s stored %d times, want once", schema, n)
+				}
+			}
+			if (tc.format == "avro") != (len(schemas) > 0) {
+				t.Errorf("%d schemas stored in %s", len(schemas), tc.format)
+			}
 		})
 	}
 }
@@ -138,19 +155,48 @@ func TestNATSMessageShape(t *testing.T) {
 	}
 }
 
-// A record larger than the server's max_payload stops the sink with an error naming it.
+// A record larger than the broker takes stops the sink with an error naming it, and the
+// sink does not go past it: larger than the server's max_payload (1 MiB by default, caught
+// before it is sent), or than the max_msg_size of a stream made by the user (refused by
+// JetStream).
 func TestNATSRecordTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		maxMsgSize int32
+		size       int
+		err        string
+	}{
+		{"max_payload", 0, 1200000, "more than the server's max_payload"},
+		{"stream max_msg_size", 8192, 20000, "more than the stream BIG's max_msg_size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recordTooLarge(t, tc.maxMsgSize, tc.size, tc.err)
+		})
+	}
+}
+
+func recordTooLarge(t *testing.T, maxMsgSize int32, size int, want string) {
 	srv := sinktest.StartNATS(t)
 	addr := sinktest.Serve(t, db, "sinknats")
+	if maxMsgSize > 0 {
+		nc, err := natsgo.Connect(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "BIG", Subjects: []string{"cdc.>"}, MaxMsgSize: maxMsgSize}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := db.Exec("DROP TABLE IF EXISTS big", "CREATE TABLE big (id INT PRIMARY KEY, b LONGTEXT)"); err != nil {
 		t.Fatal(err)
 	}
 	pos, err := client.ParsePosition(sinktest.Position(t, db, "sinknats"), "", "")
 	if err != nil {
-		t.Fatal(err)
-	}
-	// nats-server's default max_payload is 1 MiB.
-	if err := db.Exec("INSERT INTO big VALUES (1, REPEAT('x', 1200000))"); err != nil {
 		t.Fatal(err)
 	}
 	pub, err := nats.New(nats.Options{URL: srv.URL(), Name: "big", Stream: "BIG", SubjectPrefix: "cdc.", Bucket: "checkpoints"})
@@ -164,10 +210,29 @@ func TestNATSRecordTooLarge(t *testing.T) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = sink.Run(ctx, sink.Config{Name: "big", Client: cl, Publisher: pub, Logger: sinktest.Logger(t),
-		Request: client.Request{Position: pos, Format: "debezium-json", Filter: client.ParseTables("big")},
-		Topics:  sink.TopicMap{Prefix: "cdc."}})
-	if !sink.IsPermanent(err) || !strings.Contains(err.Error(), "more than the server's max_payload") {
-		t.Fatalf("got %v, want the record-too-large error", err)
+	done := make(chan error, 1)
+	go func() {
+		done <- sink.Run(ctx, sink.Config{Name: "big", Client: cl, Publisher: pub, Logger: sinktest.Logger(t),
+			Request: client.Request{Position: pos, Format: "debezium-json", Filter: client.ParseTables("big")},
+			Topics:  sink.TopicMap{Prefix: "cdc."}})
+	}()
+	if err := db.Exec("INSERT INTO big VALUES (1, 'small')"); err != nil {
+		t.Fatal(err)
+	}
+	sinktest.WaitFor(t, 20*time.Second, "the small record", func() bool {
+		return len(sinktest.ReadNATS(t, srv.URL(), "BIG", 1, 300*time.Millisecond)) == 1
+	})
+	// One transaction: the row after the large one is published at once unless the large
+	// one stops the sink before it is sent.
+	if err := db.Exec("BEGIN", fmt.Sprintf("INSERT INTO big VALUES (2, REPEAT('x', %d))", size), "INSERT INTO big VALUES (3, 'after')", "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	if !sink.IsPermanent(err) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "record big/") {
+		t.Fatalf("got %v, want the record-too-large error naming the record", err)
+	}
+	got := sinktest.ReadNATS(t, srv.URL(), "BIG", 3, time.Second)
+	if len(got) != 1 || !strings.Contains(string(got[0].Value), "small") {
+		t.Fatalf("messages after the error: %d, want the small one alone", len(got))
 	}
 }
