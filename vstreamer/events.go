@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 // This file holds what handle() does with MySQL 8 events and with events it has no case for.
@@ -18,11 +19,10 @@ func (s *stream) mysqlGTID(e *replication.GTIDEvent) error {
 		return fmt.Errorf("%w: a transaction without a GTID (ANONYMOUS_GTID_LOG_EVENT) at %s:%d: gtid_mode is no longer ON; the stream needs gtid_mode=ON",
 			ErrServerConfig, s.binlogFile, s.binlogPos)
 	}
-	if tag := e.Tag.String(); tag != "" {
-		s.eventGTI = formatMySQLTaggedGTID(e.SID, tag, e.GNO)
-	} else {
-		s.eventGTI = formatMySQLGTID(e.SID, e.GNO)
-	}
+	// Its text is written when an event or an error needs it (gti).
+	id := txnGTID{flavor: position.MySQL56, tag: e.Tag, gno: e.GNO}
+	copy(id.sid[:], e.SID)
+	s.eventGTI, s.eventID = "", id
 	s.txn = txnSource{originalCommitUs: int64(e.OriginalCommitTimestamp)}
 	return nil
 }

@@ -174,7 +174,8 @@ func (s *stream) enter(k *keyspaceStream) {
 		return
 	}
 	s.txnKs = k
-	if s.flushes == s.txn.begun.flushes && s.txn.beginAt < len(s.batch) {
+	// A BEGIN still due is labelled when it is added (openTxn).
+	if !s.txn.beginDue && s.flushes == s.txn.begun.flushes && s.txn.beginAt < len(s.batch) {
 		if b := s.batch[s.txn.beginAt]; b.Type == binlogdata.VEventType_BEGIN {
 			b.Keyspace = k.cfg.Keyspace
 		}
@@ -256,7 +257,7 @@ func (s *stream) statementKeyspace(defaultDB string, tables []ddl.Table, sql str
 		}
 		if found != nil {
 			return nil, fmt.Errorf("%w: transaction %s changes tables of keyspaces %q and %q by one statement (%q), which one event cannot carry; "+
-				"set binlog_format=ROW on the source, or stream the keyspaces separately", ErrStatementChange, s.eventGTI, found.cfg.Keyspace, k.cfg.Keyspace, sql)
+				"set binlog_format=ROW on the source, or stream the keyspaces separately", ErrStatementChange, s.gti(), found.cfg.Keyspace, k.cfg.Keyspace, sql)
 		}
 		found = k
 	}

@@ -22,6 +22,8 @@ import (
 // tablePlan is how rows of one table id are turned into events.
 type tablePlan struct {
 	name string
+	// db is the table's database.
+	db string
 	// ks is the keyspace of the table's database; nil for tables of other databases.
 	ks *keyspaceStream
 	// selected is false for tables the filter leaves out (or of other databases).
@@ -47,7 +49,15 @@ type tablePlan struct {
 }
 
 func (p *tablePlan) fits(tm *replication.TableMapEvent) bool {
-	return p.name == string(tm.Table) && bytes.Equal(p.types, tm.ColumnType) && slices.Equal(p.meta, tm.ColumnMeta) &&
+	if p.name != string(tm.Table) || p.db != string(tm.Schema) {
+		return false
+	}
+	if !p.selected {
+		// Whether a table is streamed depends on its database and name only: the plan of
+		// one that is not holds nothing its columns change.
+		return true
+	}
+	return bytes.Equal(p.types, tm.ColumnType) && slices.Equal(p.meta, tm.ColumnMeta) &&
 		slices.Equal(p.names, tm.ColumnNameString())
 }
 
@@ -77,7 +87,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_FIELD,
 		Timestamp: int64(ts),
-		EventGtid: s.eventGTI,
+		EventGtid: s.gti(),
 		FieldEvent: &binlogdata.FieldEvent{
 			TableName:           p.name,
 			Fields:              p.fields,
@@ -112,6 +122,7 @@ func sameFields(a, b []*query.Field) bool {
 func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 	p := &tablePlan{
 		name:  string(tm.Table),
+		db:    string(tm.Schema),
 		types: slices.Clone(tm.ColumnType),
 		meta:  slices.Clone(tm.ColumnMeta),
 		names: slices.Clone(tm.ColumnNameString()),
@@ -507,7 +518,7 @@ func (s *stream) sendRows(ts uint32, e *replication.RowsEvent, p *tablePlan, b *
 	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_ROW,
 		Timestamp: int64(ts),
-		EventGtid: s.eventGTI,
+		EventGtid: s.gti(),
 		RowEvent: &binlogdata.RowEvent{
 			TableName:  p.name,
 			RowChanges: ptrs,

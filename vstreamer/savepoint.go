@@ -36,6 +36,10 @@ func (s *stream) savepoint(sql string) error {
 	i := s.findSavepoint(name)
 	switch op {
 	case ddl.SetSavepoint:
+		if s.txn.beginDue {
+			// A rollback to the savepoint keeps what comes before it: the BEGIN, first.
+			s.openTxn()
+		}
 		s.txn.savepoints = append(s.txn.savepoints, savepoint{name: name, mark: len(s.batch), flushes: s.flushes})
 	case ddl.ReleaseSavepoint:
 		if i >= 0 {
@@ -44,7 +48,7 @@ func (s *stream) savepoint(sql string) error {
 	case ddl.RollbackToSavepoint:
 		if i < 0 {
 			return fmt.Errorf("%w: transaction %s rolls back to savepoint %s (%q), which it did not set in the binlog",
-				ErrPartialRollback, s.eventGTI, name, sql)
+				ErrPartialRollback, s.gti(), name, sql)
 		}
 		if err := s.undo(s.txn.savepoints[i], sql); err != nil {
 			return err
@@ -54,7 +58,7 @@ func (s *stream) savepoint(sql string) error {
 	case ddl.NotSavepoint:
 		// Classify called it a savepoint statement, but its name could not be read. Were it a
 		// ROLLBACK TO, ignoring it would stream changes the transaction undid.
-		return fmt.Errorf("%w: transaction %s: cannot read the savepoint statement %q", ErrStatementChange, s.eventGTI, sql)
+		return fmt.Errorf("%w: transaction %s: cannot read the savepoint statement %q", ErrStatementChange, s.gti(), sql)
 	}
 	return nil
 }
@@ -64,7 +68,8 @@ func (s *stream) savepoint(sql string) error {
 // dropped, BEGIN kept, so that the client sees an empty transaction that moves the position
 // past its GTID.
 func (s *stream) rollback(sql string) error {
-	if !s.inTxn {
+	if !s.inTxn || s.txn.beginDue {
+		// Nothing of the transaction was added: there is nothing to drop.
 		return nil
 	}
 	return s.undo(s.txn.begun, sql)
@@ -78,13 +83,13 @@ func (s *stream) rollback(sql string) error {
 func (s *stream) undo(sp savepoint, sql string) error {
 	if sp.flushes != s.flushes {
 		return fmt.Errorf("%w: transaction %s undoes changes with %q after they were sent; "+
-			"start the stream with a max_batch_bytes above the transaction's size", ErrPartialRollback, s.eventGTI, sql)
+			"start the stream with a max_batch_bytes above the transaction's size", ErrPartialRollback, s.gti(), sql)
 	}
 	for _, ev := range s.batch[sp.mark:] {
 		if statementEvent(ev) {
 			return fmt.Errorf("%w: transaction %s undoes statement-based changes with %q; those on non-transactional "+
 				"tables stay and the binlog does not tell them from the others; set binlog_format=ROW on the source",
-				ErrStatementChange, s.eventGTI, sql)
+				ErrStatementChange, s.gti(), sql)
 		}
 	}
 	s.discard(sp.mark)

@@ -7,7 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
+
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 var filterSKA = &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "ska"}}}
@@ -164,4 +170,115 @@ func endsTxn(l string) bool {
 // table whatever the recording sent.
 func resumable(lines []string) []string {
 	return slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return strings.HasPrefix(l, "FIELD ") })
+}
+
+// skippedTxn is a transaction of one row on test.other, as a MariaDB (or a MySQL) binlog
+// gives it.
+func skippedTxn(mysqlFlavor bool, seq uint64, logPos uint32) []*replication.BinlogEvent {
+	hdr := func(typ replication.EventType) *replication.EventHeader {
+		logPos += 100
+		return &replication.EventHeader{EventType: typ, Timestamp: 1700000000, ServerID: 1, LogPos: logPos, EventSize: 100}
+	}
+	start := []*replication.BinlogEvent{
+		{Header: hdr(replication.MARIADB_GTID_EVENT), Event: &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: seq}}},
+		{Header: hdr(replication.MARIADB_ANNOTATE_ROWS_EVENT), Event: &replication.MariadbAnnotateRowsEvent{Query: []byte("INSERT INTO other VALUES (1)")}},
+	}
+	if mysqlFlavor {
+		sid := uuid.MustParse(skipUUID)
+		start = []*replication.BinlogEvent{
+			{Header: hdr(replication.GTID_EVENT), Event: &replication.GTIDEvent{SID: sid[:], GNO: int64(seq)}},
+			{Header: hdr(replication.QUERY_EVENT), Event: &replication.QueryEvent{Query: []byte("BEGIN")}},
+		}
+	}
+	return append(start,
+		&replication.BinlogEvent{Header: hdr(replication.TABLE_MAP_EVENT), Event: &replication.TableMapEvent{TableID: 7, Schema: []byte("test"), Table: []byte("other"),
+			ColumnCount: 1, ColumnType: []byte{mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0}, ColumnName: [][]byte{[]byte("id")}}},
+		&replication.BinlogEvent{Header: hdr(replication.WRITE_ROWS_EVENTv2), Event: &replication.RowsEvent{TableID: 7, ColumnCount: 1, Rows: [][]any{{int32(1)}}}},
+		&replication.BinlogEvent{Header: hdr(replication.XID_EVENT), Event: &replication.XIDEvent{XID: seq}},
+	)
+}
+
+const skipUUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+type positions struct{ n int }
+
+func (p *positions) Position(string, time.Time)        { p.n++ }
+func (p *positions) CopyProgress(string, int64, int64) {}
+
+// TestSkippedTransactionAllocs: a transaction the filter leaves out costs a stream that skips
+// empty transactions no allocation: no BEGIN is built, the position moves by the GTID event's
+// binary GTID, and the observer hears the position at most every observeEvery. Streams on a
+// shared reader each handle every transaction of the binlog, so this is what a filtered
+// stream costs per transaction it does not send.
+func TestSkippedTransactionAllocs(t *testing.T) {
+	t.Run("MariaDB", func(t *testing.T) { testSkippedTransactionAllocs(t, false, "MariaDB/0-1-1", "MariaDB/0-1-") })
+	t.Run("MySQL", func(t *testing.T) {
+		testSkippedTransactionAllocs(t, true, "MySQL56/"+skipUUID+":1", "MySQL56/"+skipUUID+":1-")
+	})
+}
+
+func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want string) {
+	flt, err := filter.New(filterSKA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := position.Parse(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent int
+	obs := &positions{}
+	ks := &keyspaceStream{cfg: &Config{Database: "test", Keyspace: "test", Shard: "0"}, filter: flt,
+		fieldsFor: map[string]*tablePlan{}, copyPlans: map[string]*tablePlan{}}
+	s := &stream{
+		keyspaces: []*keyspaceStream{ks}, pos: start, plans: map[uint64]*tablePlan{}, skipEmpty: true, observer: obs,
+		maxBatch: 1 << 20, lastVGTID: nowNanos(),
+		send: func([]*binlogdata.VEvent) error { sent++; return nil },
+	}
+	s.use(ks)
+	defer func() {
+		if s.pendTimer != nil {
+			s.pendTimer.Stop()
+		}
+	}()
+	const txns = 1000
+	var evs [][]*replication.BinlogEvent
+	for i := range txns + 1 {
+		evs = append(evs, skippedTxn(mysqlFlavor, uint64(2+i), uint32(1000*i)))
+	}
+	handle := func(txn []*replication.BinlogEvent) {
+		for _, ev := range txn {
+			if err := s.handle(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The first one builds the table's plan and the pending position's timer.
+	handle(evs[0])
+	i := 1
+	allocs := testing.AllocsPerRun(txns-1, func() {
+		handle(evs[i])
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("a skipped transaction costs %v allocations", allocs)
+	}
+	if got, want := s.pos.String(), want+strconv.Itoa(1+i); got != want {
+		t.Errorf("position after %d skipped transactions: %s, want %s", i, got, want)
+	}
+	if len(s.batch) != 0 || sent != 0 || !s.pending || s.inTxn {
+		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.batch), sent, s.pending, s.inTxn)
+	}
+	if obs.n < 1 || obs.n > 2+int(time.Since(time.Unix(0, s.lastVGTID))/observeEvery) {
+		t.Errorf("the observer heard %d positions", obs.n)
+	}
+	// The VGTID that carries the position tells the observer the last one.
+	reported, was := obs.n, s.unobserved
+	s.add(s.vgtidEvent())
+	if s.unobserved || was && obs.n != reported+1 {
+		t.Errorf("the VGTID did not tell the observer the position (%d, then %d reports)", reported, obs.n)
+	}
+	if got := s.batch[0].Vgtid.ShardGtids[0].Gtid; got != s.pos.String() {
+		t.Errorf("VGTID %s, want %s", got, s.pos)
+	}
 }

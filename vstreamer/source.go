@@ -102,12 +102,25 @@ func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 		// share it even when the server's head moved between them.
 		if c, pos, ok := e.readers.AttachHead(open, onKind); ok {
 			s.pos = pos
+			s.leaveOut(c)
 			return c, c.Close, nil
 		}
 	}
 	atHead := s.pos.Contains(info.current) && info.current.Contains(s.pos)
 	c := e.readers.Attach(s.pos, atHead, open, onKind)
+	s.leaveOut(c)
 	return c, c.Close, nil
+}
+
+// leaveOut has the shared reader leave out the events of the tables the stream does not
+// send, as the stream's own reader goroutine would (unsent): the cursor decides once per
+// table, where that goroutine would look at each event.
+func (s *stream) leaveOut(c *fanout.Cursor) {
+	if s.withSrc {
+		// Sources count every rows event of a transaction.
+		return
+	}
+	c.LeaveOut(func(t *fanout.Table) bool { return s.leavesOut(t.DB, t.Name) }, unsentTypes...)
 }
 
 // sharedDump opens the dumps of the shared readers with cfg.

@@ -14,12 +14,14 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
@@ -251,10 +253,15 @@ type stream struct {
 
 	pos position.Position
 	// start is where the stream started, which pos leaves at the first commit.
-	start    position.Position
-	eventGTI string // GTID of the transaction being read, e.g. "0-1-100"
-	inTxn    bool
-	// now is the wall clock (ns) stamped as current_time on the events being produced.
+	start position.Position
+	// eventGTI is the GTID of the transaction being read, e.g. "0-1-100" (see gti).
+	eventGTI string
+	// eventID is that GTID as its binlog event gave it: the position moves by it without
+	// parsing text, and gti writes eventGTI from it.
+	eventID txnGTID
+	inTxn   bool
+	// now is the wall clock (ns) stamped as current_time on the events being produced; 0
+	// until clock reads it for the event being handled.
 	now int64
 
 	plans map[uint64]*tablePlan
@@ -332,6 +339,14 @@ type stream struct {
 	pending   bool
 	lastVGTID int64
 	pendTimer *time.Timer
+	// skipRun counts the transactions skipped since the last VGTID (see clockEvery).
+	skipRun int
+	// observedAt (unix nanos) is when the observer last heard the position; unobserved is
+	// set when a skipped transaction moved it since, and unobservedTS is that
+	// transaction's binlog time (see observeSkipped).
+	observedAt   int64
+	unobserved   bool
+	unobservedTS uint32
 	// quick counts the events nextEvent took without its full select since it last ran it.
 	quick int
 }
@@ -339,6 +354,17 @@ type stream struct {
 // fairEvery bounds how many events nextEvent takes from a backlog before it looks at the
 // drain, heartbeat and pending-position channels again.
 const fairEvery = 16
+
+// observeEvery bounds how often the observer hears the position moved by skipped
+// transactions: formatting the position for each would cost a filtered stream more than
+// skipping the transaction. A VGTID that carries the position tells the observer too.
+const observeEvery = 100 * time.Millisecond
+
+// clockEvery is how many skipped transactions in a row a stream handles between readings of
+// the clock for the pending position (the lone VGTID and the observer): a clock reading
+// costs as much as skipping a transaction, and a run of them takes microseconds. A stream
+// that waits for events sends the pending position by its timer (nextEvent).
+const clockEvery = 8
 
 // pendingPositionDelay bounds how long a position moved only by skipped transactions waits
 // for a VGTID to carry it, so that a client's resume point and acks keep moving.
@@ -376,13 +402,16 @@ func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error 
 	return s.classify(err)
 }
 
-// read hands the binlog's events to the stream goroutine. It touches no stream state. It does
+// read hands the binlog's events to the stream goroutine, but for those it would do nothing
+// with (see unsent). It touches no stream state. It does
 // not close events when it fails: the stream goroutine would see that before the errgroup has
 // the failure, and end the stream as cancelled; it ends on the errgroup's cancel instead.
 func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- *replication.BinlogEvent) (err error) {
 	var ev *replication.BinlogEvent
 	defer catch(&err, StageRead, func(pe *PanicError) { pe.Table = eventTable(ev) })
 	var where readPlace
+	where.names, _ = streamer.(tableNamer)
+	skip := unsent{s: s}
 	for {
 		ev, err = streamer.GetEvent(ctx)
 		if err != nil {
@@ -391,6 +420,9 @@ func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- 
 		where.saw(ev)
 		if faults.Enabled() {
 			faults.At(faults.Read, s.readTable(ev), ev)
+		}
+		if skip.drops(ev) {
+			continue
 		}
 		// Sent without the two-way select when there is room: it locks both channels.
 		select {
@@ -498,7 +530,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 				return err
 			}
 		}
-		lone := s.pending && !s.inTxn && s.now-s.lastVGTID >= int64(pendingPositionDelay)
+		lone := s.pending && !s.inTxn && s.skipRun%clockEvery == 0 && s.clock()-s.lastVGTID >= int64(pendingPositionDelay)
 		if lone {
 			// A run of skipped transactions longer than the delay: its position goes out
 			// now, whatever is queued behind it.
@@ -615,12 +647,28 @@ func (s *stream) add(evs ...*binlogdata.VEvent) {
 		if !s.wants(ev.Type) {
 			continue
 		}
-		ev.CurrentTime = s.now
-		ev.Keyspace = s.cfg.Keyspace
-		ev.Shard = s.cfg.Shard
-		s.batch = append(s.batch, ev)
-		s.batchSize += 32
+		if s.txn.beginDue && ev.Type != binlogdata.VEventType_HEARTBEAT {
+			s.openTxn()
+		}
+		s.push(ev)
 	}
+}
+
+// push appends a wanted event to the batch.
+func (s *stream) push(ev *binlogdata.VEvent) {
+	ev.CurrentTime = s.clock()
+	ev.Keyspace = s.cfg.Keyspace
+	ev.Shard = s.cfg.Shard
+	s.batch = append(s.batch, ev)
+	s.batchSize += 32
+}
+
+// clock is now, read once per event handled.
+func (s *stream) clock() int64 {
+	if s.now == 0 {
+		s.now = nowNanos()
+	}
+	return s.now
 }
 
 func (s *stream) flush() error {
@@ -702,12 +750,15 @@ func (s *stream) beat() {
 
 func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
 	s.gtidSent = s.pos.String()
-	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.eventGTI}
+	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.gti()}
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
-	s.pending = false
-	s.lastVGTID = s.now
+	s.pending, s.skipRun = false, 0
+	s.lastVGTID = s.clock()
+	if s.unobserved {
+		s.observe(s.unobservedTS)
+	}
 	if s.multi() {
 		return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: s.shardGtids()}}
 	}
@@ -733,9 +784,18 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 	if fp, ok := s.pos.GTIDSet.(*position.FilePosSet); ok {
 		fp.File, fp.Pos = s.binlogFile, uint64(s.binlogPos)
-	} else if s.eventGTI != "" {
-		if err := s.pos.Update(s.eventGTI); err != nil {
-			return false, fmt.Errorf("advance position %s by %s: %w", s.pos, s.eventGTI, err)
+	} else if s.eventID.flavor != "" || s.eventGTI != "" {
+		var err error
+		switch id := &s.eventID; id.flavor {
+		case position.MariaDB:
+			err = s.pos.AddMariaDB(id.mariadb)
+		case position.MySQL56:
+			err = s.pos.AddMySQL(id.sid, id.tag, id.gno)
+		default:
+			err = s.pos.Update(s.eventGTI)
+		}
+		if err != nil {
+			return false, fmt.Errorf("advance position %s by %s: %w", s.pos, s.gti(), err)
 		}
 	}
 	if s.skipEmpty && s.inTxn && isCommit && s.emptyTxn() {
@@ -749,23 +809,88 @@ func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	s.useTxnKeyspace()
 	terminal.Timestamp = int64(ts)
-	terminal.EventGtid = s.eventGTI
+	terminal.EventGtid = s.gti()
 	gtid := s.gtidEvent(ts)
 	if src := terminal.Source; src != nil && terminal.Type != binlogdata.VEventType_COMMIT {
 		src.GtidSet = gtid.Gtid
 	}
+	// The observer hears this transaction's position, which holds the skipped ones'.
+	s.unobserved = false
 	s.add(gtid, terminal, s.vgtidEvent())
-	if s.observer != nil {
-		s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
-	}
+	s.observe(ts)
 	s.inTxn = false
-	s.eventGTI = ""
+	s.eventGTI, s.eventID = "", txnGTID{}
 	s.txn = txnSource{}
 	return nil
 }
 
+// txnGTID is a transaction's GTID as its binlog GTID event gives it: a MariaDB GTID, or a
+// MySQL source uuid, tag and number.
+type txnGTID struct {
+	flavor  position.Flavor // "" when no GTID event gave one
+	mariadb mysql.MariadbGTID
+	sid     uuid.UUID
+	tag     mysql.Tag
+	gno     int64
+}
+
+// gti is the GTID of the transaction being read, as text. It is written only when an event
+// or an error names it: a filtered stream skips most transactions unnamed.
+func (s *stream) gti() string {
+	if s.eventGTI != "" {
+		return s.eventGTI
+	}
+	switch id := &s.eventID; id.flavor {
+	case position.MariaDB:
+		s.eventGTI = formatMariaDBGTID(id.mariadb)
+	case position.MySQL56:
+		if tag := id.tag.String(); tag != "" {
+			s.eventGTI = formatMySQLTaggedGTID(id.sid[:], tag, id.gno)
+		} else {
+			s.eventGTI = formatMySQLGTID(id.sid[:], id.gno)
+		}
+	default:
+		// No GTID event: eventGTI is all there is.
+	}
+	return s.eventGTI
+}
+
+// observe tells the observer the position, moved by a transaction of binlog time ts.
+func (s *stream) observe(ts uint32) {
+	if s.observer == nil {
+		return
+	}
+	s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
+	s.observedAt, s.unobserved = s.clock(), false
+}
+
+// observeSkipped tells the observer the position a skipped transaction moved, at most
+// every observeEvery (looking at the clock every clockEvery skipped transactions); the next
+// VGTID carries a position it was not told.
+func (s *stream) observeSkipped(ts uint32) {
+	if s.observer == nil {
+		return
+	}
+	s.unobserved, s.unobservedTS = true, ts
+	if s.skipRun%clockEvery == 0 && s.clock()-s.observedAt >= int64(observeEvery) {
+		s.observe(ts)
+	}
+}
+
 func (s *stream) handle(ev *replication.BinlogEvent) error {
-	s.now = time.Now().UnixNano()
+	if t, ok := ev.Event.(*fanout.TxnEnds); ok {
+		// A transaction the shared reader left all but its ends of: handled as the two
+		// events, each as the loop handles one.
+		if err := s.handle(t.First); err != nil {
+			if err = s.poisoned(err); err != nil {
+				return err
+			}
+		}
+		return s.handle(t.Last)
+	}
+	// Read by clock when an event or the pending position needs it: most events of a
+	// filtered stream need none.
+	s.now = 0
 	s.hdr = ev.Header
 	s.cur = ev
 	ts := ev.Header.Timestamp
@@ -776,7 +901,8 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	case *replication.RotateEvent:
 		s.binlogFile, s.binlogPos = string(e.NextLogName), uint32(e.Position)
 	case *replication.MariadbGTIDEvent:
-		s.eventGTI = formatMariaDBGTID(e.GTID)
+		// Its text is written when an event or an error needs it (gti).
+		s.eventGTI, s.eventID = "", txnGTID{flavor: position.MariaDB, mariadb: e.GTID}
 		s.txn = txnSource{}
 		if !e.IsStandalone() {
 			s.begin(ts)
@@ -818,7 +944,7 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 			s.txn.query = string(e.Query)
 		}
 		if s.wants(binlogdata.VEventType_ROWS_QUERY) {
-			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.eventGTI,
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.gti(),
 				Statement: string(e.Query)})
 			// A statement may be megabytes (a multi-row INSERT): it counts toward the batch.
 			s.batchSize += len(e.Query)
@@ -839,26 +965,50 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	return nil
 }
 
+// begin opens a transaction. Its BEGIN is added to the batch with the transaction's first
+// event (openTxn): a filtered stream skips most transactions, and builds none for them.
 func (s *stream) begin(ts uint32) {
 	if s.inTxn {
 		return
 	}
 	s.inTxn = true
-	s.txn.beginAt = len(s.batch)
-	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(ts), EventGtid: s.eventGTI}
-	if ev.Source = s.source(); ev.Source != nil {
-		ev.Source.GtidSet = s.txnGTIDSet()
-		ev.Source.ThreadId = s.txn.threadID
+	s.txn.beginDue, s.txn.beginTS = true, ts
+	s.txnKs = nil
+	if src := s.source(); src != nil {
+		src.GtidSet = s.txnGTIDSet()
+		src.ThreadId = s.txn.threadID
+		s.txn.beginSrc = src
 	}
-	s.add(ev)
-	if s.multi() {
-		// Labelled again with the keyspace of its first change, if it has one (see enter).
-		ev.Keyspace, s.txnKs = s.keyspaces[0].cfg.Keyspace, nil
+}
+
+// openTxn adds the BEGIN of the transaction begin opened, before its first event.
+func (s *stream) openTxn() {
+	s.txn.beginDue = false
+	s.txn.beginAt = len(s.batch)
+	if s.wants(binlogdata.VEventType_BEGIN) {
+		ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(s.txn.beginTS), EventGtid: s.gti(),
+			Source: s.txn.beginSrc}
+		s.push(ev)
+		if s.multi() {
+			// The keyspace of the transaction's first change, if one was read; else the
+			// first keyspace, labelled again by the first change (see enter).
+			k := s.txnKs
+			if k == nil {
+				k = s.keyspaces[0]
+			}
+			ev.Keyspace = k.cfg.Keyspace
+		}
 	}
 	s.txn.begun = savepoint{mark: len(s.batch), flushes: s.flushes}
 }
 
 func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
+	if string(e.Query) == "BEGIN" {
+		// MySQL's every transaction: read without a copy of the text.
+		s.txn.threadID = uint64(e.SlaveProxyID)
+		s.begin(ts)
+		return nil
+	}
 	sql := string(e.Query)
 	kind, tables, parsed := ddl.Classify(sql)
 	s.txn.threadID = uint64(e.SlaveProxyID)
@@ -1019,6 +1169,11 @@ type txnSource struct {
 	begun      savepoint
 	// beginAt is where the transaction's BEGIN stands in the batch (if it was added).
 	beginAt int
+	// beginDue is set while the transaction's BEGIN, of binlog time beginTS and source
+	// beginSrc, waits for the transaction's first event (see begin).
+	beginDue bool
+	beginTS  uint32
+	beginSrc *binlogdata.EventSource
 }
 
 // source is the EventSource of the binlog event being handled, or nil when the stream does
@@ -1039,11 +1194,11 @@ func (s *stream) source() *binlogdata.EventSource {
 
 // txnGTIDSet is the executed GTID set including the transaction being read.
 func (s *stream) txnGTIDSet() string {
-	if s.eventGTI == "" {
+	if s.gti() == "" {
 		return s.pos.String()
 	}
 	p := s.pos.Clone()
-	if err := p.Update(s.eventGTI); err != nil {
+	if err := p.Update(s.gti()); err != nil {
 		// commit reports the same error with its context.
 		return s.pos.String()
 	}
@@ -1053,25 +1208,29 @@ func (s *stream) txnGTIDSet() string {
 // emptyTxn reports a transaction in which nothing was added after BEGIN, and nothing sent:
 // the filter left out all its changes (or a rollback dropped them).
 func (s *stream) emptyTxn() bool {
-	return s.flushes == s.txn.begun.flushes && len(s.batch) == s.txn.begun.mark && s.nextCopy() == nil
+	if s.nextCopy() != nil {
+		return false
+	}
+	return s.txn.beginDue || s.flushes == s.txn.begun.flushes && len(s.batch) == s.txn.begun.mark
 }
 
 // skipTxn closes an empty transaction without sending it: its BEGIN leaves the batch and its
 // position, already in s.pos, waits for the next VGTID the stream sends (see pending).
 func (s *stream) skipTxn(ts uint32) {
-	s.discard(s.txn.beginAt)
-	if s.observer != nil {
-		s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
+	if !s.txn.beginDue {
+		s.discard(s.txn.beginAt)
 	}
+	s.skipRun++
+	s.observeSkipped(ts)
 	s.inTxn = false
-	s.eventGTI = ""
+	s.eventGTI, s.eventID = "", txnGTID{}
 	s.txn = txnSource{}
 	s.txnKs = nil
 	if s.pending {
 		return // the timer is armed
 	}
 	s.pending = true
-	wait := max(time.Duration(int64(pendingPositionDelay)-(s.now-s.lastVGTID)), 0)
+	wait := max(time.Duration(int64(pendingPositionDelay)-(s.clock()-s.lastVGTID)), 0)
 	if s.pendTimer == nil {
 		s.pendTimer = time.NewTimer(wait)
 	} else {

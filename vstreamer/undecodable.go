@@ -19,8 +19,15 @@ type readPlace struct {
 	file string
 	// pos is the end of the last event read in file (the start offset after a rotate).
 	pos uint32
-	// tables maps the table ids of the table maps read to their names.
+	// tables maps the table ids of the table maps read to their names; names, if set, names
+	// those of the table maps the reader left out (fanout.Cursor).
 	tables map[uint64]string
+	names  tableNamer
+}
+
+// tableNamer names a table id the reader has seen a table map of.
+type tableNamer interface {
+	TableName(id uint64) (string, bool)
 }
 
 // saw notes what an event tells of the place: a new binlog file, a table id.
@@ -64,7 +71,11 @@ func (r *readPlace) undecodable(err error) error {
 		if isRowsEvent(h.EventType) && len(ee.Data) >= 6 {
 			var id [8]byte
 			copy(id[:], ee.Data[:6])
-			po.Table = r.tables[binary.LittleEndian.Uint64(id[:])]
+			tid := binary.LittleEndian.Uint64(id[:])
+			po.Table = r.tables[tid]
+			if po.Table == "" && r.names != nil {
+				po.Table, _ = r.names.TableName(tid)
+			}
 		}
 	}
 	return po

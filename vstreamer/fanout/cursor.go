@@ -2,6 +2,8 @@ package fanout
 
 import (
 	"context"
+	"errors"
+	"io"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -37,6 +39,111 @@ type Cursor struct {
 	lastPos    uint32
 	skipping   bool
 	closed     bool
+
+	// leaveOut says which tables' events the cursor leaves out (see LeaveOut); wants holds
+	// its verdicts, and last the last one asked. leaveTypes are the event types it leaves out.
+	leaveOut    func(t *Table) bool
+	wants       map[*Table]bool
+	last        *Table
+	lastWant    bool
+	leaveTypes  [256]bool
+	leavesTypes bool
+}
+
+// LeaveOut makes the cursor leave out the events of the types given and the table map and
+// rows events of the tables skip reports (if set), which it asks once per table of a ring: a
+// reader that wants a few tables of a shared binlog then reads a few tables' events. Call it
+// before GetEvent.
+func (c *Cursor) LeaveOut(skip func(t *Table) bool, types ...replication.EventType) {
+	c.leaveOut = skip
+	for _, t := range types {
+		c.leaveTypes[t] = true
+	}
+	c.leavesTypes = len(types) > 0
+}
+
+// TableName names a table id of a table map the cursor has left out or handed out since
+// LeaveOut, for an error about an event of that id.
+func (c *Cursor) TableName(id uint64) (string, bool) {
+	for t := range c.wants {
+		if t.ID == id {
+			return t.Name, true
+		}
+	}
+	return "", false
+}
+
+// TxnEnds is a transaction of which a cursor hands out only the first and the last event (its
+// GTID event and, say, its XID, the others left out): it hands the two out as one event, whose
+// header is the last one's, and the reader handles them in turn. Only a cursor that leaves
+// events out (LeaveOut) hands out TxnEnds; it saves its reader a hand-off per transaction.
+type TxnEnds struct {
+	First, Last *replication.BinlogEvent
+}
+
+// Dump writes the two events.
+func (s *TxnEnds) Dump(w io.Writer) {
+	s.First.Dump(w)
+	s.Last.Dump(w)
+}
+
+// Decode fails: a TxnEnds event is made by a cursor, never read from a binlog.
+func (s *TxnEnds) Decode([]byte) error {
+	return errors.New("fanout: a TxnEnds event is not decoded")
+}
+
+// skipTxn takes the rest of a transaction whose first event the cursor just took, when the
+// events read ahead hold its end and it leaves out everything in between; it returns the
+// last event, or nil (and takes nothing) when it cannot.
+func (c *Cursor) skipTxn() *replication.BinlogEvent {
+	if c.leaveOut == nil && !c.leavesTypes || c.pending != nil || c.skipping {
+		return nil
+	}
+	for j := c.bi; j < len(c.buf); j++ {
+		e := c.buf[j]
+		if e.start {
+			return nil
+		}
+		if c.leaves(e) {
+			if e.after != nil {
+				return nil
+			}
+			continue
+		}
+		if e.after == nil {
+			return nil
+		}
+		// The last event, and only events left out before it: taken as take would, without
+		// judging them again.
+		for ; c.bi <= j; c.bi++ {
+			c.account(c.buf[c.bi])
+			c.buf[c.bi] = entry{}
+		}
+		return e.ev
+	}
+	return nil
+}
+
+// leaves reports an event the cursor leaves out.
+func (c *Cursor) leaves(e entry) bool {
+	return c.leaveTypes[e.typ] || e.table != nil && c.leaveOut != nil && !c.wanted(e.table)
+}
+
+// wanted reports whether the cursor hands out the events of t.
+func (c *Cursor) wanted(t *Table) bool {
+	if t == c.last {
+		return c.lastWant
+	}
+	want, ok := c.wants[t]
+	if !ok {
+		if c.wants == nil || len(c.wants) > 4096 {
+			c.wants = make(map[*Table]bool)
+		}
+		want = !c.leaveOut(t)
+		c.wants[t] = want
+	}
+	c.last, c.lastWant = t, want
+	return want
 }
 
 func (c *Cursor) setKind(k Kind) {
@@ -68,6 +175,11 @@ func (c *Cursor) GetEvent(ctx context.Context) (*replication.BinlogEvent, error)
 			c.buf[c.bi] = entry{}
 			c.bi++
 			if ev := c.take(e); ev != nil {
+				if e.start {
+					if last := c.skipTxn(); last != nil {
+						return &replication.BinlogEvent{Header: last.Header, Event: &TxnEnds{First: ev, Last: last}}, nil
+					}
+				}
 				return ev, nil
 			}
 			if c.inject != nil {
@@ -166,23 +278,30 @@ func (c *Cursor) take(e entry) *replication.BinlogEvent {
 		}
 		return nil
 	}
-	h := e.ev.Header
-	placed := h.LogPos != 0 && h.EventType != replication.HEARTBEAT_EVENT && h.EventType != replication.HEARTBEAT_LOG_EVENT_V2
 	if c.skipping {
 		// The events of the transaction handed out before the cursor fell behind come again,
 		// after those a new dump starts with (which have no place, or one before them).
-		if !placed || position.ComparePlaces(e.file, uint64(h.LogPos), c.lastFile, uint64(c.lastPos)) <= 0 {
+		if !e.placed || position.ComparePlaces(e.file, uint64(e.logPos), c.lastFile, uint64(c.lastPos)) <= 0 {
 			return nil
 		}
 		c.skipping = false
 	}
-	if placed {
-		c.lastFile, c.lastPos, c.sinceBound = e.file, h.LogPos, true
+	// An event left out counts as handed out: a cursor that falls behind skips it again.
+	c.account(e)
+	if c.leaves(e) {
+		return nil
+	}
+	return e.ev
+}
+
+// account notes an event as handed out (or left out).
+func (c *Cursor) account(e entry) {
+	if e.placed {
+		c.lastFile, c.lastPos, c.sinceBound = e.file, e.logPos, true
 	}
 	if e.after != nil {
 		c.lastBound, c.sinceBound = e.after.pos, false
 	}
-	return e.ev
 }
 
 // handedOver moves the cursor from a catch-up hub to the shared one at the boundary both hold.

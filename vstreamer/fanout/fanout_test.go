@@ -28,7 +28,12 @@ type binlog struct {
 func newBinlog() *binlog { return &binlog{grow: make(chan struct{})} }
 
 // write appends n transactions of rows events each.
-func (b *binlog) write(n, rows int) {
+func (b *binlog) write(n, rows int) { b.writeTables(n, rows, nil) }
+
+// writeTables appends n transactions that each change the tables given, in order: a table map
+// (table id i+1 for tables[i]) and rows events for each; with no tables, rows events of no
+// table.
+func (b *binlog) writeTables(n, rows int, tables []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	pos := uint32(4)
@@ -45,8 +50,17 @@ func (b *binlog) write(n, rows int) {
 		}
 		txn := []*replication.BinlogEvent{ev(&replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: seq}},
 			replication.MARIADB_GTID_EVENT)}
-		for range rows {
-			txn = append(txn, ev(&replication.RowsEvent{}, replication.WRITE_ROWS_EVENTv2))
+		if len(tables) == 0 {
+			for range rows {
+				txn = append(txn, ev(&replication.RowsEvent{}, replication.WRITE_ROWS_EVENTv2))
+			}
+		}
+		for i, name := range tables {
+			id := uint64(i + 1)
+			txn = append(txn, ev(&replication.TableMapEvent{TableID: id, Schema: []byte("db"), Table: []byte(name)}, replication.TABLE_MAP_EVENT))
+			for range rows {
+				txn = append(txn, ev(&replication.RowsEvent{TableID: id}, replication.WRITE_ROWS_EVENTv2))
+			}
 		}
 		txn = append(txn, ev(&replication.XIDEvent{XID: seq}, replication.XID_EVENT))
 		b.txns = append(b.txns, txn)
@@ -134,14 +148,20 @@ func read(t *testing.T, c *Cursor, last uint64) (xids []uint64, rows int) {
 		if err != nil {
 			t.Fatalf("after XIDs %v: %v", xids, err)
 		}
-		switch e := ev.Event.(type) {
-		case *replication.XIDEvent:
-			xids = append(xids, e.XID)
-			if e.XID == last {
-				return xids, rows
+		evs := []*replication.BinlogEvent{ev}
+		if ends, ok := ev.Event.(*TxnEnds); ok {
+			evs = []*replication.BinlogEvent{ends.First, ends.Last}
+		}
+		for _, ev := range evs {
+			switch e := ev.Event.(type) {
+			case *replication.XIDEvent:
+				xids = append(xids, e.XID)
+				if e.XID == last {
+					return xids, rows
+				}
+			case *replication.RowsEvent:
+				rows++
 			}
-		case *replication.RowsEvent:
-			rows++
 		}
 	}
 }
@@ -254,6 +274,108 @@ func TestCatchUpHandsOver(t *testing.T) {
 	}
 	if r := p.Readers(); r[Shared] != 1 || r[CatchUp] != 0 {
 		t.Errorf("readers %v, want the shared one only", r)
+	}
+}
+
+// TestLeaveOut: a cursor that leaves out a table, or a type of event, hands out every other
+// event, each once, also when it falls behind inside a transaction, and can name the table
+// ids it left out.
+func TestLeaveOut(t *testing.T) {
+	b := newBinlog()
+	p := NewPool(Config{MaxEvents: 12, NewMarker: func() Marker { return marks{} }})
+	all := p.Attach(pos(t, 0), true, b.open, nil)
+	defer all.Close()
+	var asked []string
+	some := p.Attach(pos(t, 0), true, b.open, nil)
+	defer some.Close()
+	some.LeaveOut(func(t *Table) bool {
+		asked = append(asked, t.DB+"."+t.Name)
+		return t.Name == "b"
+	})
+	noRows := p.Attach(pos(t, 0), true, b.open, nil)
+	defer noRows.Close()
+	noRows.LeaveOut(nil, replication.WRITE_ROWS_EVENTv2)
+	none := p.Attach(pos(t, 0), true, b.open, nil)
+	defer none.Close()
+	none.LeaveOut(func(*Table) bool { return true })
+	b.writeTables(1, 2, []string{"a", "b"})
+	// The cursor that leaves out b reads the rotate, the GTID, a's table map and one of its
+	// rows events, then stops while the ring moves on.
+	for range 4 {
+		if _, err := some.GetEvent(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.writeTables(20, 2, []string{"a", "b"})
+	if xids, rows := read(t, all, 21); !equal(xids, seqs(1, 21)) || rows != 84 {
+		t.Fatalf("all tables: XIDs %v, %d rows", xids, rows)
+	}
+	if xids, rows := read(t, noRows, 21); !equal(xids, seqs(1, 21)) || rows != 0 {
+		t.Errorf("leaving out rows events: XIDs %v, %d rows", xids, rows)
+	}
+	// A cursor that leaves out every table hands out each transaction's GTID event and XID
+	// as one event when it has read the transaction's end (in this small ring, not always).
+	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel0()
+	var ends []uint64
+	collapsed := 0
+	for len(ends) == 0 || ends[len(ends)-1] != 21 {
+		ev, err := none.GetEvent(ctx0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.Event.(type) {
+		case *TxnEnds:
+			g, ok1 := e.First.Event.(*replication.MariadbGTIDEvent)
+			x, ok2 := e.Last.Event.(*replication.XIDEvent)
+			if !ok1 || !ok2 || g.GTID.SequenceNumber != x.XID || ev.Header != e.Last.Header {
+				t.Fatalf("TxnEnds of %T and %T", e.First.Event, e.Last.Event)
+			}
+			ends = append(ends, x.XID)
+			collapsed++
+		case *replication.XIDEvent:
+			ends = append(ends, e.XID)
+		case *replication.RowsEvent, *replication.TableMapEvent:
+			t.Fatalf("a cursor that leaves out every table handed out a %T", e)
+		}
+	}
+	if !equal(ends, seqs(1, 21)) || collapsed == 0 {
+		t.Errorf("leaving out every table: XIDs %v, %d of them as TxnEnds", ends, collapsed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var xids []uint64
+	rows := 0
+	for len(xids) == 0 || xids[len(xids)-1] != 21 {
+		ev, err := some.GetEvent(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.Event.(type) {
+		case *replication.XIDEvent:
+			xids = append(xids, e.XID)
+		case *replication.RowsEvent:
+			rows++
+			if e.TableID != 1 {
+				t.Fatalf("handed out a rows event of table id %d", e.TableID)
+			}
+		case *replication.TableMapEvent:
+			if string(e.Table) != "a" {
+				t.Fatalf("handed out the table map of %s", e.Table)
+			}
+		}
+	}
+	if !equal(xids, seqs(1, 21)) || rows != 41 {
+		t.Errorf("leaving out b: XIDs %v and %d rows, want 1..21 and 41 (one was read before)", xids, rows)
+	}
+	if some.Kind() != CatchUp && some.Kind() != Shared {
+		t.Errorf("kind %s", some.Kind())
+	}
+	if len(asked) == 0 || len(asked) > 4 {
+		t.Errorf("asked about %v: want each table once per hub", asked)
+	}
+	if name, ok := some.TableName(2); !ok || name != "b" {
+		t.Errorf("table id 2 named %q, %v", name, ok)
 	}
 }
 

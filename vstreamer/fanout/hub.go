@@ -10,13 +10,31 @@ import (
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
-// entry is one event of a hub's ring.
+// entry is one event of a hub's ring, with what its cursors read of it (the event itself only
+// when they hand it out: a hundred cursors reading every event's header cost more than the
+// dump).
 type entry struct {
 	ev *replication.BinlogEvent
 	// file is the binlog file the event is in.
 	file string
 	// after is set when a transaction ends with this event.
 	after *bound
+	// table is the table of a table map or rows event.
+	table *Table
+	// logPos is where the event ends in the file, and placed is set when that is a place in
+	// the binlog (not a heartbeat's, nor an artificial event's).
+	logPos uint32
+	placed bool
+	typ    replication.EventType
+	// start is set when a transaction starts with this event.
+	start bool
+}
+
+// Table is a table the events of a hub's ring change: a table map's table id, database and
+// name, which the table's rows events share.
+type Table struct {
+	ID       uint64
+	DB, Name string
 }
 
 // bound is a transaction boundary: the place between two transactions.
@@ -60,6 +78,8 @@ type hub struct {
 	inTxn  bool
 	broken bool
 	marker Marker
+	// tables is the Table of each table id the dump has mapped; only run touches it.
+	tables map[uint64]*Table
 	// signal is closed, and replaced, when an event is appended or the hub fails.
 	signal chan struct{}
 	// read is how far each cursor on the hub has read; space is closed, and replaced, when
@@ -148,14 +168,19 @@ func (h *hub) wake() {
 
 // append adds an event and returns the boundary it ends with, if any.
 func (h *hub) append(ev *replication.BinlogEvent) *bound {
+	ev = compact(ev)
 	freeze(ev)
+	hd := ev.Header
+	t := h.table(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e := entry{ev: ev, file: h.file}
+	e := entry{ev: ev, file: h.file, table: t, logPos: hd.LogPos, typ: hd.EventType,
+		placed: hd.LogPos != 0 && hd.EventType != replication.HEARTBEAT_EVENT && hd.EventType != replication.HEARTBEAT_LOG_EVENT_V2}
 	if r, ok := ev.Event.(*replication.RotateEvent); ok {
 		h.file = string(r.NextLogName)
 	}
 	gtid, start, end := h.marker.Mark(ev)
+	e.start = start && !end
 	if start {
 		h.inTxn, h.gtid = true, gtid
 	}
@@ -198,6 +223,33 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	}
 	h.wake()
 	return e.after
+}
+
+// table returns the table of a table map or rows event; nil for other events and for a rows
+// event of a table id the dump has not mapped.
+func (h *hub) table(ev *replication.BinlogEvent) *Table {
+	switch e := ev.Event.(type) {
+	case *replication.TableMapEvent:
+		if t := h.tables[e.TableID]; t != nil && t.Name == string(e.Table) && t.DB == string(e.Schema) {
+			return t
+		}
+		if h.tables == nil || len(h.tables) > 4096 {
+			// Table ids grow with every table definition the server loads; only recent
+			// ones matter.
+			h.tables = make(map[uint64]*Table)
+		}
+		t := &Table{ID: e.TableID, DB: string(e.Schema), Name: string(e.Table)}
+		h.tables[e.TableID] = t
+		return t
+	case *replication.RowsEvent:
+		return h.tables[e.TableID]
+	case *replication.FormatDescriptionEvent:
+		// Table ids are reused after a server restart.
+		clear(h.tables)
+	default:
+		// Other events change no table, or (a compressed transaction's) many.
+	}
+	return nil
 }
 
 // evict drops the oldest event; under mu. A hub with one cursor is that cursor's own dump:
@@ -341,6 +393,34 @@ func (h *hub) handOver(b *bound) bool {
 	h.wake()
 	h.mu.Unlock()
 	return true
+}
+
+// compact moves the events every cursor hands out, a transaction's GTID and XID events, into
+// one allocation each, header and body beside the event: the ring holds many megabytes of
+// decoded rows, so each of a hundred cursors reading an event there misses the cache, once
+// rather than once for each of the three.
+func compact(ev *replication.BinlogEvent) *replication.BinlogEvent {
+	switch e := ev.Event.(type) {
+	case *replication.MariadbGTIDEvent:
+		c := &struct {
+			ev   replication.BinlogEvent
+			hdr  replication.EventHeader
+			gtid replication.MariadbGTIDEvent
+		}{ev: *ev, hdr: *ev.Header, gtid: *e}
+		c.ev.Header, c.ev.Event = &c.hdr, &c.gtid
+		return &c.ev
+	case *replication.XIDEvent:
+		c := &struct {
+			ev  replication.BinlogEvent
+			hdr replication.EventHeader
+			xid replication.XIDEvent
+		}{ev: *ev, hdr: *ev.Header, xid: *e}
+		c.ev.Header, c.ev.Event = &c.hdr, &c.xid
+		return &c.ev
+	default:
+		// Most cursors leave the other events out, or read their bodies at length.
+	}
+	return ev
 }
 
 // freeze fills the caches go-mysql fills on first use, so that the goroutines sharing an

@@ -73,6 +73,40 @@ func (p *Position) updateMariaDB(gtid string) error {
 	return nil
 }
 
+// AddMariaDB adds one MariaDB transaction, as a binlog GTID event gives it, to p: what
+// Update does with the GTID's text, without the text. Once p holds the GTID's domain it
+// allocates nothing: the domain's GTID is overwritten in place (a set's GTIDs are its own;
+// Clone copies them), which copies of p taken before see, as they see Update's changes.
+func (p *Position) AddMariaDB(g mysql.MariadbGTID) error {
+	switch p.flavor() {
+	case "", MariaDB:
+	default:
+		return badf("cannot add MariaDB GTID %s to a %s position", quote(mariaDBGTIDString(&g)), quote(string(p.flavor())))
+	}
+	set, ok := p.GTIDSet.(*mysql.MariadbGTIDSet)
+	switch {
+	case p.GTIDSet == nil || (ok && set == nil):
+		set = &mysql.MariadbGTIDSet{Sets: make(map[uint32]*mysql.MariadbGTID, 1)}
+		p.GTIDSet = set
+	case !ok:
+		return badf("MariaDB GTID %s: position holds a %T, not a MariaDB GTID set", quote(mariaDBGTIDString(&g)), p.GTIDSet)
+	}
+	if set.Sets == nil {
+		set.Sets = make(map[uint32]*mysql.MariadbGTID, 1)
+	}
+	switch cur := set.Sets[g.DomainID]; {
+	case cur == nil:
+		n := g
+		set.Sets[g.DomainID] = &n
+	case g.SequenceNumber > cur.SequenceNumber:
+		*cur = g
+	}
+	if p.Flavor == "" {
+		p.Flavor = MariaDB
+	}
+	return nil
+}
+
 // sortedDomains lists the domains with a GTID in ascending order. buf lets
 // callers keep the common few-domain case off the heap.
 func sortedDomains(sets map[uint32]*mysql.MariadbGTID, buf []uint32) []uint32 {

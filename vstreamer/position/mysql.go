@@ -107,6 +107,28 @@ func (p *Position) updateMySQL(gtid string) error {
 		}
 		gno = int64(n)
 	}
+	return p.addMySQL(id, tag, gno)
+}
+
+// AddMySQL adds one MySQL transaction, as a binlog GTID event gives it (source uuid, tag,
+// transaction number), to p: what Update does with the GTID's text, without the text. It
+// allocates nothing when the number follows the uuid's last one.
+func (p *Position) AddMySQL(id uuid.UUID, tag mysql.Tag, gno int64) error {
+	switch p.flavor() {
+	case "", MySQL56:
+	default:
+		return badf("cannot add MySQL GTID %s:%d to a %s position", id, gno, quote(string(p.flavor())))
+	}
+	if err := p.addMySQL(id, tag, gno); err != nil {
+		return badf("MySQL56 GTID %s:%d: %s", id, gno, err)
+	}
+	if p.Flavor == "" {
+		p.Flavor = MySQL56
+	}
+	return nil
+}
+
+func (p *Position) addMySQL(id uuid.UUID, tag mysql.Tag, gno int64) error {
 	// The set stores [start, stop) so the largest int64 cannot be stored.
 	if gno < 1 || gno == math.MaxInt64 {
 		return fmt.Errorf("transaction number %d out of range", gno)

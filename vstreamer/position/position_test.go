@@ -2,12 +2,14 @@ package position
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/google/uuid"
 )
 
 const (
@@ -403,6 +405,139 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("updated position %q does not round trip", p)
 			}
 		})
+	}
+}
+
+// TestAddMariaDB: adding a GTID event's GTID does what Update does with its text, keeps
+// clones apart, and allocates nothing once the domain is there.
+func TestAddMariaDB(t *testing.T) {
+	for _, tc := range []struct {
+		start string
+		gtids []string
+	}{
+		{"MariaDB/0-1-100", []string{"0-1-101", "0-1-102"}},
+		{"MariaDB/0-1-100,1-1-7", []string{"1-1-8", "0-1-101", "2-3-1", "1-1-9"}},
+		{"MariaDB/0-1-100", []string{"0-2-101"}},
+		{"MariaDB/0-1-100", []string{"0-2-90", "0-1-100"}},
+		{"MariaDB/", []string{"5-1-1", "0-1-3"}},
+		{"", []string{"0-1-1"}},
+		{"MariaDB/0-0-0", []string{"0-1-1"}},
+	} {
+		var byText, byEvent Position
+		if tc.start != "" {
+			byText, byEvent = mustParse(t, tc.start), mustParse(t, tc.start)
+		}
+		for _, g := range tc.gtids {
+			if err := byText.Update(g); err != nil {
+				t.Fatal(err)
+			}
+			gtid, err := mysql.ParseMariadbGTID(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := byEvent.AddMariaDB(*gtid); err != nil {
+				t.Fatalf("%q: AddMariaDB(%s): %v", tc.start, g, err)
+			}
+			if !byEvent.Equal(byText) || byEvent.String() != byText.String() || byEvent.Flavor != byText.Flavor {
+				t.Errorf("%q + %s: AddMariaDB gives %q, Update %q", tc.start, g, byEvent, byText)
+			}
+		}
+	}
+
+	p := mustParse(t, "MariaDB/0-1-5,1-1-3")
+	c := p.Clone()
+	if err := c.AddMariaDB(mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if p.String() != "MariaDB/0-1-5,1-1-3" || c.String() != "MariaDB/0-1-6,1-1-3" {
+		t.Errorf("adding to a clone: original %q, clone %q", p, c)
+	}
+
+	seq := uint64(10)
+	if n := testing.AllocsPerRun(100, func() {
+		seq++
+		if err := p.AddMariaDB(mysql.MariadbGTID{DomainID: 1, ServerID: 2, SequenceNumber: seq}); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("AddMariaDB allocates %v times per GTID", n)
+	}
+	if want := "MariaDB/0-1-5,1-2-" + strconv.FormatUint(seq, 10); p.String() != want {
+		t.Errorf("after the additions %q, want %q", p, want)
+	}
+
+	for _, start := range []string{"MySQL56/" + u1 + ":1", "FilePos/binlog.000001:4"} {
+		q := mustParse(t, start)
+		if err := q.AddMariaDB(mysql.MariadbGTID{SequenceNumber: 1}); !errors.Is(err, ErrBadPosition) || q.String() != start {
+			t.Errorf("AddMariaDB to %q: %v, position now %q", start, err, q)
+		}
+	}
+}
+
+// TestAddMySQL: adding a GTID event's source uuid, tag and number does what Update does with
+// its text, and allocates nothing for the next number of a uuid.
+func TestAddMySQL(t *testing.T) {
+	type gtid struct {
+		u   string
+		tag string
+		gno int64
+	}
+	for _, tc := range []struct {
+		start string
+		gtids []gtid
+	}{
+		{"MySQL56/" + u1 + ":1-5", []gtid{{u1, "", 6}, {u1, "", 7}}},
+		{"MySQL56/" + u1 + ":1-5", []gtid{{u1, "", 8}}},
+		{"MySQL56/" + u1 + ":1-5:7-9", []gtid{{u1, "", 6}, {u1, "", 3}}},
+		{"MySQL56/" + u1 + ":1-5", []gtid{{u2, "", 1}, {u1, "", 6}, {u3, "", 10}}},
+		{"MySQL56/" + u1 + ":1-5", []gtid{{u1, "tag", 1}, {u1, "tag", 2}, {u1, "", 6}}},
+		{"MySQL56/", []gtid{{u1, "", 1}}},
+		{"", []gtid{{u2, "", 3}, {u1, "", 1}}},
+	} {
+		var byText, byEvent Position
+		if tc.start != "" {
+			byText, byEvent = mustParse(t, tc.start), mustParse(t, tc.start)
+		}
+		for _, g := range tc.gtids {
+			text := g.u + ":" + strconv.FormatInt(g.gno, 10)
+			if g.tag != "" {
+				text = g.u + ":" + g.tag + ":" + strconv.FormatInt(g.gno, 10)
+			}
+			if err := byText.Update(text); err != nil {
+				t.Fatal(err)
+			}
+			if err := byEvent.AddMySQL(uuid.MustParse(g.u), mysql.NewTag(g.tag), g.gno); err != nil {
+				t.Fatalf("%q: AddMySQL(%s): %v", tc.start, text, err)
+			}
+			if !byEvent.Equal(byText) || byEvent.String() != byText.String() || byEvent.Flavor != byText.Flavor {
+				t.Errorf("%q + %s: AddMySQL gives %q, Update %q", tc.start, text, byEvent, byText)
+			}
+		}
+	}
+
+	p := mustParse(t, "MySQL56/"+u1+":1-5")
+	id := uuid.MustParse(u1)
+	gno := int64(5)
+	if n := testing.AllocsPerRun(100, func() {
+		gno++
+		if err := p.AddMySQL(id, mysql.Tag{}, gno); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("AddMySQL allocates %v times per GTID", n)
+	}
+	if want := "MySQL56/" + u1 + ":1-" + strconv.FormatInt(gno, 10); p.String() != want {
+		t.Errorf("after the additions %q, want %q", p, want)
+	}
+
+	for _, tc := range []struct {
+		start string
+		gno   int64
+	}{{"MariaDB/0-1-1", 1}, {"MySQL56/" + u1 + ":1", 0}, {"MySQL56/" + u1 + ":1", math.MaxInt64}} {
+		q := mustParse(t, tc.start)
+		if err := q.AddMySQL(id, mysql.Tag{}, tc.gno); !errors.Is(err, ErrBadPosition) || q.String() != tc.start {
+			t.Errorf("AddMySQL(%d) to %q: %v, position now %q", tc.gno, tc.start, err, q)
+		}
 	}
 }
 
