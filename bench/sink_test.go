@@ -14,6 +14,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/kafka"
 	"github.com/vstream-cdc/vstream/sink/nats"
@@ -95,7 +96,7 @@ func (c *counting) Commit(ctx context.Context, pos *binlogdata.VGtid) error {
 // three profiles the benchmark process (server, sink and, for Kafka, the broker).
 func BenchmarkSink(b *testing.B) {
 	setupSink(b)
-	addr := sinktest.Serve(b, sinkDB, "sinkbench")
+	addr := testserver.Serve(b, sinkDB, "sinkbench")
 	pos, err := client.ParsePosition(sinkStart, "", "")
 	if err != nil {
 		b.Fatal(err)

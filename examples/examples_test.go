@@ -4,7 +4,6 @@ package examples
 
 import (
 	"bufio"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +13,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/internal/testdb"
-	"github.com/vstream-cdc/vstream/server"
-	"github.com/vstream-cdc/vstream/vstreamer"
+	"github.com/vstream-cdc/vstream/internal/testserver"
 )
 
 var db *testdb.Server
@@ -26,18 +24,7 @@ func TestMain(m *testing.M) {
 
 func serve(t *testing.T) string {
 	t.Helper()
-	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "ex"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(e, server.Options{})
-	go s.GRPC().Serve(lis)
-	t.Cleanup(s.GRPC().Stop)
-	return lis.Addr().String()
+	return testserver.Serve(t, db, "ex")
 }
 
 func execSQL(t *testing.T, sqls ...string) {

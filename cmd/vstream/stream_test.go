@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,8 +17,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
-	"github.com/vstream-cdc/vstream/server"
-	"github.com/vstream-cdc/vstream/vstreamer"
+	"github.com/vstream-cdc/vstream/internal/testserver"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -33,25 +31,7 @@ func TestMain(m *testing.M) {
 // serveReal starts vstreamd's server on the test MariaDB and returns its address.
 func serveReal(t *testing.T) string {
 	t.Helper()
-	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(e, server.Options{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.GRPC().Serve(lis)
-	}()
-	t.Cleanup(func() {
-		s.GRPC().Stop()
-		<-done
-	})
-	return lis.Addr().String()
+	return testserver.Serve(t, db, "test")
 }
 
 func execSQL(t *testing.T, sqls ...string) {

@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/sink"
 )
 
@@ -58,7 +59,7 @@ func (f *Flaky) Commit(ctx context.Context, pos *binlogdata.VGtid) error {
 // every failEvery commits when failEvery > 0, stops it through its Stop channel, and checks
 // that the broker holds every change exactly once, in order per key.
 func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery int) {
-	addr := Serve(t, db, database)
+	addr := testserver.Serve(t, db, database)
 	w := NewWriter(t, db, 12, uint64(time.Now().UnixNano()))
 	pos, err := client.ParsePosition(Position(t, db, database), "", "")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
+	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/kafka"
 )
@@ -44,7 +45,7 @@ func (c *counting) Publish(ctx context.Context, r *sink.Record) error {
 // record arrives once.
 func TestKafkaBufferBound(t *testing.T) {
 	const bound, rows = 16 << 10, 120
-	addr := sinktest.Serve(t, db, "sinkkafka")
+	addr := testserver.Serve(t, db, "sinkkafka")
 	cluster := sinktest.KafkaCluster(t, 1, nil)
 	brokers := cluster.ListenAddrs()
 	if err := db.Exec("DROP TABLE IF EXISTS buffered", "CREATE TABLE buffered (id INT PRIMARY KEY, v VARCHAR(1000))"); err != nil {

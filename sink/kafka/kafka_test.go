@@ -19,6 +19,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/kafka"
 )
@@ -108,7 +109,7 @@ func TestKafkaRecordTooLarge(t *testing.T) {
 }
 
 func recordTooLarge(t *testing.T, maxBytes int, broker map[string]string, want string) {
-	addr := sinktest.Serve(t, db, "sinkkafka")
+	addr := testserver.Serve(t, db, "sinkkafka")
 	brokers := sinktest.KafkaWith(t, 1, broker)
 	if err := db.Exec("DROP TABLE IF EXISTS big", "CREATE TABLE big (id INT PRIMARY KEY, b TEXT)"); err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func recordTooLarge(t *testing.T, maxBytes int, broker map[string]string, want s
 // Records carry the message's topic (renamed by the topic map), key, value and headers; a
 // delete's tombstone is a record with a null value; the offsets topic holds the position.
 func TestKafkaRecordShape(t *testing.T) {
-	addr := sinktest.Serve(t, db, "sinkkafka")
+	addr := testserver.Serve(t, db, "sinkkafka")
 	brokers := sinktest.Kafka(t, 1)
 	if err := db.Exec("DROP TABLE IF EXISTS shape", "CREATE TABLE shape (id INT PRIMARY KEY, v VARCHAR(10))"); err != nil {
 		t.Fatal(err)
@@ -230,7 +231,7 @@ func TestKafkaRecordShape(t *testing.T) {
 // A request the server refuses (an unknown format option) stops the sink with the server's
 // error instead of retrying it.
 func TestKafkaRefusedRequest(t *testing.T) {
-	addr := sinktest.Serve(t, db, "sinkkafka")
+	addr := testserver.Serve(t, db, "sinkkafka")
 	pub, err := kafka.New(kafka.Options{Brokers: sinktest.Kafka(t, 1), Name: "refused", OffsetsTopic: "offsets"})
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +266,7 @@ func (g *gate) Publish(ctx context.Context, r *sink.Record) error {
 // A stop that finds a transaction open and no boundary within the drain timeout ends the
 // sink without committing any of it; the next start delivers the whole transaction once.
 func TestKafkaDrainTimeout(t *testing.T) {
-	addr := sinktest.Serve(t, db, "sinkkafka")
+	addr := testserver.Serve(t, db, "sinkkafka")
 	brokers := sinktest.Kafka(t, 1)
 	if err := db.Exec("DROP TABLE IF EXISTS drain", "CREATE TABLE drain (id INT PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
@@ -354,7 +355,7 @@ func (s *slow) Publish(ctx context.Context, r *sink.Record) error {
 // A stop (SIGTERM) that finds a transaction open waits for its end, commits it and returns
 // nil: the broker holds the whole transaction and the position after it, with no restart.
 func TestKafkaStopCommitsOpenTransaction(t *testing.T) {
-	addr := sinktest.Serve(t, db, "sinkkafka")
+	addr := testserver.Serve(t, db, "sinkkafka")
 	brokers := sinktest.Kafka(t, 1)
 	if err := db.Exec("DROP TABLE IF EXISTS graceful", "CREATE TABLE graceful (id INT PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
@@ -417,7 +418,7 @@ func TestKafkaStopCommitsOpenTransaction(t *testing.T) {
 // A sink started from "current" saves the first real position it reaches at once, even with
 // no record before it, so that a restart comes back to it rather than to a later "current".
 func TestKafkaCurrentStartSavedAtOnce(t *testing.T) {
-	addr := sinktest.Serve(t, db, "sinkkafka")
+	addr := testserver.Serve(t, db, "sinkkafka")
 	brokers := sinktest.Kafka(t, 1)
 	if err := db.Exec("DROP TABLE IF EXISTS quiet", "CREATE TABLE quiet (id INT PRIMARY KEY)", "DROP TABLE IF EXISTS busy", "CREATE TABLE busy (id INT PRIMARY KEY)"); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/server/encoder/avro"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/nats"
@@ -80,7 +81,7 @@ func TestNATSExactlyOnce(t *testing.T) {
 // Subjects come from topics; a record's key, headers and tombstone travel as headers.
 func TestNATSMessageShape(t *testing.T) {
 	srv := sinktest.StartNATS(t)
-	addr := sinktest.Serve(t, db, "sinknats")
+	addr := testserver.Serve(t, db, "sinknats")
 	if err := db.Exec("DROP TABLE IF EXISTS shape", "CREATE TABLE shape (id INT PRIMARY KEY, v VARCHAR(10))"); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestNATSRecordTooLarge(t *testing.T) {
 
 func recordTooLarge(t *testing.T, maxMsgSize int32, size int, want string) {
 	srv := sinktest.StartNATS(t)
-	addr := sinktest.Serve(t, db, "sinknats")
+	addr := testserver.Serve(t, db, "sinknats")
 	if maxMsgSize > 0 {
 		nc, err := natsgo.Connect(srv.URL())
 		if err != nil {
