@@ -559,3 +559,36 @@ func TestCatchUpStalledCursor(t *testing.T) {
 		t.Errorf("stalled cursor served by %v, want catch-up readers only", kinds)
 	}
 }
+
+// TestCatchUpHandsOverToCatchUp: with no shared hub, a catch-up hub that reaches a boundary
+// another catch-up hub holds hands its cursor over and ends its dump.
+func TestCatchUpHandsOverToCatchUp(t *testing.T) {
+	b := newBinlog()
+	b.write(40, 1)
+	p := NewPool(Config{NewMarker: func() Marker { return marks{} }})
+	ahead := p.Attach(pos(t, 20), false, b.open, nil)
+	defer ahead.Close()
+	if xids, _ := read(t, ahead, 40); !equal(xids, seqs(21, 40)) {
+		t.Fatalf("cursor from 20: %v", xids)
+	}
+	behind := p.Attach(pos(t, 5), false, b.open, nil)
+	defer behind.Close()
+	if xids, _ := read(t, behind, 40); !equal(xids, seqs(6, 40)) {
+		t.Fatalf("cursor from 5: %v", xids)
+	}
+	b.write(5, 1)
+	for i, c := range []*Cursor{ahead, behind} {
+		if xids, _ := read(t, c, 45); !equal(xids, seqs(41, 45)) {
+			t.Errorf("cursor %d: %v", i, xids)
+		}
+	}
+	if n := b.dumps(); n != 2 {
+		t.Errorf("%d dumps opened, want 2", n)
+	}
+	if r := p.Readers(); r[Shared] != 0 || r[CatchUp] != 1 {
+		t.Errorf("readers %v, want one catch-up reader", r)
+	}
+	if ahead.hub != behind.hub {
+		t.Error("the cursors read from two hubs")
+	}
+}
