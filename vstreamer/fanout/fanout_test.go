@@ -592,3 +592,46 @@ func TestCatchUpHandsOverToCatchUp(t *testing.T) {
 		t.Error("the cursors read from two hubs")
 	}
 }
+
+// TestHandedOverBoundaryGone: cursors handed over to a hub that dropped the boundary before
+// they got there read on from another dump, each event once.
+func TestHandedOverBoundaryGone(t *testing.T) {
+	b := newBinlog()
+	b.write(40, 1)
+	p := NewPool(Config{MaxEvents: 8, CatchUpWait: 10 * time.Millisecond, NewMarker: func() Marker { return marks{} }})
+	ahead := p.Attach(pos(t, 20), false, b.open, nil)
+	defer ahead.Close()
+	read(t, ahead, 40)
+	var behind [2]*Cursor
+	var got [2][]uint64
+	for i := range behind {
+		behind[i] = p.Attach(pos(t, 5), false, b.open, nil)
+		defer behind[i].Close()
+	}
+	first := behind[0].hub
+	for i, c := range behind {
+		got[i], _ = read(t, c, 37)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		first.mu.Lock()
+		ho := first.handover
+		first.mu.Unlock()
+		if ho != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the catch-up hub did not hand over")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The hub handed over to moves on past the boundary.
+	b.write(10, 1)
+	read(t, ahead, 50)
+	for i, c := range behind {
+		more, _ := read(t, c, 50)
+		if got[i] = append(got[i], more...); !equal(got[i], seqs(6, 50)) {
+			t.Errorf("cursor %d from 5: %v", i, got[i])
+		}
+	}
+}

@@ -389,6 +389,11 @@ func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
 		return nil, false
 	}
 	b, ok := h.find(pos)
+	if ok && h.handover != nil && b.seq >= h.handover.seq {
+		// The hub read no further: a cursor there would be handed over again, to a hub that
+		// may no longer hold the boundary.
+		return nil, false
+	}
 	if ok {
 		h.addRef(c, b.seq)
 		if b.seq == 0 && h.first == 0 && !h.gather.IsZero() {
