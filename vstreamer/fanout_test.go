@@ -23,9 +23,12 @@ func ownEngine(t testing.TB) *Engine {
 	return e
 }
 
-// withRing gives e's shared readers rings of n events.
+// withRing gives e's shared readers rings of n events. Their catch-up readers wait a tenth
+// of a second for their streams (the default is a second): rings of a few events fill at
+// once, and the tests resume many streams one after another.
 func withRing(e *Engine, n int) *Engine {
-	e.readers = fanout.NewPool(fanout.Config{MaxEvents: n, NewMarker: func() fanout.Marker { return &txnMarks{} }})
+	e.readers = fanout.NewPool(fanout.Config{MaxEvents: n, CatchUpWait: 100 * time.Millisecond,
+		NewMarker: func() fanout.Marker { return &txnMarks{} }})
 	return e
 }
 

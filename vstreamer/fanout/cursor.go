@@ -235,10 +235,11 @@ func (c *Cursor) fill() (<-chan struct{}, error) {
 		for ; c.seq < end; c.seq++ {
 			c.buf = append(c.buf, h.ring[c.seq%uint64(len(h.ring))])
 		}
-		h.read[c] = c.seq
-		if len(h.read) == 1 {
+		// A hub waiting for the cursor to read its oldest event waits no more (see evict).
+		if prev := h.read[c]; prev <= h.first || len(h.read) == 1 {
 			h.readOn()
 		}
+		h.read[c] = c.seq
 		h.mu.Unlock()
 		return nil, nil
 	}

@@ -1,9 +1,11 @@
 // Package fanout reads a server's binlog once for many readers. A hub owns one binlog dump
 // from a start position and appends the decoded events to a ring bounded in events and
-// bytes; each reader is a cursor into a ring with its own GetEvent. The hub never waits for a
-// cursor: when the ring drops an event a cursor has not read, that cursor has fallen behind
-// and moves to a catch-up hub started where it was. A catch-up hub that reaches a transaction
-// boundary the shared hub still holds hands its cursors over and ends its dump.
+// bytes; each reader is a cursor into a ring with its own GetEvent. The shared hub, at the
+// server's head, never waits for a cursor: when the ring drops an event a cursor has not
+// read, that cursor has fallen behind and moves to a catch-up hub started where it was. A catch-up hub waits for its cursors, but
+// for one stalled longer than a bound, so that cursors catching up together share its dump. A
+// catch-up hub that reaches a transaction boundary the shared hub, or another catch-up hub,
+// still holds hands its cursors over and ends its dump.
 //
 // The package knows nothing of streams: what starts and ends a transaction is told by the
 // caller's Marker, and where a dump starts by its Open function.
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -56,6 +59,11 @@ type Config struct {
 	// the cursor has read only for cursors that may join: a few MiB of read-ahead keep the
 	// stream busy, and the ring is then not most of the memory the stream takes.
 	AloneBytes int
+	// CatchUpWait bounds how long a catch-up hub waits for its cursors (see evict): for a
+	// cursor that has not read its oldest event while others have, which is then cut loose
+	// onto a hub of its own, and for more cursors to start at its start position after the
+	// last did, which then share its dump.
+	CatchUpWait time.Duration
 	// NewMarker makes the Marker of a new hub.
 	NewMarker func() Marker
 	Logger    *slog.Logger
@@ -67,7 +75,7 @@ type Pool struct {
 	mu   sync.Mutex
 	hubs map[*hub]struct{}
 	// live is the hub started for a cursor at the server's head, which catch-up hubs hand
-	// their cursors to.
+	// their cursors to first.
 	live *hub
 }
 
@@ -81,6 +89,9 @@ func NewPool(cfg Config) *Pool {
 	}
 	if cfg.AloneBytes <= 0 {
 		cfg.AloneBytes = 4 << 20
+	}
+	if cfg.CatchUpWait <= 0 {
+		cfg.CatchUpWait = time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -169,7 +180,7 @@ func (p *Pool) place(c *Cursor, pos position.Position, atHead, first bool) {
 	if atHead && p.live == nil {
 		kind = Shared
 	}
-	h := newHub(p, kind, pos, c.open, c)
+	h := newHub(p, kind, pos, c.open, c, first)
 	p.hubs[h] = struct{}{}
 	if kind == Shared {
 		p.live = h
@@ -177,13 +188,6 @@ func (p *Pool) place(c *Cursor, pos position.Position, atHead, first bool) {
 	c.hub, c.seq = h, 0
 	c.setKind(kind)
 	go h.run()
-}
-
-// liveHub is the shared hub, if one runs.
-func (p *Pool) liveHub() *hub {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.live
 }
 
 // forget takes h out of the pool: it reads no more and new cursors do not join it.

@@ -141,12 +141,21 @@ func pos(t *testing.T, seq int) position.Position {
 // read returns the XIDs (transactions) and rows events a cursor hands out until XID last.
 func read(t *testing.T, c *Cursor, last uint64) (xids []uint64, rows int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	xids, rows, err := readUntil(c, last, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xids, rows
+}
+
+// readUntil is read for any goroutine; each, if set, is called after every event.
+func readUntil(c *Cursor, last uint64, each func()) (xids []uint64, rows int, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
 		ev, err := c.GetEvent(ctx)
 		if err != nil {
-			t.Fatalf("after XIDs %v: %v", xids, err)
+			return xids, rows, fmt.Errorf("after XIDs %v: %w", xids, err)
 		}
 		evs := []*replication.BinlogEvent{ev}
 		if ends, ok := ev.Event.(*TxnEnds); ok {
@@ -157,11 +166,14 @@ func read(t *testing.T, c *Cursor, last uint64) (xids []uint64, rows int) {
 			case *replication.XIDEvent:
 				xids = append(xids, e.XID)
 				if e.XID == last {
-					return xids, rows
+					return xids, rows, nil
 				}
 			case *replication.RowsEvent:
 				rows++
 			}
+		}
+		if each != nil {
+			each()
 		}
 	}
 }
@@ -419,5 +431,207 @@ func TestAloneReadAhead(t *testing.T) {
 	}
 	if xids, rows := read(t, c, 50); !equal(xids, seqs(1, 50)) || rows != 150 {
 		t.Errorf("first cursor: XIDs %v and %d rows, want 1..50 and 150", xids, rows)
+	}
+}
+
+func (b *binlog) dumps() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.opened
+}
+
+// TestCatchUpStaggeredStarts: streams started one after another from one old position, on
+// a binlog many times a ring, share one catch-up dump while they start close together (a
+// second wave, started once the first one's ring has moved on, shares a second), and each
+// reads every transaction once, the slower readers too.
+func TestCatchUpStaggeredStarts(t *testing.T) {
+	b := newBinlog()
+	// 300 transactions of 5 events: 1,500 events through rings of 64.
+	b.write(300, 3)
+	p := NewPool(Config{MaxEvents: 64, CatchUpWait: 2 * time.Second, NewMarker: func() Marker { return marks{} }})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed []string
+	var kinds []Kind
+	started := make(chan struct{}, 1)
+	wave := func(n int) {
+		for i := range n {
+			c := p.Attach(pos(t, 0), false, b.open, nil)
+			mu.Lock()
+			kinds = append(kinds, c.Kind())
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				events := 0
+				xids, rows, err := readUntil(c, 300, func() {
+					events++
+					if i%3 == 0 && events%50 == 0 {
+						// A slower reader.
+						time.Sleep(time.Millisecond)
+					}
+					if events == 500 {
+						select {
+						case started <- struct{}{}:
+						default:
+						}
+					}
+				})
+				if err == nil && (!equal(xids, seqs(1, 300)) || rows != 900) {
+					err = fmt.Errorf("XIDs %v and %d rows, want 1..300 and 900", xids, rows)
+				}
+				if err != nil {
+					mu.Lock()
+					failed = append(failed, err.Error())
+					mu.Unlock()
+				}
+			}()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	wave(15)
+	// The first wave is well past the first ring's worth of events.
+	<-started
+	wave(15)
+	wg.Wait()
+	for _, f := range failed {
+		t.Error(f)
+	}
+	if n := b.dumps(); n > 2 {
+		t.Errorf("%d dumps opened for two waves of streams from one position, want at most 2", n)
+	}
+	for i, k := range kinds {
+		if k != CatchUp {
+			t.Errorf("cursor %d started on %s", i, k)
+		}
+	}
+}
+
+// TestCatchUpStalledCursor: a cursor of a catch-up hub that stops reading holds up the
+// others for CatchUpWait at most: they read every transaction while it reads nothing; once
+// it reads again it gets every event once, from a dump of its own.
+func TestCatchUpStalledCursor(t *testing.T) {
+	b := newBinlog()
+	b.write(300, 3)
+	p := NewPool(Config{MaxEvents: 64, CatchUpWait: 200 * time.Millisecond, NewMarker: func() Marker { return marks{} }})
+	var kinds []Kind
+	stalled := p.Attach(pos(t, 0), false, b.open, func(k Kind) { kinds = append(kinds, k) })
+	defer stalled.Close()
+	var others []*Cursor
+	for range 4 {
+		c := p.Attach(pos(t, 0), false, b.open, nil)
+		defer c.Close()
+		others = append(others, c)
+	}
+	// The stalled cursor reads the rotate, the GTID and one rows event of transaction 1.
+	for range 3 {
+		if _, err := stalled.GetEvent(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(others))
+	for i, c := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			xids, rows, err := readUntil(c, 300, nil)
+			if err == nil && (!equal(xids, seqs(1, 300)) || rows != 900) {
+				err = fmt.Errorf("XIDs %v and %d rows", xids, rows)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("cursor %d beside a stalled one: %v", i, err)
+		}
+	}
+	if xids, rows := read(t, stalled, 300); !equal(xids, seqs(1, 300)) || rows != 899 {
+		t.Errorf("stalled cursor: XIDs %v and %d rows, want 1..300 and 899 (one was read before)", xids, rows)
+	}
+	if n := b.dumps(); n != 2 {
+		t.Errorf("%d dumps opened, want 2 (the shared catch-up one, and the stalled cursor's)", n)
+	}
+	if len(kinds) != 1 || kinds[0] != CatchUp {
+		t.Errorf("stalled cursor served by %v, want catch-up readers only", kinds)
+	}
+}
+
+// TestCatchUpHandsOverToCatchUp: with no shared hub, a catch-up hub that reaches a boundary
+// another catch-up hub holds hands its cursor over and ends its dump.
+func TestCatchUpHandsOverToCatchUp(t *testing.T) {
+	b := newBinlog()
+	b.write(40, 1)
+	p := NewPool(Config{NewMarker: func() Marker { return marks{} }})
+	ahead := p.Attach(pos(t, 20), false, b.open, nil)
+	defer ahead.Close()
+	if xids, _ := read(t, ahead, 40); !equal(xids, seqs(21, 40)) {
+		t.Fatalf("cursor from 20: %v", xids)
+	}
+	behind := p.Attach(pos(t, 5), false, b.open, nil)
+	defer behind.Close()
+	if xids, _ := read(t, behind, 40); !equal(xids, seqs(6, 40)) {
+		t.Fatalf("cursor from 5: %v", xids)
+	}
+	b.write(5, 1)
+	for i, c := range []*Cursor{ahead, behind} {
+		if xids, _ := read(t, c, 45); !equal(xids, seqs(41, 45)) {
+			t.Errorf("cursor %d: %v", i, xids)
+		}
+	}
+	if n := b.dumps(); n != 2 {
+		t.Errorf("%d dumps opened, want 2", n)
+	}
+	if r := p.Readers(); r[Shared] != 0 || r[CatchUp] != 1 {
+		t.Errorf("readers %v, want one catch-up reader", r)
+	}
+	if ahead.hub != behind.hub {
+		t.Error("the cursors read from two hubs")
+	}
+}
+
+// TestHandedOverBoundaryGone: cursors handed over to a hub that dropped the boundary before
+// they got there read on from another dump, each event once.
+func TestHandedOverBoundaryGone(t *testing.T) {
+	b := newBinlog()
+	b.write(40, 1)
+	p := NewPool(Config{MaxEvents: 8, CatchUpWait: 10 * time.Millisecond, NewMarker: func() Marker { return marks{} }})
+	ahead := p.Attach(pos(t, 20), false, b.open, nil)
+	defer ahead.Close()
+	read(t, ahead, 40)
+	var behind [2]*Cursor
+	var got [2][]uint64
+	for i := range behind {
+		behind[i] = p.Attach(pos(t, 5), false, b.open, nil)
+		defer behind[i].Close()
+	}
+	first := behind[0].hub
+	for i, c := range behind {
+		got[i], _ = read(t, c, 37)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		first.mu.Lock()
+		ho := first.handover
+		first.mu.Unlock()
+		if ho != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the catch-up hub did not hand over")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The hub handed over to moves on past the boundary.
+	b.write(10, 1)
+	read(t, ahead, 50)
+	for i, c := range behind {
+		more, _ := read(t, c, 50)
+		if got[i] = append(got[i], more...); !equal(got[i], seqs(6, 50)) {
+			t.Errorf("cursor %d from 5: %v", i, got[i])
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -88,15 +89,25 @@ type hub struct {
 	space    chan struct{}
 	err      error
 	handover *handover
-	closed   bool
-	dump     func()
+	// cut are the cursors a catch-up hub no longer waits for; gather is until when it holds
+	// its first event for cursors starting where it started.
+	cut    map[*Cursor]bool
+	gather time.Time
+	closed bool
+	dump   func()
 }
 
-func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc, c *Cursor) *hub {
+// newHub returns a hub for cursor c at start; gather says c starts there (rather than falls
+// behind there), and that other cursors may start there soon.
+func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc, c *Cursor, gather bool) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &hub{pool: p, kind: kind, open: open, ctx: ctx, stop: cancel,
 		ring: make([]entry, p.cfg.MaxEvents), pos: start.Clone(), marker: p.cfg.NewMarker(),
-		signal: make(chan struct{}), space: make(chan struct{}), read: map[*Cursor]uint64{c: 0}}
+		signal: make(chan struct{}), space: make(chan struct{}), read: map[*Cursor]uint64{c: 0},
+		cut: map[*Cursor]bool{}}
+	if gather {
+		h.gather = time.Now().Add(p.cfg.CatchUpWait)
+	}
 	h.bounds = []*bound{{seq: 0, pos: start.Clone()}}
 	return h
 }
@@ -255,21 +266,96 @@ func (h *hub) table(ev *replication.BinlogEvent) *Table {
 // evict drops the oldest event; under mu. A hub with one cursor is that cursor's own dump:
 // it waits for the cursor rather than drop an event it has not read, which would only send
 // it to a dump of its own that starts further back (and, as a dump starts with a burst of
-// events, perhaps again and again). A second cursor ends the wait.
+// events, perhaps again and again). A second cursor of the shared hub ends the wait: the
+// shared hub keeps the pace of the server's head, whoever stalls.
+//
+// A catch-up hub serves cursors that are all behind the head. It waits for each of them, so
+// that streams catching up together keep one dump rather than each falling behind onto a
+// dump of its own; but for a cursor that reads nothing for CatchUpWait while others wait,
+// which it cuts loose (it falls behind, onto a hub of its own). It also holds its first
+// event until CatchUpWait after the last cursor started there, so that streams started one
+// after another from one position share it.
 func (h *hub) evict() {
-	for h.alone() && !h.closed {
-		wait := h.space
-		h.mu.Unlock()
-		select {
-		case <-wait:
-		case <-h.ctx.Done():
+	var since time.Time
+	for !h.closed && h.ctx.Err() == nil {
+		var until time.Time
+		if h.kind == CatchUp {
+			now := time.Now()
+			hold := h.first == 0 && now.Before(h.gather)
+			if hold {
+				until = h.gather
+			}
+			blocked, moved := h.blocking()
+			if blocked == 0 && !hold {
+				break
+			}
+			if blocked > 0 && moved > 0 {
+				if since.IsZero() {
+					since = now
+				}
+				end := since.Add(h.pool.cfg.CatchUpWait)
+				if !now.Before(end) {
+					h.cutLoose()
+					since = time.Time{}
+					continue
+				}
+				if until.IsZero() || end.Before(until) {
+					until = end
+				}
+			}
+		} else if !h.alone() {
+			break
 		}
-		h.mu.Lock()
+		h.wait(until)
 	}
 	i := h.first % uint64(len(h.ring))
 	h.bytes -= len(h.ring[i].ev.RawData)
 	h.ring[i] = entry{}
 	h.first++
+}
+
+// wait waits, without mu, until a cursor reads on or joins, the hub closes, or until (if
+// set).
+func (h *hub) wait(until time.Time) {
+	space := h.space
+	h.mu.Unlock()
+	defer h.mu.Lock()
+	var timeout <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-space:
+	case <-h.ctx.Done():
+	case <-timeout:
+	}
+}
+
+// blocking counts the cursors the hub waits for, which have not read the oldest event, and
+// the others; under mu.
+func (h *hub) blocking() (blocked, moved int) {
+	for c, seq := range h.read {
+		switch {
+		case h.cut[c]:
+		case seq <= h.first:
+			blocked++
+		default:
+			moved++
+		}
+	}
+	return blocked, moved
+}
+
+// cutLoose stops waiting for the cursors that have not read the oldest event; under mu.
+func (h *hub) cutLoose() {
+	for c, seq := range h.read {
+		if seq <= h.first && !h.cut[c] {
+			h.pool.cfg.Logger.Debug("catch-up reader cuts a stalled cursor loose", "seq", seq)
+			h.cut[c] = true
+		}
+	}
 }
 
 // find returns the boundary of the ring at pos; under mu. Positions grow along the ring, so
@@ -303,8 +389,16 @@ func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
 		return nil, false
 	}
 	b, ok := h.find(pos)
+	if ok && h.handover != nil && b.seq >= h.handover.seq {
+		// The hub read no further: a cursor there would be handed over again, to a hub that
+		// may no longer hold the boundary.
+		return nil, false
+	}
 	if ok {
 		h.addRef(c, b.seq)
+		if b.seq == 0 && h.first == 0 && !h.gather.IsZero() {
+			h.gather = time.Now().Add(h.pool.cfg.CatchUpWait)
+		}
 	}
 	return b, ok
 }
@@ -361,6 +455,7 @@ func (h *hub) readOn() {
 func (h *hub) release(c *Cursor) {
 	h.mu.Lock()
 	delete(h.read, c)
+	delete(h.cut, c)
 	h.readOn()
 	last := len(h.read) == 0 && !h.closed
 	if last {
@@ -374,25 +469,45 @@ func (h *hub) release(c *Cursor) {
 	}
 }
 
-// handOver moves a catch-up hub's cursors to the shared hub when it holds boundary b, and
-// ends the dump. It reports whether it did.
+// handOver moves a catch-up hub's cursors to another hub that holds boundary b, the shared
+// one or another catch-up hub (started for cursors ahead of these), and ends the dump. It
+// reports whether it did. The pool's lock makes handovers one at a time, so that two hubs
+// never hand over to each other and leave their cursors with no dump.
 func (h *hub) handOver(b *bound) bool {
-	live := h.pool.liveHub()
-	if live == nil || live == h {
-		return false
+	p := h.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	try := make([]*hub, 0, len(p.hubs))
+	if p.live != nil {
+		try = append(try, p.live)
 	}
-	live.mu.Lock()
-	lb, ok := live.find(b.pos)
-	live.mu.Unlock()
-	if !ok {
-		return false
+	for o := range p.hubs {
+		if o != p.live {
+			try = append(try, o)
+		}
 	}
-	h.mu.Lock()
-	h.handover = &handover{seq: b.seq, to: live, toSeq: lb.seq}
-	h.endDump()
-	h.wake()
-	h.mu.Unlock()
-	return true
+	for _, o := range try {
+		if o == h {
+			continue
+		}
+		o.mu.Lock()
+		var lb *bound
+		ok := !o.closed && o.err == nil && o.handover == nil
+		if ok {
+			lb, ok = o.find(b.pos)
+		}
+		o.mu.Unlock()
+		if !ok {
+			continue
+		}
+		h.mu.Lock()
+		h.handover = &handover{seq: b.seq, to: o, toSeq: lb.seq}
+		h.endDump()
+		h.wake()
+		h.mu.Unlock()
+		return true
+	}
+	return false
 }
 
 // compact moves the events every cursor hands out, a transaction's GTID and XID events, into
