@@ -90,9 +90,11 @@ type hub struct {
 	err      error
 	handover *handover
 	// cut are the cursors a catch-up hub no longer waits for; gather is until when it holds
-	// its first event for cursors starting where it started.
-	cut    map[*Cursor]bool
-	gather time.Time
+	// its first event for cursors starting where it started, once starters (the cursors that
+	// started there) are two or more.
+	cut      map[*Cursor]bool
+	gather   time.Time
+	starters int
 	closed bool
 	dump   func()
 }
@@ -106,7 +108,7 @@ func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc, c *Curso
 		signal: make(chan struct{}), space: make(chan struct{}), read: map[*Cursor]uint64{c: 0},
 		cut: map[*Cursor]bool{}}
 	if gather {
-		h.gather = time.Now().Add(p.cfg.CatchUpWait)
+		h.gather, h.starters = time.Now().Add(p.cfg.CatchUpWait), 1
 	}
 	h.bounds = []*bound{{seq: 0, pos: start.Clone()}}
 	return h
@@ -272,16 +274,19 @@ func (h *hub) table(ev *replication.BinlogEvent) *Table {
 // A catch-up hub serves cursors that are all behind the head. It waits for each of them, so
 // that streams catching up together keep one dump rather than each falling behind onto a
 // dump of its own; but for a cursor that reads nothing for CatchUpWait while others wait,
-// which it cuts loose (it falls behind, onto a hub of its own). It also holds its first
-// event until CatchUpWait after the last cursor started there, so that streams started one
-// after another from one position share it.
+// which it cuts loose (it falls behind, onto a hub of its own). Once a second cursor has
+// started where it started, it also holds its first event until CatchUpWait after the last
+// cursor started there, so that streams started one after another from one position share
+// it; a cursor resuming alone is not held.
 func (h *hub) evict() {
 	var since time.Time
 	for !h.closed && h.ctx.Err() == nil {
 		var until time.Time
 		if h.kind == CatchUp {
 			now := time.Now()
-			hold := h.first == 0 && now.Before(h.gather)
+			// A stream resuming alone is never held: only a second stream starting at the
+			// same place shows that a wave of streams is starting.
+			hold := h.first == 0 && h.starters > 1 && now.Before(h.gather)
 			if hold {
 				until = h.gather
 			}
@@ -398,6 +403,7 @@ func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
 		h.addRef(c, b.seq)
 		if b.seq == 0 && h.first == 0 && !h.gather.IsZero() {
 			h.gather = time.Now().Add(h.pool.cfg.CatchUpWait)
+			h.starters++
 		}
 	}
 	return b, ok
