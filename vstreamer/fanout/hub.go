@@ -95,8 +95,8 @@ type hub struct {
 	cut      map[*Cursor]bool
 	gather   time.Time
 	starters int
-	closed bool
-	dump   func()
+	closed   bool
+	dump     func()
 }
 
 // newHub returns a hub for cursor c at start; gather says c starts there (rather than falls
