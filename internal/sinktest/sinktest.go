@@ -211,19 +211,27 @@ func (s *NATSServer) Restart() {
 	s.Start()
 }
 
-// ReadNATS reads every message of a stream from its start, until want messages came or no
-// message came for quiet.
-func ReadNATS(t testing.TB, url, stream string, want int, quiet time.Duration) []Got {
+// JetStream connects to the NATS server at url for a test's own reads and settings; the
+// connection closes with the test.
+func JetStream(t testing.TB, url string) jetstream.JetStream {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return js
+}
+
+// ReadNATS reads every message of a stream from its start, until want messages came or no
+// message came for quiet.
+func ReadNATS(t testing.TB, url, stream string, want int, quiet time.Duration) []Got {
+	t.Helper()
+	js := JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})

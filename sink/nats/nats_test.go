@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vstream-cdc/vstream/client"
@@ -133,12 +132,7 @@ func TestNATSMessageShape(t *testing.T) {
 		t.Errorf("tombstones %v %v %v: want only the last, with no data", got[0].Tombstone, got[1].Tombstone, got[2].Tombstone)
 	}
 	// The checkpoint is where the stream is.
-	nc, err := natsgo.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := sinktest.JetStream(t, srv.URL())
 	kv, err := js.KeyValue(context.Background(), "checkpoints")
 	if err != nil {
 		t.Fatal(err)
@@ -180,15 +174,7 @@ func recordTooLarge(t *testing.T, maxMsgSize int32, size int, want string) {
 	srv := sinktest.StartNATS(t)
 	addr := testserver.Serve(t, db, "sinknats")
 	if maxMsgSize > 0 {
-		nc, err := natsgo.Connect(srv.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		js := sinktest.JetStream(t, srv.URL())
 		if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "BIG", Subjects: []string{"cdc.>"}, MaxMsgSize: maxMsgSize}); err != nil {
 			t.Fatal(err)
 		}

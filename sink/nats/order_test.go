@@ -213,19 +213,11 @@ func TestNATSCheckpointAfterAcks(t *testing.T) {
 func TestNATSStreamLimitLowered(t *testing.T) {
 	p, _, url := newFaulty(t, 0)
 	ctx := context.Background()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := sinktest.JetStream(t, url)
 	if _, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: "FAULTY", Subjects: []string{"cdc.>"}, Duplicates: 2 * time.Minute, MaxMsgSize: 1024}); err != nil {
 		t.Fatal(err)
 	}
-	err = p.Publish(ctx, &sink.Record{Topic: "cdc.t", Key: []byte("k"), Value: make([]byte, 4096), ID: "big"})
+	err := p.Publish(ctx, &sink.Record{Topic: "cdc.t", Key: []byte("k"), Value: make([]byte, 4096), ID: "big"})
 	if err == nil {
 		err = p.Commit(ctx, testPos)
 	}
