@@ -523,25 +523,27 @@ func (h *hub) handOver(b *bound) bool {
 func compact(ev *replication.BinlogEvent) *replication.BinlogEvent {
 	switch e := ev.Event.(type) {
 	case *replication.MariadbGTIDEvent:
-		c := &struct {
-			ev   replication.BinlogEvent
-			hdr  replication.EventHeader
-			gtid replication.MariadbGTIDEvent
-		}{ev: *ev, hdr: *ev.Header, gtid: *e}
-		c.ev.Header, c.ev.Event = &c.hdr, &c.gtid
-		return &c.ev
+		return compactAs(ev, e)
 	case *replication.XIDEvent:
-		c := &struct {
-			ev  replication.BinlogEvent
-			hdr replication.EventHeader
-			xid replication.XIDEvent
-		}{ev: *ev, hdr: *ev.Header, xid: *e}
-		c.ev.Header, c.ev.Event = &c.hdr, &c.xid
-		return &c.ev
+		return compactAs(ev, e)
 	default:
 		// Most cursors leave the other events out, or read their bodies at length.
 	}
 	return ev
+}
+
+// compactAs copies ev, its header and its body B into one allocation.
+func compactAs[B any, P interface {
+	*B
+	replication.Event
+}](ev *replication.BinlogEvent, body P) *replication.BinlogEvent {
+	c := &struct {
+		ev   replication.BinlogEvent
+		hdr  replication.EventHeader
+		body B
+	}{ev: *ev, hdr: *ev.Header, body: *body}
+	c.ev.Header, c.ev.Event = &c.hdr, P(&c.body)
+	return &c.ev
 }
 
 // freeze fills the caches go-mysql fills on first use, so that the goroutines sharing an
