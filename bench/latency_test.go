@@ -1,13 +1,17 @@
 package bench
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"math"
+	"os/exec"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,6 +89,7 @@ func BenchmarkLatency(b *testing.B) {
 		sum.txns += r.txns
 		sum.user += r.user
 		sum.sys += r.sys
+		sum.anchorCPU += r.anchorCPU
 		sum.span += r.span
 		sum.responses += r.responses
 		sum.events += r.events
@@ -101,12 +106,13 @@ func BenchmarkLatency(b *testing.B) {
 	b.ReportMetric(ms(vp99)/ms(bp99), "p99-ratio")
 	b.ReportMetric(perTxn(sum.user+sum.sys), "cpu-ms/txn")
 	b.ReportMetric(perTxn(sum.sys), "sys-cpu-ms/txn")
+	b.ReportMetric(perTxn(sum.anchorCPU), "cpu-ms/txn/binlogreader")
 	b.ReportMetric(float64(sum.responses)/float64(sum.txns), "responses/txn")
 	b.ReportMetric(float64(sum.switches)/float64(sum.txns), "ctx-switches/txn")
 	fmt.Printf("latency: %d single-row transactions at %.0f/s; commit-to-client p50 %.3fms p99 %.3fms (go-mysql alone p50 %.3fms p99 %.3fms): "+
-		"p50 +%.3fms, p99 %.2fx; vstreamd CPU %.3fms per transaction (user %.3fms, system %.3fms), %.0f%% of a core, %.1f context switches per transaction; %.2f responses and %.2f events per transaction\n",
+		"p50 +%.3fms, p99 %.2fx; vstreamd CPU %.3fms per transaction (user %.3fms, system %.3fms; a bare go-mysql reader process %.3fms), %.0f%% of a core, %.1f context switches per transaction; %.2f responses and %.2f events per transaction\n",
 		sum.txns, float64(sum.txns)/sum.span.Seconds(), ms(vp50), ms(vp99), ms(bp50), ms(bp99), ms(vp50)-ms(bp50), ms(vp99)/ms(bp99),
-		perTxn(sum.user+sum.sys), perTxn(sum.user), perTxn(sum.sys), share(sum.user+sum.sys, sum.span)*100,
+		perTxn(sum.user+sum.sys), perTxn(sum.user), perTxn(sum.sys), perTxn(sum.anchorCPU), share(sum.user+sum.sys, sum.span)*100,
 		float64(sum.switches)/float64(sum.txns), float64(sum.responses)/float64(sum.txns), float64(sum.events)/float64(sum.txns))
 }
 
@@ -116,7 +122,10 @@ type latencyRun struct {
 	txns           int
 	// user and sys are vstreamd's CPU from the first write until both readers had every
 	// row, which span is; responses and events what the gRPC client received over it.
-	user, sys, span   time.Duration
+	user, sys, span time.Duration
+	// anchorCPU is the binlogreader process's CPU over span: reading and decoding the
+	// binlog alone, the floor under vstreamd's.
+	anchorCPU         time.Duration
 	responses, events int64
 	// switches counts the times vstreamd's threads left the CPU over span: each is a
 	// thread going to sleep, most of them waking for an event and sleeping again.
@@ -288,6 +297,9 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 		}
 	}
 
+	anchor := startBinlogReader(b, pos.Normalized().GTIDSet.String())
+	defer anchor.stop()
+	anchor0 := procCPU(b, anchor.cmd.Process.Pid)
 	user0, sys0 := vstreamdTimes(b, d)
 	sw0 := vstreamdSwitches(b, d)
 	responses0, events0 := responses.Load(), events.Load()
@@ -308,7 +320,10 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 		time.Sleep(5 * time.Millisecond)
 	}
 	user1, sys1 := vstreamdTimes(b, d)
-	run := latencyRun{txns: int(sent), user: user1 - user0, sys: sys1 - sys0, span: time.Since(start), switches: vstreamdSwitches(b, d) - sw0,
+	// The anchor has read every row by now: the binlog reaches it no later than the
+	// in-process reader, which had them all.
+	anchorCPU := procCPU(b, anchor.cmd.Process.Pid) - anchor0
+	run := latencyRun{txns: int(sent), user: user1 - user0, sys: sys1 - sys0, anchorCPU: anchorCPU, span: time.Since(start), switches: vstreamdSwitches(b, d) - sw0,
 		responses: responses.Load() - responses0, events: events.Load() - events0}
 	run.vstreamd, run.bare = vs.taken(), bare.taken()
 	return run
@@ -369,4 +384,36 @@ func vstreamdSwitches(b *testing.B, d *vstreamd) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// binlogReader is the bench/binlogreader process: go-mysql reading and decoding the binlog,
+// nothing more.
+type binlogReader struct{ cmd *exec.Cmd }
+
+// startBinlogReader starts the anchor reading latencyDB's binlog after gtid and returns once
+// its dump is open.
+func startBinlogReader(b *testing.B, gtid string) *binlogReader {
+	cmd := exec.Command(readerBin, "--host", latencyDB.Host(), "--port", strconv.Itoa(latencyDB.Port()),
+		"--user", latencyDB.User(), "--password", latencyDB.Password(), "--gtid", gtid)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	r := &binlogReader{cmd: cmd}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "reading\n" {
+		r.stop()
+		b.Fatalf("binlogreader did not start: %q %v: %s", line, err, stderr.String())
+	}
+	return r
+}
+
+func (r *binlogReader) stop() {
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
 }

@@ -21,9 +21,12 @@ var (
 	buildOnce   sync.Once
 	buildErr    error
 	vstreamdBin string // the vstreamd binary the process benchmarks run
+	// readerBin is bench/binlogreader, the latency benchmark's anchor process.
+	readerBin string
 )
 
-// buildVstreamd builds cmd/vstreamd once for the benchmarks that run it as a process.
+// buildVstreamd builds cmd/vstreamd, and the anchor bench/binlogreader, once for the
+// benchmarks that run them as processes.
 func buildVstreamd() error {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "vstream-bench-")
@@ -31,14 +34,19 @@ func buildVstreamd() error {
 			buildErr = err
 			return
 		}
-		bin := filepath.Join(dir, "vstreamd")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/vstreamd")
-		build.Dir = ".."
-		if out, err := build.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build vstreamd: %w\n%s", err, out)
-			return
+		for _, b := range []struct {
+			bin *string
+			pkg string
+		}{{&vstreamdBin, "./cmd/vstreamd"}, {&readerBin, "./bench/binlogreader"}} {
+			path := filepath.Join(dir, filepath.Base(b.pkg))
+			build := exec.Command("go", "build", "-o", path, b.pkg)
+			build.Dir = ".."
+			if out, err := build.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("build %s: %w\n%s", b.pkg, err, out)
+				return
+			}
+			*b.bin = path
 		}
-		vstreamdBin = bin
 	})
 	return buildErr
 }

@@ -1,0 +1,60 @@
+// Command binlogreader is an anchor of the latency benchmark: the least a binlog consumer
+// process does, read a MariaDB binlog from a GTID position with go-mysql's BinlogSyncer and
+// decode every event, sending nothing on. BenchmarkLatency runs it as a process of its own
+// beside vstreamd and reads its CPU per transaction from /proc, the floor under vstreamd's.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+func main() {
+	host := flag.String("host", "127.0.0.1", "MariaDB host")
+	port := flag.Int("port", 3306, "MariaDB port")
+	user := flag.String("user", "root", "user")
+	password := flag.String("password", "", "password")
+	gtid := flag.String("gtid", "", "MariaDB GTID position to read after")
+	flag.Parse()
+	if err := run(*host, uint16(*port), *user, *password, *gtid); err != nil {
+		fmt.Fprintln(os.Stderr, "binlogreader:", err)
+		os.Exit(1)
+	}
+}
+
+func run(host string, port uint16, user, password, gtid string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	set, err := mysql.ParseMariadbGTIDSet(gtid)
+	if err != nil {
+		return fmt.Errorf("gtid %q: %w", gtid, err)
+	}
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID: 2000000003, Flavor: mysql.MariaDBFlavor, Host: host, Port: port, User: user, Password: password,
+		TimestampStringLocation: time.UTC, DisableRetrySync: true, Logger: slog.New(slog.DiscardHandler),
+	})
+	defer syncer.Close()
+	st, err := syncer.StartSyncGTID(set)
+	if err != nil {
+		return err
+	}
+	// Ready once the dump is open: the benchmark waits for this line before it writes.
+	fmt.Println("reading")
+	for {
+		if _, err := st.GetEvent(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
