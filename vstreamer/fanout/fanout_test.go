@@ -116,14 +116,14 @@ func (d *dump) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
 	return ev, nil
 }
 
-// marks ends a transaction at its XID.
+// marks ends a transaction at its XID, or its query (a DDL's).
 type marks struct{}
 
 func (marks) Mark(ev *replication.BinlogEvent) (string, bool, bool) {
 	switch e := ev.Event.(type) {
 	case *replication.MariadbGTIDEvent:
 		return fmt.Sprintf("0-1-%d", e.GTID.SequenceNumber), true, false
-	case *replication.XIDEvent:
+	case *replication.XIDEvent, *replication.QueryEvent:
 		return "", false, true
 	}
 	return "", false, false

@@ -1,0 +1,151 @@
+package vstreamer
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/vstreamer/fanout"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// eventList is a dump of the events given, which then waits.
+type eventList struct {
+	evs []*replication.BinlogEvent
+	i   int
+}
+
+func (l *eventList) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
+	if l.i == len(l.evs) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	l.i++
+	return l.evs[l.i-1], nil
+}
+
+// TestSharedSkippedTransactionAllocs: on a shared reader, a transaction a filtered stream
+// leaves out costs well below one allocation all told (the cursor's, the reader goroutine's
+// and the stream goroutine's): the cursor hands out a run of such transactions as one
+// event, the reader goroutine passes it on in one send, and the stream moves its position
+// by each transaction's GTID in turn, sending nothing.
+func TestSharedSkippedTransactionAllocs(t *testing.T) {
+	const txns = 4096
+	var evs []*replication.BinlogEvent
+	for i := range txns {
+		evs = append(evs, skippedTxn(false, uint64(2+i), uint32(1000*i))...)
+	}
+	lastPos := evs[len(evs)-1].Header.LogPos
+	start, err := position.Parse("MariaDB/0-1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := fanout.NewPool(fanout.Config{MaxEvents: len(evs) + 16, NewMarker: func() fanout.Marker { return &txnMarks{} }})
+	open := func(position.Position) (fanout.Source, func(), error) {
+		return &eventList{evs: evs}, func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Another stream's cursor has the shared hub read every event before the stream reads.
+	keep := pool.Attach(start, true, open, nil)
+	defer keep.Close()
+	for {
+		ev, err := keep.GetEvent(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Header.LogPos == lastPos {
+			break
+		}
+	}
+
+	s, sent, _ := skippingStream(t, "MariaDB/0-1-1")
+	c := pool.Attach(start, true, open, nil)
+	defer c.Close()
+	s.leaveOut(c)
+	events := make(chan *replication.BinlogEvent, loopQueue)
+	done := make(chan error, 1)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	go func() { done <- s.read(ctx, c, events) }()
+	for {
+		ev, err := s.nextEvent(ctx, events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev == nil {
+			continue
+		}
+		if err := s.handle(ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Header.LogPos == lastPos {
+			break
+		}
+	}
+	runtime.ReadMemStats(&after)
+	cancel()
+	<-done
+	per := float64(after.Mallocs-before.Mallocs) / txns
+	t.Logf("%.3f allocations per skipped transaction", per)
+	if per > 0.25 {
+		t.Errorf("a skipped transaction costs %.3f allocations", per)
+	}
+	if got, want := s.pos.String(), "MariaDB/0-1-"+strconv.Itoa(txns+1); got != want {
+		t.Errorf("position %s, want %s", got, want)
+	}
+	if len(s.batch) != 0 || *sent != 0 || !s.pending || s.inTxn {
+		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.batch), *sent, s.pending, s.inTxn)
+	}
+}
+
+// TestRunBeforeQueued: the stream goroutine takes the transactions of a run one at a time, in
+// order, each as a run of one, and all of them before an event queued behind the run, also
+// when it looks at its other channels (every fairEvery events).
+func TestRunBeforeQueued(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		t.Run("full select "+strconv.FormatBool(full), func(t *testing.T) {
+			s, _, _ := skippingStream(t, "MariaDB/0-1-1")
+			var run fanout.TxnEnds
+			for i := range 3 {
+				txn := skippedTxn(false, uint64(2+i), uint32(1000*i))
+				run.Txns = append(run.Txns, fanout.Ends{First: txn[0], Last: txn[len(txn)-1]})
+			}
+			queued := skippedTxn(false, 5, 3000)[0]
+			events := make(chan *replication.BinlogEvent, 2)
+			events <- &replication.BinlogEvent{Header: run.Txns[2].Last.Header, Event: &run}
+			events <- queued
+			for i := range 4 {
+				if full {
+					s.quick = fairEvery
+				}
+				ev, err := s.nextEvent(context.Background(), events)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev == nil {
+					t.Fatalf("event %d: none", i)
+				}
+				if i == 3 {
+					if ev != queued {
+						t.Fatalf("after the run: %T", ev.Event)
+					}
+					break
+				}
+				one, ok := ev.Event.(*fanout.TxnEnds)
+				if !ok || len(one.Txns) != 1 || one.Txns[0] != run.Txns[i] || ev.Header != run.Txns[i].Last.Header {
+					t.Fatalf("event %d: %T, not the run's transaction %d alone", i, ev.Event, i)
+				}
+				if err := s.handle(ev); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := s.pos.String(), "MariaDB/0-1-"+strconv.Itoa(2+i); got != want {
+					t.Errorf("position %s after transaction %d, want %s", got, i, want)
+				}
+			}
+		})
+	}
+}
