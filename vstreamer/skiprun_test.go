@@ -2,8 +2,11 @@ package vstreamer
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -145,6 +148,64 @@ func TestRunBeforeQueued(t *testing.T) {
 				if got, want := s.pos.String(), "MariaDB/0-1-"+strconv.Itoa(2+i); got != want {
 					t.Errorf("position %s after transaction %d, want %s", got, i, want)
 				}
+			}
+		})
+	}
+}
+
+// TestSharedReaderSkippedRunsResume: a filtered stream on the shared reader, where runs of
+// transactions of the tables it leaves out come as one event each, gets exactly what a
+// stream on a reader of its own gets, from its start and resumed from each VGTID it sent:
+// every skipped transaction moves the position by its own GTID, also those skipped around
+// a DDL, a transaction the stream sends and one it sends part of.
+func TestSharedReaderSkippedRunsResume(t *testing.T) {
+	shared, own := newEngine(t), ownEngine(t)
+	var writes []string
+	for i := range 20 {
+		writes = append(writes, fmt.Sprintf("INSERT INTO skb VALUES (%d)", i))
+	}
+	writes = append(writes, "INSERT INTO ska VALUES (1, 'a')")
+	for i := range 10 {
+		writes = append(writes, fmt.Sprintf("INSERT INTO skb VALUES (%d)", 100+i))
+	}
+	writes = append(writes, "ALTER TABLE skb ADD COLUMN w INT")
+	for i := range 10 {
+		writes = append(writes, fmt.Sprintf("INSERT INTO skb VALUES (%d, 1)", 200+i))
+	}
+	writes = append(writes, "BEGIN", "INSERT INTO skb VALUES (300, 1)", "UPDATE ska SET v = 'b' WHERE id = 1", "COMMIT")
+	for i := range 5 {
+		writes = append(writes, fmt.Sprintf("INSERT INTO skb VALUES (%d, 1)", 400+i))
+	}
+	for _, skipEmpty := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SkipEmptyTransactions %v", skipEmpty), func(t *testing.T) {
+			execSQL(t, "DROP TABLE IF EXISTS ska", "DROP TABLE IF EXISTS skb",
+				"CREATE TABLE ska (id INT PRIMARY KEY, v VARCHAR(10))", "CREATE TABLE skb (id INT PRIMARY KEY)")
+			req := Request{Position: "current", Filter: filterSKA, SkipEmptyTransactions: skipEmpty}
+			ts := startStream(t, shared, req)
+			first := ts.expect("GTID", "OTHER", "VGTID")
+			execSQL(t, writes...)
+			final := headPos(t)
+			rec := ts.until(final)
+			vgtids := []string{first[2].Vgtid.ShardGtids[0].Gtid}
+			for _, l := range rec {
+				if strings.HasPrefix(l, "VGTID ") {
+					vgtids = append(vgtids, strings.TrimPrefix(l, "VGTID "))
+				}
+			}
+			// 48 transactions.
+			if n := len(vgtids); !skipEmpty && n != 49 {
+				t.Fatalf("%d VGTIDs, want the first and one per transaction", n)
+			}
+			// Lone VGTIDs come with time.
+			for _, pos := range vgtids[:len(vgtids)-1] {
+				t.Run(pos, func(t *testing.T) {
+					r := req
+					r.Position = pos
+					want := withoutLoneVGTIDs(startStream(t, own, r).until(final))
+					if got := withoutLoneVGTIDs(startStream(t, shared, r).until(final)); !slices.Equal(got, want) {
+						t.Errorf("on the shared reader:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+					}
+				})
 			}
 		})
 	}
