@@ -219,7 +219,7 @@ func TestSkippedTransactionAllocs(t *testing.T) {
 
 // skippingStream is a stream of table ska from position from that skips empty transactions,
 // with the count of its sends and its observer.
-func skippingStream(t *testing.T, from string) (*stream, *int, *positions) {
+func skippingStream(t testing.TB, from string) (*stream, *int, *positions) {
 	t.Helper()
 	flt, err := filter.New(filterSKA)
 	if err != nil {

@@ -30,6 +30,74 @@ func (l *eventList) GetEvent(ctx context.Context) (*replication.BinlogEvent, err
 	return l.evs[l.i-1], nil
 }
 
+// sharedSkips is a shared reader whose ring holds transactions of table other, which the
+// streams of skippingStream leave out.
+type sharedSkips struct {
+	pool    *fanout.Pool
+	open    fanout.OpenFunc
+	start   position.Position
+	lastPos uint32
+}
+
+func newSharedSkips(tb testing.TB, txns int) *sharedSkips {
+	tb.Helper()
+	var evs []*replication.BinlogEvent
+	for i := range txns {
+		evs = append(evs, skippedTxn(false, uint64(2+i), uint32(1000*i))...)
+	}
+	start, err := position.Parse("MariaDB/0-1-1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	k := &sharedSkips{start: start, lastPos: evs[len(evs)-1].Header.LogPos,
+		pool: fanout.NewPool(fanout.Config{MaxEvents: len(evs) + 16, NewMarker: func() fanout.Marker { return &txnMarks{} }}),
+		open: func(position.Position) (fanout.Source, func(), error) { return &eventList{evs: evs}, func() {}, nil }}
+	// Another stream's cursor has the shared hub read every event before the streams read.
+	keep := k.pool.Attach(start, true, k.open, nil)
+	tb.Cleanup(keep.Close)
+	for {
+		ev, err := keep.GetEvent(context.Background())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if ev.Header.LogPos == k.lastPos {
+			return k
+		}
+	}
+}
+
+// read has s read every transaction on the shared reader, as its reader goroutine and its
+// stream goroutine do.
+func (k *sharedSkips) read(tb testing.TB, s *stream) {
+	c := k.pool.Attach(k.start, true, k.open, nil)
+	defer c.Close()
+	s.leaveOut(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan *replication.BinlogEvent, loopQueue)
+	done := make(chan error, 1)
+	go func() { done <- s.read(ctx, c, events) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	for {
+		ev, err := s.nextEvent(ctx, events)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if ev == nil {
+			continue
+		}
+		if err := s.handle(ev); err != nil {
+			tb.Fatal(err)
+		}
+		if ev.Header.LogPos == k.lastPos {
+			return
+		}
+	}
+}
+
 // TestSharedSkippedTransactionAllocs: on a shared reader, a transaction a filtered stream
 // leaves out costs well below one allocation all told (the cursor's, the reader goroutine's
 // and the stream goroutine's): the cursor hands out a run of such transactions as one
@@ -37,61 +105,12 @@ func (l *eventList) GetEvent(ctx context.Context) (*replication.BinlogEvent, err
 // by each transaction's GTID in turn, sending nothing.
 func TestSharedSkippedTransactionAllocs(t *testing.T) {
 	const txns = 4096
-	var evs []*replication.BinlogEvent
-	for i := range txns {
-		evs = append(evs, skippedTxn(false, uint64(2+i), uint32(1000*i))...)
-	}
-	lastPos := evs[len(evs)-1].Header.LogPos
-	start, err := position.Parse("MariaDB/0-1-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := fanout.NewPool(fanout.Config{MaxEvents: len(evs) + 16, NewMarker: func() fanout.Marker { return &txnMarks{} }})
-	open := func(position.Position) (fanout.Source, func(), error) {
-		return &eventList{evs: evs}, func() {}, nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// Another stream's cursor has the shared hub read every event before the stream reads.
-	keep := pool.Attach(start, true, open, nil)
-	defer keep.Close()
-	for {
-		ev, err := keep.GetEvent(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Header.LogPos == lastPos {
-			break
-		}
-	}
-
+	k := newSharedSkips(t, txns)
 	s, sent, _ := skippingStream(t, "MariaDB/0-1-1")
-	c := pool.Attach(start, true, open, nil)
-	defer c.Close()
-	s.leaveOut(c)
-	events := make(chan *replication.BinlogEvent, loopQueue)
-	done := make(chan error, 1)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	go func() { done <- s.read(ctx, c, events) }()
-	for {
-		ev, err := s.nextEvent(ctx, events)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev == nil {
-			continue
-		}
-		if err := s.handle(ev); err != nil {
-			t.Fatal(err)
-		}
-		if ev.Header.LogPos == lastPos {
-			break
-		}
-	}
+	k.read(t, s)
 	runtime.ReadMemStats(&after)
-	cancel()
-	<-done
 	per := float64(after.Mallocs-before.Mallocs) / txns
 	t.Logf("%.3f allocations per skipped transaction", per)
 	if per > 0.25 {
@@ -102,6 +121,21 @@ func TestSharedSkippedTransactionAllocs(t *testing.T) {
 	}
 	if len(s.batch) != 0 || *sent != 0 || !s.pending || s.inTxn {
 		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.batch), *sent, s.pending, s.inTxn)
+	}
+}
+
+// BenchmarkSharedSkipped: what a transaction a filtered stream leaves out costs it on a
+// shared reader, in its cursor, its reader goroutine and its stream goroutine.
+func BenchmarkSharedSkipped(b *testing.B) {
+	const txns = 4096
+	k := newSharedSkips(b, txns)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += txns {
+		b.StopTimer()
+		s, _, _ := skippingStream(b, "MariaDB/0-1-1")
+		b.StartTimer()
+		k.read(b, s)
 	}
 }
 
