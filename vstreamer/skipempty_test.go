@@ -217,7 +217,10 @@ func TestSkippedTransactionAllocs(t *testing.T) {
 	})
 }
 
-func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want string) {
+// skippingStream is a stream of table ska from position from that skips empty transactions,
+// with the count of its sends and its observer.
+func skippingStream(t testing.TB, from string) (*stream, *int, *positions) {
+	t.Helper()
 	flt, err := filter.New(filterSKA)
 	if err != nil {
 		t.Fatal(err)
@@ -226,21 +229,26 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sent int
+	sent := new(int)
 	obs := &positions{}
 	ks := &keyspaceStream{cfg: &Config{Database: "test", Keyspace: "test", Shard: "0"}, filter: flt,
 		fieldsFor: map[string]*tablePlan{}, copyPlans: map[string]*tablePlan{}}
 	s := &stream{
 		keyspaces: []*keyspaceStream{ks}, pos: start, plans: map[uint64]*tablePlan{}, skipEmpty: true, observer: obs,
 		maxBatch: 1 << 20, lastVGTID: nowNanos(),
-		send: func([]*binlogdata.VEvent) error { sent++; return nil },
+		send: func([]*binlogdata.VEvent) error { *sent++; return nil },
 	}
 	s.use(ks)
-	defer func() {
+	t.Cleanup(func() {
 		if s.pendTimer != nil {
 			s.pendTimer.Stop()
 		}
-	}()
+	})
+	return s, sent, obs
+}
+
+func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want string) {
+	s, sent, obs := skippingStream(t, from)
 	const txns = 1000
 	var evs [][]*replication.BinlogEvent
 	for i := range txns + 1 {
@@ -266,8 +274,8 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	if got, want := s.pos.String(), want+strconv.Itoa(1+i); got != want {
 		t.Errorf("position after %d skipped transactions: %s, want %s", i, got, want)
 	}
-	if len(s.batch) != 0 || sent != 0 || !s.pending || s.inTxn {
-		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.batch), sent, s.pending, s.inTxn)
+	if len(s.batch) != 0 || *sent != 0 || !s.pending || s.inTxn {
+		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.batch), *sent, s.pending, s.inTxn)
 	}
 	if obs.n < 1 || obs.n > 2+int(time.Since(time.Unix(0, s.lastVGTID))/observeEvery) {
 		t.Errorf("the observer heard %d positions", obs.n)

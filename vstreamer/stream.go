@@ -349,6 +349,14 @@ type stream struct {
 	unobservedTS uint32
 	// quick counts the events nextEvent took without its full select since it last ran it.
 	quick int
+	// ends is what is left of a run of transactions the shared reader handed out by their
+	// ends as one event (fanout.TxnEnds). nextEvent hands them out one at a time, as pair,
+	// before any event queued behind them: the loops handle each as they would one the
+	// reader had handed out alone (the heartbeat, the lone VGTID, the flush, a copy's
+	// snapshot come between two as between two such events).
+	ends     []fanout.Ends
+	pair     replication.BinlogEvent
+	pairEnds fanout.TxnEnds
 }
 
 // fairEvery bounds how many events nextEvent takes from a backlog before it looks at the
@@ -536,7 +544,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			// now, whatever is queued behind it.
 			s.add(s.vgtidEvent())
 		}
-		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0) {
+		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0 && len(s.ends) == 0) {
 			if err := s.flush(); err != nil {
 				return err
 			}
@@ -559,23 +567,34 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 	// call selects over all, so a drain or a due heartbeat or position still goes first
 	// sometimes, as it would by chance anyway.
 	if s.quick < fairEvery {
+		if len(s.ends) > 0 {
+			s.quick++
+			return s.nextEnd(), nil
+		}
 		select {
 		case ev, ok := <-events:
 			if !ok {
 				return nil, context.Canceled
 			}
 			s.quick++
-			return ev, nil
+			return s.unrun(ev), nil
 		default:
 		}
 	}
 	s.quick = 0
+	// The events of a run go before those queued behind it.
+	in, inRun := events, (<-chan struct{})(nil)
+	if len(s.ends) > 0 {
+		in, inRun = nil, alwaysReady
+	}
 	select {
-	case ev, ok := <-events:
+	case ev, ok := <-in:
 		if !ok {
 			return nil, context.Canceled
 		}
-		return ev, nil
+		return s.unrun(ev), nil
+	case <-inRun:
+		return s.nextEnd(), nil
 	case <-s.drain:
 		// Finish the transaction in progress, then end (see loop).
 		s.draining, s.drain = true, nil
@@ -614,6 +633,33 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 }
 
 func nowNanos() int64 { return time.Now().UnixNano() }
+
+// alwaysReady is a closed channel: a select case on it is always ready.
+var alwaysReady = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// unrun returns ev, or the first transaction of the run of them it is (see ends).
+func (s *stream) unrun(ev *replication.BinlogEvent) *replication.BinlogEvent {
+	if run, ok := ev.Event.(*fanout.TxnEnds); ok && len(run.Txns) > 1 {
+		s.ends = run.Txns
+		return s.nextEnd()
+	}
+	return ev
+}
+
+// nextEnd hands out the next transaction of the run in ends, in pair: the loops handle it
+// before they call nextEvent again.
+func (s *stream) nextEnd() *replication.BinlogEvent {
+	s.pairEnds.Txns = s.ends[:1]
+	s.pair = replication.BinlogEvent{Header: s.ends[0].Last.Header, Event: &s.pairEnds}
+	if s.ends = s.ends[1:]; len(s.ends) == 0 {
+		s.ends = nil
+	}
+	return &s.pair
+}
 
 // wants reports whether events of type t are sent.
 func (s *stream) wants(t binlogdata.VEventType) bool {
@@ -879,14 +925,18 @@ func (s *stream) observeSkipped(ts uint32) {
 
 func (s *stream) handle(ev *replication.BinlogEvent) error {
 	if t, ok := ev.Event.(*fanout.TxnEnds); ok {
-		// A transaction the shared reader left all but its ends of: handled as the two
-		// events, each as the loop handles one.
-		if err := s.handle(t.First); err != nil {
-			if err = s.poisoned(err); err != nil {
-				return err
+		// Transactions the shared reader left all but their ends of: each handled as its
+		// two events, each as the loop handles one.
+		for _, txn := range t.Txns {
+			for _, ev := range [2]*replication.BinlogEvent{txn.First, txn.Last} {
+				if err := s.handle(ev); err != nil {
+					if err = s.poisoned(err); err != nil {
+						return err
+					}
+				}
 			}
 		}
-		return s.handle(t.Last)
+		return nil
 	}
 	// Read by clock when an event or the pending position needs it: most events of a
 	// filtered stream need none.

@@ -73,18 +73,27 @@ func (c *Cursor) TableName(id uint64) (string, bool) {
 	return "", false
 }
 
-// TxnEnds is a transaction of which a cursor hands out only the first and the last event (its
-// GTID event and, say, its XID, the others left out): it hands the two out as one event, whose
-// header is the last one's, and the reader handles them in turn. Only a cursor that leaves
-// events out (LeaveOut) hands out TxnEnds; it saves its reader a hand-off per transaction.
+// TxnEnds is a run of consecutive transactions of which a cursor hands out only the first and
+// the last event each (a GTID event and, say, an XID, the others left out): it hands the run out
+// as one event, whose header is the last transaction's last event's, and the reader handles
+// the events in turn, in order. Only a cursor that leaves events out (LeaveOut) hands out
+// TxnEnds; it saves its reader a hand-off, and an allocation, per transaction, which is most
+// of what a transaction a reader does not want costs it.
 type TxnEnds struct {
+	Txns []Ends
+}
+
+// Ends is the first and the last event of a transaction of a TxnEnds.
+type Ends struct {
 	First, Last *replication.BinlogEvent
 }
 
-// Dump writes the two events.
+// Dump writes the events, in order.
 func (s *TxnEnds) Dump(w io.Writer) {
-	s.First.Dump(w)
-	s.Last.Dump(w)
+	for _, t := range s.Txns {
+		t.First.Dump(w)
+		t.Last.Dump(w)
+	}
 }
 
 // Decode fails: a TxnEnds event is made by a cursor, never read from a binlog.
@@ -92,36 +101,78 @@ func (s *TxnEnds) Decode([]byte) error {
 	return errors.New("fanout: a TxnEnds event is not decoded")
 }
 
-// skipTxn takes the rest of a transaction whose first event the cursor just took, when the
-// events read ahead hold its end and it leaves out everything in between; it returns the
-// last event, or nil (and takes nothing) when it cannot.
-func (c *Cursor) skipTxn() *replication.BinlogEvent {
-	if c.leaveOut == nil && !c.leavesTypes || c.pending != nil || c.skipping {
-		return nil
-	}
-	for j := c.bi; j < len(c.buf); j++ {
+// endsRun is a TxnEnds event in one allocation, with room for the common run of one.
+type endsRun struct {
+	ev   replication.BinlogEvent
+	ends TxnEnds
+	one  [1]Ends
+}
+
+// skipsWhole reports whether the cursor may hand out transactions as TxnEnds: it leaves
+// events out, and it hands out the events of the ring it does not leave out as they come.
+func (c *Cursor) skipsWhole() bool {
+	return (c.leaveOut != nil || c.leavesTypes) && c.pending == nil && !c.skipping && !c.missed && c.inject == nil
+}
+
+// endOf returns the index in buf of the last event of the transaction whose first event is
+// buf[i-1], when buf holds it and the cursor leaves out every event in between; else -1.
+func (c *Cursor) endOf(i int) int {
+	for j := i; j < len(c.buf); j++ {
 		e := c.buf[j]
 		if e.start {
-			return nil
+			return -1
 		}
 		if c.leaves(e) {
 			if e.after != nil {
-				return nil
+				return -1
 			}
 			continue
 		}
 		if e.after == nil {
-			return nil
+			return -1
 		}
-		// The last event, and only events left out before it: taken as take would, without
-		// judging them again.
-		for ; c.bi <= j; c.bi++ {
-			c.account(c.buf[c.bi])
-			c.buf[c.bi] = entry{}
-		}
-		return e.ev
+		return j
 	}
-	return nil
+	return -1
+}
+
+// skipRun hands out as one TxnEnds the transaction whose first event the cursor just took,
+// which ends at buf[j], and the transactions right after it in buf of which it also leaves
+// out all but the ends. A run is of transactions the cursor left something out of: one it
+// hands out whole (a DDL's GTID and query, say) is a run of its own, as the reader may well
+// send it. The events are taken as take would, without judging them again.
+func (c *Cursor) skipRun(first *replication.BinlogEvent, j int) *replication.BinlogEvent {
+	// The run is measured first, so that it takes one allocation of its size (two when longer
+	// than one transaction).
+	n, end := 1, j
+	for k := j + 1; j > c.bi && k < len(c.buf) && c.buf[k].start && !c.leaves(c.buf[k]); {
+		e := c.endOf(k + 1)
+		if e <= k+1 {
+			break
+		}
+		n, end, k = n+1, e, e+1
+	}
+	r := &endsRun{}
+	if n == 1 {
+		r.ends.Txns = r.one[:0]
+	} else {
+		r.ends.Txns = make([]Ends, 0, n)
+	}
+	t := Ends{First: first}
+	for ; c.bi <= end; c.bi++ {
+		e := c.buf[c.bi]
+		c.account(e)
+		c.buf[c.bi] = entry{}
+		switch {
+		case e.start:
+			t.First = e.ev
+		case e.after != nil:
+			t.Last = e.ev
+			r.ends.Txns = append(r.ends.Txns, t)
+		}
+	}
+	r.ev = replication.BinlogEvent{Header: t.Last.Header, Event: &r.ends}
+	return &r.ev
 }
 
 // leaves reports an event the cursor leaves out.
@@ -175,9 +226,9 @@ func (c *Cursor) GetEvent(ctx context.Context) (*replication.BinlogEvent, error)
 			c.buf[c.bi] = entry{}
 			c.bi++
 			if ev := c.take(e); ev != nil {
-				if e.start {
-					if last := c.skipTxn(); last != nil {
-						return &replication.BinlogEvent{Header: last.Header, Event: &TxnEnds{First: ev, Last: last}}, nil
+				if e.start && c.skipsWhole() {
+					if j := c.endOf(c.bi); j >= 0 {
+						return c.skipRun(ev, j), nil
 					}
 				}
 				return ev, nil
@@ -231,6 +282,17 @@ func (c *Cursor) fill() (<-chan struct{}, error) {
 		end := min(h.next, c.seq+readAhead)
 		if ho := h.handover; ho != nil && c.pending == nil {
 			end = min(end, ho.seq)
+		}
+		if end == c.seq+readAhead && end < h.next && c.skipsWhole() {
+			// Cut at the last transaction end in reach, but for a transaction longer than
+			// half of it: the cursor then sees whole the transactions it skips, rather than
+			// hand out the ends of one cut in two as two events.
+			for k := end; k > c.seq+readAhead/2; k-- {
+				if h.ring[(k-1)%uint64(len(h.ring))].after != nil {
+					end = k
+					break
+				}
+			}
 		}
 		for ; c.seq < end; c.seq++ {
 			c.buf = append(c.buf, h.ring[c.seq%uint64(len(h.ring))])

@@ -116,14 +116,14 @@ func (d *dump) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
 	return ev, nil
 }
 
-// marks ends a transaction at its XID.
+// marks ends a transaction at its XID, or its query (a DDL's).
 type marks struct{}
 
 func (marks) Mark(ev *replication.BinlogEvent) (string, bool, bool) {
 	switch e := ev.Event.(type) {
 	case *replication.MariadbGTIDEvent:
 		return fmt.Sprintf("0-1-%d", e.GTID.SequenceNumber), true, false
-	case *replication.XIDEvent:
+	case *replication.XIDEvent, *replication.QueryEvent:
 		return "", false, true
 	}
 	return "", false, false
@@ -157,11 +157,7 @@ func readUntil(c *Cursor, last uint64, each func()) (xids []uint64, rows int, er
 		if err != nil {
 			return xids, rows, fmt.Errorf("after XIDs %v: %w", xids, err)
 		}
-		evs := []*replication.BinlogEvent{ev}
-		if ends, ok := ev.Event.(*TxnEnds); ok {
-			evs = []*replication.BinlogEvent{ends.First, ends.Last}
-		}
-		for _, ev := range evs {
+		for _, ev := range unrun(ev) {
 			switch e := ev.Event.(type) {
 			case *replication.XIDEvent:
 				xids = append(xids, e.XID)
@@ -338,13 +334,15 @@ func TestLeaveOut(t *testing.T) {
 		}
 		switch e := ev.Event.(type) {
 		case *TxnEnds:
-			g, ok1 := e.First.Event.(*replication.MariadbGTIDEvent)
-			x, ok2 := e.Last.Event.(*replication.XIDEvent)
-			if !ok1 || !ok2 || g.GTID.SequenceNumber != x.XID || ev.Header != e.Last.Header {
-				t.Fatalf("TxnEnds of %T and %T", e.First.Event, e.Last.Event)
+			for i, txn := range e.Txns {
+				g, ok1 := txn.First.Event.(*replication.MariadbGTIDEvent)
+				x, ok2 := txn.Last.Event.(*replication.XIDEvent)
+				if !ok1 || !ok2 || g.GTID.SequenceNumber != x.XID || i == len(e.Txns)-1 && ev.Header != txn.Last.Header {
+					t.Fatalf("TxnEnds of %T and %T", txn.First.Event, txn.Last.Event)
+				}
+				ends = append(ends, x.XID)
+				collapsed++
 			}
-			ends = append(ends, x.XID)
-			collapsed++
 		case *replication.XIDEvent:
 			ends = append(ends, e.XID)
 		case *replication.RowsEvent, *replication.TableMapEvent:
