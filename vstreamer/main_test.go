@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testdb"
@@ -236,4 +238,9 @@ func cells(r *query.Row) [][]byte {
 		off += l
 	}
 	return out
+}
+
+// onConn runs a stream's SQL uses on conn, for tests that build a stream by hand.
+func onConn(conn *client.Conn) sqlUse {
+	return func(f func(*client.Conn) error) error { return f(conn) }
 }

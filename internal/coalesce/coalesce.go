@@ -46,6 +46,16 @@ func New[T any](fn func(context.Context) (T, error)) *Runner[T] {
 // Runs counts the runs of the function so far.
 func (r *Runner[T]) Runs() uint64 { return r.runs.Load() }
 
+// Waiting counts the callers waiting for the next run, which has not started.
+func (r *Runner[T]) Waiting() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.next == nil {
+		return 0
+	}
+	return r.next.waiting
+}
+
 // Do returns the result of a run that started after Do was called: the one starting now if
 // none is under way, else the next one. Every caller of a run gets its value and error. When
 // ctx ends first, Do returns ctx's error; the run goes on for its other callers.

@@ -39,16 +39,6 @@ func (g *gated) fn(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// waiters is how many callers wait for the run that has not started yet.
-func (r *Runner[T]) waiters() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.next == nil {
-		return 0
-	}
-	return r.next.waiting
-}
-
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -127,7 +117,7 @@ func TestArrivalsDuringARunShareTheNext(t *testing.T) {
 			for range later {
 				go func() { v, err := r.Do(context.Background()); out <- result{v, err} }()
 			}
-			waitFor(t, "the later callers to queue", func() bool { return r.waiters() == later })
+			waitFor(t, "the later callers to queue", func() bool { return r.Waiting() == later })
 			g.release <- struct{}{}
 			check := func(got result, run int) {
 				t.Helper()
@@ -169,7 +159,7 @@ func TestCancelledCaller(t *testing.T) {
 		go func() { _, err := r.Do(ctx); gone <- err }()
 		stay := make(chan result, 1)
 		go func() { v, err := r.Do(context.Background()); stay <- result{v, err} }()
-		waitFor(t, "both to queue", func() bool { return r.waiters() == 2 })
+		waitFor(t, "both to queue", func() bool { return r.Waiting() == 2 })
 		cancel()
 		if err := <-gone; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled caller: err = %v", err)
@@ -190,7 +180,7 @@ func TestCancelledCaller(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		gone := make(chan error, 1)
 		go func() { _, err := r.Do(ctx); gone <- err }()
-		waitFor(t, "the caller to queue", func() bool { return r.waiters() == 1 })
+		waitFor(t, "the caller to queue", func() bool { return r.Waiting() == 1 })
 		cancel()
 		<-gone
 		g.release <- struct{}{}
