@@ -140,6 +140,24 @@ func gateInspections(e *Engine) (ran chan int, release chan struct{}) {
 	return ran, release
 }
 
+// nextRun waits for the next inspection to reach its gate; a stream's start that comes first
+// took an inspection it should not have.
+func nextRun(t *testing.T, ran <-chan int, starts ...<-chan error) {
+	t.Helper()
+	for _, res := range starts {
+		select {
+		case err := <-res:
+			t.Fatalf("a stream started (%v) without the inspection that began after it arrived", err)
+		default:
+		}
+	}
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no inspection after the streams arrived")
+	}
+}
+
 func waitWaiting(t *testing.T, e *Engine, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -188,14 +206,14 @@ func TestStartSeesSettingsChangedBeforeIt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := streamResult(e, ctx, Request{Position: CurrentPosition})
-	<-ran // the first stream's inspection has read the server
+	nextRun(t, ran) // the first stream's inspection has read the server
 	execSQL(t, "SET GLOBAL binlog_row_image = 'MINIMAL'")
 	defer execSQL(t, "SET GLOBAL binlog_row_image = 'FULL'")
 	second := streamResult(e, ctx, Request{Position: CurrentPosition})
 	waitWaiting(t, e, 1)
 	release <- struct{}{}
 	expectStart(t, "first stream", first, nil, "")
-	<-ran
+	nextRun(t, ran, second)
 	release <- struct{}{}
 	expectStart(t, "second stream", second, ErrServerConfig, "binlog_row_image is MINIMAL")
 	if got := e.inspections.Runs(); got != 2 {
@@ -214,7 +232,7 @@ func TestSharedInspectionJudgedPerStream(t *testing.T) {
 	defer cancel()
 	// A stream whose inspection holds the next ones back until both of the test's wait.
 	holder := streamResult(e, ctx, Request{Position: CurrentPosition})
-	<-ran
+	nextRun(t, ran)
 	execSQL(t, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
 	defer execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'")
 	best := streamResult(e, ctx, Request{Position: CurrentPosition, Filter: &binlogdata.Filter{
@@ -223,7 +241,7 @@ func TestSharedInspectionJudgedPerStream(t *testing.T) {
 	waitWaiting(t, e, 2)
 	release <- struct{}{}
 	expectStart(t, "holder", holder, nil, "")
-	<-ran
+	nextRun(t, ran, best, strict)
 	release <- struct{}{}
 	expectStart(t, "best effort stream", best, nil, "")
 	expectStart(t, "strict stream", strict, ErrServerConfig, "binlog_row_metadata is MINIMAL")
