@@ -64,6 +64,8 @@ func bareEngine(t testing.TB) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The engine's idle SQL connections would stay open for the pool's idle timeout.
+	t.Cleanup(e.conns.Close)
 	return e
 }
 

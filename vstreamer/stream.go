@@ -34,7 +34,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		return fmt.Errorf("%w: not starting new streams", ErrShuttingDown)
 	default:
 	}
-	if err := checkSize(&req); err != nil {
+	if err = checkSize(&req); err != nil {
 		return err
 	}
 	starts, startPos, err := keyspaceStarts(&req)
