@@ -756,8 +756,12 @@ func (e *Engine) compileFilter(f *binlogdata.Filter, db string) (*filter.Filter,
 // sqlUse runs f on a SQL connection leased for that use (see Engine.withConn).
 type sqlUse func(f func(*client.Conn) error) error
 
-// sqlUse returns the uses of pooled connections bound to ctx.
+// sqlUse returns the uses of pooled connections of a stream or read of context ctx. They are
+// not cut short when ctx ends: a stream whose client leaves ends at its next event as it
+// always did, and not with a failed schema read that would count as a database error. A use
+// waits for a connection at most DialTimeout, or the pool's Wait.
 func (e *Engine) sqlUse(ctx context.Context) sqlUse {
+	ctx = context.WithoutCancel(ctx)
 	return func(f func(*client.Conn) error) error { return e.withConn(ctx, f) }
 }
 
