@@ -24,9 +24,10 @@ type Config struct {
 	MaxIdle int
 	// IdleTimeout closes a connection idle for this long.
 	IdleTimeout time.Duration
-	// Busy is how many connections may be leased before Get waits (up to Wait) for one to
-	// come back instead of dialing another: a burst of short uses then shares a few
-	// connections, and a stuck use delays the others by Wait at most.
+	// Busy is how many connections may be leased before Get waits for one to come back
+	// instead of dialing another: a burst of short uses then shares a few connections. Get
+	// waits while connections keep coming back, and dials once none has for Wait: uses
+	// stuck on the server delay the others by Wait at most.
 	Busy int
 	Wait time.Duration
 	// PingAfter is how long a connection may have been idle before Get checks it still
@@ -54,6 +55,9 @@ type Pool struct {
 	closed  bool
 	reaper  *time.Timer
 	stats   Stats
+	// returned is when a leased connection last came back (Put), which a waiting Get
+	// takes as progress.
+	returned time.Time
 }
 
 type idleConn struct {
@@ -88,6 +92,7 @@ func (p *Pool) Get(ctx context.Context) (*client.Conn, error) {
 			w := make(chan *client.Conn, 1)
 			p.waiters = append(p.waiters, w)
 			p.mu.Unlock()
+			// nil: none came back in time, or one was dropped, and the caller dials.
 			if conn := p.await(ctx, w); conn != nil {
 				return conn, nil
 			}
@@ -110,16 +115,27 @@ func (p *Pool) Get(ctx context.Context) (*client.Conn, error) {
 	}
 }
 
-// await waits up to Wait for a connection handed to w; nil when none came (ctx ended or the
-// wait is over), and w is then no longer waiting.
+// await waits for a connection handed to w while connections keep coming back: nil when
+// none came back for Wait, or ctx ended, and w is then no longer waiting.
 func (p *Pool) await(ctx context.Context, w chan *client.Conn) *client.Conn {
 	t := time.NewTimer(p.cfg.Wait)
 	defer t.Stop()
-	select {
-	case conn := <-w:
-		return conn
-	case <-ctx.Done():
-	case <-t.C:
+	for {
+		select {
+		case conn := <-w:
+			return conn
+		case <-ctx.Done():
+		case <-t.C:
+			p.mu.Lock()
+			quiet := time.Since(p.returned)
+			p.mu.Unlock()
+			if quiet < p.cfg.Wait {
+				// Others were served meanwhile: the queue moves.
+				t.Reset(p.cfg.Wait - quiet)
+				continue
+			}
+		}
+		break
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -153,6 +169,7 @@ func (p *Pool) Put(conn *client.Conn, err error) {
 		return
 	}
 	p.mu.Lock()
+	p.returned = time.Now()
 	if len(p.waiters) > 0 {
 		// Still leased, by the waiter now.
 		w := p.waiters[0]
@@ -175,12 +192,21 @@ func (p *Pool) Put(conn *client.Conn, err error) {
 	p.mu.Unlock()
 }
 
-// drop closes a leased connection that is not coming back.
+// drop closes a leased connection that is not coming back; a Get waiting for one dials in
+// its place.
 func (p *Pool) drop(conn *client.Conn) {
 	p.mu.Lock()
 	p.leased--
+	var w chan *client.Conn
+	if len(p.waiters) > 0 {
+		w = p.waiters[0]
+		p.waiters = p.waiters[1:]
+	}
 	p.mu.Unlock()
 	_ = conn.Close() // broken or in an unknown state: nothing on it is wanted
+	if w != nil {
+		w <- nil
+	}
 }
 
 // reap closes the connections idle for IdleTimeout and runs again when the oldest left is due.

@@ -186,6 +186,54 @@ func TestBusy(t *testing.T) {
 			t.Fatalf("stats = %+v, want 1 dial and 1 reuse", st)
 		}
 	})
+	t.Run("waits while the queue moves", func(t *testing.T) {
+		// Each holder keeps the one connection for less than Wait, the last waiter longer in
+		// all: it still gets the connection rather than dial.
+		const hold = 150 * time.Millisecond
+		p := newPool(t, Config{Busy: 1, Wait: 2 * hold})
+		a := get(t, p)
+		const waiters = 4
+		got := make(chan *client.Conn, waiters)
+		for range waiters {
+			go func() {
+				c, err := p.Get(context.Background())
+				if err != nil {
+					t.Error(err)
+				}
+				time.Sleep(hold)
+				p.Put(c, nil)
+				got <- c
+			}()
+		}
+		waitFor(t, "the Gets to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == waiters })
+		time.Sleep(hold)
+		p.Put(a, nil)
+		for range waiters {
+			if c := <-got; c != a {
+				t.Error("a waiting Get dialed while the connection kept coming back")
+			}
+		}
+		if st := p.Stats(); st.Dials != 1 {
+			t.Fatalf("stats = %+v, want 1 dial", st)
+		}
+	})
+	t.Run("dropped", func(t *testing.T) {
+		p := newPool(t, Config{Busy: 1, Wait: 10 * time.Second})
+		a := get(t, p)
+		got := make(chan *client.Conn, 1)
+		go func() { c, _ := p.Get(context.Background()); got <- c }()
+		waitFor(t, "the second Get to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
+		begin := time.Now()
+		p.Put(a, errors.New("broken"))
+		b := <-got
+		if b == nil || b == a || time.Since(begin) > 5*time.Second {
+			t.Fatal("the waiting Get did not dial at once in place of the dropped connection")
+		}
+		p.Put(b, nil)
+		if st := p.Stats(); st.Dials != 2 || st.Leased != 0 {
+			t.Fatalf("stats = %+v", st)
+		}
+	})
 	t.Run("wait over", func(t *testing.T) {
 		p := newPool(t, Config{Busy: 1, Wait: 20 * time.Millisecond})
 		a := get(t, p)
