@@ -169,10 +169,13 @@ func waitWaiting(t *testing.T, e *Engine, n int) {
 	}
 }
 
-// streamResult starts a stream and reports its first batch (nil error) or its end.
-func streamResult(e *Engine, ctx context.Context, req Request) <-chan error {
+// streamResult starts a stream and reports its first batch (nil error) or its end. The test
+// waits for the stream to end once its context is cancelled.
+func streamResult(t *testing.T, e *Engine, ctx context.Context, req Request) <-chan error {
 	out := make(chan error, 2)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		out <- e.Stream(ctx, req, func([]*binlogdata.VEvent) error {
 			select {
 			case out <- nil:
@@ -181,6 +184,13 @@ func streamResult(e *Engine, ctx context.Context, req Request) <-chan error {
 			return nil
 		})
 	}()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("a stream did not end")
+		}
+	})
 	return out
 }
 
@@ -205,11 +215,11 @@ func TestStartSeesSettingsChangedBeforeIt(t *testing.T) {
 	ran, release := gateInspections(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	first := streamResult(e, ctx, Request{Position: CurrentPosition})
+	first := streamResult(t, e, ctx, Request{Position: CurrentPosition})
 	nextRun(t, ran) // the first stream's inspection has read the server
 	execSQL(t, "SET GLOBAL binlog_row_image = 'MINIMAL'")
 	defer execSQL(t, "SET GLOBAL binlog_row_image = 'FULL'")
-	second := streamResult(e, ctx, Request{Position: CurrentPosition})
+	second := streamResult(t, e, ctx, Request{Position: CurrentPosition})
 	waitWaiting(t, e, 1)
 	release <- struct{}{}
 	expectStart(t, "first stream", first, nil, "")
@@ -231,13 +241,13 @@ func TestSharedInspectionJudgedPerStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A stream whose inspection holds the next ones back until both of the test's wait.
-	holder := streamResult(e, ctx, Request{Position: CurrentPosition})
+	holder := streamResult(t, e, ctx, Request{Position: CurrentPosition})
 	nextRun(t, ran)
 	execSQL(t, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
 	defer execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'")
-	best := streamResult(e, ctx, Request{Position: CurrentPosition, Filter: &binlogdata.Filter{
+	best := streamResult(t, e, ctx, Request{Position: CurrentPosition, Filter: &binlogdata.Filter{
 		Rules: []*binlogdata.Rule{{Match: "/.*/"}}, FieldEventMode: binlogdata.Filter_BEST_EFFORT}})
-	strict := streamResult(e, ctx, Request{Position: CurrentPosition})
+	strict := streamResult(t, e, ctx, Request{Position: CurrentPosition})
 	waitWaiting(t, e, 2)
 	release <- struct{}{}
 	expectStart(t, "holder", holder, nil, "")
