@@ -206,7 +206,11 @@ func (r copyRequest) wanted() bool {
 // newCopier works out which tables to copy and from where, and checks each can be copied.
 func (s *stream) newCopier(req copyRequest) (*copier, error) {
 	db := s.cfg.Database
-	all, err := baseTables(s.conn, db)
+	var all []string
+	err := s.sql(func(conn *client.Conn) (err error) {
+		all, err = baseTables(conn, db)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -300,14 +304,17 @@ const estimateEvery = time.Second
 // for progress reports, so a failure to read it leaves the previous one.
 func (s *stream) estimateRows(t *copyTable) {
 	t.estimatedAt = time.Now()
-	r, err := s.conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name)
-	if err != nil {
-		return
-	}
-	if r.RowNumber() > 0 {
-		t.estimated, _ = r.GetInt(0, 0)
-	}
-	r.Close()
+	_ = s.sql(func(conn *client.Conn) error {
+		r, err := conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name)
+		if err != nil {
+			return err // closes the connection; the estimate stays
+		}
+		if r.RowNumber() > 0 {
+			t.estimated, _ = r.GetInt(0, 0)
+		}
+		r.Close()
+		return nil
+	})
 }
 
 // describeCopy reads the table's columns and the key to copy it by.
@@ -315,7 +322,11 @@ func (s *stream) estimateRows(t *copyTable) {
 // A table without a key is copied in one read; the Vitess shape orders that read by all its
 // columns, which then stand for the key in LASTPK, as Vitess's rowstreamer does.
 func (s *stream) describeCopy(t *copyTable, withoutKey, allColumns bool) error {
-	info, err := schema.Load(s.conn, s.cfg.Database, t.name)
+	var info []schema.ColumnInfo
+	err := s.sql(func(conn *client.Conn) (err error) {
+		info, err = schema.Load(conn, s.cfg.Database, t.name)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -326,7 +337,10 @@ func (s *stream) describeCopy(t *copyTable, withoutKey, allColumns bool) error {
 		return err
 	}
 	s.estimateRows(t)
-	t.index, t.key, err = copyKey(s.conn, s.cfg.Database, t.name)
+	err = s.sql(func(conn *client.Conn) (err error) {
+		t.index, t.key, err = copyKey(conn, s.cfg.Database, t.name)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -917,7 +931,11 @@ func (s *stream) serverCompare(t *copyTable, i int, cell []byte) (int, error) {
 		return 0, fmt.Errorf("%w: copy of %s: key column %s (%s) has no members known to order it by", ErrSchema, t.name, f.Name, f.Type)
 	}
 	if k == nil {
-		coll, cs, err := collationName(s.conn, f.Charset)
+		var coll, cs string
+		err := s.sql(func(conn *client.Conn) (err error) {
+			coll, cs, err = collationName(conn, f.Charset)
+			return err
+		})
 		if err != nil {
 			return 0, fmt.Errorf("%w: copy of %s: key column %s: %v", ErrUnavailable, t.name, f.Name, err)
 		}
@@ -932,12 +950,16 @@ func (s *stream) serverCompare(t *copyTable, i int, cell []byte) (int, error) {
 		return k.result, nil
 	}
 	q := fmt.Sprintf("SELECT STRCMP(_%s X'%x' COLLATE %s, _%s X'%x' COLLATE %s)", k.charset, cell, k.collation, k.charset, last, k.collation)
-	r, err := s.conn.Execute(q)
-	if err != nil {
-		return 0, fmt.Errorf("%w: copy of %s: compare key column %s under %s: %v", ErrUnavailable, t.name, f.Name, k.collation, err)
-	}
-	c, err := r.GetInt(0, 0)
-	r.Close()
+	var c int64
+	err := s.sql(func(conn *client.Conn) error {
+		r, err := conn.Execute(q)
+		if err != nil {
+			return err
+		}
+		c, err = r.GetInt(0, 0)
+		r.Close()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("%w: copy of %s: compare key column %s under %s: %v", ErrUnavailable, t.name, f.Name, k.collation, err)
 	}

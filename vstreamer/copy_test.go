@@ -299,7 +299,7 @@ func TestCopyPushdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	s := &stream{cfg: &Config{Database: "test"}, conn: conn, filter: flt}
+	s := &stream{cfg: &Config{Database: "test"}, sql: onConn(conn), filter: flt}
 	ct := &copyTable{name: "cpd"}
 	if err := s.describeCopy(ct, false, false); err != nil {
 		t.Fatal(err)

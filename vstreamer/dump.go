@@ -59,7 +59,7 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 	}
 	defer func() { _ = conn.Close() }() // a read-only dump connection, thrown away at the end
 	// A relay of the raw binlog needs no row metadata in it: the client decodes it.
-	info, err := e.inspect(conn, true)
+	info, err := e.inspect(ctx, true)
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,11 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/coalesce"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/vstreamer/sqlpool"
 )
 
 // Sentinel errors the server maps to status codes. Errors returned by Stream wrap one of them
@@ -186,7 +188,23 @@ type Engine struct {
 	histLive atomic.Bool
 	// readers are the shared binlog readers of the server.
 	readers *fanout.Pool
+	// conns are idle SQL connections for short uses (inspect, table definitions); the copy
+	// and the row reads keep connections of their own.
+	conns *sqlpool.Pool
+	// inspections shares the reading of the server among streams starting together.
+	inspections *coalesce.Runner[*serverFacts]
 }
+
+// The engine's pool of SQL connections (see sqlpool.Config): a few idle connections, closed
+// after a while without use, serve the streams' short uses, and a burst of starts shares
+// about as many as it needs at once.
+const (
+	poolMaxIdle     = 4
+	poolIdleTimeout = 30 * time.Second
+	poolBusy        = 4
+	poolWait        = time.Second
+	poolPingAfter   = time.Second
+)
 
 // NewEngine validates cfg and returns an engine. It does not connect. With a
 // SchemaHistoryDir it opens the history there, failing when another process holds it;
@@ -196,6 +214,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, drain: make(chan struct{})}
+	e.conns = sqlpool.New(sqlpool.Config{Dial: e.connect, MaxIdle: poolMaxIdle, IdleTimeout: poolIdleTimeout,
+		Busy: poolBusy, Wait: poolWait, PingAfter: poolPingAfter})
+	e.inspections = coalesce.New(e.inspectRun)
 	e.readers = fanout.NewPool(fanout.Config{
 		NewMarker: func() fanout.Marker { return &txnMarks{} },
 		Logger:    cfg.Logger.With("component", "binlog"),
@@ -211,9 +232,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 }
 
 // Drain makes every stream end at its next transaction boundary with ErrShuttingDown, and
-// new streams fail with it.
+// new streams fail with it. It closes the idle SQL connections; streams still ending use
+// connections of their own from then on.
 func (e *Engine) Drain() {
-	e.drainOnce.Do(func() { close(e.drain) })
+	e.drainOnce.Do(func() {
+		close(e.drain)
+		e.conns.Close()
+	})
 }
 
 // BinlogReaders counts the binlog connections the shared readers hold now, by kind
@@ -377,69 +402,144 @@ type serverInfo struct {
 	port uint16
 }
 
-// inspect reads the server's flavor and positions and checks its binlog settings. It runs
-// at the start of every stream, so also on every reconnect of a client: settings changed
-// since the last stream are seen then.
-func (e *Engine) inspect(conn *client.Conn, bestEffort bool) (*serverInfo, error) {
-	info := &serverInfo{}
-	host, portStr, _ := net.SplitHostPort(e.cfg.Addr)
-	port, err := strconv.ParseUint(portStr, 10, 16)
-	if err != nil {
-		return nil, fmt.Errorf("mysql port %q: %w", portStr, err)
-	}
-	info.host, info.port = host, uint16(port)
+// serverFacts is what one inspection of the server read, before any stream judged it:
+// streams that start together share it (see Engine.inspect), and each judges it with its
+// own options.
+type serverFacts struct {
+	flavor position.Flavor
+	// vars are the server's binlog settings (name -> global value), as readSettings reads them.
+	vars map[string]string
+	// info holds the positions; posErr is the error reading them, which a stream meets only
+	// when the settings pass it (as it would reading them itself).
+	info   serverInfo
+	posErr error
+}
 
-	flavor := e.cfg.Flavor
-	if flavor == "" {
-		v, qerr := queryString(conn, "SELECT VERSION()")
-		if qerr != nil {
-			return nil, qerr
+// inspectRun reads the server's flavor, binlog settings and positions on a pooled connection.
+// Engine.inspect shares its runs among streams starting together.
+func (e *Engine) inspectRun(ctx context.Context) (*serverFacts, error) {
+	f := &serverFacts{}
+	err := e.withConn(ctx, func(conn *client.Conn) error {
+		host, portStr, _ := net.SplitHostPort(e.cfg.Addr)
+		port, err := strconv.ParseUint(portStr, 10, 16)
+		if err != nil {
+			return fmt.Errorf("mysql port %q: %w", portStr, err)
 		}
-		flavor = "mysql"
-		if strings.Contains(strings.ToLower(v), "mariadb") {
-			flavor = "mariadb"
+		f.info.host, f.info.port = host, uint16(port)
+		flavor := e.cfg.Flavor
+		if flavor == "" {
+			v, qerr := queryString(conn, "SELECT VERSION()")
+			if qerr != nil {
+				return qerr
+			}
+			flavor = "mysql"
+			if strings.Contains(strings.ToLower(v), "mariadb") {
+				flavor = "mariadb"
+			}
 		}
-	}
-	info.flavor, err = position.FlavorFromGoMySQL(flavor)
+		if f.flavor, err = position.FlavorFromGoMySQL(flavor); err != nil {
+			return err
+		}
+		f.info.flavor = f.flavor
+		if f.vars, err = readSettings(conn); err != nil {
+			return err
+		}
+		if settingsProblem(f.flavor, f.vars, true) != nil {
+			// No stream starts under these settings, whatever its options: the positions
+			// would go unread.
+			return nil
+		}
+		f.posErr = e.inspectPositions(conn, &f.info)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
+	return f, nil
+}
 
-	if err := checkSettings(conn, info.flavor, bestEffort); err != nil {
-		return nil, err
-	}
-
+// inspectPositions reads the server's current and purged positions (and, under file
+// positions, its binlog files) into info.
+func (e *Engine) inspectPositions(conn *client.Conn, info *serverInfo) error {
 	if e.filePos() {
-		return info, inspectFilePos(conn, info)
+		return inspectFilePos(conn, info)
 	}
 	if info.flavor == position.MariaDB {
 		cur, err := queryString(conn, "SELECT @@GLOBAL.gtid_binlog_pos")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if info.current, err = position.ParseBody(info.flavor, cur); err != nil {
-			return nil, fmt.Errorf("server position %q: %w", cur, err)
+			return fmt.Errorf("server position %q: %w", cur, err)
 		}
-		if info.purged, err = mariadbPurged(conn); err != nil {
-			return nil, err
-		}
-	} else {
-		cur, err := queryString(conn, "SELECT @@GLOBAL.gtid_executed")
-		if err != nil {
-			return nil, err
-		}
-		if info.current, err = position.ParseBody(info.flavor, cur); err != nil {
-			return nil, fmt.Errorf("server position %q: %w", cur, err)
-		}
-		purged, err := queryString(conn, "SELECT @@GLOBAL.gtid_purged")
-		if err != nil {
-			return nil, err
-		}
-		if info.purged, err = position.ParseBody(info.flavor, purged); err != nil {
-			return nil, fmt.Errorf("server purged set %q: %w", purged, err)
-		}
+		info.purged, err = mariadbPurged(conn)
+		return err
 	}
-	return info, nil
+	cur, err := queryString(conn, "SELECT @@GLOBAL.gtid_executed")
+	if err != nil {
+		return err
+	}
+	if info.current, err = position.ParseBody(info.flavor, cur); err != nil {
+		return fmt.Errorf("server position %q: %w", cur, err)
+	}
+	purged, err := queryString(conn, "SELECT @@GLOBAL.gtid_purged")
+	if err != nil {
+		return err
+	}
+	if info.purged, err = position.ParseBody(info.flavor, purged); err != nil {
+		return fmt.Errorf("server purged set %q: %w", purged, err)
+	}
+	return nil
+}
+
+// judge checks the facts for one stream (bestEffort: its field_event_mode is BEST_EFFORT) and
+// returns its own copy of the server's positions, which the stream may change.
+func (f *serverFacts) judge(bestEffort bool) (*serverInfo, error) {
+	if err := settingsProblem(f.flavor, f.vars, bestEffort); err != nil {
+		return nil, err
+	}
+	if f.posErr != nil {
+		return nil, f.posErr
+	}
+	info := f.info
+	info.current, info.purged = f.info.current.Clone(), f.info.purged.Clone()
+	info.files = slices.Clone(f.info.files)
+	return &info, nil
+}
+
+// inspect reads the server's flavor and positions and checks its binlog settings. It runs
+// at the start of every stream, so also on every reconnect of a client: settings changed
+// since the last stream are seen then. Streams that start together share a reading of the
+// server, but never one that began before they asked (coalesce.Runner): a burst of starts
+// costs two or three readings, not one each.
+func (e *Engine) inspect(ctx context.Context, bestEffort bool) (*serverInfo, error) {
+	f, err := e.inspections.Do(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return f.judge(bestEffort)
+}
+
+// withConn runs f on one of the engine's pooled SQL connections (see sqlpool), which it
+// gives back afterwards, or closes when f failed: the connection may be broken or in an
+// unknown state then. f must not lease another connection (a burst of nested leases would
+// wait on each other).
+func (e *Engine) withConn(ctx context.Context, f func(*client.Conn) error) (err error) {
+	conn, err := e.conns.Get(ctx)
+	if err != nil {
+		return err
+	}
+	put := false
+	defer func() {
+		if !put {
+			// f panicked: the connection is in an unknown state.
+			e.conns.Put(conn, errors.New("panicked"))
+		}
+	}()
+	err = f(conn)
+	put = true
+	e.conns.Put(conn, err)
+	return err
 }
 
 // mariadbPurged reads the GTID list at the start of the oldest binlog: every transaction up
@@ -573,18 +673,28 @@ func (e *Engine) Describe(ctx context.Context) (Description, error) {
 	if d := e.desc.Load(); d != nil {
 		return *d, nil
 	}
-	conn, err := e.connect(ctx)
+	var d Description
+	err := e.withConn(ctx, func(conn *client.Conn) error {
+		var err error
+		d, err = describe(conn, e.cfg.Flavor)
+		return err
+	})
 	if err != nil {
 		return Description{}, err
 	}
-	defer func() { _ = conn.Close() }() // only read from
+	e.desc.Store(&d)
+	return d, nil
+}
+
+// describe asks the server what it is; flavor is the configured one, if any.
+func describe(conn *client.Conn, flavor string) (Description, error) {
 	r, err := conn.Execute("SELECT VERSION(), @@GLOBAL.time_zone, @@GLOBAL.system_time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())")
 	if err != nil {
 		return Description{}, fmt.Errorf("%w: describe the server: %v", ErrUnavailable, err)
 	}
 	defer r.Close()
 	v := resultString(r, 0, 0)
-	d := Description{Flavor: e.cfg.Flavor, Version: v, TimeZone: resultString(r, 0, 1)}
+	d := Description{Flavor: flavor, Version: v, TimeZone: resultString(r, 0, 1)}
 	if strings.EqualFold(d.TimeZone, "SYSTEM") {
 		d.TimeZone = resultString(r, 0, 2)
 	}
@@ -599,7 +709,6 @@ func (e *Engine) Describe(ctx context.Context) (Description, error) {
 	if d.Collations, err = collations(conn); err != nil {
 		return Description{}, err
 	}
-	e.desc.Store(&d)
 	return d, nil
 }
 
@@ -642,4 +751,44 @@ func (e *Engine) compileFilter(f *binlogdata.Filter, db string) (*filter.Filter,
 		return flt, nil
 	}
 	return flt.WithVSchema(e.cfg.VSchema), nil
+}
+
+// sqlUse runs f on a SQL connection leased for that use (see Engine.withConn).
+type sqlUse func(f func(*client.Conn) error) error
+
+// sqlUse returns the uses of pooled connections of a stream or read of context ctx. They are
+// not cut short when ctx ends: a stream whose client leaves ends at its next event as it
+// always did, and not with a failed schema read that would count as a database error. A use
+// waits for a connection at most DialTimeout, or the pool's Wait.
+func (e *Engine) sqlUse(ctx context.Context) sqlUse {
+	ctx = context.WithoutCancel(ctx)
+	return func(f func(*client.Conn) error) error { return e.withConn(ctx, f) }
+}
+
+// lazyConn leases a pooled connection at its first use and keeps it until release: the
+// queries of a stream's setup share one, and a setup that needs none leases none.
+type lazyConn struct {
+	e    *Engine
+	ctx  context.Context
+	conn *client.Conn
+}
+
+func (l *lazyConn) get() (*client.Conn, error) {
+	if l.conn == nil {
+		conn, err := l.e.conns.Get(l.ctx)
+		if err != nil {
+			return nil, err
+		}
+		l.conn = conn
+	}
+	return l.conn, nil
+}
+
+// release gives the connection back, if one was leased; err is the error the setup ended
+// with, which closes it (see sqlpool.Pool.Put).
+func (l *lazyConn) release(err error) {
+	if l.conn != nil {
+		l.e.conns.Put(l.conn, err)
+		l.conn = nil
+	}
 }

@@ -124,7 +124,7 @@ func (e *Engine) trackHistory(ctx context.Context, h *history.History) (err erro
 		return err
 	}
 	defer func() { _ = t.conn.Close() }() // only read from
-	info, err := e.source().inspect(e, t.conn, true)
+	info, err := e.source().inspect(ctx, e, true)
 	if err != nil {
 		return err
 	}

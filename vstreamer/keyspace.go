@@ -81,9 +81,13 @@ func quoteAll(ss []string) []string {
 // own for its configured database; for another, a copy naming that database and labelling
 // events with its name as keyspace, without the VSchema (which describes the configured
 // keyspace only). It fails with ErrKeyspace when the server has no such database.
-func (e *Engine) keyspaceConfig(conn *client.Conn, db string) (*Config, error) {
+func (e *Engine) keyspaceConfig(sqlConn func() (*client.Conn, error), db string) (*Config, error) {
 	if db == e.cfg.Database {
 		return &e.cfg, nil
+	}
+	conn, err := sqlConn()
+	if err != nil {
+		return nil, err
 	}
 	r, err := conn.Execute("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db)
 	if err != nil {

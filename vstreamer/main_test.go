@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testdb"
@@ -62,6 +64,8 @@ func bareEngine(t testing.TB) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The engine's idle SQL connections would stay open for the pool's idle timeout.
+	t.Cleanup(e.conns.Close)
 	return e
 }
 
@@ -236,4 +240,9 @@ func cells(r *query.Row) [][]byte {
 		off += l
 	}
 	return out
+}
+
+// onConn runs a stream's SQL uses on conn, for tests that build a stream by hand.
+func onConn(conn *client.Conn) sqlUse {
+	return func(f func(*client.Conn) error) error { return f(conn) }
 }

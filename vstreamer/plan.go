@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"google.golang.org/protobuf/proto"
 
@@ -180,7 +181,11 @@ func (s *stream) tableInfo(table string, cols []rowcodec.Column, hasNames bool) 
 			return info, nil
 		}
 	}
-	info, err := schema.Load(s.conn, s.cfg.Database, table)
+	var info []schema.ColumnInfo
+	err := s.sql(func(conn *client.Conn) (err error) {
+		info, err = schema.Load(conn, s.cfg.Database, table)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

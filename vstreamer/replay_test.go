@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
@@ -37,7 +36,7 @@ type replaySource struct {
 	opened []position.Position
 }
 
-func (r *replaySource) inspect(*Engine, *client.Conn, bool) (*serverInfo, error) {
+func (r *replaySource) inspect(context.Context, *Engine, bool) (*serverInfo, error) {
 	info := *r.info
 	info.current = r.info.current.Clone()
 	return &info, nil

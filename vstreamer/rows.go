@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/filter"
@@ -90,7 +91,10 @@ func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc)
 		return err
 	}
 	defer r.close()
-	if err = checkTables(r.s.conn, r.s.cfg.Database, flt, true); err != nil {
+	setup := &lazyConn{e: e, ctx: ctx}
+	err = checkTables(setup.get, r.s.cfg.Database, flt, true)
+	setup.release(err)
+	if err != nil {
 		return err
 	}
 	t, err := r.describe(table)
@@ -124,7 +128,11 @@ func (e *Engine) StreamTables(ctx context.Context, req TablesRequest, send RowsF
 		return err
 	}
 	defer r.close()
-	names, err := baseTables(r.s.conn, r.s.cfg.Database)
+	var names []string
+	err = r.s.sql(func(conn *client.Conn) (err error) {
+		names, err = baseTables(conn, r.s.cfg.Database)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -164,31 +172,26 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter, db string) 
 		return nil, fmt.Errorf("%w: not starting new reads", ErrShuttingDown)
 	default:
 	}
-	conn, err := e.connect(ctx)
+	setup := &lazyConn{e: e, ctx: ctx}
+	cfg, err := e.keyspaceConfig(setup.get, db)
+	setup.release(err)
 	if err != nil {
-		return nil, err
-	}
-	cfg, err := e.keyspaceConfig(conn, db)
-	if err != nil {
-		_ = conn.Close() // thrown away unused; err is what matters
 		return nil, err
 	}
 	// A snapshot read needs no row metadata in the binlog: only its position.
-	info, err := e.inspect(conn, true)
+	info, err := e.inspect(ctx, true)
 	if err != nil {
-		_ = conn.Close() // thrown away unused; err is what matters
 		return nil, err
 	}
 	cc, err := e.copyConn(ctx)
 	if err != nil {
-		_ = conn.Close() // thrown away unused; err is what matters
 		return nil, err
 	}
 	s := &stream{
 		eng:    e,
 		cfg:    cfg,
 		log:    e.cfg.Logger,
-		conn:   conn,
+		sql:    e.sqlUse(ctx),
 		filter: flt,
 		pos:    position.Position{Flavor: info.flavor},
 		copy:   &copier{conn: cc},
@@ -198,7 +201,6 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter, db string) 
 
 func (r *snapshotReader) close() {
 	r.s.copy.close()
-	_ = r.s.conn.Close() // a read-only connection being thrown away
 }
 
 // describe reads a table's columns and key, as the copy does. A table without a primary or

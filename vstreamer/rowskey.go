@@ -65,7 +65,11 @@ func (r *snapshotReader) applyDirectives(t *copyTable, d filter.Directives) erro
 	if d.Empty() {
 		return nil
 	}
-	idx, err := tableIndexes(r.s.conn, r.s.cfg.Database, t.name)
+	var idx []tableIndex
+	err := r.s.sql(func(conn *client.Conn) (err error) {
+		idx, err = tableIndexes(conn, r.s.cfg.Database, t.name)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -45,22 +45,23 @@ var binlogSettings = []binlogSetting{
 	{name: "gtid_mode", need: "ON", flavor: position.MySQL56, why: "transactions without a GTID have no position to resume from"},
 }
 
-// checkSettings reads the server's binlog settings and refuses those a stream cannot run under.
-func checkSettings(conn *client.Conn, flavor position.Flavor, bestEffort bool) error {
+// readSettings reads the server's binlog settings (name -> global value), which
+// settingsProblem judges.
+func readSettings(conn *client.Conn) (map[string]string, error) {
 	names := make([]string, len(binlogSettings))
 	for i, s := range binlogSettings {
 		names[i] = "'" + s.name + "'"
 	}
 	r, err := conn.Execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + strings.Join(names, ", ") + ")")
 	if err != nil {
-		return fmt.Errorf("%w: read binlog settings: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: read binlog settings: %v", ErrUnavailable, err)
 	}
 	defer r.Close()
 	vars := make(map[string]string, r.RowNumber())
 	for i := range r.RowNumber() {
 		vars[strings.ToLower(resultString(r, i, 0))] = resultString(r, i, 1)
 	}
-	return settingsProblem(flavor, vars, bestEffort)
+	return vars, nil
 }
 
 // settingsProblem returns ErrServerConfig naming every variable in vars (name -> global value)

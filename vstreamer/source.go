@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -20,7 +19,7 @@ import (
 type binlogSource interface {
 	// inspect reads the server's flavor and positions and checks its binlog settings;
 	// bestEffort is the request's field_event_mode BEST_EFFORT.
-	inspect(e *Engine, conn *client.Conn, bestEffort bool) (*serverInfo, error)
+	inspect(ctx context.Context, e *Engine, bestEffort bool) (*serverInfo, error)
 	// open starts reading the binlog after the transactions in s.pos. The returned function
 	// releases the reader.
 	open(s *stream, info *serverInfo) (binlogReader, func(), error)
@@ -34,8 +33,8 @@ type binlogReader interface {
 // serverSource reads the server the engine is configured for.
 type serverSource struct{}
 
-func (serverSource) inspect(e *Engine, conn *client.Conn, bestEffort bool) (*serverInfo, error) {
-	return e.inspect(conn, bestEffort)
+func (serverSource) inspect(ctx context.Context, e *Engine, bestEffort bool) (*serverInfo, error) {
+	return e.inspect(ctx, bestEffort)
 }
 
 func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), error) {
@@ -84,8 +83,8 @@ const (
 // sharedSource reads through the engine's pool of shared readers.
 type sharedSource struct{}
 
-func (sharedSource) inspect(e *Engine, conn *client.Conn, bestEffort bool) (*serverInfo, error) {
-	return e.inspect(conn, bestEffort)
+func (sharedSource) inspect(ctx context.Context, e *Engine, bestEffort bool) (*serverInfo, error) {
+	return e.inspect(ctx, bestEffort)
 }
 
 func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), error) {

@@ -28,13 +28,13 @@ import (
 
 // Stream runs one change stream until ctx ends, send fails, or the binlog breaks. It returns
 // nil only when ctx was cancelled or send returned io.EOF.
-func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
+func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err error) {
 	select {
 	case <-e.drain:
 		return fmt.Errorf("%w: not starting new streams", ErrShuttingDown)
 	default:
 	}
-	if err := checkSize(&req); err != nil {
+	if err = checkSize(&req); err != nil {
 		return err
 	}
 	starts, startPos, err := keyspaceStarts(&req)
@@ -48,22 +48,24 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	if req.FailureMode, err = ParseFailureMode(req.FailureMode); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadOption, err)
 	}
-	conn, err := e.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close() }() // the stream is over: closing loses nothing
+	// The setup's queries lease a pooled connection at the first of them and give it back
+	// before the inspection and once the tables are checked: a stream that only streams
+	// does not hold one.
+	setup := &lazyConn{e: e, ctx: ctx}
+	defer func() { setup.release(err) }()
 	// Each keyspace's database and labels: every use of cfg below is a keyspace's.
 	keyspaces := make([]*keyspaceStream, len(starts))
 	for i, ks := range starts {
-		cfg, cerr := e.keyspaceConfig(conn, dbs[i])
+		cfg, cerr := e.keyspaceConfig(setup.get, dbs[i])
 		if cerr != nil {
 			return cerr
 		}
 		keyspaces[i] = &keyspaceStream{cfg: cfg, filter: filters[i], lastPKs: ks.TableLastPKs,
 			fieldsFor: make(map[string]*tablePlan), copyPlans: make(map[string]*tablePlan)}
 	}
-	info, err := e.source().inspect(e, conn, filters[0].BestEffort())
+	// Not held while waiting for the inspection, which leases one of its own.
+	setup.release(nil)
+	info, err := e.source().inspect(ctx, e, filters[0].BestEffort())
 	if err != nil {
 		return err
 	}
@@ -110,21 +112,26 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 	// table of any of them.
 	for _, k := range keyspaces {
 		copies := creq.emptyPosition || len(k.lastPKs) > 0
-		if err = checkTables(conn, k.cfg.Database, k.filter, copies && len(keyspaces) == 1); err != nil {
+		if err = checkTables(setup.get, k.cfg.Database, k.filter, copies && len(keyspaces) == 1); err != nil {
 			return err
 		}
 	}
 	if len(keyspaces) > 1 {
+		conn, cerr := setup.get()
+		if cerr != nil {
+			return cerr
+		}
 		if err = checkNamedTables(conn, copied, keyspaces[0].filter, listed, req.TablesToCopy); err != nil {
 			return err
 		}
 	}
+	setup.release(nil)
 
 	s := &stream{
 		eng:       e,
 		keyspaces: keyspaces,
 		log:       e.cfg.Logger.With("stream_start", start.String()),
-		conn:      conn,
+		sql:       e.sqlUse(ctx),
 		send:      send,
 		pos:       start,
 		start:     start.Clone(),
@@ -185,10 +192,14 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) error {
 // checkTables fails up front when a rule's select or keyrange does not fit a table it selects
 // now, and, for a copy, when a named rule's table does not exist. Without a copy a named
 // rule, like a regex, picks up a table created later in the stream.
-func checkTables(conn *client.Conn, db string, f *filter.Filter, copying bool) error {
+func checkTables(sqlConn func() (*client.Conn, error), db string, f *filter.Filter, copying bool) error {
 	for _, r := range f.Rules() {
 		if !copying || r.IsRegex() || r.Exclude() {
 			continue
+		}
+		conn, err := sqlConn()
+		if err != nil {
+			return err
 		}
 		res, err := conn.Execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", db, r.Match)
 		if err != nil {
@@ -207,6 +218,10 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter, copying bool) e
 	}
 	if !needs {
 		return nil
+	}
+	conn, err := sqlConn()
+	if err != nil {
+		return err
 	}
 	res, err := conn.Execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE'", db)
 	if err != nil {
@@ -237,10 +252,12 @@ func checkTables(conn *client.Conn, db string, f *filter.Filter, copying bool) e
 
 // stream is the state of one stream. One goroutine (run) owns it.
 type stream struct {
-	eng    *Engine
-	cfg    *Config
-	log    *slog.Logger
-	conn   *client.Conn
+	eng *Engine
+	cfg *Config
+	log *slog.Logger
+	// sql runs a short use of a SQL connection (table definitions, collations), leased from
+	// the engine's pool for that use only.
+	sql    sqlUse
 	filter *filter.Filter
 	send   SendFunc
 
