@@ -235,6 +235,12 @@ func ReadNATS(t testing.TB, url, stream string, want int, quiet time.Duration) [
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+	// A stream the sink is creating just then refuses consumers for a moment ("invalid
+	// stream"): asked again, as a reader would.
+	for i := 0; consumerCreateFailed(err) && i < 20; i++ {
+		time.Sleep(50 * time.Millisecond)
+		cons, err = js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil
 	}
@@ -432,4 +438,10 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// consumerCreateFailed reports JetStream's refusal to create a consumer (error code 10012).
+func consumerCreateFailed(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeConsumerCreate
 }
