@@ -140,9 +140,13 @@ func BenchmarkFanout(b *testing.B) {
 		tables[i] = fanTable(i)
 	}
 	var one, fan fanPhase
-	for range b.N {
-		one.add(runReplay(b, []string{fanAll}))
-		fan.add(runReplay(b, tables))
+	for i := range b.N {
+		o, f := runReplay(b, []string{fanAll}), runReplay(b, tables)
+		// Each replay's own ratio too: the one stream's CPU varies from run to run by more
+		// than the streams' share of it.
+		fmt.Printf("fanout replay %d: one stream %.2fs, %d streams %.2fs: %.2fx\n", i+1, o.cpu.Seconds(), len(tables), f.cpu.Seconds(), f.cpu.Seconds()/o.cpu.Seconds())
+		one.add(o)
+		fan.add(f)
 		one.add(runLatency(b, []string{fanAll}))
 		fan.add(runLatency(b, tables))
 	}
