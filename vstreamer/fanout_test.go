@@ -340,12 +340,7 @@ func TestSharedReaderResumeFromEveryVGTID(t *testing.T) {
 	)
 	final := headPos(t)
 	rec := ts.until(final)
-	vgtids := []string{first[2].Vgtid.ShardGtids[0].Gtid}
-	for _, l := range rec {
-		if strings.HasPrefix(l, "VGTID ") {
-			vgtids = append(vgtids, strings.TrimPrefix(l, "VGTID "))
-		}
-	}
+	vgtids := recordedVGTIDs(first[2].Vgtid.ShardGtids[0].Gtid, rec)
 	own := ownEngine(t)
 	for _, pos := range vgtids[:len(vgtids)-1] {
 		t.Run(pos, func(t *testing.T) {
@@ -447,4 +442,15 @@ func TestSharedReaderStartsUnderWrites(t *testing.T) {
 			t.Errorf("stream %d from %s differs from one of its own\n got:\n  %s\nwant:\n  %s", i, starts[i], strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 		}
 	}
+}
+
+// recordedVGTIDs is first and the position of every VGTID of a record (testStream.until).
+func recordedVGTIDs(first string, rec []string) []string {
+	vgtids := []string{first}
+	for _, l := range rec {
+		if pos, ok := strings.CutPrefix(l, "VGTID "); ok {
+			vgtids = append(vgtids, pos)
+		}
+	}
+	return vgtids
 }

@@ -220,12 +220,7 @@ func TestSharedReaderSkippedRunsResume(t *testing.T) {
 			execSQL(t, writes...)
 			final := headPos(t)
 			rec := ts.until(final)
-			vgtids := []string{first[2].Vgtid.ShardGtids[0].Gtid}
-			for _, l := range rec {
-				if strings.HasPrefix(l, "VGTID ") {
-					vgtids = append(vgtids, strings.TrimPrefix(l, "VGTID "))
-				}
-			}
+			vgtids := recordedVGTIDs(first[2].Vgtid.ShardGtids[0].Gtid, rec)
 			// 48 transactions.
 			if n := len(vgtids); !skipEmpty && n != 49 {
 				t.Fatalf("%d VGTIDs, want the first and one per transaction", n)
