@@ -59,13 +59,6 @@ type Config struct {
 	// the cursor has read only for cursors that may join: a few MiB of read-ahead keep the
 	// stream busy, and the ring is then not most of the memory the stream takes.
 	AloneBytes int
-	// CatchUpBytes bounds the ring of a catch-up hub, below MaxBytes. A catch-up hub waits for
-	// its cursors (see evict), so a larger ring lets its fastest cursor run further ahead of
-	// its slowest and no more: the catch-up goes at the slowest one's pace either way. A
-	// smaller ring is what its cursors read while it is still in the processor's cache: with
-	// 100 cursors over a 32 MiB ring each read of an event missed it, and the catch-up took
-	// a third more CPU than over 4 MiB (BenchmarkFanout, -fanout.txns 100).
-	CatchUpBytes int
 	// CatchUpWait bounds how long a catch-up hub waits for its cursors (see evict): for a
 	// cursor that has not read its oldest event while others have, which is then cut loose
 	// onto a hub of its own, and for more cursors to start at its start position after the
@@ -96,9 +89,6 @@ func NewPool(cfg Config) *Pool {
 	}
 	if cfg.AloneBytes <= 0 {
 		cfg.AloneBytes = 4 << 20
-	}
-	if cfg.CatchUpBytes <= 0 {
-		cfg.CatchUpBytes = 4 << 20
 	}
 	if cfg.CatchUpWait <= 0 {
 		cfg.CatchUpWait = time.Second

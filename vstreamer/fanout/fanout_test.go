@@ -432,46 +432,6 @@ func TestAloneReadAhead(t *testing.T) {
 	}
 }
 
-// TestCatchUpRingBound: a catch-up hub of several cursors holds at most CatchUpBytes, below
-// the shared hub's MaxBytes, as it waits for its cursors; each of them still reads every
-// transaction once.
-func TestCatchUpRingBound(t *testing.T) {
-	b := newBinlog()
-	p := NewPool(Config{MaxBytes: 1000, AloneBytes: 100, CatchUpBytes: 300, CatchUpWait: 50 * time.Millisecond,
-		NewMarker: func() Marker { return marks{} }})
-	// Each event is 10 bytes: 50 transactions of 5 events are 2,500.
-	b.write(50, 3)
-	c := p.Attach(pos(t, 0), false, b.open, nil)
-	defer c.Close()
-	other := p.Attach(pos(t, 0), false, b.open, nil)
-	defer other.Close()
-	if c.hub != other.hub || c.Kind() != CatchUp {
-		t.Fatalf("cursors on %v and %v hubs, want one catch-up hub", c.Kind(), other.Kind())
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		h := c.hub
-		h.mu.Lock()
-		bytes, next := h.bytes, h.next
-		h.mu.Unlock()
-		if bytes > 310 {
-			t.Fatalf("a catch-up hub holds %d bytes, above CatchUpBytes 300 and an event", bytes)
-		}
-		if bytes >= 290 && next > 30 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the ring did not fill: %d bytes", bytes)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	for _, cur := range []*Cursor{c, other} {
-		if xids, rows := read(t, cur, 50); !equal(xids, seqs(1, 50)) || rows != 150 {
-			t.Errorf("XIDs %v and %d rows, want 1..50 and 150", xids, rows)
-		}
-	}
-}
-
 func (b *binlog) dumps() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -217,9 +217,6 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	h.next++
 	h.bytes += len(ev.RawData)
 	limit := h.pool.cfg.MaxBytes
-	if h.kind == CatchUp {
-		limit = min(limit, h.pool.cfg.CatchUpBytes)
-	}
 	if len(h.read) == 1 {
 		limit = min(limit, h.pool.cfg.AloneBytes)
 	}
