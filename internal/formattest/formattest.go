@@ -23,7 +23,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -40,8 +39,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/testdb"
-	"github.com/vstream-cdc/vstream/server"
-	"github.com/vstream-cdc/vstream/vstreamer"
+	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
@@ -229,7 +227,7 @@ func (r *Result) Resume(t *testing.T, from *binlogdata.VGtid) []*vstreamv1.Encod
 func (r *Result) open(t *testing.T, from *binlogdata.VGtid) (*receiver, func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	addr := serve(t, vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: r.Database})
+	addr := testserver.Serve(t, db, r.Database)
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		cancel()
@@ -268,23 +266,6 @@ func (r *receiver) untilEnd(t *testing.T, end position.Position) []*vstreamv1.St
 		return err == nil && p.Contains(end)
 	})
 	return r.take()
-}
-
-// serve starts a server for cfg on a loopback port until the test ends.
-func serve(t *testing.T, cfg vstreamer.Config) string {
-	t.Helper()
-	e, err := vstreamer.NewEngine(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(e, server.Options{})
-	go func() { _ = s.GRPC().Serve(lis) }() // returns when Stop runs at cleanup
-	t.Cleanup(s.GRPC().Stop)
-	return lis.Addr().String()
 }
 
 type receiver struct {
