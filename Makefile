@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps generate check-generate build vet lint test test-interop test-deploy test-race bench soak run
+.PHONY: all deps generate check-generate build vet lint test test-mysql test-interop test-deploy test-race bench soak run
 
 # The code generators and the linter are pinned in a module of their own, so that the
 # service's go.mod carries only what the service and its tests import.
@@ -23,7 +23,11 @@ check-generate: generate
 	fi
 
 deps:
-	./scripts/install-deps.sh
+	./scripts/install-deps.sh test
+
+# The tests run every suite that crosses the database on MariaDB, then once more on MySQL
+# (VSTREAM_TEST_FLAVOR picks the server internal/testdb starts).
+TEST_ENV = VSTREAM_REQUIRE_BROWSER=1 VSTREAM_REQUIRE_NATS=1
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -40,31 +44,44 @@ lint:
 test: deps check-generate
 	$(GO) vet ./...
 	$(MAKE) lint
-	VSTREAM_REQUIRE_BROWSER=1 VSTREAM_REQUIRE_NATS=1 $(GO) test -count=1 -timeout 30m ./...
+	$(TEST_ENV) $(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) test-mysql
 	$(MAKE) test-interop
 	$(MAKE) test-deploy
 
+test-mysql:
+	$(TEST_ENV) VSTREAM_TEST_FLAVOR=mysql $(GO) test -count=1 -timeout 30m $$(./scripts/db-packages.sh)
+
 # Vitess's own clients against a vstreamd process; a module of its own (see interop/doc.go).
+# On both flavors.
 test-interop:
 	cd interop && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
+	cd interop && VSTREAM_TEST_FLAVOR=mysql $(GO) test -count=1 -timeout 10m ./...
 
 # The operations kit's dashboard and alerts against a running vstreamd; a module of its own
-# (see deploy/doc.go).
+# (see deploy/doc.go). On both flavors.
 test-deploy:
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
+	cd deploy && VSTREAM_TEST_FLAVOR=mysql $(GO) test -count=1 -timeout 10m ./...
 
 # Kept out of 'test' because the race detector roughly doubles its run time.
 test-race: deps
 	VSTREAM_REQUIRE_BROWSER=1 VSTREAM_REQUIRE_NATS=1 $(GO) test -race -count=1 -timeout 30m ./...
 
-bench: deps
+bench:
+	./scripts/install-deps.sh mariadb mysql nats
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
 
 # Ten minutes at 1,000 transactions/s with 10 filtered streams (SOAK_DURATION to change).
 SOAK_DURATION ?= 10m
-soak: deps
+soak:
+	./scripts/install-deps.sh $(FLAVOR)
+	VSTREAM_TEST_FLAVOR=$(FLAVOR) \
 	$(GO) test -count=1 -timeout 60m -run TestSoak -v ./soak/ -soak.duration $(SOAK_DURATION)
 
-run: deps build
+# The demo needs only the database: FLAVOR=mysql runs it on MySQL.
+FLAVOR ?= mariadb
+run: build
+	./scripts/install-deps.sh $(FLAVOR)
 	$(GO) build -o bin/ ./internal/cmd/demodb
-	./scripts/run-demo.sh
+	VSTREAM_TEST_FLAVOR=$(FLAVOR) ./scripts/run-demo.sh

@@ -1,8 +1,14 @@
-// Package testdb runs a throwaway MariaDB server for tests and development
-// tools. The server is configured the way the CDC service expects a source
-// database to be configured (row-based binlog with full images and metadata,
-// strict GTIDs), listens on 127.0.0.1 only, and keeps all of its files in one
-// temporary directory that Close removes.
+// Package testdb runs a throwaway MariaDB or MySQL server for tests and
+// development tools. The server is configured the way the CDC service expects a
+// source database to be configured (row-based binlog with full images and
+// metadata, GTIDs on and strict), listens on 127.0.0.1 only, and keeps all of its
+// files in one temporary directory that Close removes.
+//
+// The flavor is Options.Flavor, or the environment variable VSTREAM_TEST_FLAVOR
+// (mariadb or mysql) when that is empty, so that one test suite runs against
+// either server: `make test` runs the database suites once per flavor. MariaDB is
+// Debian's package; MySQL is unpacked into a private prefix by
+// scripts/install-mysql.sh.
 package testdb
 
 import (
@@ -44,35 +50,42 @@ const (
 	stopTimeout  = 30 * time.Second
 
 	// The session collation must be one MariaDB knows: go-mysql's default
-	// (utf8mb4_0900_ai_ci) only exists in MySQL 8.
+	// (utf8mb4_0900_ai_ci) only exists in MySQL 8. MySQL sessions keep that
+	// default, which is also the server's.
 	sessionCollation = "utf8mb4_general_ci"
 )
 
-// ErrNotInstalled is returned (wrapped) by Start when the MariaDB server
-// binaries cannot be found, so tests can skip instead of fail if they want.
-var ErrNotInstalled = errors.New("MariaDB server is not installed (install it with: apt-get install -y mariadb-server)")
+// ErrNotInstalled is returned (wrapped) by Start when the server binaries of
+// the flavor cannot be found, so tests can skip instead of fail if they want.
+var ErrNotInstalled = errors.New("the database server is not installed (run scripts/install-deps.sh)")
 
 // Options configures Start. The zero value is usable.
 type Options struct {
+	// Flavor is the server to run. Default: FlavorFromEnv().
+	Flavor Flavor
 	// Database is created after startup and used by Exec. Default "test".
 	Database string
 	// Dir is the parent of the server's temporary directory. Default os.TempDir().
 	Dir string
-	// ExtraArgs are appended to the mariadbd command line, so they override
-	// the defaults. They are not passed to mariadb-install-db.
+	// ExtraArgs are appended to the server's command line, so they override
+	// the defaults. They are not passed to the data directory's initialisation.
+	// Options that only one flavor knows belong in MariaDBArgs or MySQLArgs.
 	ExtraArgs []string
+	// MariaDBArgs and MySQLArgs are appended after ExtraArgs on that flavor only.
+	MariaDBArgs, MySQLArgs []string
 	// Port to listen on; 0 picks a free one.
 	Port int
 	// Logger receives lifecycle messages. Default: discard.
 	Logger *slog.Logger
 }
 
-// Server is a running (or stopped) throwaway MariaDB instance.
+// Server is a running (or stopped) throwaway MariaDB or MySQL instance.
 type Server struct {
-	opts     Options
-	log      *slog.Logger
-	mariadbd string
-	dir      string
+	opts   Options
+	log    *slog.Logger
+	flavor Flavor
+	bin    binaries
+	dir    string
 	// sockDir holds the unix socket when dir is too long for one; it is
 	// removed together with dir.
 	sockDir string
@@ -92,7 +105,7 @@ type process struct {
 	err  error // set before done is closed
 }
 
-// Start initialises a fresh data directory, starts mariadbd on it, waits
+// Start initialises a fresh data directory, starts the server on it, waits
 // until it accepts connections, and creates the vstream user and
 // Options.Database. The caller must Close the returned server.
 func Start(opts Options) (*Server, error) {
@@ -104,11 +117,14 @@ func Start(opts Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	mariadbd, err := findBinary("mariadbd")
-	if err != nil {
-		return nil, err
+	flavor := opts.Flavor
+	if flavor == "" {
+		var err error
+		if flavor, err = FlavorFromEnv(); err != nil {
+			return nil, err
+		}
 	}
-	installDB, err := findBinary("mariadb-install-db")
+	bin, err := findServer(flavor)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +132,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testdb: %w", err)
 	}
-	s := &Server{opts: opts, log: logger, mariadbd: mariadbd, dir: dir, port: opts.Port}
+	s := &Server{opts: opts, log: logger, flavor: flavor, bin: bin, dir: dir, port: opts.Port}
 	ok := false
 	defer func() {
 		if !ok {
@@ -125,8 +141,8 @@ func Start(opts Options) (*Server, error) {
 	}()
 
 	// Unix socket paths are limited to ~108 bytes; deep temp dirs (t.TempDir,
-	// macOS $TMPDIR) exceed that and mariadbd refuses to start.
-	if len(filepath.Join(dir, "mariadbd.sock")) > 100 {
+	// macOS $TMPDIR) exceed that and the server refuses to start.
+	if len(filepath.Join(dir, "server.sock")) > 100 {
 		if s.sockDir, err = os.MkdirTemp("/tmp", "vsdb"); err != nil {
 			return nil, fmt.Errorf("testdb: %w", err)
 		}
@@ -134,12 +150,12 @@ func Start(opts Options) (*Server, error) {
 	if err = os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
 		return nil, fmt.Errorf("testdb: %w", err)
 	}
-	if err = s.install(installDB); err != nil {
+	if err = s.install(); err != nil {
 		return nil, err
 	}
 
 	// A port picked by listening on :0 can be taken by someone else before
-	// mariadbd binds it, which happens when many test packages start servers
+	// the server binds it, which happens when many test packages start servers
 	// in parallel; retry with a new port instead of failing the test.
 	for attempt := 1; ; attempt++ {
 		if opts.Port == 0 {
@@ -163,11 +179,14 @@ func Start(opts Options) (*Server, error) {
 		return nil, err
 	}
 	ok = true
-	s.log.Info("testdb: mariadb ready", "addr", s.Addr(), "dir", dir, "elapsed", time.Since(begin).Round(time.Millisecond))
+	s.log.Info("testdb: "+string(flavor)+" ready", "addr", s.Addr(), "dir", dir, "elapsed", time.Since(begin).Round(time.Millisecond))
 	return s, nil
 }
 
-// Host returns the address mariadbd listens on (always 127.0.0.1).
+// Flavor returns which server this is.
+func (s *Server) Flavor() Flavor { return s.flavor }
+
+// Host returns the address the server listens on (always 127.0.0.1).
 func (s *Server) Host() string { return host }
 
 // Port returns the TCP port; it stays the same across Restart.
@@ -195,7 +214,7 @@ func (s *Server) DSN(db string) string {
 func (s *Server) Conn(db string) (*client.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.ConnectWithContext(ctx, s.Addr(), user, password, db, 10*time.Second, withCollation)
+	c, err := client.ConnectWithContext(ctx, s.Addr(), user, password, db, 10*time.Second, s.withCollation)
 	if err != nil {
 		return nil, fmt.Errorf("testdb: connect to %s: %w", s.Addr(), err)
 	}
@@ -226,7 +245,7 @@ func (s *Server) Exec(sqls ...string) error {
 	return nil
 }
 
-// Stop shuts mariadbd down cleanly (SIGTERM), falling back to SIGKILL after
+// Stop shuts the server down cleanly (SIGTERM), falling back to SIGKILL after
 // 30 s. It does nothing if the server is not running.
 func (s *Server) Stop() error {
 	s.mu.Lock()
@@ -234,7 +253,7 @@ func (s *Server) Stop() error {
 	return s.stopLocked()
 }
 
-// Kill terminates mariadbd with SIGKILL and waits for it to exit, leaving
+// Kill terminates the server with SIGKILL and waits for it to exit, leaving
 // the data directory as a crash would. Restart recovers it.
 func (s *Server) Kill() {
 	s.mu.Lock()
@@ -247,10 +266,10 @@ func (s *Server) Kill() {
 	<-p.done
 	s.proc = nil
 	s.dropConn()
-	s.log.Info("testdb: mariadbd killed", "addr", s.Addr())
+	s.log.Info("testdb: server killed", "flavor", s.flavor, "addr", s.Addr())
 }
 
-// Restart stops mariadbd if it is running and starts it again on the same
+// Restart stops the server if it is running and starts it again on the same
 // port and data directory, waiting until it accepts connections.
 func (s *Server) Restart() error {
 	s.mu.Lock()
@@ -291,104 +310,37 @@ func (s *Server) Close() {
 	}
 }
 
-// LogTail returns the last n lines of mariadbd's error log (its stderr,
+// LogTail returns the last n lines of the server's error log (its stderr,
 // accumulated across restarts).
 func (s *Server) LogTail(n int) string {
 	return fileTail(s.logPath(), n)
 }
 
 func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
-func (s *Server) logPath() string { return filepath.Join(s.dir, "mariadbd.log") }
+func (s *Server) logPath() string { return filepath.Join(s.dir, "server.log") }
 
 func (s *Server) socketPath() string {
 	if s.sockDir != "" {
-		return filepath.Join(s.sockDir, "mariadbd.sock")
+		return filepath.Join(s.sockDir, "server.sock")
 	}
-	return filepath.Join(s.dir, "mariadbd.sock")
-}
-
-// rootArgs lets both tools run as root, which they otherwise refuse to do.
-func rootArgs() []string {
-	if os.Geteuid() == 0 {
-		return []string{"--user=root"}
-	}
-	return nil
+	return filepath.Join(s.dir, "server.sock")
 }
 
 // tmpDir keeps the server's temporary files apart from other servers'.
 func (s *Server) tmpDir() string { return filepath.Join(s.dir, "tmp") }
 
-func (s *Server) install(installDB string) error {
-	args := []string{
-		"--no-defaults",
-		"--datadir=" + s.dataDir(),
-		"--auth-root-authentication-method=normal",
-		"--skip-test-db",
-		// Must match mariadbd's setting, or the first start resizes the
-		// redo log it has just created.
-		"--innodb-log-file-size=48M",
-		// Bootstraps running at once in the shared /tmp collide on temporary
-		// table names ("Unknown table 'mysql.tmp_user_sys'").
-		"--tmpdir=" + s.tmpDir(),
-	}
-	args = append(args, rootArgs()...)
-	if err := os.MkdirAll(s.tmpDir(), 0o700); err != nil {
-		return fmt.Errorf("testdb: %w", err)
-	}
-	cmd := exec.Command(installDB, args...)
-	cmd.Dir = s.dir
-	out, err := cmd.CombinedOutput()
-	logFile := filepath.Join(s.dir, "install.log")
-	_ = os.WriteFile(logFile, out, 0o644)
-	if err != nil {
-		return fmt.Errorf("testdb: %s failed: %w; last output:\n%s", installDB, err, tail(out, 20))
-	}
-	return nil
-}
-
-func (s *Server) serverArgs() []string {
-	args := []string{"--no-defaults"} // must come first
-	args = append(args, rootArgs()...)
-	args = append(args,
-		"--datadir="+s.dataDir(),
-		"--tmpdir="+filepath.Join(s.dir, "tmp"),
-		"--bind-address="+host,
-		"--port="+strconv.Itoa(s.port),
-		"--socket="+s.socketPath(),
-		"--pid-file="+filepath.Join(s.dir, "mariadbd.pid"),
-		"--tmpdir="+s.tmpDir(),
-		"--log-bin="+filepath.Join(s.dir, "binlog"),
-		"--server-id=1",
-		"--binlog-format=ROW",
-		"--binlog-row-image=FULL",
-		"--binlog-row-metadata=FULL",
-		"--gtid-strict-mode=1",
-		"--log-slave-updates",
-		"--skip-name-resolve",
-		"--innodb-buffer-pool-size=64M",
-		"--innodb-log-file-size=48M",
-		// Commits still reach the OS on every transaction, so a killed
-		// mariadbd (Kill) loses nothing; only the fsync is skipped.
-		"--innodb-flush-log-at-trx-commit=2",
-		"--max-allowed-packet=64M",
-		"--character-set-server=utf8mb4",
-		"--collation-server=utf8mb4_general_ci",
-	)
-	return append(args, s.opts.ExtraArgs...)
-}
-
-// startLocked starts mariadbd and waits until it accepts connections.
+// startLocked starts the server and waits until it accepts connections.
 // s.mu must be held.
 func (s *Server) startLocked() error {
 	if s.proc != nil {
-		return errors.New("testdb: mariadbd is already running")
+		return errors.New("testdb: the server is already running")
 	}
 	logf, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("testdb: %w", err)
 	}
-	fmt.Fprintf(logf, "----- %s testdb: starting mariadbd on port %d\n", time.Now().Format(time.RFC3339), s.port)
-	cmd := exec.Command(s.mariadbd, s.serverArgs()...)
+	fmt.Fprintf(logf, "----- %s testdb: starting %s on port %d\n", time.Now().Format(time.RFC3339), s.bin.server, s.port)
+	cmd := exec.Command(s.bin.server, s.serverArgs()...)
 	cmd.Dir = s.dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
@@ -396,7 +348,7 @@ func (s *Server) startLocked() error {
 	err = cmd.Start()
 	logf.Close()
 	if err != nil {
-		return fmt.Errorf("testdb: start %s: %w", s.mariadbd, err)
+		return fmt.Errorf("testdb: start %s: %w", s.bin.server, err)
 	}
 	p := &process{cmd: cmd, done: make(chan struct{})}
 	go func() {
@@ -411,7 +363,7 @@ func (s *Server) startLocked() error {
 		s.proc = nil
 		return err
 	}
-	s.log.Debug("testdb: mariadbd started", "addr", s.Addr(), "pid", cmd.Process.Pid, "elapsed", time.Since(begin).Round(time.Millisecond))
+	s.log.Debug("testdb: server started", "addr", s.Addr(), "pid", cmd.Process.Pid, "elapsed", time.Since(begin).Round(time.Millisecond))
 	return nil
 }
 
@@ -421,7 +373,7 @@ func (s *Server) waitReady(p *process) error {
 	for {
 		select {
 		case <-p.done:
-			return fmt.Errorf("testdb: mariadbd exited during startup (%v); last log lines:\n%s", p.err, s.LogTail(30))
+			return fmt.Errorf("testdb: %s exited during startup (%v); last log lines:\n%s", s.flavor, p.err, s.LogTail(30))
 		default:
 		}
 		c, err := s.connectRoot(2 * time.Second)
@@ -431,7 +383,7 @@ func (s *Server) waitReady(p *process) error {
 		}
 		lastErr = err
 		if time.Now().After(deadline) {
-			return fmt.Errorf("testdb: mariadbd not ready after %s (last error: %v); last log lines:\n%s", startTimeout, lastErr, s.LogTail(30))
+			return fmt.Errorf("testdb: %s not ready after %s (last error: %v); last log lines:\n%s", s.flavor, startTimeout, lastErr, s.LogTail(30))
 		}
 		select {
 		case <-p.done:
@@ -440,12 +392,17 @@ func (s *Server) waitReady(p *process) error {
 	}
 }
 
-// connectRoot uses the passwordless root@127.0.0.1 account that
-// mariadb-install-db creates.
+// connectRoot uses the passwordless root account that the data directory's
+// initialisation creates: root@127.0.0.1 over TCP on MariaDB; on MySQL only
+// root@localhost exists, which --skip-name-resolve leaves to the unix socket.
 func (s *Server) connectRoot(timeout time.Duration) (*client.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return client.ConnectWithContext(ctx, s.Addr(), "root", "", "", timeout, withCollation,
+	addr := s.Addr()
+	if s.flavor == MySQL {
+		addr = s.socketPath()
+	}
+	return client.ConnectWithContext(ctx, addr, "root", "", "", timeout, s.withCollation,
 		func(c *client.Conn) error {
 			// The handshake itself has no deadline otherwise, and a server
 			// that is still initialising may accept but not answer.
@@ -475,16 +432,18 @@ func (s *Server) bootstrap() error {
 		)
 	}
 	stmts = append(stmts, "CREATE DATABASE IF NOT EXISTS "+db)
-	// mariadb-install-db also creates root@<hostname>, which
-	// --skip-name-resolve makes mariadbd warn about on every start.
-	r, err := c.Execute("SELECT user, host FROM mysql.global_priv WHERE host NOT IN ('localhost', '127.0.0.1', '::1', '%')")
-	if err != nil {
-		return fmt.Errorf("testdb: bootstrap: list accounts: %w", err)
-	}
-	for i := range r.RowNumber() {
-		u := resultString(r, i, 0)
-		h := resultString(r, i, 1)
-		stmts = append(stmts, fmt.Sprintf("DROP USER IF EXISTS %s@%s", quoteString(u), quoteString(h)))
+	if s.flavor == MariaDB {
+		// mariadb-install-db also creates root@<hostname>, which
+		// --skip-name-resolve makes mariadbd warn about on every start.
+		r, err := c.Execute("SELECT user, host FROM mysql.global_priv WHERE host NOT IN ('localhost', '127.0.0.1', '::1', '%')")
+		if err != nil {
+			return fmt.Errorf("testdb: bootstrap: list accounts: %w", err)
+		}
+		for i := range r.RowNumber() {
+			u := resultString(r, i, 0)
+			h := resultString(r, i, 1)
+			stmts = append(stmts, fmt.Sprintf("DROP USER IF EXISTS %s@%s", quoteString(u), quoteString(h)))
+		}
 	}
 	for _, q := range stmts {
 		if _, err := c.Execute(q); err != nil {
@@ -519,12 +478,12 @@ func (s *Server) stopLocked() error {
 	case <-time.After(stopTimeout):
 		_ = p.cmd.Process.Kill()
 		<-p.done
-		return fmt.Errorf("testdb: mariadbd did not shut down within %s and was killed; last log lines:\n%s", stopTimeout, s.LogTail(20))
+		return fmt.Errorf("testdb: %s did not shut down within %s and was killed; last log lines:\n%s", s.flavor, stopTimeout, s.LogTail(20))
 	}
 	if p.err != nil {
-		return fmt.Errorf("testdb: mariadbd shutdown: %w; last log lines:\n%s", p.err, s.LogTail(20))
+		return fmt.Errorf("testdb: %s shutdown: %w; last log lines:\n%s", s.flavor, p.err, s.LogTail(20))
 	}
-	s.log.Debug("testdb: mariadbd stopped", "addr", s.Addr(), "elapsed", time.Since(begin).Round(time.Millisecond))
+	s.log.Debug("testdb: server stopped", "addr", s.Addr(), "elapsed", time.Since(begin).Round(time.Millisecond))
 	return nil
 }
 
@@ -539,10 +498,11 @@ func (s *Server) dropConn() {
 
 func (s *Server) bindFailed() bool {
 	t := s.LogTail(20)
-	return strings.Contains(t, "Address already in use") || strings.Contains(t, "Bind on TCP/IP port")
+	return strings.Contains(t, "Address already in use") || strings.Contains(t, "Bind on TCP/IP port") ||
+		strings.Contains(t, "Do you already have another mysqld server running")
 }
 
-// hangUp sends COM_QUIT first so that mariadbd does not log an "Aborted
+// hangUp sends COM_QUIT first so that the server does not log an "Aborted
 // connection" warning, which would clutter LogTail output.
 func hangUp(c *client.Conn) {
 	if c.Quit() != nil {
@@ -550,21 +510,11 @@ func hangUp(c *client.Conn) {
 	}
 }
 
-func withCollation(c *client.Conn) error { return c.SetCollation(sessionCollation) }
-
-// findBinary also looks in the sbin directories because mariadbd lives in
-// /usr/sbin, which is not on a regular user's PATH.
-func findBinary(name string) (string, error) {
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
+func (s *Server) withCollation(c *client.Conn) error {
+	if s.flavor == MySQL {
+		return nil
 	}
-	for _, d := range []string{"/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"} {
-		p := filepath.Join(d, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("testdb: %s not found in PATH, /usr/sbin or /usr/bin: %w", name, ErrNotInstalled)
+	return c.SetCollation(sessionCollation)
 }
 
 func freePort() (int, error) {

@@ -27,6 +27,8 @@ func queryString(t *testing.T, c *client.Conn, q string) string {
 	return v
 }
 
+func got(t *testing.T, c *client.Conn, q string) string { return queryString(t, c, q) }
+
 func TestServer(t *testing.T) {
 	begin := time.Now()
 	srv, err := Start(Options{
@@ -54,19 +56,28 @@ func TestServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for q, want := range map[string]string{
+	settings := map[string]string{
 		"SELECT @@log_bin":              "1",
 		"SELECT @@binlog_format":        "ROW",
 		"SELECT @@binlog_row_image":     "FULL",
 		"SELECT @@binlog_row_metadata":  "FULL",
-		"SELECT @@gtid_strict_mode":     "1",
-		"SELECT @@log_slave_updates":    "1",
 		"SELECT @@character_set_server": "utf8mb4",
 		"SELECT @@time_zone":            "SYSTEM",
-		"SELECT @@collation_connection": "utf8mb4_general_ci",
 		"SELECT CURRENT_USER()":         "vstream@%",
-		"SELECT @@gtid_binlog_pos":      "",
-	} {
+		srv.GTIDQuery():                 "",
+	}
+	switch srv.Flavor() {
+	case MariaDB:
+		settings["SELECT @@gtid_strict_mode"] = "1"
+		settings["SELECT @@log_slave_updates"] = "1"
+		settings["SELECT @@collation_connection"] = "utf8mb4_general_ci"
+	case MySQL:
+		settings["SELECT @@gtid_mode"] = "ON"
+		settings["SELECT @@enforce_gtid_consistency"] = "ON"
+		settings["SELECT @@log_replica_updates"] = "1"
+		settings["SELECT @@collation_connection"] = "utf8mb4_0900_ai_ci"
+	}
+	for q, want := range settings {
 		if got := queryString(t, c, q); got != want {
 			t.Errorf("%s = %q, want %q", q, got, want)
 		}
@@ -90,9 +101,9 @@ func TestServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pos := queryString(t, c, "SELECT @@gtid_binlog_pos")
+	pos := queryString(t, c, srv.GTIDQuery())
 	if pos == "" {
-		t.Fatal("@@gtid_binlog_pos is empty after writes")
+		t.Fatalf("%s is empty after writes", srv.GTIDQuery())
 	}
 	hangUp(c)
 
@@ -122,11 +133,14 @@ func TestServer(t *testing.T) {
 	if got := queryString(t, c, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t"); got != "one,two,three" {
 		t.Fatalf("rows after restarts = %q", got)
 	}
-	if got := queryString(t, c, "SELECT @@gtid_binlog_pos"); got == pos || got == "" {
-		t.Fatalf("@@gtid_binlog_pos after restarts = %q, before = %q", got, pos)
+	if got := queryString(t, c, srv.GTIDQuery()); got == pos || got == "" {
+		t.Fatalf("%s after restarts = %q, before = %q", srv.GTIDQuery(), got, pos)
 	}
 	if tail := srv.LogTail(5); !strings.Contains(tail, "ready for connections") && !strings.Contains(tail, "port:") {
-		t.Errorf("LogTail(5) does not look like a mariadbd log:\n%s", tail)
+		t.Errorf("LogTail(5) does not look like a server log:\n%s", tail)
+	}
+	if p, err := srv.Position(); err != nil || !strings.HasSuffix(p, "/"+got(t, c, srv.GTIDQuery())) {
+		t.Errorf("Position() = %q, %v", p, err)
 	}
 
 	dir := srv.Dir()
@@ -169,14 +183,32 @@ func TestStartFailureReportsLog(t *testing.T) {
 		t.Skip(err)
 	}
 	if err == nil || !strings.Contains(err.Error(), "no-such-option-for-testdb") {
-		t.Fatalf("want an error quoting the mariadbd log, got %v", err)
+		t.Fatalf("want an error quoting the server log, got %v", err)
 	}
 	t.Logf("Start error: %v", err)
 }
 
 func TestMissingBinaryMentionsInstall(t *testing.T) {
 	_, err := findBinary("no-such-mariadbd-binary")
-	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "apt-get install -y mariadb-server") {
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "scripts/install-deps.sh") {
 		t.Fatalf("got %v", err)
+	}
+	t.Setenv(MySQLPrefixEnv, t.TempDir())
+	_, err = findServer(MySQL)
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "scripts/install-mysql.sh") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestFlavorFromEnv(t *testing.T) {
+	for env, want := range map[string]Flavor{"": MariaDB, "mariadb": MariaDB, "mysql": MySQL} {
+		t.Setenv(FlavorEnv, env)
+		if got, err := FlavorFromEnv(); err != nil || got != want {
+			t.Errorf("%s=%q: got %q, %v; want %q", FlavorEnv, env, got, err, want)
+		}
+	}
+	t.Setenv(FlavorEnv, "postgres")
+	if _, err := FlavorFromEnv(); err == nil || !strings.Contains(err.Error(), FlavorEnv) {
+		t.Errorf("%s=postgres: got %v, want an error naming the variable", FlavorEnv, err)
 	}
 }
