@@ -224,6 +224,8 @@ func (s *Server) serverArgs() []string {
 			"--secure-file-priv="+s.tmpDir(),
 			// Saves memory and start time; nothing here reads it.
 			"--performance-schema=OFF",
+			// Seq's recursive expressions count as far as the tests' tables go.
+			"--cte-max-recursion-depth=100000000",
 		)
 		args = append(args, s.opts.ExtraArgs...)
 		return append(args, s.opts.MySQLArgs...)
@@ -265,4 +267,15 @@ func (s *Server) Position() (string, error) {
 	// MySQL breaks a long set over lines; a position is one line.
 	set := strings.ReplaceAll(resultString(r, 0, 0), "\n", "")
 	return s.PositionFlavor() + "/" + set, nil
+}
+
+// Seq returns a table expression for the integers 1..n in a column named seq,
+// for INSERT ... SELECT ... FROM: MariaDB's sequence engine table seq_1_to_n, or
+// on MySQL a recursive common table expression under the same alias.
+func (s *Server) Seq(n int) string {
+	name := fmt.Sprintf("seq_1_to_%d", n)
+	if s.flavor == MySQL {
+		return fmt.Sprintf("(WITH RECURSIVE s (seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM s WHERE seq < %d) SELECT seq FROM s) AS %s", n, name)
+	}
+	return name
 }
