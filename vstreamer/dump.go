@@ -40,6 +40,9 @@ type DumpFunc func(raw []byte) error
 // packetHeader is the MySQL packet header: 3 bytes of payload length and a sequence number.
 const packetHeader = 4
 
+// binlogHeader is the binlog file's magic number, the offset of its first event.
+const binlogHeader = 4
+
 // StreamDump opens a replication connection, asks the server for its binlog from req's
 // position and relays the server's packets until the server ends the dump (an EOF or ERR
 // packet, relayed too), ctx ends or send fails. The events' checksums are the server's
@@ -171,13 +174,19 @@ func dumpCommand(flavor position.Flavor, start position.Position, req DumpReques
 			set = &empty
 		}
 		sids := set.Encode()
+		// MySQL checks the offset even when the GTID set picks the file (no file named),
+		// refusing one below the binlog header; a replica sends 4, the first event.
+		pos := req.BinlogPos
+		if req.BinlogFile == "" && pos < binlogHeader {
+			pos = binlogHeader
+		}
 		cmd = make([]byte, packetHeader, packetHeader+23+len(req.BinlogFile)+len(sids))
 		cmd = append(cmd, mysql.COM_BINLOG_DUMP_GTID)
 		cmd = binary.LittleEndian.AppendUint16(cmd, req.Flags)
 		cmd = binary.LittleEndian.AppendUint32(cmd, serverID)
 		cmd = binary.LittleEndian.AppendUint32(cmd, uint32(len(req.BinlogFile)))
 		cmd = append(cmd, req.BinlogFile...)
-		cmd = binary.LittleEndian.AppendUint64(cmd, req.BinlogPos)
+		cmd = binary.LittleEndian.AppendUint64(cmd, pos)
 		cmd = binary.LittleEndian.AppendUint32(cmd, uint32(len(sids)))
 		cmd = append(cmd, sids...)
 	}
