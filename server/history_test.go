@@ -14,6 +14,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testdb"
 	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
@@ -131,6 +132,10 @@ func dropVolatile(v any) {
 // with a schema history their messages, type metadata included (canal's mysqlType and
 // sqlType, Debezium's schema), are those of a stream that read the rows before the ALTER ran.
 func TestSchemaHistoryFormats(t *testing.T) {
+	if db.Flavor() == testdb.MySQL {
+		// vstreamer's own tests check that the engine refuses it there.
+		t.Skip("the schema history follows MariaDB's binlog only; the engine refuses it on MySQL")
+	}
 	historyAddr, historyDir := serveWithHistory(t)
 	withHistory := dial(t, historyAddr)
 	plain := dial(t, serve(t, dbConfig(), Options{}))
@@ -161,16 +166,9 @@ func TestSchemaHistoryFormats(t *testing.T) {
 
 func serverPosition(t *testing.T) string {
 	t.Helper()
-	conn, err := db.Conn("test")
+	pos, err := db.Position()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	s, _ := r.GetString(0, 0)
-	return "MariaDB/" + s
+	return pos
 }

@@ -124,7 +124,7 @@ func TestDrainEndsAtTransactionBoundary(t *testing.T) {
 	if _, err := st.Recv(); err != nil {
 		t.Fatal(err)
 	}
-	execSQL(t, "INSERT INTO drain SELECT seq, REPEAT('d', 200) FROM seq_1_to_20000", "INSERT INTO drain VALUES (30000, 'after')")
+	execSQL(t, "INSERT INTO drain SELECT seq, REPEAT('d', 200) FROM "+db.Seq(20000), "INSERT INTO drain VALUES (30000, 'after')")
 	// Shut down once the big transaction has started arriving.
 	var events []*binlogdata.VEvent
 	for len(events) < 3 {

@@ -68,7 +68,7 @@ func TestAlertedCountersStartAtZero(t *testing.T) {
 }
 
 func TestStreamMetrics(t *testing.T) {
-	execSQL(t, "CREATE TABLE mt (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO mt SELECT seq, 'abc' FROM seq_1_to_250")
+	execSQL(t, "CREATE TABLE mt (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO mt SELECT seq, 'abc' FROM "+db.Seq(250))
 	reg := prometheus.NewRegistry()
 	cc := dial(t, serve(t, dbConfig(), Options{Registerer: reg}))
 	ctx, cancel := context.WithCancel(context.Background())

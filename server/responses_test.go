@@ -20,7 +20,7 @@ import (
 func TestEncodedResponseSize(t *testing.T) {
 	const rows = 20000
 	execSQL(t, "CREATE TABLE bigtx (id INT PRIMARY KEY, a VARCHAR(40), b VARCHAR(40), c BIGINT, d DATETIME(6), e DECIMAL(10,2), f DOUBLE, g TEXT, h INT, i DATE)",
-		fmt.Sprintf("INSERT INTO bigtx SELECT seq, 'aaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbb', seq*1000, NOW(6), 12345.67, 1.5, 'text', seq, CURDATE() FROM seq_1_to_%d", rows))
+		fmt.Sprintf("INSERT INTO bigtx SELECT seq, 'aaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbb', seq*1000, NOW(6), 12345.67, 1.5, 'text', seq, CURDATE() FROM %s", db.Seq(rows)))
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	for _, c := range []struct {
 		name  string

@@ -110,7 +110,8 @@ func TestErrorCodes(t *testing.T) {
 	}{
 		{"malformed position", []*vstreamv1.StreamRequest{startMsg("MariaDB/zz", nil)}, codes.InvalidArgument, "zz"},
 		{"position without flavor", []*vstreamv1.StreamRequest{startMsg("0-1-1", nil)}, codes.InvalidArgument, "prefix"},
-		{"position ahead", []*vstreamv1.StreamRequest{startMsg("MariaDB/0-1-99999999", nil)}, codes.InvalidArgument, "not executed"},
+		{"position ahead", []*vstreamv1.StreamRequest{startMsg(aheadPosition(t), nil)}, codes.InvalidArgument, "not executed"},
+		{"position of the other flavor", []*vstreamv1.StreamRequest{startMsg(otherFlavorPosition(), nil)}, codes.InvalidArgument, "does not match the server"},
 		{"bad regex", []*vstreamv1.StreamRequest{startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/(("}}})}, codes.InvalidArgument, "regular expression"},
 		{"empty match", []*vstreamv1.StreamRequest{startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{}}})}, codes.InvalidArgument, "match is empty"},
 		{"unknown format", []*vstreamv1.StreamRequest{{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{Format: "xml"}}}}, codes.InvalidArgument, "valid formats are vevent"},
@@ -134,6 +135,25 @@ func TestErrorCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// aheadPosition is a position of the server's flavor and its own server that the server
+// has not reached.
+func aheadPosition(t *testing.T) string {
+	t.Helper()
+	if db.Flavor() == testdb.MySQL {
+		id, _, _ := strings.Cut(lastGTID(t), ":")
+		return "MySQL56/" + id + ":1-99999999"
+	}
+	return "MariaDB/0-1-99999999"
+}
+
+// otherFlavorPosition is a well-formed position of the flavor the server is not.
+func otherFlavorPosition() string {
+	if db.Flavor() == testdb.MySQL {
+		return "MariaDB/0-1-1"
+	}
+	return "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"
 }
 
 func TestDatabaseUnreachable(t *testing.T) {
@@ -294,7 +314,7 @@ func TestLargeTransactionInBoundedBatches(t *testing.T) {
 	waitFor(t, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
 	execSQL(t, "BEGIN")
 	for i := 0; i < 40; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO big SELECT seq + %d, REPEAT('x', 200) FROM seq_1_to_500", i*500))
+		execSQL(t, fmt.Sprintf("INSERT INTO big SELECT seq + %d, REPEAT('x', 200) FROM %s", i*500, db.Seq(500)))
 	}
 	execSQL(t, "COMMIT")
 	waitFor(t, "commit", func() bool { return r.count(binlogdata.VEventType_COMMIT) >= 1 })

@@ -19,6 +19,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+	"github.com/vstream-cdc/vstream/internal/testdb"
 )
 
 // statementInsert runs an INSERT logged as a statement and returns its transaction's GTID.
@@ -26,17 +27,35 @@ func statementInsert(t *testing.T, sql string) string {
 	t.Helper()
 	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_format = 'ROW'") })
 	execSQL(t, "SET SESSION binlog_format = 'STATEMENT'", sql, "SET SESSION binlog_format = 'ROW'")
-	conn, err := db.Conn("test")
+	return lastGTID(t)
+}
+
+// lastGTID returns the GTID of the server's latest transaction, as the stream names a
+// transaction: MariaDB's domain-server-sequence (the test server logs one domain, so its
+// position is that GTID) or MySQL's uuid:number (the end of the one server's interval).
+func lastGTID(t *testing.T) string {
+	t.Helper()
+	pos, err := db.Position()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
+	set := strings.TrimPrefix(pos, db.PositionFlavor()+"/")
+	if db.Flavor() == testdb.MySQL {
+		// uuid:1-N, or uuid:N after the first transaction.
+		id, interval, ok := strings.Cut(set, ":")
+		if !ok || strings.ContainsAny(interval, ",:") {
+			t.Fatalf("position %s is not one server's interval", pos)
+		}
+		_, end, _ := strings.Cut(interval, "-")
+		if end == "" {
+			end = interval
+		}
+		return id + ":" + end
 	}
-	pos, _ := r.GetString(0, 0)
-	return pos
+	if strings.Contains(set, ",") {
+		t.Fatalf("position %s holds more than one domain", pos)
+	}
+	return set
 }
 
 // A statement-based change reaches every Vitess-shaped API as an INSERT event with the

@@ -180,12 +180,12 @@ func TestVitessReadCodes(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, "0-x"},
 		{"dump: other flavor", func(ctx context.Context) error {
-			st, err := qc.BinlogDumpGTID(ctx, &binlogdata.BinlogDumpGTIDRequest{GtidSet: "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"})
+			st, err := qc.BinlogDumpGTID(ctx, &binlogdata.BinlogDumpGTIDRequest{GtidSet: otherFlavorPosition()})
 			if err == nil {
 				_, err = recvAllOf(st.Recv)
 			}
 			return err
-		}, codes.InvalidArgument, "the server is MariaDB"},
+		}, codes.InvalidArgument, "the server is " + db.PositionFlavor()},
 		{"rows: bad lastpk", func(ctx context.Context) error {
 			st, err := qc.VStreamRows(ctx, &binlogdata.VStreamRowsRequest{Query: "select * from vr2",
 				Lastpk: &query.QueryResult{Rows: []*query.Row{{Lengths: []int64{1, 1}, Values: []byte("12")}}}})
