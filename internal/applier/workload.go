@@ -23,9 +23,9 @@ func SetupWorkload(t testing.TB, db *testdb.Server) {
 		"CREATE TABLE cp_a (id INT PRIMARY KEY, name VARCHAR(40), amount DECIMAL(12,2), created DATETIME, qty INT NOT NULL DEFAULT 0)",
 		"CREATE TABLE cp_b (a INT NOT NULL, b INT NOT NULL, v VARCHAR(200), PRIMARY KEY (a, b))",
 		"CREATE TABLE cp_c (code VARCHAR(20) NOT NULL, n BIGINT, UNIQUE KEY (code))",
-		"INSERT INTO cp_a SELECT seq, CONCAT('name', seq), seq * 1.5, '2024-01-01 00:00:00' + INTERVAL seq MINUTE, 0 FROM seq_1_to_300",
-		"INSERT INTO cp_b SELECT seq % 50, seq, REPEAT('v', seq % 30) FROM seq_1_to_200",
-		"INSERT INTO cp_c SELECT CONCAT('k', LPAD(seq, 5, '0')), seq FROM seq_1_to_250",
+		"INSERT INTO cp_a SELECT seq, CONCAT('name', seq), seq * 1.5, '2024-01-01 00:00:00' + INTERVAL seq MINUTE, 0 FROM "+db.Seq(300),
+		"INSERT INTO cp_b SELECT seq % 50, seq, REPEAT('v', seq % 30) FROM "+db.Seq(200),
+		"INSERT INTO cp_c SELECT CONCAT('k', LPAD(seq, 5, '0')), seq FROM "+db.Seq(250),
 	); err != nil {
 		t.Fatal(err)
 	}

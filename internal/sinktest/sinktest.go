@@ -1,5 +1,5 @@
 // Package sinktest holds what the sink's tests share: a vstreamd server on the test
-// MariaDB, an in-process Kafka cluster (franz-go's kfake), a real nats-server process, a
+// database (MariaDB or MySQL), an in-process Kafka cluster (franz-go's kfake), a real nats-server process, a
 // writer whose every change carries a unique marker, and the check that a broker holds
 // every change exactly once and in order per key.
 package sinktest
@@ -412,20 +412,36 @@ func (w *Writer) Check(t testing.TB, got []Got) {
 	}
 }
 
-// Position is the server's current GTID position, as a --position value.
+// Position is the server's current GTID position, as a --position value ("MariaDB/0-1-5"
+// or "MySQL56/<uuid>:1-5").
 func Position(t testing.TB, db *testdb.Server, database string) string {
 	t.Helper()
-	conn, err := db.Conn(database)
+	pos, err := db.Position()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = conn.Close() }()
-	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
+	return pos
+}
+
+// GTIDPrefix is how a position of the test server's own transactions begins: "MariaDB/0-1-"
+// (domain 0, server 1, then the sequence number), or on MySQL "MySQL56/<server_uuid>:1-" (the
+// server's transactions from the first, which is where a fresh server's GTIDs start).
+func GTIDPrefix(t testing.TB, db *testdb.Server) string {
+	t.Helper()
+	if db.Flavor() != testdb.MySQL {
+		return "MariaDB/0-1-"
+	}
+	conn, err := db.Conn("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pos, _ := r.GetString(0, 0)
-	return "MariaDB/" + pos
+	defer func() { _ = conn.Close() }() // read only
+	r, err := conn.Execute("SELECT @@server_uuid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := r.GetString(0, 0)
+	return "MySQL56/" + id + ":1-"
 }
 
 // WaitFor polls cond every 50ms until it holds or timeout passes.

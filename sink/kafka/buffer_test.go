@@ -55,7 +55,7 @@ func TestKafkaBufferBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Exec("INSERT INTO buffered SELECT seq, REPEAT('x', 1000) FROM seq_1_to_120"); err != nil {
+	if err := db.Exec("INSERT INTO buffered SELECT seq, REPEAT('x', 1000) FROM " + db.Seq(120)); err != nil {
 		t.Fatal(err)
 	}
 	// The broker holds every produce request until release is closed.

@@ -124,7 +124,7 @@ func TestNATSMessageShape(t *testing.T) {
 		if !strings.Contains(g.Key, `"id":1`) {
 			t.Errorf("message %d: key header %q, want the row's key", i, g.Key)
 		}
-		if id := g.Headers[jetstream.MsgIDHeader]; !strings.HasPrefix(id, "shape/") || !strings.Contains(id, "/MariaDB/0-1-") {
+		if id := g.Headers[jetstream.MsgIDHeader]; !strings.HasPrefix(id, "shape/") || !strings.Contains(id, "/"+sinktest.GTIDPrefix(t, db)) {
 			t.Errorf("message %d: Nats-Msg-Id %q, want the sink's name, the position and an index", i, id)
 		}
 	}
