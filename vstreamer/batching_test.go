@@ -137,15 +137,12 @@ func TestPacketSizeCopy(t *testing.T) {
 // not pile up in one batch.
 func TestPacketSizeKeepsBatchBound(t *testing.T) {
 	execSQL(t, "CREATE TABLE pb_seen (id INT PRIMARY KEY)", "CREATE TABLE pb_other (id INT PRIMARY KEY)")
-	start, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
+	start := headPos(t)
 	for i := 0; i < 50; i++ {
 		execSQL(t, "INSERT INTO pb_other VALUES ("+strconv.Itoa(i)+")")
 	}
 	e := newEngine(t)
-	next := batchStream(t, e, Request{Position: "MariaDB/" + start, Filter: rules(&binlogdata.Rule{Match: "pb_seen"}),
+	next := batchStream(t, e, Request{Position: start, Filter: rules(&binlogdata.Rule{Match: "pb_seen"}),
 		PacketSize: 1 << 20, MaxBatchBytes: 1000})
 	events := 0
 	for events < 200 {
@@ -166,14 +163,11 @@ func TestPacketSizeKeepsBatchBound(t *testing.T) {
 // and in order, and no batch's row values far above the bound.
 func TestBigTransactionInBatches(t *testing.T) {
 	execSQL(t, "CREATE TABLE bt_big (id INT PRIMARY KEY, note TEXT)")
-	start, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
+	start := headPos(t)
 	// 2,000 rows of 1 KiB: about 2 MiB in one transaction.
-	execSQL(t, "INSERT INTO bt_big SELECT seq, REPEAT('x', 1024) FROM seq_1_to_2000")
+	execSQL(t, "INSERT INTO bt_big SELECT seq, REPEAT('x', 1024) FROM "+db.Seq(2000))
 	const bound = 64 << 10
-	bs := startBatches(t, newEngine(t), Request{Position: "MariaDB/" + start, Filter: rules(&binlogdata.Rule{Match: "bt_big"}),
+	bs := startBatches(t, newEngine(t), Request{Position: start, Filter: rules(&binlogdata.Rule{Match: "bt_big"}),
 		MaxBatchBytes: bound})
 	next, batches, began := 1, 0, false
 	for committed := false; !committed; {

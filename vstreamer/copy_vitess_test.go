@@ -246,12 +246,9 @@ func TestVitessCopyResume(t *testing.T) {
 // copies nothing (Vitess's TestUVStreamerNoCopyWithGTID); the stream starts at the position.
 func TestVitessTablesToCopyWithPosition(t *testing.T) {
 	execSQL(t, "CREATE TABLE vn_t1 (id INT PRIMARY KEY, val VARCHAR(128))", "INSERT INTO vn_t1 VALUES (1, 'val1')")
-	pos, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pos := headPos(t)
 	e := newEngine(t)
-	bs := startBatches(t, e, Request{Position: "MariaDB/" + pos, Filter: rules(&binlogdata.Rule{Match: "vn_t1"}),
+	bs := startBatches(t, e, Request{Position: pos, Filter: rules(&binlogdata.Rule{Match: "vn_t1"}),
 		TablesToCopy: []string{"vn_t1"}, VitessCopy: true})
 	execSQL(t, "INSERT INTO vn_t1 VALUES (2, 'val2')")
 	bs.expect("BEGIN, FIELD vn_t1 id:INT32 val:VARCHAR, ROW vn_t1 +[2 val2], GTID, COMMIT, VGTID{}")

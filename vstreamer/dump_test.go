@@ -133,7 +133,7 @@ func TestRelayPacketsFlushesBeforeWaiting(t *testing.T) {
 func relayedEvents(t *testing.T, raw []byte) ([]*replication.BinlogEvent, error) {
 	t.Helper()
 	p := replication.NewBinlogParser()
-	p.SetFlavor(mysql.MariaDBFlavor)
+	p.SetFlavor(goMySQLFlavor())
 	p.SetVerifyChecksum(true)
 	sent := false
 	r := binlogdump.NewReader(func() ([]byte, error) {
@@ -180,10 +180,7 @@ func eventString(ev *replication.BinlogEvent) string {
 
 func TestStreamDumpMatchesDirectRead(t *testing.T) {
 	execSQL(t, "drop table if exists dump1", "create table dump1(id int primary key, v varchar(300), b mediumblob)")
-	startBody, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
+	startPos := headPos(t)
 	execSQL(t,
 		"insert into dump1 values (1, 'a', null), (2, 'b', repeat('z', 1000))",
 		"update dump1 set v = repeat('y', 300) where id = 1",
@@ -195,7 +192,7 @@ func TestStreamDumpMatchesDirectRead(t *testing.T) {
 	e := newEngine(t)
 	var raw []byte
 	batches := 0
-	err = e.StreamDump(context.Background(), DumpRequest{GTIDSet: "MariaDB/" + startBody, Flags: replication.BINLOG_DUMP_NON_BLOCK},
+	err := e.StreamDump(context.Background(), DumpRequest{GTIDSet: startPos, Flags: replication.BINLOG_DUMP_NON_BLOCK},
 		func(b []byte) error {
 			if len(b) > e.cfg.MaxBatchBytes {
 				return fmt.Errorf("a batch of %d bytes", len(b))
@@ -216,12 +213,12 @@ func TestStreamDumpMatchesDirectRead(t *testing.T) {
 	}
 
 	// The same events read directly from the server by go-mysql's own replica.
-	start, err := position.ParseBody(position.MariaDB, startBody)
+	start, err := position.Parse(startPos)
 	if err != nil {
 		t.Fatal(err)
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: randomServerID(), Flavor: mysql.MariaDBFlavor, Host: db.Host(), Port: uint16(db.Port()),
+		ServerID: randomServerID(), Flavor: goMySQLFlavor(), Host: db.Host(), Port: uint16(db.Port()),
 		User: db.User(), Password: db.Password(), DisableRetrySync: true,
 	})
 	defer syncer.Close()
@@ -260,32 +257,39 @@ func TestStreamDumpMatchesDirectRead(t *testing.T) {
 func TestStreamDumpErrors(t *testing.T) {
 	e := newEngine(t)
 	nop := func([]byte) error { return nil }
-	if err := e.StreamDump(context.Background(), DumpRequest{GTIDSet: "MariaDB/x-y"}, nop); !errors.Is(err, position.ErrBadPosition) {
+	if err := e.StreamDump(context.Background(), DumpRequest{GTIDSet: byFlavor("MariaDB/x-y", "MySQL56/x-y")}, nop); !errors.Is(err, position.ErrBadPosition) {
 		t.Errorf("malformed set: got %v, want ErrBadPosition", err)
 	}
-	if err := e.StreamDump(context.Background(), DumpRequest{GTIDSet: "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}, nop); !errors.Is(err, ErrFlavor) {
-		t.Errorf("MySQL set on MariaDB: got %v, want ErrFlavor", err)
+	other := byFlavor("MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", "MariaDB/0-1-5")
+	if err := e.StreamDump(context.Background(), DumpRequest{GTIDSet: other}, nop); !errors.Is(err, ErrFlavor) {
+		t.Errorf("%s on %s: got %v, want ErrFlavor", other, db.Flavor(), err)
 	}
 	// A set the server does not have: the server's own ERR packet is relayed and ends the dump.
+	ahead := "0-1-999999999"
+	if onMySQL() {
+		p, err := position.Parse(headPos(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ahead = strings.SplitN(p.GTIDSet.String(), ":", 2)[0] + ":1-999999999"
+	}
 	var raw []byte
-	err := e.StreamDump(context.Background(), DumpRequest{GTIDSet: "0-1-999999999", Flags: 1}, func(b []byte) error {
+	err := e.StreamDump(context.Background(), DumpRequest{GTIDSet: ahead, Flags: 1}, func(b []byte) error {
 		raw = append(raw, b...)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := relayedEvents(t, raw); err == nil || !strings.Contains(err.Error(), "0-1-999999999") {
+	if _, err := relayedEvents(t, raw); err == nil || !strings.Contains(err.Error(), byFlavor(ahead, "more GTIDs")) {
 		t.Errorf("got %v, want the server's error naming the GTID", err)
 	}
 }
 
 // TestStreamDumpCancel: a dump waiting on the server ends when its context does.
 func TestStreamDumpCancel(t *testing.T) {
-	cur, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The set without its flavor, which the dump reads in the server's.
+	_, cur, _ := strings.Cut(headPos(t), "/")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -70,16 +70,11 @@ func waitTracker(t testing.TB, e *Engine, pos position.Position) {
 
 func serverPos(t testing.TB) position.Position {
 	t.Helper()
-	conn, err := db.Conn("test")
+	s, err := db.Position()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = conn.Close() }()
-	s, err := queryString(conn, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := position.ParseBody(position.MariaDB, s)
+	p, err := position.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}

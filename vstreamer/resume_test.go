@@ -91,18 +91,14 @@ func withFieldBeforeFirstRow(rest []string, before []*binlogdata.VEvent) []strin
 
 func TestBadRequests(t *testing.T) {
 	e := newEngine(t)
-	cur, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
+	ahead := serverPos(t)
+	uuid := serverUUID(t)
+	if err := ahead.Update(byFlavor("0-1-999999", uuid+":999999")); err != nil {
 		t.Fatal(err)
 	}
-	curPos, err := position.ParseBody(position.MariaDB, cur)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ahead := curPos.Clone()
-	if err := ahead.Update("0-1-999999"); err != nil {
-		t.Fatal(err)
-	}
+	// A GTID of a domain (MariaDB) or a server uuid (MySQL) the server has never seen.
+	unknown := byFlavor("MariaDB/7-1-3", "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-3")
+	unknownMessage := byFlavor("domain 7", "uuid 3e11fa47-71ca-11e1-9e33-c80aa9429562:1-3")
 	cases := []struct {
 		name    string
 		req     Request
@@ -110,10 +106,10 @@ func TestBadRequests(t *testing.T) {
 		message string
 	}{
 		{"no flavor", Request{Position: "0-1-5"}, position.ErrBadPosition, "flavor"},
-		{"garbage", Request{Position: "MariaDB/x-y"}, position.ErrBadPosition, "x-y"},
-		{"wrong flavor", Request{Position: "MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"}, ErrFlavor, "server is MariaDB"},
+		{"garbage", Request{Position: string(serverFlavor()) + "/x-y"}, position.ErrBadPosition, "x-y"},
+		{"wrong flavor", Request{Position: byFlavor("MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", "MariaDB/0-1-5")}, ErrFlavor, "server is " + string(serverFlavor())},
 		{"ahead", Request{Position: ahead.String()}, ErrAhead, "999999"},
-		{"unknown domain", Request{Position: "MariaDB/7-1-3"}, ErrAhead, "domain 7"},
+		{"unknown domain", Request{Position: unknown}, ErrAhead, unknownMessage},
 		{"copy of nothing", Request{Position: "", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^no_such_prefix_"}}}}, filter.ErrInvalid, "nothing to copy"},
 		{"bad regex", Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/a(("}}}}, filter.ErrInvalid, "rule 1"},
 		{"copy of a missing table", Request{Position: "", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "nosuchtable"}}}}, filter.ErrInvalid, "table nosuchtable is not present in the database"},
@@ -161,24 +157,42 @@ func purgeBinlogs(t *testing.T) {
 
 func TestPurgedPosition(t *testing.T) {
 	execSQL(t, "CREATE TABLE pg (id INT PRIMARY KEY)", "INSERT INTO pg VALUES (1)")
-	old, err := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
+	old := headPos(t)
+	execSQL(t, "INSERT INTO pg VALUES (2)")
+	// The one transaction the old position lacks and the purge takes: MariaDB names its
+	// domain, MySQL the GTIDs.
+	missing := "domain 0"
+	if onMySQL() {
+		head := headPos(t) // MySQL56/<uuid>:1-N, N the insert's
+		missing = serverUUID(t) + ":" + head[strings.LastIndexByte(head, '-')+1:] + " "
 	}
-	execSQL(t, "INSERT INTO pg VALUES (2)", "FLUSH BINARY LOGS", "INSERT INTO pg VALUES (3)")
-	cur, _ := queryStringOn(t, "SELECT @@GLOBAL.gtid_binlog_pos")
+	execSQL(t, "FLUSH BINARY LOGS", "INSERT INTO pg VALUES (3)")
+	cur := headPos(t)
 	purgeBinlogs(t)
 	e := newEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = e.Stream(ctx, Request{Position: "MariaDB/" + old}, func([]*binlogdata.VEvent) error { return nil })
-	if !errors.Is(err, ErrPurged) || !strings.Contains(err.Error(), "domain 0") {
-		t.Fatalf("err = %v, want ErrPurged naming domain 0", err)
+	err := e.Stream(ctx, Request{Position: old}, func([]*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, ErrPurged) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("err = %v, want ErrPurged naming %q", err, missing)
 	}
 	// The current position is still served.
-	ts := startStream(t, e, Request{Position: "MariaDB/" + cur, Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pg"}}}})
+	ts := startStream(t, e, Request{Position: cur, Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pg"}}}})
 	execSQL(t, "INSERT INTO pg VALUES (4)")
 	ts.expect("BEGIN", "FIELD", "ROW pg +[4]", "GTID", "COMMIT", "VGTID")
+}
+
+// serverUUID is the test server's @@server_uuid (MySQL), which names its GTIDs.
+func serverUUID(t testing.TB) string {
+	t.Helper()
+	if !onMySQL() {
+		return ""
+	}
+	u, err := queryStringOn(t, "SELECT @@GLOBAL.server_uuid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 func queryStringOn(t testing.TB, q string) (string, error) {

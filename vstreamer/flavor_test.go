@@ -1,0 +1,35 @@
+package vstreamer
+
+import (
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// onMySQL reports whether the test server is MySQL rather than MariaDB.
+func onMySQL() bool { return db.Flavor() == testdb.MySQL }
+
+// serverFlavor is the test server's position flavor.
+func serverFlavor() position.Flavor {
+	if onMySQL() {
+		return position.MySQL56
+	}
+	return position.MariaDB
+}
+
+// goMySQLFlavor is the test server's flavor as go-mysql's replication names it.
+func goMySQLFlavor() string {
+	if onMySQL() {
+		return mysql.MySQLFlavor
+	}
+	return mysql.MariaDBFlavor
+}
+
+// byFlavor picks the value that holds on the test server.
+func byFlavor[T any](mariadb, mysql T) T {
+	if onMySQL() {
+		return mysql
+	}
+	return mariadb
+}
