@@ -572,6 +572,10 @@ type snapshot struct {
 	gtid position.Position
 	file string
 	pos  uint32
+	// near is the server's binlog file and offset read just before a GTID snapshot (MySQL),
+	// for the sources of rows copied before the stream has read any binlog of its own.
+	nearFile string
+	nearPos  uint32
 }
 
 // reached reports whether the stream is at the snapshot, between transactions.
@@ -667,6 +671,17 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 		}
 		defer s.unlockTables()
 	}
+	var snap snapshot
+	if s.binlogFile == "" {
+		// Copied rows carry the snapshot's place in the binlog, and the stream has none yet.
+		// Read before the GTID set, it is at or before the snapshot: nothing the snapshot
+		// lacks comes before it.
+		file, off, err := masterStatus(c.lock)
+		if err != nil {
+			return snapshot{}, fmt.Errorf("copy of %s: %w", what, err)
+		}
+		snap.nearFile, snap.nearPos = file, uint32(off)
+	}
 	body, err := queryString(c.lock, "SELECT @@GLOBAL.gtid_executed")
 	if err != nil {
 		return snapshot{}, err
@@ -674,11 +689,11 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 	if _, err = exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 		return snapshot{}, err
 	}
-	p, err := position.ParseBody(position.MySQL56, body)
+	snap.gtid, err = position.ParseBody(position.MySQL56, body)
 	if err != nil {
 		return snapshot{}, fmt.Errorf("copy of %s: snapshot position %q: %w", what, body, err)
 	}
-	return snapshot{gtid: p}, nil
+	return snap, nil
 }
 
 // chunkSQL is the SELECT of the next chunk: the columns the rule reads and the key, the rule's
@@ -1022,8 +1037,12 @@ func (s *stream) copySource(t *copyTable) *binlogdata.EventSource {
 	}
 	if snap.file == "" {
 		// A GTID snapshot (MySQL): the stream stands at it, so its file and offset are the
-		// stream's.
-		src.File, src.StartPos, src.EndPos = s.binlogFile, uint64(s.binlogPos), uint64(s.binlogPos)
+		// stream's; before the stream has read the binlog, the server's as the snapshot began.
+		file, pos := s.binlogFile, s.binlogPos
+		if file == "" {
+			file, pos = snap.nearFile, snap.nearPos
+		}
+		src.File, src.StartPos, src.EndPos = file, uint64(pos), uint64(pos)
 	}
 	return src
 }
