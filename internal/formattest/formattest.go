@@ -62,6 +62,15 @@ func Main(m *testing.M) int {
 // by source (a connector's name, the form of a GTID).
 func Flavor() testdb.Flavor { return db.Flavor() }
 
+// Connector is the name of Debezium's connector for the server's flavor, which the
+// Debezium-shaped formats carry in their source blocks and schema names.
+func Connector() string {
+	if db.Flavor() == testdb.MySQL {
+		return "mysql"
+	}
+	return "mariadb"
+}
+
 // Column is one column of the table at the end of the workload.
 type Column struct {
 	Name string

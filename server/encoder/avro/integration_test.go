@@ -173,7 +173,7 @@ func TestWorkload(t *testing.T) {
 		source := env["source"].(map[string]any)
 		_, snapshot := branch(field(field(vs, "source"), "snapshot"), source["snapshot"])
 		_, table := branch(field(field(vs, "source"), "table"), source["table"])
-		if source["connector"] != "mariadb" || source["db"] != r.Database || table != formattest.Table || source["name"] != prefix {
+		if source["connector"] != formattest.Connector() || source["db"] != r.Database || table != formattest.Table || source["name"] != prefix {
 			t.Errorf("message %d source %v", i, source)
 		}
 		switch op {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/internal/formattest"
+	"github.com/vstream-cdc/vstream/internal/testdb"
 	"github.com/vstream-cdc/vstream/server/encoder/drs"
 )
 
@@ -37,8 +38,14 @@ type message struct {
 	PKNames    []string             `json:"pkNames"`
 }
 
-// eventIDPattern is a snapshot point on MariaDB: <file>:<offset>;<domain-server-sequence,...>.
-var eventIDPattern = regexp.MustCompile(`^[^:;]+\.\d+:\d+;\d+-\d+-\d+(,\d+-\d+-\d+)*$`)
+// eventIDPatterns are a snapshot point, <file>:<offset>;<GTID set>, by flavor: MariaDB's set
+// is domain-server-sequence,..., MySQL's uuid:interval[:interval...],...
+var eventIDPatterns = map[testdb.Flavor]*regexp.Regexp{
+	testdb.MariaDB: regexp.MustCompile(`^[^:;]+\.\d+:\d+;\d+-\d+-\d+(,\d+-\d+-\d+)*$`),
+	testdb.MySQL:   regexp.MustCompile(`^[^:;]+\.\d+:\d+;` + mysqlUUIDSet + `(,` + mysqlUUIDSet + `)*$`),
+}
+
+const mysqlUUIDSet = `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(:\d+(-\d+)?)+`
 
 // TestWorkload streams the shared workload in both variants and rebuilds the table from the
 // messages with a decoder of DRS's conventions, not the encoder's code.
@@ -103,7 +110,7 @@ func TestWorkload(t *testing.T) {
 				}
 				switch f.Type {
 				case "INIT":
-					if f.ShardID == nil || f.Identifier == nil || !eventIDPattern.MatchString(*f.EventID) {
+					if f.ShardID == nil || f.Identifier == nil || !eventIDPatterns[formattest.Flavor()].MatchString(*f.EventID) {
 						t.Errorf("INIT full-sync members %s", m.Value)
 					}
 					fallthrough

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/internal/formattest"
+	"github.com/vstream-cdc/vstream/internal/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(formattest.Main(m)) }
@@ -249,13 +250,11 @@ func checkCoordinates(t *testing.T, r *formattest.Result, recs []record, fileMod
 			t.Errorf("record %d: SeqNo %d after %d in %s", i, seq, lastSeq, gtid)
 		}
 		lastGTID, lastSeq = gtid, seq
-		// The set is the one executed before the transaction: the domain one sequence
-		// number back (MariaDB GTIDs are domain-server-sequence).
-		var domain, server, n int64
-		if _, err := fmt.Sscanf(gtid, "%d-%d-%d", &domain, &server, &n); err != nil {
-			t.Fatalf("record %d: GTID %q: %v", i, gtid, err)
+		// The set is the one executed before the transaction.
+		want, err := executedBefore(gtid)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
 		}
-		want := fmt.Sprintf("%d-%d-%d", domain, server, n-1)
 		if !strings.Contains(","+off.GtidSet+",", ","+want+",") {
 			t.Errorf("record %d: gtidSet %q lacks %s, the position before %s", i, off.GtidSet, want, gtid)
 		}
@@ -263,6 +262,26 @@ func checkCoordinates(t *testing.T, r *formattest.Result, recs []record, fileMod
 	if !fileMode && len(seenGTID) == 0 {
 		t.Error("no binlog transaction")
 	}
+}
+
+// executedBefore is the test server's part of the GTID set executed before a transaction of
+// its own: on MariaDB the domain one sequence number back (domain-server-sequence), on MySQL
+// the server's one interval up to the number before (uuid:number; the server's transactions
+// are numbered from 1 without gaps).
+func executedBefore(gtid string) (string, error) {
+	if formattest.Flavor() == testdb.MySQL {
+		var n int64
+		id, num, ok := strings.Cut(gtid, ":")
+		if _, err := fmt.Sscanf(num, "%d", &n); !ok || err != nil || n < 3 {
+			return "", fmt.Errorf("GTID %q is not uuid:number after the first two", gtid)
+		}
+		return fmt.Sprintf("%s:1-%d", id, n-1), nil
+	}
+	var domain, server, n int64
+	if _, err := fmt.Sscanf(gtid, "%d-%d-%d", &domain, &server, &n); err != nil {
+		return "", fmt.Errorf("GTID %q: %w", gtid, err)
+	}
+	return fmt.Sprintf("%d-%d-%d", domain, server, n-1), nil
 }
 
 // decodeRow turns a record image back into MariaDB text values, by the source column types.
