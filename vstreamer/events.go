@@ -56,11 +56,17 @@ func (s *stream) payload(outer *replication.BinlogEvent, p *replication.Transact
 	return nil
 }
 
+// isUpdate tells the rows event of an update (two images a row) from the others. go-mysql's
+// RowsEvent.Type() does not know PARTIAL_UPDATE_ROWS_EVENT; every update event, and only an
+// update event, carries the second image's column bitmap.
+func isUpdate(e *replication.RowsEvent) bool { return e.ColumnBitmap2 != nil }
+
 // checkRows refuses a rows event of a streamed table that does not hold whole values: JSON
-// diffs (binlog_row_value_options=PARTIAL_JSON), which would reach the client as wrong
-// values. It is a session setting, so a stream that started under the right global one can
-// still meet it. Partial row images (binlog_row_image NOBLOB or MINIMAL) are streamed with
-// data_columns naming the columns logged.
+// diffs (binlog_row_value_options=PARTIAL_JSON) that could not be applied because the before
+// image does not hold the column (binlog_row_image NOBLOB or MINIMAL), which would reach the
+// client as wrong values; rowcodec applies the others to the before image. It is a session
+// setting, so a stream that started under the right global one can still meet it. Partial
+// row images are otherwise streamed with data_columns naming the columns logged.
 func (s *stream) checkRows(typ replication.EventType, e *replication.RowsEvent) error {
 	p := s.plans[e.TableID]
 	if p == nil || !p.selected {
@@ -73,7 +79,7 @@ func (s *stream) checkRows(typ replication.EventType, e *replication.RowsEvent) 
 	for _, row := range e.Rows {
 		for _, v := range row {
 			if _, ok := v.(*replication.JsonDiff); ok {
-				return fmt.Errorf("%w: %s of table %s at %s:%d holds a JSON column logged as a partial diff (binlog_row_value_options is PARTIAL_JSON in the session that wrote it); the stream needs binlog_row_value_options=''",
+				return fmt.Errorf("%w: %s of table %s at %s:%d holds a JSON column logged as a partial diff (binlog_row_value_options is PARTIAL_JSON in the session that wrote it) whose value before the update is not logged (binlog_row_image is MINIMAL in that session), so the diff cannot be applied; the stream needs binlog_row_image=FULL or binlog_row_value_options=''",
 					ErrServerConfig, typ, p.name, s.binlogFile, s.binlogPos)
 			}
 		}

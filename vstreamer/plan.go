@@ -302,7 +302,7 @@ type rowsBuild struct {
 
 func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, typ replication.EventType, e *replication.RowsEvent, raw *rowcodec.Raw, whole bool) (rowsBuild, error) {
 	images := 1
-	if e.Type() == replication.EnumRowsEventTypeUpdate {
+	if isUpdate(e) {
 		images = 2
 	}
 	width := len(p.fields)
@@ -572,7 +572,7 @@ func (p *tablePlan) checkLogged(e *replication.RowsEvent) error {
 		return nil
 	}
 	bitmaps := [][]byte{e.ColumnBitmap1}
-	if e.Type() == replication.EnumRowsEventTypeUpdate {
+	if isUpdate(e) {
 		bitmaps = append(bitmaps, e.ColumnBitmap2)
 	}
 	for _, b := range bitmaps {

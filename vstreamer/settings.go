@@ -41,7 +41,9 @@ var binlogSettings = []binlogSetting{
 	// Without column names a row is matched to today's schema by position, which names
 	// the columns wrongly after a DDL that reordered them; BEST_EFFORT streams accept that.
 	{name: "binlog_row_metadata", need: "FULL", why: "rows are logged without their column names; or use field_event_mode BEST_EFFORT"},
-	{name: "binlog_row_value_options", need: "", flavor: position.MySQL56, why: "JSON updates are logged as partial diffs, not values"},
+	// Partial JSON diffs are applied to the before image, which holds the column a diff
+	// changes under FULL and NOBLOB alike; a session under MINIMAL is refused at the event.
+	{name: "binlog_row_value_options", need: "", alsoFits: []string{"PARTIAL_JSON"}, flavor: position.MySQL56, why: "JSON updates are logged as partial diffs, not values"},
 	{name: "gtid_mode", need: "ON", flavor: position.MySQL56, why: "transactions without a GTID have no position to resume from"},
 }
 

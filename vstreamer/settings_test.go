@@ -42,8 +42,11 @@ func TestSettingsProblem(t *testing.T) {
 		{name: "MINIMAL metadata", flavor: position.MySQL56, vars: mysql8("binlog_row_metadata", "MINIMAL"),
 			want: []string{"binlog_row_metadata is MINIMAL; the stream needs binlog_row_metadata=FULL", "BEST_EFFORT"}},
 		{name: "MINIMAL metadata, BEST_EFFORT", flavor: position.MySQL56, vars: mysql8("binlog_row_metadata", "MINIMAL"), bestEffort: true},
-		{name: "PARTIAL_JSON", flavor: position.MySQL56, vars: mysql8("binlog_row_value_options", "PARTIAL_JSON"),
-			want: []string{"binlog_row_value_options is PARTIAL_JSON; the stream needs binlog_row_value_options=''"}},
+		// JSON diffs are applied to the before image (TestMySQLPartialJSONUpdates).
+		{name: "PARTIAL_JSON", flavor: position.MySQL56, vars: mysql8("binlog_row_value_options", "PARTIAL_JSON")},
+		{name: "PARTIAL_JSON with NOBLOB", flavor: position.MySQL56, vars: mysql8("binlog_row_value_options", "PARTIAL_JSON", "binlog_row_image", "NOBLOB")},
+		{name: "an unknown value options", flavor: position.MySQL56, vars: mysql8("binlog_row_value_options", "SOMETHING_NEW"),
+			want: []string{"binlog_row_value_options is SOMETHING_NEW; the stream needs binlog_row_value_options=''"}},
 		{name: "gtid_mode ON_PERMISSIVE", flavor: position.MySQL56, vars: mysql8("gtid_mode", "ON_PERMISSIVE"),
 			want: []string{"gtid_mode is ON_PERMISSIVE; the stream needs gtid_mode=ON"}},
 		{name: "gtid_mode OFF", flavor: position.MySQL56, vars: mysql8("gtid_mode", "OFF"), want: []string{"gtid_mode is OFF; the stream needs gtid_mode=ON"}},

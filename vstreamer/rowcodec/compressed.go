@@ -17,9 +17,9 @@ const (
 // DecodeRows decodes the header of a rows event and leaves its rows raw (see RawOf and
 // Raw.Decode), for the stream to render in one pass with its own columns. Two kinds of tables
 // are the exceptions:
-//   - go-mysql decodes the rows of a table with a MySQL JSON column, as before: its rendering
-//     of binary JSON as text is not public, and a PARTIAL_UPDATE_ROWS_EVENT's JSON diffs must
-//     be recognised (the stream refuses them);
+//   - go-mysql decodes the rows of a table with a MySQL JSON column, as before; whole JSON
+//     values are then printed again as Vitess prints them (vitessJSON), and the JSON diffs
+//     of a PARTIAL_UPDATE_ROWS_EVENT are applied to the before image (applyPartialJSON);
 //   - the rows of a table with MariaDB COMPRESSED columns are not decoded at all (no Rows):
 //     go-mysql v1.16 does not know their types and misreads the metadata of every column after
 //     them. A stream that selects such a table ends with an error naming the column (see
@@ -42,8 +42,17 @@ func decodeRows(re *replication.RowsEvent, data []byte, verify bool) error {
 	if re.Table != nil && slices.ContainsFunc(re.Table.ColumnType, isCompressedType) {
 		return nil
 	}
-	if re.Table == nil || slices.Contains(re.Table.ColumnType, mysql.MYSQL_TYPE_JSON) {
+	if re.Table == nil {
 		return re.DecodeData(pos, data)
+	}
+	if slices.Contains(re.Table.ColumnType, mysql.MYSQL_TYPE_JSON) {
+		if err := re.DecodeData(pos, data); err != nil {
+			return err
+		}
+		if !isPartialUpdate(re) {
+			return vitessJSON(re, data[pos:])
+		}
+		return applyPartialJSON(re, data[pos:])
 	}
 	raw := &Raw{data: data[pos:len(data):len(data)], bitmap1: re.ColumnBitmap1, bitmap2: re.ColumnBitmap2, columns: int(re.ColumnCount)}
 	if verify {
