@@ -211,17 +211,44 @@ func (f *fixture) isLocal(addr string) bool {
 	return false
 }
 
-var mariadbPosition = regexp.MustCompile(`^MariaDB/\d+-\d+-\d+(,\d+-\d+-\d+)*$`)
+// positionPatterns are a stream position of each flavor: MariaDB/domain-server-sequence,...
+// or MySQL56/uuid:interval[:interval...],...
+var positionPatterns = map[testdb.Flavor]*regexp.Regexp{
+	testdb.MariaDB: regexp.MustCompile(`^MariaDB/\d+-\d+-\d+(,\d+-\d+-\d+)*$`),
+	testdb.MySQL:   regexp.MustCompile(`^MySQL56/` + uuidSet + `(,` + uuidSet + `)*$`),
+}
+
+const uuidSet = `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(:\d+(-\d+)?)+`
+
+// isPosition reports whether s is a position of the test server's flavor.
+func isPosition(s string) bool { return positionPatterns[db.Flavor()].MatchString(s) }
+
+// serverVersion is the test server's VERSION().
+func serverVersion(t *testing.T) string {
+	t.Helper()
+	c, err := db.Conn("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, err := c.Execute("SELECT VERSION()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	v, _ := r.GetString(0, 0)
+	return strings.Clone(v)
+}
 
 // TestStatusJSON: /status.json reports the source and each open stream from the state the
 // metrics are made of, and drops a stream when it ends.
 func TestStatusJSON(t *testing.T) {
-	if err := db.Exec("DROP TABLE IF EXISTS sj", "CREATE TABLE sj (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sj SELECT seq, 'abc' FROM seq_1_to_300"); err != nil {
+	if err := db.Exec("DROP TABLE IF EXISTS sj", "CREATE TABLE sj (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sj SELECT seq, 'abc' FROM "+db.Seq(300)); err != nil {
 		t.Fatal(err)
 	}
 	f := newFixture(t)
 	if st := f.status(t); len(st.Streams) != 0 || st.Version != "v9.9.9-test" || st.Source.Addr != db.Addr() ||
-		st.Source.Flavor != "mariadb" || !strings.Contains(st.Source.Version, "MariaDB") || st.Source.Error != "" {
+		st.Source.Flavor != string(db.Flavor()) || st.Source.Version != serverVersion(t) || st.Source.Error != "" {
 		t.Fatalf("before any stream: %+v", st)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -239,7 +266,7 @@ func TestStatusJSON(t *testing.T) {
 			return false
 		}
 		got = st.Streams[0]
-		return got.RowsSent == 301 && mariadbPosition.MatchString(got.Position)
+		return got.RowsSent == 301 && isPosition(got.Position)
 	})
 	if got.Keyspace != "commerce" || got.Filter != "sj" || got.Format != "vevent" || got.API != "native" || !f.isLocal(got.Client) ||
 		got.BinlogLag < 0 || got.AckLag != nil || len(got.Copies) != 1 || got.Copies[0].Table != "sj" || got.Copies[0].Copied != 300 || got.Copies[0].Estimated < 1 {
@@ -306,7 +333,7 @@ func TestStatusPageEscapes(t *testing.T) {
 // to show a stream opened after it loaded, and renders a hostile filter as text.
 func TestStatusPageInBrowser(t *testing.T) {
 	chrome := browser(t)
-	if err := db.Exec("DROP TABLE IF EXISTS sb", "CREATE TABLE sb (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sb SELECT seq, 'abc' FROM seq_1_to_200"); err != nil {
+	if err := db.Exec("DROP TABLE IF EXISTS sb", "CREATE TABLE sb (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sb SELECT seq, 'abc' FROM "+db.Seq(200)); err != nil {
 		t.Fatal(err)
 	}
 	f := newFixture(t)
@@ -324,7 +351,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		if len(st.Streams) == 1 {
 			want = st.Streams[0]
 		}
-		return len(st.Streams) == 1 && mariadbPosition.MatchString(st.Streams[0].Position)
+		return len(st.Streams) == 1 && isPosition(st.Streams[0].Position)
 	})
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
@@ -363,7 +390,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if got := text("#source-addr"); got != db.Addr() {
 		t.Errorf("source %q, want %q", got, db.Addr())
 	}
-	if got := text("#source-flavor"); got != "mariadb" {
+	if got := text("#source-flavor"); got != string(db.Flavor()) {
 		t.Errorf("flavor %q", got)
 	}
 	if got := text("#version"); got != "v9.9.9-test" {
