@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the whole pipeline locally: a demo MariaDB with a write load
+# Runs the whole pipeline locally: a demo MariaDB (or MySQL with VSTREAM_TEST_FLAVOR=mysql) with a write load
 # (bin/demodb), vstreamd reading its binlog, and the vstream CLI printing the
 # stream in the foreground. Ctrl-C stops everything and removes the demo
 # database. Background logs go to files (paths printed below) so they do not

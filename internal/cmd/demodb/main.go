@@ -1,4 +1,4 @@
-// Command demodb runs a throwaway MariaDB with a small, steadily changing
+// Command demodb runs a throwaway MariaDB or MySQL (VSTREAM_TEST_FLAVOR=mysql) with a small, steadily changing
 // demo schema, as a source to point vstreamd at during development.
 //
 // It prints "DSN=<dsn>" on stdout once the database is ready, then commits a
@@ -62,7 +62,7 @@ func main() {
 func run() error {
 	dsnFile := flag.String("dsn-file", "", "also write the DSN to this file (written atomically, removed on exit)")
 	interval := flag.Duration("interval", 500*time.Millisecond, "pause between write transactions")
-	port := flag.Int("port", 0, "MariaDB port (0 picks a free one)")
+	port := flag.Int("port", 0, "database port (0 picks a free one)")
 	verbose := flag.Bool("v", false, "log every transaction")
 	flag.Parse()
 
