@@ -45,7 +45,7 @@ func run(m *testing.M) int {
 	var err error
 	db, err = testdb.Start(testdb.Options{Database: "ks"})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start mariadb:", err)
+		fmt.Fprintln(os.Stderr, "start the database server:", err)
 		return 1
 	}
 	defer db.Close()
@@ -123,7 +123,7 @@ func logTail() string {
 // stream that copied a table and then streamed a change is open, after a call failed.
 var exported = sync.OnceValues(func() (map[string]map[string]bool, error) {
 	if err := db.Exec("CREATE TABLE t1 (id INT PRIMARY KEY, v VARCHAR(10))",
-		"INSERT INTO t1 SELECT seq, 'abc' FROM seq_1_to_100"); err != nil {
+		"INSERT INTO t1 SELECT seq, 'abc' FROM "+db.Seq(100)); err != nil {
 		return nil, err
 	}
 	c, err := client.Dial(grpcAddr, client.Options{MaxRetries: -1, AckInterval: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
