@@ -58,7 +58,10 @@ func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (*repli
 		// resolveFilePos has checked the offset fits.
 		streamer, err = syncer.StartSync(mysql.Position{Name: file, Pos: uint32(off)})
 	} else {
-		streamer, err = syncer.StartSyncGTID(pos.Normalized().GTIDSet)
+		// The syncer adds the GTIDs it reads to the set it is given (MySQL's, in its own
+		// goroutine, ahead of the stream): a set shared with pos would move the stream's
+		// position past transactions it has not sent.
+		streamer, err = syncer.StartSyncGTID(pos.Normalized().Clone().GTIDSet)
 	}
 	if err != nil {
 		syncer.Close()
