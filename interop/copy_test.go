@@ -123,12 +123,16 @@ func cfTables(t *testing.T, names ...string) {
 	}
 }
 
-// keyFlags returns the flags the FIELD of table gives column col. LASTPK carries a key
-// column's name, type, character set and flags as the FIELD has them, as Vitess's pkfields
-// do; the flag values themselves are FIELD metadata (Vitess's test, on MySQL 8, has 53251 for
-// these INT keys: NOT_NULL, PRI_KEY, NO_DEFAULT_VALUE, PART_KEY, NUM).
+// keyFlags returns the flags LASTPK must give the INT primary key col of table. On MySQL they
+// are Vitess's, 53251 (NOT_NULL, PRI_KEY, NO_DEFAULT_VALUE, PART_KEY, NUM: MySQL 8's result
+// metadata for the column). On MariaDB they are the flags the FIELD of table gives col:
+// LASTPK carries a key column's name, type, character set and flags as the FIELD has them,
+// as Vitess's pkfields do, and the flag values themselves are FIELD metadata.
 func keyFlags(t *testing.T, evs []*binlogdatapb.VEvent, table, col string) uint32 {
 	t.Helper()
+	if onMySQL() {
+		return 53251
+	}
 	for _, ev := range evs {
 		if ev.Type == binlogdatapb.VEventType_FIELD && ev.FieldEvent.TableName == table {
 			for _, f := range ev.FieldEvent.Fields {
@@ -265,7 +269,7 @@ func TestTabletCopyCatchUp(t *testing.T) {
 // and no table_p_ks copies nothing; the stream starts at the position.
 func TestTabletNoCopyWithGTID(t *testing.T) {
 	execSQL(t, "CREATE TABLE nc_t1 (id INT, val VARCHAR(128), PRIMARY KEY (id))", "INSERT INTO nc_t1 VALUES (1, 'val1')")
-	pos := "MariaDB/" + gtidBinlogPos(t)
+	pos := serverPosition(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Position: pos,
@@ -318,7 +322,7 @@ func TestTabletCopyWithoutKey(t *testing.T) {
 // each tablet packet its own response.
 func TestTabletCopyPackets(t *testing.T) {
 	execSQL(t, "CREATE TABLE mp_t1 (id INT, val LONGBLOB, PRIMARY KEY (id))",
-		"INSERT INTO mp_t1 SELECT seq, REPEAT('x', 100000) FROM seq_1_to_5")
+		"INSERT INTO mp_t1 SELECT seq, REPEAT('x', 100000) FROM "+db.Seq(5))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{
@@ -422,7 +426,7 @@ func vtgateRead(t *testing.T, r vtgateconn.VStreamReader, until string) (lines [
 // final one.
 func TestVtgateCopyResumeThroughProtojson(t *testing.T) {
 	execSQL(t, "CREATE TABLE pj_a (id INT PRIMARY KEY)", "INSERT INTO pj_a VALUES (1), (2), (3)",
-		"CREATE TABLE pj_b (id INT PRIMARY KEY, pad LONGBLOB)", "INSERT INTO pj_b SELECT seq, REPEAT('x', 100000) FROM seq_1_to_5",
+		"CREATE TABLE pj_b (id INT PRIMARY KEY, pad LONGBLOB)", "INSERT INTO pj_b SELECT seq, REPEAT('x', 100000) FROM "+db.Seq(5),
 		"CREATE TABLE pj_c (id INT PRIMARY KEY)", "INSERT INTO pj_c VALUES (7)")
 	conn := vtgate(t)
 	flt := &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "/^pj_"}}}
@@ -489,25 +493,6 @@ func TestVtgateCopyResumeThroughProtojson(t *testing.T) {
 	}
 }
 
-// gtidBinlogPos is the server's current GTID position.
-func gtidBinlogPos(t *testing.T) string {
-	t.Helper()
-	conn, err := db.Conn("ks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pos, err := r.GetString(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pos
-}
-
 // TestTabletBestEffortFieldNames is TestBestEffortNameInFieldEvent: a row written before its
 // table was renamed is described, in BEST_EFFORT mode, by what the binlog says of it. Vitess's
 // test runs on MySQL's default binlog_row_metadata=MINIMAL, whose binlog has no column names,
@@ -519,7 +504,7 @@ func TestTabletBestEffortFieldNames(t *testing.T) {
 		t.Run(metadata, func(t *testing.T) {
 			table := "be_" + strings.ToLower(metadata)
 			execSQL(t, "CREATE TABLE "+table+" (id INT, val VARBINARY(128), PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
-			pos := "MariaDB/" + gtidBinlogPos(t)
+			pos := serverPosition(t)
 			execSQL(t, "SET GLOBAL binlog_row_metadata = "+metadata)
 			execSQL(t, "INSERT INTO "+table+" VALUES (1, 'abc')")
 			execSQL(t, "SET GLOBAL binlog_row_metadata = FULL", "RENAME TABLE "+table+" TO "+table+"_new")
@@ -555,7 +540,7 @@ func TestTabletBestEffortFieldNames(t *testing.T) {
 // cross the packet size arrives in transactions, each BEGIN closed by a COMMIT before the
 // next BEGIN.
 func TestVtgateCopyTransactions(t *testing.T) {
-	execSQL(t, "CREATE TABLE ct_basic (id1 INT PRIMARY KEY, id2 INT)", "INSERT INTO ct_basic SELECT seq, seq FROM seq_1_to_100000")
+	execSQL(t, "CREATE TABLE ct_basic (id1 INT PRIMARY KEY, id2 INT)", "INSERT INTO ct_basic SELECT seq, seq FROM "+db.Seq(100000))
 	conn := vtgate(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -609,7 +594,7 @@ func TestVtgateCopyTransactions(t *testing.T) {
 func TestVtgateCopyResume(t *testing.T) {
 	execSQL(t, "CREATE TABLE cr_resume (id1 BIGINT PRIMARY KEY, id2 BIGINT)", "CREATE TABLE cr_other (id1 BIGINT PRIMARY KEY, id2 BIGINT)",
 		"INSERT INTO cr_resume (id1, id2) VALUES (1,1), (2,2), (3,3), (4,4), (5,5), (6,6), (7,7), (8,8)")
-	pos := "MariaDB/" + gtidBinlogPos(t)
+	pos := serverPosition(t)
 	execSQL(t,
 		"INSERT INTO cr_resume (id1, id2) VALUES (9, 9)",
 		"UPDATE cr_resume SET id2 = 10 WHERE id1 = 1",
@@ -731,10 +716,13 @@ func TestTabletCopyFilterValidations(t *testing.T) {
 	}
 }
 
-// fieldOf returns the FIELD's description of a column, as LASTPK carries it (name, type,
-// character set, flags).
-func fieldOf(t *testing.T, evs []*binlogdatapb.VEvent, table, col string) string {
+// fieldOf returns the description LASTPK must give a key column (name, type, character set,
+// flags): on MySQL Vitess's, given as vitess; on MariaDB the FIELD's (see keyFlags).
+func fieldOf(t *testing.T, evs []*binlogdatapb.VEvent, table, col, vitess string) string {
 	t.Helper()
+	if onMySQL() {
+		return vitess
+	}
 	for _, ev := range evs {
 		if ev.Type == binlogdatapb.VEventType_FIELD && ev.FieldEvent.TableName == table {
 			for _, f := range ev.FieldEvent.Fields {
@@ -750,8 +738,8 @@ func fieldOf(t *testing.T, evs []*binlogdatapb.VEvent, table, col string) string
 
 // TestTabletCopyWithDifferentFilters is TestVStreamCopyWithDifferentFilters: a rule with a
 // projection and a regex rule, copied in name order, a VARCHAR key ordered by its collation.
-// LASTPK's key fields are compared with the FIELD's columns (Vitess's test writes MySQL 8's
-// values: flags 53251 and 20483, the VARCHAR's collation 255).
+// LASTPK's key fields are Vitess's on MySQL (flags 53251 and 20483, the VARCHAR's collation
+// 255) and the FIELD's columns on MariaDB.
 func TestTabletCopyWithDifferentFilters(t *testing.T) {
 	execSQL(t, "CREATE TABLE df_t1 (id1 INT, id2 INT, id3 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
 		"CREATE TABLE df_t2a (id1 INT, id2 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
@@ -765,16 +753,17 @@ func TestTabletCopyWithDifferentFilters(t *testing.T) {
 	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{
 		{Match: "/^df_t2.*"}, {Match: "df_t1", Filter: "select id1, id2 from df_t1"}}}})
 	got, evs := tabletEvents(t, st, 27)
-	lastPK := func(table, col, lengths, values string) string {
+	lastPK := func(table, col, vitess, lengths, values string) string {
 		return fmt.Sprintf(`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"%s" lastpk:{fields:{%s} rows:{%s values:"%s"}}}}`,
-			table, fieldOf(t, evs, table, col), lengths, values)
+			table, fieldOf(t, evs, table, col, vitess), lengths, values)
 	}
+	const vitessInt, vitessVarchar = `name:"id1" type:INT32 charset:63 flags:53251`, `name:"id1" type:VARCHAR charset:255 flags:20483`
 	compareEvents(t, got, []string{
 		"type:BEGIN",
 		`type:FIELD field_event:{table_name:"df_t1" fields:{name:"id1" type:INT32} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
 		"type:GTID",
 		`type:ROW row_event:{table_name:"df_t1" row_changes:{after:{lengths:1 lengths:1 values:"12"}}}`,
-		lastPK("df_t1", "id1", "lengths:1", "1"),
+		lastPK("df_t1", "id1", vitessInt, "lengths:1", "1"),
 		"type:COMMIT",
 		"type:BEGIN",
 		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t1"} completed:true}`,
@@ -782,7 +771,7 @@ func TestTabletCopyWithDifferentFilters(t *testing.T) {
 		"type:BEGIN",
 		`type:FIELD field_event:{table_name:"df_t2a" fields:{name:"id1" type:INT32} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
 		`type:ROW row_event:{table_name:"df_t2a" row_changes:{after:{lengths:1 lengths:1 values:"14"}}}`,
-		lastPK("df_t2a", "id1", "lengths:1", "1"),
+		lastPK("df_t2a", "id1", vitessInt, "lengths:1", "1"),
 		"type:COMMIT",
 		"type:BEGIN",
 		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t2a"} completed:true}`,
@@ -791,7 +780,7 @@ func TestTabletCopyWithDifferentFilters(t *testing.T) {
 		`type:FIELD field_event:{table_name:"df_t2b" fields:{name:"id1" type:VARCHAR} fields:{name:"id2" type:INT32} enum_set_string_values:true}`,
 		`type:ROW row_event:{table_name:"df_t2b" row_changes:{after:{lengths:1 lengths:1 values:"a5"}}}`,
 		`type:ROW row_event:{table_name:"df_t2b" row_changes:{after:{lengths:1 lengths:1 values:"b6"}}}`,
-		lastPK("df_t2b", "id1", "lengths:1", "b"),
+		lastPK("df_t2b", "id1", vitessVarchar, "lengths:1", "b"),
 		"type:COMMIT",
 		"type:BEGIN",
 		`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"df_t2b"} completed:true}`,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func dumpEvents(t *testing.T, req *binlogdatapb.BinlogDumpGTIDRequest) ([]*repli
 		close(raws)
 	}()
 	p := replication.NewBinlogParser()
-	p.SetFlavor(mysql.MariaDBFlavor)
+	p.SetFlavor(goMySQLFlavor())
 	p.SetVerifyChecksum(true)
 	r := binlogdump.NewReader(func() ([]byte, error) {
 		b, ok := <-raws
@@ -82,6 +83,9 @@ func eventText(ev *replication.BinlogEvent) string {
 	return s + "\n" + b.String()
 }
 
+// goMySQLFlavor is go-mysql's name of the server's flavor.
+func goMySQLFlavor() string { return byFlavor(mysql.MariaDBFlavor, mysql.MySQLFlavor) }
+
 // TestBinlogDumpGTID: the binlog relayed through Vitess's tablet client, read by go-mysql's
 // parser behind client/binlogdump, holds the same events as go-mysql's own replica reads
 // from the server, from the same GTID set.
@@ -91,17 +95,18 @@ func TestBinlogDumpGTID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
+	r, err := conn.Execute(db.GTIDQuery())
 	if err != nil {
 		t.Fatal(err)
 	}
 	start, _ := r.GetString(0, 0)
-	start = string([]byte(start))
+	// MySQL breaks a long set over lines.
+	start = strings.ReplaceAll(start, "\n", "")
 	conn.Close()
 	execSQL(t, "INSERT INTO it_dump VALUES (1, 'a', NULL), (2, 'b', REPEAT('x', 600000))",
 		"UPDATE it_dump SET v = 'c' WHERE id = 1", "DELETE FROM it_dump WHERE id = 2")
 
-	relayed, err := dumpEvents(t, &binlogdatapb.BinlogDumpGTIDRequest{GtidSet: "MariaDB/" + start, Flags: uint32(replication.BINLOG_DUMP_NON_BLOCK)})
+	relayed, err := dumpEvents(t, &binlogdatapb.BinlogDumpGTIDRequest{GtidSet: db.PositionFlavor() + "/" + start, Flags: uint32(replication.BINLOG_DUMP_NON_BLOCK)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,12 +121,12 @@ func TestBinlogDumpGTID(t *testing.T) {
 		t.Errorf("%d rows events relayed, want the 3 statements' rows", rows)
 	}
 
-	set, err := mysql.ParseMariadbGTIDSet(start)
+	set, err := mysql.ParseGTIDSet(goMySQLFlavor(), start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: 4242, Flavor: mysql.MariaDBFlavor, Host: db.Host(), Port: uint16(db.Port()),
+		ServerID: 4242, Flavor: goMySQLFlavor(), Host: db.Host(), Port: uint16(db.Port()),
 		User: db.User(), Password: db.Password(), DisableRetrySync: true,
 	})
 	defer syncer.Close()
@@ -142,7 +147,7 @@ func TestBinlogDumpGTID(t *testing.T) {
 	}
 
 	// A set the server cannot serve: its own error, relayed.
-	_, err = dumpEvents(t, &binlogdatapb.BinlogDumpGTIDRequest{GtidSet: "MariaDB/0-1-999999999", Flags: uint32(replication.BINLOG_DUMP_NON_BLOCK)})
+	_, err = dumpEvents(t, &binlogdatapb.BinlogDumpGTIDRequest{GtidSet: positionAt(t, "999999999", "1-999999999"), Flags: uint32(replication.BINLOG_DUMP_NON_BLOCK)})
 	var me *mysql.MyError
 	if !errors.As(err, &me) || me.Code != mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
 		t.Errorf("got %v, want the server's error %d", err, mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG)

@@ -34,7 +34,7 @@ func vstreamdFilePos(t *testing.T) string {
 	return listen
 }
 
-// serverFilePos is MariaDB's current binlog file and offset.
+// serverFilePos is the server's current binlog file and offset.
 func serverFilePos(t *testing.T) (string, uint64) {
 	t.Helper()
 	c, err := db.Conn("ks")
@@ -42,7 +42,8 @@ func serverFilePos(t *testing.T) (string, uint64) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	r, err := c.Execute("SHOW MASTER STATUS")
+	// MySQL 8.4 removed SHOW MASTER STATUS; MariaDB has no SHOW BINARY LOG STATUS.
+	r, err := c.Execute(byFlavor("SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"))
 	if err != nil {
 		t.Fatal(err)
 	}

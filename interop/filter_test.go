@@ -43,20 +43,15 @@ func tabletConnAt(t *testing.T, listen string) queryservice.QueryService {
 
 var tabletTarget = &querypb.Target{Keyspace: "ks", Shard: "0", TabletType: topodatapb.TabletType_PRIMARY}
 
-// serverPosition is MariaDB's current GTID position in Vitess's notation.
+// serverPosition is the server's current GTID position in Vitess's notation
+// ("MariaDB/0-1-5", "MySQL56/<uuid>:1-5").
 func serverPosition(t *testing.T) string {
 	t.Helper()
-	c, err := db.Conn("ks")
+	pos, err := db.Position()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	r, err := c.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := r.GetString(0, 0)
-	return "MariaDB/" + strings.Clone(s)
+	return pos
 }
 
 // tabletBatches streams from the tablet API on a goroutine and hands out each batch (one

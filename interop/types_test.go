@@ -32,17 +32,15 @@ func tyField(table string, enumSet bool, cols ...tyCol) string {
 	return fmt.Sprintf(`type:FIELD field_event:{table_name:%q %s%s}`, table, b.String(), es)
 }
 
+// ty and tyDec take Vitess's column types, display widths included (widths strips them on
+// MySQL, as Vitess's test does).
 func ty(name, typ, colType string, length, charset int) tyCol {
-	return tyCol{vbCol: vbCol{name, typ, colType, length, charset}}
+	return tyCol{vbCol: vbCol{name, typ, widths(colType), length, charset}}
 }
 
 func tyDec(name, typ, colType string, length, charset, decimals int) tyCol {
-	return tyCol{vbCol{name, typ, colType, length, charset}, decimals}
+	return tyCol{vbCol{name, typ, widths(colType), length, charset}, decimals}
 }
-
-// utf8mb4Default is MariaDB's default utf8mb4 collation, utf8mb4_general_ci; MySQL 8's is
-// utf8mb4_0900_ai_ci (255), which Vitess's test expects.
-const utf8mb4Default = 45
 
 // TestVitessTypes is Vitess's TestTypes: one table per group of column types, an insert into
 // each, and the FIELD and ROW events Vitess's test expects, metadata compared in full (column
@@ -90,15 +88,15 @@ func TestVitessTypes(t *testing.T) {
 			"begin",
 			tyField("ty_strings", true,
 				ty("vb", "VARBINARY", "varbinary(16)", 16, 63),
-				ty("c", "CHAR", "char(16)", 64, utf8mb4Default),
-				ty("vc", "VARCHAR", "varchar(16)", 64, utf8mb4Default),
+				ty("c", "CHAR", "char(16)", 64, int(utf8mb4Default())),
+				ty("vc", "VARCHAR", "varchar(16)", 64, int(utf8mb4Default())),
 				ty("b", "BINARY", "binary(4)", 4, 63),
 				ty("tb", "BLOB", "tinyblob", 255, 63),
 				ty("bl", "BLOB", "blob", 65535, 63),
-				ty("ttx", "TEXT", "tinytext", 1020, utf8mb4Default),
-				ty("tx", "TEXT", "text", 262140, utf8mb4Default),
-				ty("en", "ENUM", "enum('a','b')", 4, utf8mb4Default),
-				ty("s", "SET", "set('a','b')", 12, utf8mb4Default)),
+				ty("ttx", "TEXT", "tinytext", 1020, int(utf8mb4Default())),
+				ty("tx", "TEXT", "text", 262140, int(utf8mb4Default())),
+				ty("en", "ENUM", "enum('a','b')", 4, int(utf8mb4Default())),
+				ty("s", "SET", "set('a','b')", 12, int(utf8mb4Default()))),
 			vbRow("ty_strings", "a", "b", "c", "d\x00\x00\x00", "e", "f", "g", "h", "a", "a,b"),
 			"gtid", "commit")
 	})

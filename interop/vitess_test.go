@@ -50,7 +50,7 @@ func run(m *testing.M) int {
 	var err error
 	db, err = testdb.Start(testdb.Options{Database: "ks"})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start mariadb:", err)
+		fmt.Fprintln(os.Stderr, "start the database server:", err)
 		return 1
 	}
 	defer db.Close()
@@ -389,14 +389,14 @@ func TestBadInputCodes(t *testing.T) {
 		code   codes.Code
 	}{
 		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Gtid: "garbage"}}}, nil, codes.InvalidArgument},
-		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Gtid: "MariaDB/0-1-999999999"}}}, nil, codes.InvalidArgument},
+		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Gtid: positionAt(t, "999999999", "1-999999999")}}}, nil, codes.InvalidArgument},
 		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "nope", Gtid: "current"}}}, nil, codes.InvalidArgument},
 		// A copy needs its tables; a binlog stream waits for them (see filter_test.go).
 		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Gtid: ""}}},
 			&binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "missing_table"}}}, codes.InvalidArgument},
-		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Gtid: "MariaDB/0-1-1"}}}, nil, codes.FailedPrecondition},
+		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Gtid: positionAt(t, "1", "1")}}}, nil, codes.FailedPrecondition},
 	}
-	// Position 0-1-1 must have been executed, then purged (whichever tests ran before).
+	// The position after the first transaction must have been executed, then purged (whichever tests ran before).
 	execSQL(t, "CREATE TABLE IF NOT EXISTS bad_input (id INT PRIMARY KEY)", "INSERT INTO bad_input VALUES (1), (2)")
 	execSQL(t, "FLUSH BINARY LOGS")
 	// Purge so that position 0-1-1 is gone; a dump thread still closing may hold a file open.

@@ -207,7 +207,7 @@ type vaCol struct {
 	charset uint32
 }
 
-func vaIntCol(name string) vaCol { return vaCol{name, querypb.Type_INT32, "int(11)", 11, 63} }
+func vaIntCol(name string) vaCol { return vaCol{name, querypb.Type_INT32, widths("int(11)"), 11, 63} }
 func vaVarbinCol(name string, n uint32) vaCol {
 	return vaCol{name, querypb.Type_VARBINARY, "varbinary(" + strconv.Itoa(int(n)) + ")", n, 63}
 }
@@ -284,13 +284,6 @@ func vaTables(t *testing.T, ddls ...string) {
 	t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")) })
 }
 
-// MariaDB's utf8mb4 collations: the default (utf8mb4_general_ci, where MySQL 8's is
-// utf8mb4_0900_ai_ci, 255) and utf8mb4_bin.
-const (
-	vaUTF8mb4    = 45
-	vaUTF8mb4Bin = 46
-)
-
 func TestVSSetAndEnum(t *testing.T) {
 	colors := "set('red','green','blue','black','white','pink','purple','yellow','brown')"
 	colors2 := "set('red','green','blue','black','white','pink','purple','yellow','brown','eggshell','mint','tan','fuschia','teal','babyblue','grey','bulletgrey')"
@@ -308,8 +301,8 @@ func TestVSSetAndEnum(t *testing.T) {
 			"commit"},
 		output: [][]string{{"begin",
 			vaField("va_se1", vaIntCol("id"), binary4,
-				vaCol{"color", querypb.Type_SET, colors, 204, vaUTF8mb4},
-				vaCol{"size", querypb.Type_ENUM, "enum('S','M','L')", 4, vaUTF8mb4}),
+				vaCol{"color", querypb.Type_SET, colors, 204, utf8mb4Default()},
+				vaCol{"size", querypb.Type_ENUM, "enum('S','M','L')", 4, utf8mb4Default()}),
 			vaIns("va_se1", "1", "aaa\x00", "red,blue", "S"),
 			vaIns("va_se1", "2", "bbb\x00", "green,pink,purple,yellow,brown", "M"),
 			vaIns("va_se1", "3", "ccc\x00", "red,green,blue", "L"),
@@ -323,8 +316,8 @@ func TestVSSetAndEnum(t *testing.T) {
 		output: [][]string{{"begin",
 			// A binary collation makes SET and ENUM BINARY, as in Vitess's test.
 			vaField("va_se2", vaIntCol("id"), binary4,
-				vaCol{"color", querypb.Type_BINARY, colors2, 428, vaUTF8mb4Bin},
-				vaCol{"size", querypb.Type_BINARY, "enum('S','M','L')", 4, vaUTF8mb4Bin}),
+				vaCol{"color", querypb.Type_BINARY, colors2, 428, utf8mb4Bin},
+				vaCol{"size", querypb.Type_BINARY, "enum('S','M','L')", 4, utf8mb4Bin}),
 			vaIns("va_se2", "1", "xxx\x00", "red,blue,black,grey", "S"),
 			vaIns("va_se2", "2", "yyy\x00", "green,black,pink,purple,yellow,brown,mint,tan,bulletgrey", "M"),
 			vaIns("va_se2", "3", "zzz\x00", "red,green,blue", "L"),
@@ -367,12 +360,12 @@ func TestVSCellValuePadding(t *testing.T) {
 			vaIns("va_pad1", "1", "aaa\x00"),
 			vaIns("va_pad1", "2", "bbb\x00"),
 			vaUpd("va_pad1", []string{"1", "aaa\x00"}, []string{"11", "aaa\x00"}),
-			vaField("va_pad2", vaIntCol("id"), vaCol{"val", querypb.Type_CHAR, "char(4)", 16, vaUTF8mb4}),
+			vaField("va_pad2", vaIntCol("id"), vaCol{"val", querypb.Type_CHAR, "char(4)", 16, utf8mb4Default()}),
 			vaIns("va_pad2", "1", "aaa"),
 			vaIns("va_pad2", "2", "bbb"),
 			vaUpd("va_pad2", []string{"1", "aaa"}, []string{"11", "aaa"}),
 			// CHAR with a binary collation is BINARY, as in Vitess's test.
-			vaField("va_pad3", vaIntCol("id"), vaCol{"val", querypb.Type_BINARY, "char(4)", 16, vaUTF8mb4Bin}),
+			vaField("va_pad3", vaIntCol("id"), vaCol{"val", querypb.Type_BINARY, "char(4)", 16, utf8mb4Bin}),
 			vaIns("va_pad3", "1", "aaa"),
 			vaIns("va_pad3", "2", "bb"),
 			vaUpd("va_pad3", []string{"1", "aaa"}, []string{"11", "aaa"}),
@@ -381,7 +374,10 @@ func TestVSCellValuePadding(t *testing.T) {
 }
 
 func TestVSColumnCollationHandling(t *testing.T) {
-	vaTables(t, "create table va_coll(id int, txt text, val char(4) collate utf8mb4_bin, id2 int, val2 varchar(64) collate utf8mb4_general_ci, valvb varbinary(128), val3 varchar(255) collate utf8mb4_croatian_ci, primary key(val))")
+	// A collation ID of two bytes: Vitess's utf8mb4_ja_0900_as_cs (303) on MySQL; MariaDB has
+	// no such collation, and its utf8mb4_croatian_ci (Vitess's choice for MySQL 5.7) is 608.
+	extra, extraID := byFlavor("utf8mb4_croatian_ci", "utf8mb4_ja_0900_as_cs"), byFlavor[uint32](608, 303)
+	vaTables(t, "create table va_coll(id int, txt text, val char(4) collate utf8mb4_bin, id2 int, val2 varchar(64) collate utf8mb4_general_ci, valvb varbinary(128), val3 varchar(255) collate "+extra+", primary key(val))")
 	s := startVA(t, nil, "current")
 	s.run([]vaCase{{
 		input: []string{"begin",
@@ -391,14 +387,12 @@ func TestVSColumnCollationHandling(t *testing.T) {
 			"commit"},
 		output: [][]string{{"begin",
 			vaField("va_coll", vaIntCol("id"),
-				vaCol{"txt", querypb.Type_TEXT, "text", 262140, vaUTF8mb4},
-				vaCol{"val", querypb.Type_BINARY, "char(4)", 16, vaUTF8mb4Bin},
+				vaCol{"txt", querypb.Type_TEXT, "text", 262140, utf8mb4Default()},
+				vaCol{"val", querypb.Type_BINARY, "char(4)", 16, utf8mb4Bin},
 				vaIntCol("id2"),
-				vaCol{"val2", querypb.Type_VARCHAR, "varchar(64)", 256, vaUTF8mb4},
+				vaCol{"val2", querypb.Type_VARCHAR, "varchar(64)", 256, 45}, // utf8mb4_general_ci
 				vaVarbinCol("valvb", 128),
-				// utf8mb4_croatian_ci is MariaDB's collation 608: an ID of two bytes, which
-				// is what Vitess's test checks with utf8mb4_ja_0900_as_cs (MySQL 8 only).
-				vaCol{"val3", querypb.Type_VARCHAR, "varchar(255)", 1020, 608}),
+				vaCol{"val3", querypb.Type_VARCHAR, "varchar(255)", 1020, extraID}),
 			vaIns("va_coll", "1", "aaa", "aaa", "1", "aaa", "aaa", "aaa"),
 			vaIns("va_coll", "2", "bb", "bb", "1", "bb", "bb", "bb"),
 			vaUpd("va_coll", []string{"1", "aaa", "aaa", "1", "aaa", "aaa", "aaa"}, []string{"11", "aaa", "aaa", "1", "aaa", "aaa", "aaa"}),
@@ -429,8 +423,12 @@ func TestVSSetForeignKeyCheck(t *testing.T) {
 	t.Cleanup(func() { execSQL(t, "set @@session.foreign_key_checks=1") })
 	s := startVA(t, nil, "current")
 	s.flags = true
+	// MySQL 9 sets a rows event flag the MySQL 8 of Vitess's test did not have,
+	// USE_SQL_FOREIGN_KEY_F (16); vstreamd passes the event's flags on as they are, as
+	// Vitess does.
+	sqlFK := byFlavor[uint32](0, 16)
 	flagged := func(flags uint32, after ...string) string {
-		return vaRowWith(&binlogdatapb.RowEvent{TableName: "va_fk", Flags: flags}, vaChange{after: after})
+		return vaRowWith(&binlogdatapb.RowEvent{TableName: "va_fk", Flags: flags | sqlFK}, vaChange{after: after})
 	}
 	s.run([]vaCase{{
 		input: []string{"begin",
@@ -590,7 +588,7 @@ func TestVSSavepointWithFilter(t *testing.T) {
 }
 
 func TestVSStatements(t *testing.T) {
-	runVSStatements(t, addr, "MariaDB/")
+	runVSStatements(t, addr, db.PositionFlavor()+"/")
 }
 
 // runVSStatements runs TestStatements' cases on the vstreamd at listen, whose GTID events'
