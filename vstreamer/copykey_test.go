@@ -26,7 +26,8 @@ var keyBases = []string{"a", "Ä", "b", "ß", "ss", "æ", "ae", "é", "E", "o", 
 // rows, each change applied once, because the copy asks the server where each binlog row's
 // key falls.
 func TestCopyKeyServerCollation(t *testing.T) {
-	for _, coll := range []string{"utf8mb4_unicode_ci", "utf8mb4_uca1400_ai_ci", "utf8mb4_unicode_520_ci"} {
+	// The flavor's newest UCA collation: MariaDB's UCA 14.0.0, MySQL's 9.0.0 (its default).
+	for _, coll := range []string{"utf8mb4_unicode_ci", byFlavor("utf8mb4_uca1400_ai_ci", "utf8mb4_0900_ai_ci"), "utf8mb4_unicode_520_ci"} {
 		t.Run(coll, func(t *testing.T) {
 			table := "kc_" + strings.TrimPrefix(coll, "utf8mb4_")
 			execSQL(t, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k VARCHAR(20) COLLATE %s PRIMARY KEY, v INT NOT NULL)", table, coll))
@@ -172,8 +173,9 @@ func TestCopyKeyServerOrder(t *testing.T) {
 		"VARCHAR(20) CHARACTER SET latin1 COLLATE latin1_german2_ci",
 		"VARCHAR(20) CHARACTER SET utf8mb3 COLLATE utf8mb3_unicode_ci",
 		"VARCHAR(20) COLLATE utf8mb4_unicode_ci",
-		"CHAR(20) COLLATE utf8mb4_uca1400_ai_ci",
-		"VARCHAR(20) COLLATE utf8mb4_uca1400_as_cs",
+		// The flavor's newest UCA collations: MariaDB's UCA 14.0.0, MySQL's 9.0.0.
+		byFlavor("CHAR(20) COLLATE utf8mb4_uca1400_ai_ci", "CHAR(20) COLLATE utf8mb4_0900_ai_ci"),
+		byFlavor("VARCHAR(20) COLLATE utf8mb4_uca1400_as_cs", "VARCHAR(20) COLLATE utf8mb4_0900_as_cs"),
 	} {
 		table := fmt.Sprintf("kc_order%d", i)
 		t.Run(def, func(t *testing.T) {
