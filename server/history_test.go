@@ -132,10 +132,6 @@ func dropVolatile(v any) {
 // with a schema history their messages, type metadata included (canal's mysqlType and
 // sqlType, Debezium's schema), are those of a stream that read the rows before the ALTER ran.
 func TestSchemaHistoryFormats(t *testing.T) {
-	if db.Flavor() == testdb.MySQL {
-		// vstreamer's own tests check that the engine refuses it there.
-		t.Skip("the schema history follows MariaDB's binlog only; the engine refuses it on MySQL")
-	}
 	historyAddr, historyDir := serveWithHistory(t)
 	withHistory := dial(t, historyAddr)
 	plain := dial(t, serve(t, dbConfig(), Options{}))
@@ -157,7 +153,11 @@ func TestSchemaHistoryFormats(t *testing.T) {
 				b, _ := json.Marshal(before)
 				t.Errorf("resumed with the history:\n%s\nread before the ALTER:\n%s", g, b)
 			}
-			if now := firstRowMessage(t, plain, start, table, format); reflect.DeepEqual(now, before) {
+			// On MySQL, Debezium's schema of these rows is the same without a history: the
+			// binlog's own JSON and INT types describe them as they were, and the schema
+			// carries no lengths.
+			shows := format != "debezium-json" || db.Flavor() != testdb.MySQL
+			if now := firstRowMessage(t, plain, start, table, format); shows && reflect.DeepEqual(now, before) {
 				t.Errorf("without a history the message is the same; the case shows nothing")
 			}
 		})

@@ -2,7 +2,6 @@ package vstreamer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -34,17 +33,14 @@ const (
 	historyStable     = time.Minute
 )
 
-// errHistoryFlavor: the schema history follows MariaDB's binlog only.
-var errHistoryFlavor = errors.New("schema history: the server is not MariaDB; the schema history supports MariaDB only, run without --schema-history-dir")
-
 // RunSchemaHistory keeps the schema history of Config.SchemaHistoryDir until ctx ends, and
 // then closes it. It reads the binlog with a connection of its own: from the server's
 // current position the first time (recording every table's definition there), from the
 // history's checkpoint after that. On each DDL it records the new definitions of the tables
 // the DDL names, read from information_schema. It starts again, after a growing pause, when
 // it fails or panics; SchemaHistoryRestarts counts those. While it runs, streams describe
-// their rows with the definitions in force at the rows' positions. It returns nil when ctx
-// ends, and an error only for what starting again cannot mend (the server is not MariaDB).
+// their rows with the definitions in force at the rows' positions. It returns when ctx ends,
+// with nil: every failure is one starting again may mend.
 func (e *Engine) RunSchemaHistory(ctx context.Context) error {
 	h := e.hist
 	if h == nil {
@@ -61,10 +57,6 @@ func (e *Engine) RunSchemaHistory(ctx context.Context) error {
 		e.histLive.Store(false)
 		if ctx.Err() != nil {
 			return nil
-		}
-		if errors.Is(err, errHistoryFlavor) {
-			log.Error("schema history stopped", "err", err)
-			return err
 		}
 		if time.Since(started) > historyStable {
 			backoff = historyBackoffMin
@@ -127,9 +119,6 @@ func (e *Engine) trackHistory(ctx context.Context, h *history.History) (err erro
 	info, err := e.source().inspect(ctx, e, true)
 	if err != nil {
 		return err
-	}
-	if info.flavor != position.MariaDB {
-		return errHistoryFlavor
 	}
 	if err = t.start(info); err != nil {
 		return err
@@ -233,6 +222,17 @@ func (t *historyTracker) handle(ev *replication.BinlogEvent) error {
 	case *replication.MariadbGTIDEvent:
 		t.gtid = formatMariaDBGTID(e.GTID)
 		t.inTxn = !e.IsStandalone()
+	case *replication.GTIDEvent:
+		return t.mysqlGTID(e)
+	case *replication.GtidTaggedLogEvent:
+		return t.mysqlGTID(&e.GTIDEvent)
+	case *replication.TransactionPayloadEvent:
+		// A compressed transaction (binlog_transaction_compression=ON): its events, in order.
+		for _, inner := range e.Events {
+			if err := t.handle(inner); err != nil {
+				return err
+			}
+		}
 	case *replication.XIDEvent:
 		return t.commit(nil)
 	case *replication.QueryEvent:
@@ -255,6 +255,17 @@ func (t *historyTracker) handle(ev *replication.BinlogEvent) error {
 			}
 		}
 	}
+	return nil
+}
+
+// mysqlGTID starts a MySQL transaction. It opens with BEGIN, unless it is a DDL, which
+// commits by itself.
+func (t *historyTracker) mysqlGTID(e *replication.GTIDEvent) error {
+	g, ok, _ := mysqlGTIDString(e)
+	if !ok {
+		return fmt.Errorf("%w: schema history: a transaction without a GTID (gtid_mode is no longer ON) after %s", ErrServerConfig, t.pos)
+	}
+	t.gtid, t.inTxn = g, false
 	return nil
 }
 
