@@ -18,13 +18,23 @@ func TestDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Flavor != "mariadb" || !strings.Contains(d.Version, "MariaDB") || d.TimeZone == "" || strings.EqualFold(d.TimeZone, "SYSTEM") {
+	// MySQL's VERSION() names no flavor ("9.7.4-2"), MariaDB's does ("11.8.3-MariaDB-log").
+	if d.Flavor != string(db.Flavor()) || strings.Contains(d.Version, "MariaDB") == onMySQL() || d.TimeZone == "" || strings.EqualFold(d.TimeZone, "SYSTEM") {
 		t.Errorf("description %+v", d)
 	}
-	for id, want := range map[uint32]string{8: "latin1", 28: "gbk", 45: "utf8mb4", 54: "utf16", 63: "binary"} {
+	collations := map[uint32]string{8: "latin1", 28: "gbk", 45: "utf8mb4", 54: "utf16", 63: "binary"}
+	if onMySQL() {
+		collations[255] = "utf8mb4" // utf8mb4_0900_ai_ci, MySQL's default
+		collations[309] = "utf8mb4" // utf8mb4_0900_bin
+	}
+	for id, want := range collations {
 		if got := d.Collations[id]; got != want {
 			t.Errorf("collation %d is %q, want %q", id, got, want)
 		}
+	}
+	if onMySQL() {
+		// MySQL's collations all have their ids in COLLATIONS.
+		return
 	}
 	id, err := queryStringOn(t, "SELECT ID FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE FULL_COLLATION_NAME = 'utf16_uca1400_ai_ci'")
 	n, perr := strconv.ParseUint(id, 10, 32)

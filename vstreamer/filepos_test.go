@@ -41,10 +41,14 @@ func serverFilePos(t testing.TB) (string, uint64) {
 
 // flushBinaryLogs rotates the binlog and waits for MariaDB's background thread to write the
 // new file's own binlog checkpoint event, which it may do a second later: until then the
-// server's file position can still move with no transaction committed.
+// server's file position can still move with no transaction committed. MySQL writes the new
+// file's header events (its previous GTIDs) as it rotates, and no checkpoint.
 func flushBinaryLogs(t testing.TB) {
 	t.Helper()
 	execSQL(t, "FLUSH BINARY LOGS")
+	if onMySQL() {
+		return
+	}
 	conn, err := db.Conn("test")
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package vstreamer
 
 import (
+	"testing"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/internal/testdb"
@@ -32,4 +34,12 @@ func byFlavor[T any](mariadb, mysql T) T {
 		return mysql
 	}
 	return mariadb
+}
+
+// skipOnMySQL skips a test of what a MySQL server cannot write, saying why.
+func skipOnMySQL(t testing.TB, why string) {
+	t.Helper()
+	if onMySQL() {
+		t.Skip("not on MySQL: " + why)
+	}
 }
