@@ -812,3 +812,58 @@ func TestVSVersionNotTracked(t *testing.T) {
 		output: [][]string{{"begin", "gtid", "commit"}},
 	}})
 }
+
+// Vitess's TestGeneratedInvisiblePrimaryKey: a table created under
+// sql_generate_invisible_primary_key streams its invisible my_row_id like any column. The
+// variable is MySQL's (8.0.30 and later); Vitess's test skips where the server has none.
+func TestVSGeneratedInvisiblePrimaryKey(t *testing.T) {
+	if !onMySQL() {
+		t.Skip("MariaDB has no generated invisible primary keys (sql_generate_invisible_primary_key is MySQL's)")
+	}
+	execSQL(t, "SET @@session.sql_generate_invisible_primary_key=ON")
+	t.Cleanup(func() { execSQL(t, "SET @@session.sql_generate_invisible_primary_key=OFF") })
+	vaTables(t, "create table va_gipk(val varbinary(6))")
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
+		input: []string{"begin",
+			"insert into va_gipk values ('aaa')",
+			"update va_gipk set val = 'bbb' where my_row_id = 1",
+			"commit"},
+		output: [][]string{{"begin",
+			vaField("va_gipk", vaCol{"my_row_id", querypb.Type_UINT64, "bigint unsigned", 20, 63}, vaVarbinCol("val", 6)),
+			vaIns("va_gipk", "1", "aaa"),
+			vaUpd("va_gipk", []string{"1", "aaa"}, []string{"1", "bbb"}),
+			"gtid", "commit"}},
+	}})
+}
+
+// Vitess's TestRowsQueryEvent: under binlog_rows_query_log_events MySQL logs each statement
+// before its rows, and the stream sends it as ROWS_QUERY (one longer than 255 bytes too); the
+// second transaction's table is already described. Vitess's test skips where the server has
+// no such variable: MariaDB's equivalent, binlog_annotate_row_events, is not streamed (see
+// README.md).
+func TestVSRowsQueryEvent(t *testing.T) {
+	if !onMySQL() {
+		t.Skip("binlog_rows_query_log_events is MySQL's; MariaDB's annotations are not streamed as ROWS_QUERY")
+	}
+	vaTables(t, "create table va_rq(id int, val varbinary(600), primary key(id))")
+	t.Cleanup(func() { execSQL(t, "set @@session.binlog_rows_query_log_events=OFF") })
+	rowsQuery := func(stmt string) string {
+		return (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_ROWS_QUERY, Statement: stmt}).String()
+	}
+	long := strings.Repeat("a", 500)
+	insert1, insert2 := "insert into va_rq values (1, 'aaa')", "insert into va_rq values (2, '"+long+"')"
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
+		input: []string{"set @@session.binlog_rows_query_log_events=ON", "begin", insert1, "commit",
+			"set @@session.binlog_rows_query_log_events=OFF"},
+		output: [][]string{{"begin", rowsQuery(insert1),
+			vaField("va_rq", vaIntCol("id"), vaVarbinCol("val", 600)),
+			vaIns("va_rq", "1", "aaa"),
+			"gtid", "commit"}},
+	}, {
+		input: []string{"set @@session.binlog_rows_query_log_events=ON", "begin", insert2, "commit",
+			"set @@session.binlog_rows_query_log_events=OFF"},
+		output: [][]string{{"begin", rowsQuery(insert2), vaIns("va_rq", "2", long), "gtid", "commit"}},
+	}})
+}
