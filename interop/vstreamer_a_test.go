@@ -867,3 +867,43 @@ func TestVSRowsQueryEvent(t *testing.T) {
 		output: [][]string{{"begin", rowsQuery(insert2), vaIns("va_rq", "2", long), "gtid", "commit"}},
 	}})
 }
+
+// Vitess's TestOther: statements that are neither DDL nor DML stream as GTID and an OTHER
+// without the statement, those the server writes to the binlog at all (a SELECT, SHOW,
+// DESCRIBE or SET of a user variable writes nothing), from a GTID position and from a file
+// position.
+func TestVSOther(t *testing.T) {
+	vaTables(t,
+		"create table va_oth1(id int, val varbinary(128), primary key(id))",
+		"create table va_oth2(id int, val varbinary(128), primary key(id))")
+	other := (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_OTHER}).String()
+	for _, mode := range []string{"gtid", "filePos"} {
+		t.Run(mode, func(t *testing.T) {
+			listen := addr
+			if mode == "filePos" {
+				listen = vstreamdFilePos(t)
+			}
+			s := startVAAt(t, listen, nil, "current")
+			for _, stmt := range []string{
+				"repair table va_oth2",
+				"optimize table va_oth2",
+				"analyze table va_oth2",
+				"select * from va_oth1",
+				"set @val=1",
+				"show tables",
+				"describe va_oth1",
+				"grant select on va_oth1 to current_user()",
+				"revoke select on va_oth1 from current_user()",
+			} {
+				before := serverPosition(t)
+				execSQL(t, stmt)
+				if serverPosition(t) == before {
+					t.Logf("%s: not in the binlog", stmt)
+					continue
+				}
+				s.expect(stmt, [][]string{{"gtid", other}})
+			}
+			s.expectNoMore()
+		})
+	}
+}
