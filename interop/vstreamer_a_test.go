@@ -907,3 +907,23 @@ func TestVSOther(t *testing.T) {
 		})
 	}
 }
+
+// Vitess's TestMissingTables: from a position before a table no rule names was written to
+// and renamed, the write is an empty transaction, the rename an OTHER without its statement,
+// and the named table's insert streams whole.
+func TestVSMissingTables(t *testing.T) {
+	vaTables(t, "create table va_mt1(id11 int, id12 int, primary key(id11))")
+	execSQL(t, "create table va_shortlived(id31 int, id32 int, primary key(id31))")
+	t.Cleanup(func() { execSQL(t, "drop table if exists _va_shortlived, va_shortlived") })
+	pos := serverPosition(t)
+	execSQL(t, "insert into va_shortlived values (1,1), (2,2)", "alter table va_shortlived rename to _va_shortlived")
+	s := startVA(t, vaRule("va_mt1", "select * from va_mt1"), pos)
+	s.run([]vaCase{{
+		input: []string{"insert into va_mt1 values (101, 1010)"},
+		output: [][]string{
+			{"begin", "gtid", "commit"},
+			{"gtid", (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_OTHER}).String()},
+			{"begin", vaField("va_mt1", vaIntCol("id11"), vaIntCol("id12")), vaIns("va_mt1", "101", "1010"), "gtid", "commit"},
+		},
+	}})
+}
