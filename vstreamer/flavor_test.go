@@ -1,6 +1,7 @@
 package vstreamer
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -42,4 +43,19 @@ func skipOnMySQL(t testing.TB, why string) {
 	if onMySQL() {
 		t.Skip("not on MySQL: " + why)
 	}
+}
+
+// lastGTID is the GTID of the server's last transaction: "0-1-5" on MariaDB (the tests write
+// one domain), "<uuid>:5" on MySQL.
+func lastGTID(t testing.TB) string {
+	t.Helper()
+	if !onMySQL() {
+		g, err := queryStringOn(t, db.GTIDQuery())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	head := headPos(t) // MySQL56/<uuid>:1-N
+	return serverUUID(t) + ":" + head[strings.LastIndexAny(head, ":-")+1:]
 }

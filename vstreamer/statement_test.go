@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,11 +264,11 @@ func TestStatementDuringCopy(t *testing.T) {
 // LOAD DATA logged as a statement carries the file's bytes, not rows: a load into a streamed
 // table ends the stream naming it; a load into another table changes nothing streamed.
 func TestLoadDataStatement(t *testing.T) {
-	dir := t.TempDir()
-	file := dir + "/rows.txt"
+	file := filepath.Join(db.FileDir(), "ld_rows.txt")
 	if err := os.WriteFile(file, []byte("1\n2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = os.Remove(file) })
 	execSQL(t, "CREATE TABLE ld_t (id INT PRIMARY KEY)", "CREATE TABLE ld_other (id INT PRIMARY KEY)")
 	load := "LOAD DATA INFILE '" + file + "' INTO TABLE "
 

@@ -279,3 +279,8 @@ func (s *Server) Seq(n int) string {
 	}
 	return name
 }
+
+// FileDir is a directory the server reads files from (LOAD DATA INFILE) and writes them to
+// (SELECT ... INTO OUTFILE): MySQL's secure_file_priv is the server's own tmp directory,
+// which MariaDB, which has no such limit here, reads and writes as well.
+func (s *Server) FileDir() string { return s.tmpDir() }
