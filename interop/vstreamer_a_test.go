@@ -927,3 +927,16 @@ func TestVSMissingTables(t *testing.T) {
 		},
 	}})
 }
+
+// Vitess's TestStmtComment: a statement wholly inside an executable comment is OTHER.
+func TestVSStmtComment(t *testing.T) {
+	vaTables(t, "create table va_sc(id int, val varbinary(128), primary key(id))")
+	s := startVA(t, nil, "current")
+	s.run([]vaCase{{
+		input:  []string{"begin", "insert into va_sc values (1, 'aaa')", "commit"},
+		output: [][]string{{"begin", vaField("va_sc", vaIntCol("id"), vaVarbinCol("val", 128)), vaIns("va_sc", "1", "aaa"), "gtid", "commit"}},
+	}, {
+		input:  []string{"/*!40000 ALTER TABLE `va_sc` DISABLE KEYS */"},
+		output: [][]string{{"gtid", "other"}},
+	}})
+}
