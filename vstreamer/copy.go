@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -666,7 +667,19 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 		locks[i] = filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t) + " READ"
 	}
 	if len(locks) > 0 {
-		if _, err := exec(c.lock, "LOCK TABLES "+strings.Join(locks, ", ")); err != nil {
+		// The lock waits for a session that holds a table locked (up to lock_wait_timeout): a
+		// client that leaves meanwhile has its wait killed, and the read ends at once.
+		stopKill := context.AfterFunc(ctx, func() { s.killQuery(c.lock, "a snapshot's table lock") })
+		_, err := exec(c.lock, "LOCK TABLES "+strings.Join(locks, ", "))
+		if !stopKill() && ctx.Err() != nil {
+			// Killed, or about to be: the connection's next statement must not be the one
+			// the KILL ends; the stream is over anyway.
+			if err == nil {
+				s.unlockTables()
+			}
+			return snapshot{}, fmt.Errorf("copy of %s: %w", what, ctx.Err())
+		}
+		if err != nil {
 			return snapshot{}, err
 		}
 		defer s.unlockTables()
@@ -694,6 +707,24 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 		return snapshot{}, fmt.Errorf("copy of %s: snapshot position %q: %w", what, body, err)
 	}
 	return snap, nil
+}
+
+// killQuery ends the statement conn runs, from a connection of its own, for a client that
+// left: what names the statement in the warning when it cannot be killed.
+func (s *stream) killQuery(conn *client.Conn, what string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DialTimeout)
+	defer cancel()
+	// A statement not killed runs on to its end on the server, holding the connection and
+	// what it waits for or reads: say so, as nothing else will.
+	kc, err := s.eng.connect(ctx)
+	if err != nil {
+		s.log.Warn("cannot connect to kill "+what+" a client left; it runs to its end", slog.String("err", err.Error()))
+		return
+	}
+	defer func() { _ = kc.Close() }() // a connection used for one KILL only
+	if _, err := kc.Execute(fmt.Sprintf("KILL QUERY %d", conn.GetConnectionID())); err != nil {
+		s.log.Warn("KILL QUERY of "+what+" a client left failed; it runs to its end", slog.String("err", err.Error()))
+	}
 }
 
 // chunkSQL is the SELECT of the next chunk: the columns the rule reads and the key, the rule's

@@ -3,7 +3,6 @@ package vstreamer
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -364,19 +363,7 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 
 // kill stops the query running on the reader's copy connection, from a connection of its own.
 func (r *snapshotReader) kill() {
-	ctx, cancel := context.WithTimeout(context.Background(), r.s.cfg.DialTimeout)
-	defer cancel()
-	// A query not killed runs on to its end on the server, holding the connection and
-	// the snapshot: say so, as nothing else will.
-	conn, err := r.s.eng.connect(ctx)
-	if err != nil {
-		r.s.log.Warn("rows: cannot connect to kill an abandoned read; it runs to its end", slog.String("err", err.Error()))
-		return
-	}
-	defer func() { _ = conn.Close() }() // a connection used for one KILL only
-	if _, err := conn.Execute(fmt.Sprintf("KILL QUERY %d", r.s.copy.conn.GetConnectionID())); err != nil {
-		r.s.log.Warn("rows: KILL QUERY of an abandoned read failed; it runs to its end", slog.String("err", err.Error()))
-	}
+	r.s.killQuery(r.s.copy.conn, "a read")
 }
 
 // rowsHeartbeat sends a heartbeat batch every interval until stopped.

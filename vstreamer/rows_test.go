@@ -241,12 +241,24 @@ func TestStreamRowsHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Close()
-	if _, err := lock.Execute("LOCK TABLES rsh WRITE"); err != nil {
-		t.Fatal(err)
+	lockTable := func() error {
+		_, err := lock.Execute("LOCK TABLES rsh WRITE")
+		return err
+	}
+	// MySQL's snapshot takes the table's read lock, which would wait before the read begins:
+	// there the table is locked once the snapshot is open (the fields are sent before the
+	// rows are read), and the read waits as on MariaDB.
+	if !onMySQL() {
+		if err := lockTable(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	beats := 0
 	err = newEngine(t).StreamRows(context.Background(), RowsRequest{Query: "select * from rsh", HeartbeatInterval: 20 * time.Millisecond},
 		func(b *RowsBatch) error {
+			if len(b.Fields) > 0 && onMySQL() {
+				return lockTable()
+			}
 			if b.Heartbeat {
 				if beats++; beats == 3 {
 					lock.Execute("UNLOCK TABLES")
@@ -283,6 +295,20 @@ func TestStreamRowsCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	if onMySQL() {
+		// MySQL's snapshot takes the table's read lock first: the read waits there, before
+		// its fields are sent, and is left once the server shows it waiting.
+		go func() {
+			for ctx.Err() == nil {
+				n, err := queryStringOn(t, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOCK TABLES%rsc%'")
+				if err == nil && n != "0" {
+					cancel()
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
 	done := make(chan error, 1)
 	go func() {
 		done <- newEngine(t).StreamRows(ctx, RowsRequest{Query: "select * from rsc"}, func(b *RowsBatch) error {
