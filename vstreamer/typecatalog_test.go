@@ -2,6 +2,7 @@ package vstreamer
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -39,13 +40,8 @@ const (
 // column's collation (63 for JSON, as Vitess gives it); column_type is
 // information_schema.COLUMNS.COLUMN_TYPE. want is the cell as SELECT returns it. MariaDB's
 // COMPRESSED columns are apart (TestCompressedColumns): their binlog rows cannot be read.
-var typeCatalog = []struct {
-	colType, value, want string
-	typ                  query.Type
-	length, decimals     uint32
-	charset, flags       uint32
-	columnType           string
-}{
+// flavorCatalog gives MySQL's account of the same types.
+var typeCatalog = []catalogType{
 	{"TINYINT", `-128`, "-128", query.Type_INT8, 4, 0, 63, num, "tinyint(4)"},
 	{"TINYINT UNSIGNED", `255`, "255", query.Type_UINT8, 3, 0, 63, uns | num, "tinyint(3) unsigned"},
 	{"TINYINT(2) ZEROFILL", `7`, "7", query.Type_UINT8, 2, 0, 63, uns | zf | num, "tinyint(2) unsigned zerofill"},
@@ -128,11 +124,64 @@ var typeCatalog = []struct {
 	{"INET6", `'::ffff:1.2.3.4'`, "::ffff:1.2.3.4", query.Type_BINARY, 156, 0, 63, uns | bin, "inet6"},
 }
 
+// catalogType is a column type of the catalog and what Vitess says of it.
+type catalogType struct {
+	colType, value, want string
+	typ                  query.Type
+	length, decimals     uint32
+	charset, flags       uint32
+	columnType           string
+}
+
+// mariadbOnlyTypes are the catalog's types MySQL does not have.
+var mariadbOnlyTypes = map[string]bool{"UUID": true, "INET4": true, "INET6": true}
+
+// mysqlCatalog changes the catalog's entries where MySQL describes a type otherwise (its
+// default collation, utf8mb4_0900_ai_ci = 255 for MariaDB's 45, is changed for every entry).
+var mysqlCatalog = map[string]func(*catalogType){
+	"YEAR": func(c *catalogType) { c.columnType = "year" },
+	// MySQL's TIMESTAMP carries no UNSIGNED flag.
+	"TIMESTAMP NULL":    func(c *catalogType) { c.flags &^= uns },
+	"TIMESTAMP(3) NULL": func(c *catalogType) { c.flags &^= uns },
+	// A type of its own, where MariaDB's JSON is LONGTEXT.
+	"JSON":               func(c *catalogType) { c.columnType = "json" },
+	"GEOMETRYCOLLECTION": func(c *catalogType) { c.columnType = "geomcollection" },
+}
+
+// intWidth is the display width of an integer COLUMN_TYPE, which MySQL 8.0.19 and later
+// leave out but for TINYINT(1) and ZEROFILL columns.
+var intWidth = regexp.MustCompile(`^((?:tiny|small|medium|big)?int)\(\d+\)`)
+
+// flavorCatalog is the catalog as the test server describes it.
+func flavorCatalog() []catalogType {
+	if !onMySQL() {
+		return typeCatalog
+	}
+	var out []catalogType
+	for _, c := range typeCatalog {
+		if mariadbOnlyTypes[c.colType] {
+			continue
+		}
+		if c.charset == 45 {
+			c.charset = 255
+		}
+		if c.columnType != "tinyint(1)" && !strings.Contains(c.columnType, "zerofill") {
+			c.columnType = intWidth.ReplaceAllString(c.columnType, "$1")
+		}
+		if f := mysqlCatalog[c.colType]; f != nil {
+			f(&c)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // TestTypeCatalog streams each catalog type twice, once copied and once from the binlog, and
 // checks type by type that both phases give the same FIELD and the same ROW, that the FIELD
 // is Vitess's, and that the value is what SELECT returns. A second row of NULL (or the
 // column's default) must also read the same in both phases.
 func TestTypeCatalog(t *testing.T) {
+	typeCatalog := flavorCatalog()
 	table := func(i int) string { return "tcat_" + itoa(i) }
 	var ddl []string
 	for i, c := range typeCatalog {
