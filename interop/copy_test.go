@@ -87,6 +87,35 @@ func tabletEvents(t *testing.T, st queryservicepb.Query_VStreamClient, n int) ([
 	return got, evs
 }
 
+// checkFields compares every FIELD of table in evs with Vitess's whole description of the
+// table's columns (column flags cleared, as Vitess's tests clear them; vitessText keeps names
+// and types only).
+func checkFields(t *testing.T, evs []*binlogdatapb.VEvent, table string, cols ...vbCol) {
+	t.Helper()
+	want := &binlogdatapb.FieldEvent{}
+	if err := prototext.Unmarshal([]byte(fmt.Sprintf("table_name:%q %s", table, vbFields(table, cols...))), want); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Type != binlogdatapb.VEventType_FIELD || ev.FieldEvent.TableName != table {
+			continue
+		}
+		n++
+		got := proto.Clone(ev.FieldEvent).(*binlogdatapb.FieldEvent)
+		got.Keyspace, got.Shard, got.EnumSetStringValues = "", "", false
+		for _, f := range got.Fields {
+			f.Flags = 0
+		}
+		if !proto.Equal(got, want) {
+			t.Errorf("FIELD of %s:\n got %s\nwant %s", table, prototext.Format(got), prototext.Format(want))
+		}
+	}
+	if n == 0 {
+		t.Errorf("no FIELD of %s", table)
+	}
+}
+
 func compareEvents(t *testing.T, got, want []string) {
 	t.Helper()
 	for i := range max(len(got), len(want)) {
@@ -166,6 +195,14 @@ func cfCopyEvents(name string, idx int, withGTID bool, pkFlags uint32, ids ...in
 		"type:COMMIT")
 }
 
+// cfCheckFields checks the FIELDs of cfTables' tables, named in order, with checkFields.
+func cfCheckFields(t *testing.T, evs []*binlogdatapb.VEvent, names ...string) {
+	t.Helper()
+	for i, name := range names {
+		checkFields(t, evs, name, vbInt(fmt.Sprintf("id%d1", i+1)), vbInt(fmt.Sprintf("id%d2", i+1)))
+	}
+}
+
 // cfBinlogEvents is one replicated transaction of rows (id, id*idx*10) after the copy.
 func cfBinlogEvents(name string, idx int, ids ...int) []string {
 	out := []string{"type:BEGIN", fmt.Sprintf(`type:FIELD field_event:{table_name:"%s" fields:{name:"id%d1" type:INT32} fields:{name:"id%d2" type:INT32}}`, name, idx, idx)}
@@ -215,6 +252,7 @@ func TestTabletCopyCompleteFlow(t *testing.T) {
 	}
 	got, evs := tabletEvents(t, st, len(copyEvents(func(string, string) uint32 { return 0 })))
 	compareEvents(t, got, copyEvents(func(table, col string) uint32 { return keyFlags(t, evs, table, col) }))
+	cfCheckFields(t, evs, "cf_t1", "cf_t2", "cf_t3")
 	var want []string
 
 	execSQL(t, fmt.Sprintf(cfInsert, "cf_t1", 1, 1, 14, 140), fmt.Sprintf(cfInsert, "cf_t2", 2, 2, 13, 260))
@@ -231,8 +269,9 @@ func TestTabletCopyCompleteFlow(t *testing.T) {
 	want = append(want, cfBinlogEvents("cf_t1", 1, 14)...)
 	want = append(want, cfBinlogEvents("cf_t2", 2, 13)...)
 	want = append(want, cfBinlogEvents("cf_t3", 3, 12, 13)...)
-	got, _ = tabletEvents(t, st, len(want))
+	got, evs = tabletEvents(t, st, len(want))
 	compareEvents(t, got, want)
+	cfCheckFields(t, evs, "cf_t1", "cf_t2", "cf_t3")
 }
 
 // TestTabletCopyCatchUp is the catch-up of TestVStreamCopyCompleteFlow: a transaction writes
@@ -249,6 +288,7 @@ func TestTabletCopyCatchUp(t *testing.T) {
 	first := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: flt})
 	got, evs := tabletEvents(t, first, len(cfCopyEvents("cu_t1", 1, true, 0, rangeInts(1, 10)...)))
 	compareEvents(t, got, cfCopyEvents("cu_t1", 1, true, keyFlags(t, evs, "cu_t1", "id11"), rangeInts(1, 10)...))
+	cfCheckFields(t, evs, "cu_t1")
 	pos := evs[2].Gtid
 	cancel()
 
@@ -263,6 +303,7 @@ func TestTabletCopyCatchUp(t *testing.T) {
 	}
 	got, evs = tabletEvents(t, st, len(want(0)))
 	compareEvents(t, got, want(keyFlags(t, evs, "cu_t2", "id21")))
+	cfCheckFields(t, evs, "cu_t1", "cu_t2")
 }
 
 // TestTabletNoCopyWithGTID is TestUVStreamerNoCopyWithGTID: tables_to_copy with a position
@@ -276,7 +317,8 @@ func TestTabletNoCopyWithGTID(t *testing.T) {
 		Filter:  &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "nc_t1", Filter: "select * from nc_t1"}}},
 		Options: &binlogdatapb.VStreamOptions{TablesToCopy: []string{"nc_t1"}}})
 	execSQL(t, "INSERT INTO nc_t1 VALUES (2, 'val2')")
-	got, _ := tabletEvents(t, st, 5)
+	got, evs := tabletEvents(t, st, 5)
+	checkFields(t, evs, "nc_t1", vbInt("id"), vbCol{"val", "VARCHAR", "varchar(128)", 512, int(utf8mb4Default())})
 	compareEvents(t, got, []string{
 		"type:BEGIN",
 		`type:FIELD field_event:{table_name:"nc_t1" fields:{name:"id" type:INT32} fields:{name:"val" type:VARCHAR}}`,
@@ -295,6 +337,7 @@ func TestTabletCopyWithoutKey(t *testing.T) {
 	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{
 		Filter: &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "nk_t3", Filter: "select * from nk_t3"}}}})
 	got, evs := tabletEvents(t, st, 11)
+	checkFields(t, evs, "nk_t3", vbInt("id"), vbVarbinary("val", 128))
 	// The key fields' flags are the table's own (here: none but NUM and BINARY).
 	lp := evs[5].GetLastPKEvent().GetTableLastPK().GetLastpk()
 	compareEvents(t, got, []string{
@@ -753,6 +796,9 @@ func TestTabletCopyWithDifferentFilters(t *testing.T) {
 	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Filter: &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{
 		{Match: "/^df_t2.*"}, {Match: "df_t1", Filter: "select id1, id2 from df_t1"}}}})
 	got, evs := tabletEvents(t, st, 27)
+	checkFields(t, evs, "df_t1", vbInt("id1"), vbInt("id2"))
+	checkFields(t, evs, "df_t2a", vbInt("id1"), vbInt("id2"))
+	checkFields(t, evs, "df_t2b", vbCol{"id1", "VARCHAR", "varchar(20)", 80, int(utf8mb4Default())}, vbInt("id2"))
 	lastPK := func(table, col, vitess, lengths, values string) string {
 		return fmt.Sprintf(`type:LASTPK last_p_k_event:{table_last_p_k:{table_name:"%s" lastpk:{fields:{%s} rows:{%s values:"%s"}}}}`,
 			table, fieldOf(t, evs, table, col, vitess), lengths, values)
