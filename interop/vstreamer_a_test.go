@@ -35,7 +35,10 @@ type vaStream struct {
 	// gtidPrefix, when set, is the prefix every GTID event's position must have (the
 	// FilePos rerun of TestStatements).
 	gtidPrefix string
-	held       []*binlogdatapb.VEvent
+	// strict compares batch boundaries exactly: each expected batch is one response
+	// (TestBuffering, whose batches are the point).
+	strict bool
+	held   []*binlogdatapb.VEvent
 }
 
 // startVA starts a tablet VStream at pos; "current" waits for the GTID and OTHER that open a
@@ -48,6 +51,12 @@ func startVA(t *testing.T, filter *binlogdatapb.Filter, pos string) *vaStream {
 // startVAAt starts the stream on the vstreamd listening at listen.
 func startVAAt(t *testing.T, listen string, filter *binlogdatapb.Filter, pos string) *vaStream {
 	t.Helper()
+	return startVAOpts(t, listen, filter, pos, nil)
+}
+
+// startVAOpts starts the stream with the request's options.
+func startVAOpts(t *testing.T, listen string, filter *binlogdatapb.Filter, pos string, opts *binlogdatapb.VStreamOptions) *vaStream {
+	t.Helper()
 	if filter == nil {
 		filter = &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "/va_.*/"}}}
 	}
@@ -58,7 +67,7 @@ func startVAAt(t *testing.T, listen string, filter *binlogdatapb.Filter, pos str
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.errc <- qs.VStream(ctx, &binlogdatapb.VStreamRequest{Target: tabletTarget, Position: pos, Filter: filter},
+		s.errc <- qs.VStream(ctx, &binlogdatapb.VStreamRequest{Target: tabletTarget, Position: pos, Filter: filter, Options: opts},
 			func(evs []*binlogdatapb.VEvent) error {
 				var kept []*binlogdatapb.VEvent
 				for _, ev := range evs {
@@ -127,7 +136,7 @@ func (s *vaStream) next(n int) []*binlogdatapb.VEvent {
 			s.t.Fatal("timed out waiting for events")
 		}
 	}
-	if len(s.held) > n {
+	if len(s.held) > n && !s.strict {
 		evs := s.held[:n]
 		s.held = s.held[n:]
 		return evs
@@ -938,5 +947,45 @@ func TestVSStmtComment(t *testing.T) {
 	}, {
 		input:  []string{"/*!40000 ALTER TABLE `va_sc` DISABLE KEYS */"},
 		output: [][]string{{"gtid", "other"}},
+	}})
+}
+
+// Vitess's TestBuffering: at a packet size of 10 bytes of row values, a transaction's rows go
+// out in batches of at most that much (a row alone may be more), an update counting both
+// images, and a DDL in a batch of its own. Vitess's test sets the tablet's packet size; the
+// stream's config_overrides set it here.
+func TestVSBuffering(t *testing.T) {
+	vaTables(t, "create table va_packet(id int, val varbinary(128), primary key(id))")
+	ddl := "alter table va_packet change val val varchar(128)"
+	s := startVAOpts(t, addr, nil, "current", &binlogdatapb.VStreamOptions{ConfigOverrides: map[string]string{
+		"vstream-dynamic-packet-size": "false", "vstream-packet-size": "10"}})
+	s.strict = true
+	ins := func(id, val string) string { return vaIns("va_packet", id, val) }
+	del := func(id, val string) string { return vaRow("va_packet", vaChange{before: []string{id, val}}) }
+	s.run([]vaCase{{
+		// All rows in one packet.
+		input: []string{"begin", "insert into va_packet values (1, '123')", "insert into va_packet values (2, '456')", "commit"},
+		output: [][]string{{"begin", vaField("va_packet", vaIntCol("id"), vaVarbinCol("val", 128)),
+			ins("1", "123"), ins("2", "456"), "gtid", "commit"}},
+	}, {
+		// A new row takes the packet past its size; deletes too.
+		input: []string{"begin", "insert into va_packet values (3, '123456')", "insert into va_packet values (4, '789012')",
+			"delete from va_packet where id=3", "delete from va_packet where id=4", "commit"},
+		output: [][]string{{"begin", ins("3", "123456")}, {ins("4", "789012")}, {del("3", "123456")},
+			{del("4", "789012"), "gtid", "commit"}},
+	}, {
+		// A single row is itself bigger than the packet size.
+		input: []string{"begin", "insert into va_packet values (5, '123456')", "insert into va_packet values (6, '12345678901')",
+			"insert into va_packet values (7, '23456')", "commit"},
+		output: [][]string{{"begin", ins("5", "123456")}, {ins("6", "12345678901")}, {ins("7", "23456"), "gtid", "commit"}},
+	}, {
+		// An update is bigger for its before and after images.
+		input: []string{"begin", "insert into va_packet values (8, '123')", "update va_packet set val='456' where id=8", "commit"},
+		output: [][]string{{"begin", ins("8", "123")},
+			{vaUpd("va_packet", []string{"8", "123"}, []string{"8", "456"}), "gtid", "commit"}},
+	}, {
+		// A DDL is in its own packet.
+		input:  []string{ddl},
+		output: [][]string{{"gtid", vaDDL(ddl)}},
 	}})
 }
