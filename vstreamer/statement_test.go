@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,16 +175,14 @@ func TestOnlineDDLTablesNotCopied(t *testing.T) {
 // tablet.
 func TestNoFutureGTID(t *testing.T) {
 	execSQL(t, "CREATE TABLE IF NOT EXISTS future1 (id INT PRIMARY KEY)", "INSERT INTO future1 VALUES (1)")
-	pos := headPos(t)
-	i := strings.LastIndexByte(pos, '-')
-	n, err := strconv.Atoi(pos[i+1:])
-	if err != nil {
+	p := serverPos(t)
+	if err := p.Update(nextGTID(t)); err != nil {
 		t.Fatal(err)
 	}
-	future := pos[:i+1] + strconv.Itoa(n+1)
+	future := p.String()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = newEngine(t).Stream(ctx, Request{Position: future}, func([]*binlogdata.VEvent) error { return nil })
+	err := newEngine(t).Stream(ctx, Request{Position: future}, func([]*binlogdata.VEvent) error { return nil })
 	if !errors.Is(err, ErrAhead) || !strings.Contains(err.Error(), "GTIDSet Mismatch") || !strings.Contains(err.Error(), future) {
 		t.Fatalf("err = %v, want ErrAhead with GTIDSet Mismatch naming %s", err, future)
 	}
