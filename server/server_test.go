@@ -294,7 +294,25 @@ func TestHeartbeatWhenIdle(t *testing.T) {
 // TestLargeTransactionInBoundedBatches checks a transaction bigger than the batch bound is
 // sent as it is read, in several responses, each near the bound.
 func TestLargeTransactionInBoundedBatches(t *testing.T) {
-	execSQL(t, "CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(200))")
+	for _, compressed := range []bool{false, true} {
+		name := "plain"
+		if compressed {
+			name = "compressed"
+		}
+		t.Run(name, func(t *testing.T) {
+			if compressed && db.Flavor() != testdb.MySQL {
+				t.Skip("MariaDB has no compressed transactions (binlog_transaction_compression)")
+			}
+			largeTransaction(t, "big_"+name, compressed)
+		})
+	}
+}
+
+// largeTransaction streams a 20,000-row transaction into table, with MySQL's transaction
+// compression when compressed (the whole transaction is then one TRANSACTION_PAYLOAD event),
+// and checks it goes out in batches of about the bound.
+func largeTransaction(t *testing.T, table string, compressed bool) {
+	execSQL(t, "CREATE TABLE "+table+" (id INT PRIMARY KEY, pad VARCHAR(200))")
 	addr := serve(t, dbConfig(), Options{})
 	cc := dial(t, addr)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -306,18 +324,30 @@ func TestLargeTransactionInBoundedBatches(t *testing.T) {
 	const maxBatch = 64 << 10
 	st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
 		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: "current"}}},
-		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "big"}}},
+		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table}}},
 		Flags:  &vstreamv1.Flags{MaxBatchBytes: maxBatch},
 	}}})
 	r := &recvAll{}
 	go r.run(st)
 	waitFor(t, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
+	if compressed {
+		execSQL(t, "SET SESSION binlog_transaction_compression = ON")
+		defer execSQL(t, "SET SESSION binlog_transaction_compression = OFF")
+	}
 	execSQL(t, "BEGIN")
 	for i := 0; i < 40; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO big SELECT seq + %d, REPEAT('x', 200) FROM %s", i*500, db.Seq(500)))
+		execSQL(t, fmt.Sprintf("INSERT INTO %s SELECT seq + %d, REPEAT('x', 200) FROM %s", table, i*500, db.Seq(500)))
 	}
 	execSQL(t, "COMMIT")
-	waitFor(t, "commit", func() bool { return r.count(binlogdata.VEventType_COMMIT) >= 1 })
+	waitFor(t, "commit", func() bool {
+		r.mu.Lock()
+		failed := r.err
+		r.mu.Unlock()
+		if failed != nil {
+			t.Fatalf("stream ended: %v", failed)
+		}
+		return r.count(binlogdata.VEventType_COMMIT) >= 1
+	})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rows, txnBatches := 0, 0

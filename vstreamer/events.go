@@ -52,6 +52,13 @@ func (s *stream) payload(outer *replication.BinlogEvent, p *replication.Transact
 		if err := s.handle(&ev); err != nil {
 			return fmt.Errorf("compressed transaction (TRANSACTION_PAYLOAD_EVENT) at %s:%d: %w", s.binlogFile, outer.Header.LogPos, err)
 		}
+		// A payload holds a whole transaction, however large: its events go out in batches of
+		// the stream's bound, as the events of an uncompressed one do.
+		if s.overBatch() {
+			if err := s.flush(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package vstreamer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,5 +137,33 @@ func TestMySQLPartialJSONUnderMinimalImage(t *testing.T) {
 		"SET SESSION binlog_row_image = 'FULL'", "SET SESSION binlog_row_value_options = ''")
 	if got, want := ts.txnRows(), `ROW mpjn [1 NULL]>[NULL "{\"a\": 2}"]`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestMySQLLargeCompressedTransaction: a compressed transaction of 20,000 rows, one
+// TRANSACTION_PAYLOAD event of hundreds of inner events, streams every row.
+func TestMySQLLargeCompressedTransaction(t *testing.T) {
+	skipUnlessMySQL(t, "compressed transaction payloads")
+	execSQL(t, "CREATE TABLE mzbig (id INT PRIMARY KEY, pad VARCHAR(200))")
+	e := newEngine(t)
+	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mzbig"}}}})
+	ts.expect("GTID", "OTHER", "VGTID")
+	execSQL(t, "SET SESSION binlog_transaction_compression = ON", "BEGIN")
+	for i := 0; i < 40; i++ {
+		execSQL(t, fmt.Sprintf("INSERT INTO mzbig SELECT seq + %d, REPEAT('x', 200) FROM %s", i*500, db.Seq(500)))
+	}
+	execSQL(t, "COMMIT", "SET SESSION binlog_transaction_compression = OFF")
+	rows := 0
+	for {
+		ev := ts.next(false)
+		if ev.Type == binlogdata.VEventType_ROW {
+			rows += len(ev.RowEvent.RowChanges)
+		}
+		if ev.Type == binlogdata.VEventType_COMMIT {
+			break
+		}
+	}
+	if rows != 20000 {
+		t.Fatalf("%d rows streamed, want 20000", rows)
 	}
 }
