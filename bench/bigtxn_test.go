@@ -25,7 +25,7 @@ var (
 	bigTxnSetupErr error
 )
 
-// setupBigTxn starts the big-transaction benchmark's MariaDB with its table and builds
+// setupBigTxn starts the big-transaction benchmark's database server with its table and builds
 // vstreamd. The server's buffer pool and redo log are larger than the other benchmarks' so
 // that the insert does not take minutes.
 func setupBigTxn(b *testing.B) {
@@ -34,7 +34,9 @@ func setupBigTxn(b *testing.B) {
 			return
 		}
 		bigTxnDB, bigTxnSetupErr = testdb.Start(testdb.Options{Database: "big",
-			ExtraArgs: []string{"--innodb-buffer-pool-size=256M", "--innodb-log-file-size=256M"}})
+			ExtraArgs:   []string{"--innodb-buffer-pool-size=256M"},
+			MariaDBArgs: []string{"--innodb-log-file-size=256M"},
+			MySQLArgs:   []string{"--innodb-redo-log-capacity=256M"}})
 		if bigTxnSetupErr != nil {
 			return
 		}
@@ -96,7 +98,7 @@ func runBigTxn(b *testing.B, rows int, phase string) bigTxnRun {
 	if _, err := conn.Execute("TRUNCATE TABLE big"); err != nil {
 		b.Fatal(err)
 	}
-	pos, err := binlogPos(conn)
+	pos, err := binlogPos(bigTxnDB)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func runBigTxn(b *testing.B, rows int, phase string) bigTxnRun {
 	}()
 	// vstreamd is idle while the server inserts: the transaction reaches the binlog at its commit.
 	cpu0 := d.cpu(b)
-	if _, err := conn.Execute(fmt.Sprintf("INSERT INTO big SELECT seq, REPEAT(CHAR(97 + seq %% 26), 1024) FROM seq_1_to_%d", rows)); err != nil {
+	if _, err := conn.Execute(fmt.Sprintf("INSERT INTO big SELECT seq, REPEAT(CHAR(97 + seq %% 26), 1024) FROM %s", bigTxnDB.Seq(rows))); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -40,7 +41,7 @@ func setupCopy(b *testing.B) {
 		for i := 0; i < copyRows && setupErr == nil; i += 100000 {
 			setupErr = copyDB.Exec(fmt.Sprintf(`INSERT INTO copysrc SELECT seq, CONCAT('customer-', seq), seq * 1.25, seq %% 17, seq / 3.0,
 				ELT(1 + seq %% 3, 'new', 'paid', 'shipped'), '2024-01-02 03:04:05.678', '2024-01-02 03:04:05.678',
-				'a note of modest length for each order', seq %% 256 FROM seq_%d_to_%d`, i+1, i+100000))
+				'a note of modest length for each order', seq %% 256 FROM %s`, seqRange(copyDB, i+1, i+100000)))
 		}
 		copySetupErr = setupErr
 	})
@@ -66,6 +67,7 @@ func BenchmarkCopy(b *testing.B) {
 		copyDB = nil
 	})
 	dbPid := dbPID(b, copyDB)
+	dumpName := filepath.Base(dumpTool(copyDB))
 	var readers []*copyReader
 	var rounds int
 	b.Run("interleaved", func(b *testing.B) {
@@ -97,8 +99,8 @@ func BenchmarkCopy(b *testing.B) {
 	})
 	if rounds > 0 {
 		dump, chunks, copied := readers[0].rate(rounds), readers[1].rate(rounds), readers[2].rate(rounds)
-		fmt.Printf("copy: mariadb-dump --quick %.0f rows/s, go-sql-driver 10,000-row chunks %.0f rows/s, vstreamd copy to gRPC client %.0f rows/s, ratio %.2f to mariadb-dump, %.2f to go-sql-driver (%.2f by CPU per row)\n",
-			dump, chunks, copied, copied/dump, copied/chunks, readers[1].cpu().Seconds()/readers[2].cpu().Seconds())
+		fmt.Printf("copy: %s --quick %.0f rows/s, go-sql-driver 10,000-row chunks %.0f rows/s, vstreamd copy to gRPC client %.0f rows/s, ratio %.2f to %s, %.2f to go-sql-driver (%.2f by CPU per row)\n",
+			dumpName, dump, chunks, copied, copied/dump, dumpName, copied/chunks, readers[1].cpu().Seconds()/readers[2].cpu().Seconds())
 	}
 }
 
@@ -132,8 +134,9 @@ func inProcess(read func(b *testing.B) time.Duration) func(b *testing.B) (time.D
 	}
 }
 
-// dumpTable runs mariadb-dump --quick of the table to /dev/null: its output goes to the
-// file itself, not through this process, whose CPU and heap would then count it.
+// dumpTable runs mariadb-dump --quick (on MySQL, MySQL's own mysqldump) of the table to
+// /dev/null: its output goes to the file itself, not through this process, whose CPU and heap
+// would then count it.
 func dumpTable(b *testing.B) (time.Duration, time.Duration) {
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -142,13 +145,22 @@ func dumpTable(b *testing.B) (time.Duration, time.Duration) {
 	defer devNull.Close()
 	var stderr bytes.Buffer
 	start := time.Now()
-	cmd := exec.Command("mariadb-dump", "--quick", "--skip-lock-tables", "--single-transaction",
+	cmd := exec.Command(dumpTool(copyDB), "--quick", "--skip-lock-tables", "--single-transaction",
 		"-h", copyDB.Host(), "-P", strconv.Itoa(copyDB.Port()), "-u", copyDB.User(), "-p"+copyDB.Password(), "bench", "copysrc")
 	cmd.Stdout, cmd.Stderr = devNull, &stderr
 	if err := cmd.Run(); err != nil {
-		b.Fatalf("mariadb-dump: %v: %s", err, stderr.Bytes())
+		b.Fatalf("%s: %v: %s", cmd.Path, err, stderr.Bytes())
 	}
 	return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// dumpTool is the server's own dump client: MariaDB's from the system, MySQL's from the
+// prefix scripts/install-mysql.sh unpacked it into (the system's mysqldump is MariaDB's).
+func dumpTool(db *testdb.Server) string {
+	if db.Flavor() == testdb.MySQL {
+		return filepath.Join(testdb.MySQLPrefix(), "bin", "mysqldump")
+	}
+	return "mariadb-dump"
 }
 
 // chunkRows is the anchor client's chunk: rows per SELECT.

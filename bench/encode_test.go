@@ -30,10 +30,11 @@ const responseBytes = 256 << 10
 var (
 	captureOnce sync.Once
 	captured    struct {
-		raw    [][]byte             // binlog events as the server sent them
-		events []*binlogdata.VEvent // the same transactions as a stream with sources sends them
-		rows   int
-		err    error
+		raw     [][]byte             // binlog events as the server sent them
+		events  []*binlogdata.VEvent // the same transactions as a stream with sources sends them
+		rows    int
+		version string // the server's VERSION(), which the formats put in their records
+		err     error
 	}
 )
 
@@ -45,6 +46,9 @@ func capture(b *testing.B) {
 	captureOnce.Do(func() {
 		captured.raw, captured.rows, captured.err = captureRaw()
 		if captured.err == nil {
+			captured.version, captured.err = serverVersion()
+		}
+		if captured.err == nil {
 			captured.events, captured.err = captureEvents()
 		}
 	})
@@ -55,12 +59,12 @@ func capture(b *testing.B) {
 
 func captureRaw() ([][]byte, int, error) {
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: 2000000002, Flavor: "mariadb", Host: db.Host(), Port: uint16(db.Port()),
+		ServerID: 2000000002, Flavor: string(db.Flavor()), Host: db.Host(), Port: uint16(db.Port()),
 		User: db.User(), Password: db.Password(), RawModeEnabled: true, DisableRetrySync: true,
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	defer syncer.Close()
-	st, err := syncer.StartSyncGTID(startPos.Normalized().GTIDSet)
+	st, err := syncer.StartSyncGTID(syncSet(startPos))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -88,9 +92,22 @@ func captureRaw() ([][]byte, int, error) {
 	return raw, rows, nil
 }
 
+func serverVersion() (string, error) {
+	conn, err := db.Conn("")
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	r, err := conn.Execute("SELECT VERSION()")
+	if err != nil {
+		return "", err
+	}
+	return r.GetString(0, 0)
+}
+
 func newParser() *replication.BinlogParser {
 	p := replication.NewBinlogParser()
-	p.SetFlavor("mariadb")
+	p.SetFlavor(string(db.Flavor())) // go-mysql's flavor names are testdb's
 	p.SetTimestampStringLocation(time.UTC)
 	return p
 }
@@ -163,7 +180,7 @@ func BenchmarkEncode(b *testing.B) {
 			allocs := mallocs()
 			for i := 0; i < b.N; i++ {
 				enc, err := server.NewEncoder(format, v.options, encoder.Params{Clock: clock, Database: "bench",
-					Flavor: "mariadb", ServerVersion: "11.8.3-MariaDB", Keyspace: "bench"})
+					Flavor: string(db.Flavor()), ServerVersion: captured.version, Keyspace: "bench"})
 				if err != nil {
 					b.Fatal(err)
 				}

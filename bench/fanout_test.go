@@ -59,7 +59,7 @@ func fanTable(i int) string { return fmt.Sprintf("fan%03d", i) }
 // fanAll selects every table of the benchmark, as one stream.
 const fanAll = "/^fan[0-9]+$/"
 
-// setupFanout starts the benchmark's MariaDB servers, creates one table per filtered stream
+// setupFanout starts the benchmark's database servers, creates one table per filtered stream
 // in each, writes the binlog every replay reads (transaction t goes to table t mod streams,
 // so that each table's rows are spread over the whole binlog) and builds vstreamd.
 func setupFanout(b *testing.B) {
@@ -82,7 +82,7 @@ func fillFanout() error {
 		return err
 	}
 	defer conn.Close()
-	pos, err := binlogPos(conn)
+	pos, err := binlogPos(fanDB)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func fillFanout() error {
 	rows := *fanTxnRows
 	for t := range *fanTxns * *fanStreams {
 		q := fmt.Sprintf(`INSERT INTO %s SELECT seq, 0, CONCAT('customer-', seq), seq * 1.25,
-			'a note of modest length for each row' FROM seq_%d_to_%d`, fanTable(t%*fanStreams), t*rows+1, (t+1)*rows)
+			'a note of modest length for each row' FROM %s`, fanTable(t%*fanStreams), seqRange(fanDB, t*rows+1, (t+1)*rows))
 		if _, err := conn.Execute(q); err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func fillFanout() error {
 	return buildVstreamd()
 }
 
-// startFanDB starts a MariaDB with the benchmark's tables.
+// startFanDB starts a database server with the benchmark's tables.
 func startFanDB() (*testdb.Server, error) {
 	// Today each stream opens a binlog dump and a connection for the tables' definitions.
 	db, err := testdb.Start(testdb.Options{Database: "fan", ExtraArgs: []string{"--max-connections=1000"}})
@@ -184,11 +184,12 @@ func (p *fanPhase) report(b *testing.B, name string, iters int) {
 	b.ReportMetric(p.dbCPU.Seconds()/n, "mariadb-cpu-s/"+name)
 	b.ReportMetric(float64(p.lat.responses)/p.lat.span.Seconds(), "latency-responses/s/"+name)
 	b.ReportMetric(float64(p.lat.events)/p.lat.span.Seconds(), "latency-events/s/"+name)
-	fmt.Printf("fanout %s: pre-filled binlog in %.2fs wall, server CPU %.2fs (MariaDB %.2fs), max %d binlog dumps; %d transactions at %.0f/s: "+
-		"commit-to-client p50 %.2fms p99 %.2fms, until the last row arrived server CPU %.0f%% of a core, MariaDB %.0f%%, the benchmark process (clients and writers) %.0f%%, the whole machine %.0f%% (idle %.0f%%), %.0f responses/s, %.0f events/s; "+
+	// The metrics keep their mariadb names whatever the flavor, so that runs compare.
+	fmt.Printf("fanout %s: pre-filled binlog in %.2fs wall, server CPU %.2fs (%s %.2fs), max %d binlog dumps; %d transactions at %.0f/s: "+
+		"commit-to-client p50 %.2fms p99 %.2fms, until the last row arrived server CPU %.0f%% of a core, %s %.0f%%, the benchmark process (clients and writers) %.0f%%, the whole machine %.0f%% (idle %.0f%%), %.0f responses/s, %.0f events/s; "+
 		"%d streams lost, %d rows undelivered; peak RSS %.1f MiB\n",
-		name, p.wall.Seconds()/n, p.cpu.Seconds()/n, p.dbCPU.Seconds()/n, p.dumps, p.lat.sent, p.lat.rate(),
-		ms(p50), ms(p99), share(p.lat.cpu, p.lat.span)*100, share(p.lat.dbCPU, p.lat.span)*100, share(p.lat.clientCPU, p.lat.span)*100,
+		name, p.wall.Seconds()/n, p.cpu.Seconds()/n, serverName(fanDB), p.dbCPU.Seconds()/n, p.dumps, p.lat.sent, p.lat.rate(),
+		ms(p50), ms(p99), share(p.lat.cpu, p.lat.span)*100, serverName(latDB), share(p.lat.dbCPU, p.lat.span)*100, share(p.lat.clientCPU, p.lat.span)*100,
 		share(p.lat.machineBusy, p.lat.span)*100, share(p.lat.machineIdle, p.lat.span)*100,
 		float64(p.lat.responses)/p.lat.span.Seconds(), float64(p.lat.events)/p.lat.span.Seconds(), p.lat.lost, p.lat.missing, float64(p.peakRSS)/(1<<20))
 	for _, err := range p.lat.errs {
@@ -407,7 +408,7 @@ func runLatency(b *testing.B, matches []string) fanPhase {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	pos, err := binlogPos(conn)
+	pos, err := binlogPos(latDB)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -697,9 +698,18 @@ func (d *vstreamd) stop(b *testing.B) {
 // cpu is the CPU time vstreamd has used, user and system, all threads.
 func (d *vstreamd) cpu(b *testing.B) time.Duration { return procCPU(b, d.cmd.Process.Pid) }
 
-// dbPID is the process id of db's mariadbd.
+// serverName names db's server in the benchmarks' reports.
+func serverName(db *testdb.Server) string {
+	if db.Flavor() == testdb.MySQL {
+		return "MySQL"
+	}
+	return "MariaDB"
+}
+
+// dbPID is the process id of db's server (mariadbd or mysqld), from the pid file testdb
+// has it write.
 func dbPID(b *testing.B, db *testdb.Server) int {
-	s, err := os.ReadFile(filepath.Join(db.Dir(), "mariadbd.pid"))
+	s, err := os.ReadFile(filepath.Join(db.Dir(), "server.pid"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	pos, err := binlogPos(conn)
+	pos, err := binlogPos(latencyDB)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID:                2000000002,
-		Flavor:                  "mariadb",
+		Flavor:                  string(latencyDB.Flavor()), // go-mysql's flavor names are testdb's
 		Host:                    latencyDB.Host(),
 		Port:                    uint16(latencyDB.Port()),
 		User:                    latencyDB.User(),
@@ -260,7 +260,7 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 		Logger:                  slog.New(slog.DiscardHandler),
 	})
 	defer syncer.Close()
-	bst, err := syncer.StartSyncGTID(pos.Normalized().GTIDSet)
+	bst, err := syncer.StartSyncGTID(syncSet(pos))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -394,7 +394,7 @@ type binlogReader struct{ cmd *exec.Cmd }
 // its dump is open.
 func startBinlogReader(b *testing.B, gtid string) *binlogReader {
 	cmd := exec.Command(readerBin, "--host", latencyDB.Host(), "--port", strconv.Itoa(latencyDB.Port()),
-		"--user", latencyDB.User(), "--password", latencyDB.Password(), "--gtid", gtid)
+		"--user", latencyDB.User(), "--password", latencyDB.Password(), "--flavor", string(latencyDB.Flavor()), "--gtid", gtid)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

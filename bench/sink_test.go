@@ -45,7 +45,7 @@ func setupSink(b *testing.B) {
 		for i := 0; i < sinkRows && sinkSetupErr == nil; i += txnRows {
 			sinkSetupErr = sinkDB.Exec(fmt.Sprintf(`INSERT INTO orders SELECT seq, CONCAT('customer-', seq), seq * 1.25, seq %% 17,
 				seq / 3.0, ELT(1 + seq %% 3, 'new', 'paid', 'shipped'), '2024-01-02 03:04:05.678',
-				'a note of modest length for each order' FROM seq_%d_to_%d`, i+1, i+txnRows))
+				'a note of modest length for each order' FROM %s`, seqRange(sinkDB, i+1, i+txnRows)))
 		}
 	})
 	if sinkSetupErr != nil {

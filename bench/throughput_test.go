@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -65,7 +65,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// setup starts MariaDB and writes the binlog every benchmark replays.
+// setup starts the database server and writes the binlog every benchmark replays.
 func setup(b *testing.B) {
 	once.Do(func() {
 		db, setupErr = testdb.Start(testdb.Options{Database: "bench"})
@@ -85,13 +85,13 @@ func setup(b *testing.B) {
 			return
 		}
 		defer conn.Close()
-		if startPos, setupErr = binlogPos(conn); setupErr != nil {
+		if startPos, setupErr = binlogPos(db); setupErr != nil {
 			return
 		}
 		for i := 0; i < totalRows; i += txnRows {
 			q := fmt.Sprintf(`INSERT INTO orders SELECT seq, CONCAT('customer-', seq), seq * 1.25, seq %% 17, seq / 3.0,
 				ELT(1 + seq %% 3, 'new', 'paid', 'shipped'), '2024-01-02 03:04:05.678', '2024-01-02 03:04:05.678',
-				'a note of modest length for each order', seq %% 256 FROM seq_%d_to_%d`, i+1, i+txnRows)
+				'a note of modest length for each order', seq %% 256 FROM %s`, seqRange(db, i+1, i+txnRows))
 			if _, err := conn.Execute(q); err != nil {
 				setupErr = err
 				return
@@ -138,19 +138,31 @@ func BenchmarkThroughput(b *testing.B) {
 
 // binlogPos is the server's binlog position now: a stream started from it reads what is
 // written after.
-func binlogPos(conn *client.Conn) (position.Position, error) {
-	r, err := conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
+func binlogPos(db *testdb.Server) (position.Position, error) {
+	s, err := db.Position()
 	if err != nil {
 		return position.Position{}, err
 	}
-	body, _ := r.GetString(0, 0)
-	return position.ParseBody(position.MariaDB, body)
+	return position.Parse(s)
+}
+
+// syncSet is the GTID set go-mysql's BinlogSyncer starts from at p. It is a copy: the syncer
+// adds every GTID it reads to the set it was given, and a MySQL56 position's Normalized is p's
+// own set, so the benchmarks' start positions would move to wherever a reader stopped.
+func syncSet(p position.Position) mysql.GTIDSet {
+	return p.Normalized().GTIDSet.Clone()
+}
+
+// seqRange is a table expression for the integers from..to in a column named seq, for
+// INSERT ... SELECT ... FROM on either flavor.
+func seqRange(db *testdb.Server, from, to int) string {
+	return fmt.Sprintf("(SELECT seq + %d AS seq FROM %s) AS seq_%d_to_%d", from-1, db.Seq(to-from+1), from, to)
 }
 
 func rawDecode(b *testing.B) time.Duration {
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID:                2000000001,
-		Flavor:                  "mariadb",
+		Flavor:                  string(db.Flavor()), // go-mysql's flavor names are testdb's
 		Host:                    db.Host(),
 		Port:                    uint16(db.Port()),
 		User:                    db.User(),
@@ -162,7 +174,7 @@ func rawDecode(b *testing.B) time.Duration {
 	})
 	defer syncer.Close()
 	start := time.Now()
-	st, err := syncer.StartSyncGTID(startPos.Normalized().GTIDSet)
+	st, err := syncer.StartSyncGTID(syncSet(startPos))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,5 +1,6 @@
 // Package examples runs the client examples in other languages against a real vstreamd on a
-// real MariaDB: each starts a stream, saves the resume position, and resumes from it.
+// real database (MariaDB or MySQL, as testdb picks): each starts a stream, saves the resume
+// position, and resumes from it.
 package examples
 
 import (

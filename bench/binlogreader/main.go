@@ -1,5 +1,5 @@
 // Command binlogreader is an anchor of the latency benchmark: the least a binlog consumer
-// process does, read a MariaDB binlog from a GTID position with go-mysql's BinlogSyncer and
+// process does, read a MariaDB or MySQL binlog from a GTID position with go-mysql's BinlogSyncer and
 // decode every event, sending nothing on. BenchmarkLatency runs it as a process of its own
 // beside vstreamd and reads its CPU per transaction from /proc, the floor under vstreamd's.
 package main
@@ -19,27 +19,28 @@ import (
 )
 
 func main() {
-	host := flag.String("host", "127.0.0.1", "MariaDB host")
-	port := flag.Int("port", 3306, "MariaDB port")
+	host := flag.String("host", "127.0.0.1", "server host")
+	port := flag.Int("port", 3306, "server port")
 	user := flag.String("user", "root", "user")
 	password := flag.String("password", "", "password")
-	gtid := flag.String("gtid", "", "MariaDB GTID position to read after")
+	flavor := flag.String("flavor", mysql.MariaDBFlavor, "the server's flavor, "+mysql.MariaDBFlavor+" or "+mysql.MySQLFlavor)
+	gtid := flag.String("gtid", "", "GTID set to read after, in the flavor's form (0-1-5, or <uuid>:1-5)")
 	flag.Parse()
-	if err := run(*host, uint16(*port), *user, *password, *gtid); err != nil {
+	if err := run(*host, uint16(*port), *user, *password, *flavor, *gtid); err != nil {
 		fmt.Fprintln(os.Stderr, "binlogreader:", err)
 		os.Exit(1)
 	}
 }
 
-func run(host string, port uint16, user, password, gtid string) error {
+func run(host string, port uint16, user, password, flavor, gtid string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	set, err := mysql.ParseMariadbGTIDSet(gtid)
+	set, err := mysql.ParseGTIDSet(flavor, gtid)
 	if err != nil {
 		return fmt.Errorf("gtid %q: %w", gtid, err)
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: 2000000003, Flavor: mysql.MariaDBFlavor, Host: host, Port: port, User: user, Password: password,
+		ServerID: 2000000003, Flavor: flavor, Host: host, Port: port, User: user, Password: password,
 		TimestampStringLocation: time.UTC, DisableRetrySync: true, Logger: slog.New(slog.DiscardHandler),
 	})
 	defer syncer.Close()
