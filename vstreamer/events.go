@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+
 	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
@@ -142,16 +144,43 @@ var skippable = func() (t [256]bool) {
 	return t
 }()
 
+// xidCommit ends a transaction at its XID event (or what commits as one). The COMMIT is
+// built only for a transaction that is sent: most a filtered stream sees are skipped.
+func (s *stream) xidCommit(ts uint32, xid uint64) error {
+	if skipped, err := s.endTxn(ts, true); err != nil || skipped {
+		return err
+	}
+	c := &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT}
+	if c.Source = s.source(); c.Source != nil {
+		c.Source.Xid = xid
+	}
+	return s.sendCommit(ts, c)
+}
+
+// xaOnePhase reports MySQL's XA_PREPARE_LOG_EVENT of XA COMMIT ... ONE PHASE: its first byte
+// is the one-phase flag, and the transaction commits at it as at an XID event. A two-phase
+// XA PREPARE only prepares.
+func xaOnePhase(ev *replication.BinlogEvent) bool {
+	if ev.Header.EventType != replication.XA_PREPARE_LOG_EVENT {
+		return false
+	}
+	g, ok := ev.Event.(*replication.GenericEvent)
+	return ok && len(g.Data) > 0 && g.Data[0] != 0
+}
+
 // unhandled decides about an event handle() has no case for (see skippable).
 func (s *stream) unhandled(ev *replication.BinlogEvent) error {
 	typ := ev.Header.EventType
 	if skippable[typ] {
 		return nil
 	}
+	if xaOnePhase(ev) {
+		return s.xidCommit(ev.Header.Timestamp, 0)
+	}
 	why := "it may carry row changes the stream would lose"
 	switch typ {
 	case replication.XA_PREPARE_LOG_EVENT:
-		why = "XA transactions are not streamed"
+		why = "prepared XA transactions are not streamed (XA COMMIT ... ONE PHASE is)"
 	case replication.INCIDENT_EVENT:
 		why = "the server reports changes missing from its binlog"
 	default:

@@ -235,6 +235,10 @@ func (t *historyTracker) handle(ev *replication.BinlogEvent) error {
 		}
 	case *replication.XIDEvent:
 		return t.commit(nil)
+	case *replication.GenericEvent:
+		if xaOnePhase(ev) {
+			return t.commit(nil)
+		}
 	case *replication.QueryEvent:
 		kind, tables, parsed := ddl.Classify(string(e.Query))
 		switch kind {

@@ -33,6 +33,11 @@ func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid string, start, end bo
 	case *replication.XIDEvent:
 		m.inTxn = false
 		return "", false, true
+	case *replication.GenericEvent:
+		if xaOnePhase(ev) {
+			m.inTxn = false
+			return "", false, true
+		}
 	case *replication.QueryEvent:
 		return "", false, m.query(string(e.Query))
 	case *replication.TransactionPayloadEvent:

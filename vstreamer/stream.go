@@ -988,16 +988,7 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	case *replication.ExecuteLoadQueryEvent:
 		return s.loadData(ev.RawData)
 	case *replication.XIDEvent:
-		// The COMMIT is built only for a transaction that is sent: most a filtered stream
-		// sees are skipped.
-		if skipped, err := s.endTxn(ts, true); err != nil || skipped {
-			return err
-		}
-		c := &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT}
-		if c.Source = s.source(); c.Source != nil {
-			c.Source.Xid = e.XID
-		}
-		return s.sendCommit(ts, c)
+		return s.xidCommit(ts, e.XID)
 	case *replication.MariadbAnnotateRowsEvent:
 		if s.withSrc {
 			s.txn.query = string(e.Query)
