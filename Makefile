@@ -68,9 +68,12 @@ test-deploy:
 test-race: deps
 	VSTREAM_REQUIRE_BROWSER=1 VSTREAM_REQUIRE_NATS=1 $(GO) test -race -count=1 -timeout 30m ./...
 
+# Every benchmark on MariaDB, then the binlog, copy and latency ones on MySQL, each beside its
+# anchor measured on the same server in the same run.
 bench:
 	./scripts/install-deps.sh mariadb mysql nats
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
+	VSTREAM_TEST_FLAVOR=mysql $(GO) test -run '^$$' -bench 'Throughput|Copy|Latency' -benchmem ./bench/
 
 # Ten minutes at 1,000 transactions/s with 10 filtered streams (SOAK_DURATION to change).
 SOAK_DURATION ?= 10m

@@ -247,6 +247,7 @@ func TestStopVstreamd(t *testing.T) {
 			w.Finish(t)
 			cons.waitCaughtUp(t)
 			cons.check(t)
+			checkMySQLWorkload(t)
 			if during == 0 {
 				t.Error("no stop landed during the copy")
 			}
@@ -273,4 +274,21 @@ func TestKillDatabase(t *testing.T) {
 	w.Finish(t)
 	c.waitCaughtUp(t)
 	c.check(t)
+	checkMySQLWorkload(t)
+}
+
+// checkMySQLWorkload fails a test on MySQL whose workload wrote no compressed transaction, no
+// partial JSON update or no tagged GTID: the replay's equality is only worth as much as what
+// went through it.
+func checkMySQLWorkload(t *testing.T) {
+	t.Helper()
+	if db.Flavor() != testdb.MySQL {
+		return
+	}
+	counts, tagged := applier.MySQLLogged(t, db)
+	if counts["Transaction_payload"] == 0 || counts["Update_rows_partial"] == 0 || !tagged {
+		t.Errorf("the MySQL workload logged %d compressed transactions, %d partial JSON updates, tagged GTIDs %v; want some of each",
+			counts["Transaction_payload"], counts["Update_rows_partial"], tagged)
+	}
+	t.Logf("through compressed transactions (%d), partial JSON updates (%d) and tagged GTIDs", counts["Transaction_payload"], counts["Update_rows_partial"])
 }
