@@ -205,6 +205,12 @@ type handlerError struct{ err error }
 func (e *handlerError) Error() string { return e.err.Error() }
 func (e *handlerError) Unwrap() error { return e.err }
 
+// ErrStreamDown is wrapped, beside ctx.Err(), by the error of a Stream whose ctx ended while
+// the stream was down: its last attempt had failed and it was waiting to reconnect. The
+// error also says why the last attempt failed. A caller that ends streams with a deadline
+// tells by it a stream that never reached the server from one that ran until the deadline.
+var ErrStreamDown = errors.New("the stream was not connected")
+
 // errStreamEnded stands for a stream the server closed with an OK status;
 // a change stream has no natural end, so this is treated like a broken connection.
 var errStreamEnded = errors.New("server ended the stream")
@@ -213,7 +219,8 @@ var errStreamEnded = errors.New("server ended the stream")
 //
 // Retryable errors (see IsRetryable) lead to a reconnect from the last resume
 // point, subject to Options.MaxRetries and Options.Backoff. Stream returns
-// ctx.Err() when ctx ends, the handler's error unchanged when the handler
+// ctx.Err() when ctx ends (wrapped with ErrStreamDown and the last failure when the stream
+// was down then), the handler's error unchanged when the handler
 // fails, and otherwise the stream error: a permanent gRPC status error as
 // received, or the last retryable one, wrapped, once retries are exhausted
 // (status.Code sees through the wrapping).
@@ -230,13 +237,25 @@ func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
 	}
 	bo := c.newBackoff()
 	failures := 0
+	// down is the failure the stream has not recovered from: set when an attempt fails,
+	// cleared when one delivers a batch.
+	var down error
+	ended := func() error {
+		if down != nil {
+			return fmt.Errorf("%w: %w; last failure: %w", ctx.Err(), ErrStreamDown, down)
+		}
+		return ctx.Err()
+	}
 	for {
 		progressed, err := s.attempt(ctx)
 		if herr, ok := errors.AsType[*handlerError](err); ok {
 			return herr.err
 		}
+		if progressed {
+			down = nil
+		}
 		if ctxDone(ctx) {
-			return ctx.Err()
+			return ended()
 		}
 		if !IsRetryable(err) {
 			return err
@@ -246,6 +265,7 @@ func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
 			failures = 0
 		}
 		failures++
+		down = err
 		if c.opts.MaxRetries < 0 || (c.opts.MaxRetries > 0 && failures > c.opts.MaxRetries) {
 			return fmt.Errorf("giving up after %d failed attempts in a row: %w", failures, err)
 		}
@@ -262,7 +282,7 @@ func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return ended()
 		case <-t.C:
 		}
 	}

@@ -613,8 +613,8 @@ func TestCancelStopsCleanly(t *testing.T) {
 		}
 		return nil
 	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Stream() = %v, want context.Canceled", err)
+	if !errors.Is(err, context.Canceled) || errors.Is(err, client.ErrStreamDown) {
+		t.Fatalf("Stream() = %v, want context.Canceled of a stream that was up", err)
 	}
 	if len(fs.Starts()) != 1 {
 		t.Errorf("server saw %d attempts, want 1", len(fs.Starts()))
@@ -626,8 +626,13 @@ func TestCancelStopsCleanly(t *testing.T) {
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel2()
 	start := time.Now()
-	if err := c2.Stream(ctx2, client.Request{}, func(context.Context, []*binlogdata.VEvent) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+	err = c2.Stream(ctx2, client.Request{}, func(context.Context, []*binlogdata.VEvent) error { return nil })
+	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Stream() = %v, want context.DeadlineExceeded", err)
+	}
+	// The stream was down when the deadline came: the error says so, and why.
+	if !errors.Is(err, client.ErrStreamDown) || status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "down") {
+		t.Errorf("Stream() = %v, want ErrStreamDown with the server's Unavailable", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Stream took %v to notice the deadline", d)

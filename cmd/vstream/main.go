@@ -73,6 +73,8 @@ type config struct {
 	request   client.Request
 	maxEvents int
 	timeout   time.Duration
+	// tableRules are the --tables rules, checked against the server's tables at the start.
+	tableRules []string
 	// output is how lines are printed; empty until run picks the default for stdout.
 	output render.Output
 }
@@ -158,6 +160,11 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	filter, err := buildFilter(*tables, set["tables"], *filterJSON, set["filter"])
 	if err != nil {
 		return nil, err
+	}
+	if set["tables"] {
+		for _, r := range filter.GetRules() {
+			cfg.tableRules = append(cfg.tableRules, r.GetMatch())
+		}
 	}
 	cfg.request = client.Request{
 		Position:          pos,
@@ -293,10 +300,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return startedAt(cfg.request.Position)
 	}
 	cfg.request.OnMessages = p.printMessages
+	warnUnmatched(ctx, c, cfg, logTo)
 	err = c.Stream(ctx, cfg.request, p.print)
 	switch {
 	case errors.Is(err, errEnough):
 		return 0
+	case errors.Is(err, client.ErrStreamDown):
+		// --timeout or Ctrl-C while the server could not be reached: nothing was streamed.
+		fmt.Fprintf(stderr, "vstream: %v\n", err)
+		return 1
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		// --timeout or Ctrl-C: what was received has been printed.
 		return 0

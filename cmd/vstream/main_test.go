@@ -209,6 +209,34 @@ func TestUsageExitCode(t *testing.T) {
 	}
 }
 
+// TestUnreachableServerFails: with no server to reach, --timeout ends the stream with exit
+// status 1 and the reason, not 0 as for a stream that ran until its deadline.
+func TestUnreachableServerFails(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close() // nothing listens there now
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--server", addr, "--timeout", "1s"}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "not connected") || !strings.Contains(stderr.String(), "connection refused") {
+		t.Fatalf("exit %d, stderr %q; want 1 and the reason", code, stderr.String())
+	}
+}
+
+// streamStarts are the starts of the stream itself, without those of the check of --tables
+// (a copy in one-row chunks; see warnUnmatched).
+func (s *fakeServer) streamStarts() []*vstreamv1.Start {
+	var out []*vstreamv1.Start
+	for _, st := range s.starts {
+		if st.GetFlags().GetCopyChunkRows() != 1 {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 type serverStream = grpc.BidiStreamingServer[vstreamv1.StreamRequest, vstreamv1.StreamResponse]
 
 // fakeServer plays batches to every stream and then waits or fails.
@@ -328,17 +356,19 @@ func TestRunMaxEvents(t *testing.T) {
 
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if len(fs.starts) != 1 {
-		t.Fatalf("server saw %d starts, want 1", len(fs.starts))
+	starts := fs.streamStarts()
+	if len(starts) != 1 {
+		t.Fatalf("server saw %d starts, want 1", len(starts))
 	}
-	s := fs.starts[0]
+	s := starts[0]
 	if g := s.GetVgtid().GetShardGtids(); len(g) != 1 || g[0].GetGtid() != "MariaDB/0-1-4" || g[0].GetKeyspace() != "demo" {
 		t.Errorf("start position = %v", s.GetVgtid())
 	}
 	if r := s.GetFilter().GetRules(); len(r) != 1 || r[0].GetMatch() != "t1" {
 		t.Errorf("start filter = %v", s.GetFilter())
 	}
-	if len(fs.auth) != 1 || fs.auth[0] != "Bearer s3cret" {
+	// The stream and the check of --tables each send the token.
+	if len(fs.auth) != 2 || fs.auth[0] != "Bearer s3cret" || fs.auth[1] != "Bearer s3cret" {
 		t.Errorf("authorization = %q", fs.auth)
 	}
 }
@@ -417,10 +447,11 @@ func TestRunPoisonEvent(t *testing.T) {
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if len(fs.starts) != 1 {
-		t.Errorf("%d starts, want 1: the CLI retried a poison event", len(fs.starts))
+	starts := fs.streamStarts()
+	if len(starts) != 1 {
+		t.Fatalf("%d starts, want 1: the CLI retried a poison event", len(starts))
 	}
-	if m := fs.starts[0].GetFlags().GetEventProcessingFailureHandlingMode(); m != "fail" {
+	if m := starts[0].GetFlags().GetEventProcessingFailureHandlingMode(); m != "fail" {
 		t.Errorf("failure mode sent = %q, want fail", m)
 	}
 }

@@ -220,6 +220,35 @@ func TestTablesCommand(t *testing.T) {
 	}
 }
 
+// TestTablesWarnsUnmatched: a --tables rule that matches no table of the server is warned
+// about at the start, alone or beside rules that match.
+func TestTablesWarnsUnmatched(t *testing.T) {
+	addr := serveReal(t)
+	execSQL(t, "CREATE TABLE IF NOT EXISTS tw_here (id INT PRIMARY KEY)")
+	for _, c := range []struct {
+		tables string
+		warned []string
+	}{
+		{"nosuch", []string{`"nosuch"`}},
+		{"tw_here,nosuch,/^tw_", []string{`"nosuch"`}},
+		{"tw_here,/^tw_", nil},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"--server", addr, "--tables", c.tables, "--timeout", "1s"}, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("--tables %s: exit %d, stderr %q", c.tables, code, stderr.String())
+		}
+		if n := strings.Count(stderr.String(), "matches no table"); n != len(c.warned) {
+			t.Errorf("--tables %s: %d warnings, want %d: %q", c.tables, n, len(c.warned), stderr.String())
+		}
+		for _, w := range c.warned {
+			if !strings.Contains(stderr.String(), "--tables "+w+" matches no table") {
+				t.Errorf("--tables %s: no warning for %s: %q", c.tables, w, stderr.String())
+			}
+		}
+	}
+}
+
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
 // TestFormatOutputs: with --format, each output keeps what a consumer needs of every message:

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -92,23 +93,11 @@ type tableInfo struct {
 // takes tables without a key too, which it copies in one read: when the first selected table
 // is such a table, listing reads it whole (the rows are not sent).
 func tablesCmd(ctx context.Context, c *client.Client, cfg *config, stdout io.Writer) error {
-	base := native(cfg.request)
-	base.Position = copyOf(base.Position)
-	base.CopyChunkRows = 1
-	base.EventTypes = []binlogdata.VEventType{binlogdata.VEventType_FIELD, binlogdata.VEventType_LASTPK}
-	all := base
-	all.CopyTablesWithoutKey = true
-	v, _, err := firstPosition(ctx, c, all)
+	base := listing(cfg.request)
+	names, err := selectedTables(ctx, c, base)
 	if err != nil {
 		return fmt.Errorf("list tables: %w", err)
 	}
-	var names []string
-	for _, sg := range v.GetShardGtids() {
-		for _, tp := range sg.GetTablePKs() {
-			names = append(names, tp.GetTableName())
-		}
-	}
-	slices.Sort(names)
 	w := &errWriter{w: stdout}
 	for _, name := range names {
 		info, err := describe(ctx, c, base, name)
@@ -125,6 +114,58 @@ func tablesCmd(ctx context.Context, c *client.Client, cfg *config, stdout io.Wri
 		}
 	}
 	return w.err
+}
+
+// listing is req as the listing copy asks it: one-row chunks, only FIELD and LASTPK events.
+func listing(req client.Request) client.Request {
+	base := native(req)
+	base.Position = copyOf(base.Position)
+	base.CopyChunkRows = 1
+	base.EventTypes = []binlogdata.VEventType{binlogdata.VEventType_FIELD, binlogdata.VEventType_LASTPK}
+	return base
+}
+
+// selectedTables lists, sorted, the tables the listing request's filter selects: a copy of
+// them all names them in its first position.
+func selectedTables(ctx context.Context, c *client.Client, base client.Request) ([]string, error) {
+	all := base
+	all.CopyTablesWithoutKey = true
+	v, _, err := firstPosition(ctx, c, all)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, sg := range v.GetShardGtids() {
+		for _, tp := range sg.GetTablePKs() {
+			names = append(names, tp.GetTableName())
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// tablesCheckTimeout bounds the start-up check of --tables: a server that does not answer
+// in time is left to the stream, which reports it.
+const tablesCheckTimeout = 5 * time.Second
+
+// warnUnmatched warns about each --tables rule that selects no table of the server now: such
+// a stream prints nothing until a table of that name is created, which a mistyped name never
+// is. It asks the server as vstream tables does: a copy of the rule's tables, which the
+// server refuses, saying so, when there are none.
+func warnUnmatched(ctx context.Context, c *client.Client, cfg *config, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, tablesCheckTimeout)
+	defer cancel()
+	for _, rule := range cfg.tableRules {
+		req := listing(cfg.request)
+		req.Filter = &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: rule}}}
+		req.CopyTablesWithoutKey = true
+		_, _, err := firstPosition(ctx, c, req)
+		if st := status.Convert(err); err != nil && st.Code() == codes.InvalidArgument &&
+			(strings.Contains(st.Message(), "not present") || strings.Contains(st.Message(), "selects no table")) {
+			fmt.Fprintf(stderr, "vstream: warning: --tables %q matches no table on the server now, so nothing of it is streamed until one exists: %s\n", rule, st.Message())
+		}
+		// Any other answer is the stream's to report.
+	}
 }
 
 // describe copies one table to its first chunk: the LASTPK of that chunk names the key.

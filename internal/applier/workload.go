@@ -156,9 +156,9 @@ func MySQLLogged(t testing.TB, db *testdb.Server) (counts map[string]int, tagged
 	counts = map[string]int{}
 	for i := range files.RowNumber() {
 		name, _ := files.GetString(i, 0)
-		evs, err := conn.Execute("SHOW BINLOG EVENTS IN '" + name + "'")
-		if err != nil {
-			t.Fatal(err)
+		evs, qerr := conn.Execute("SHOW BINLOG EVENTS IN '" + name + "'")
+		if qerr != nil {
+			t.Fatal(qerr)
 		}
 		for j := range evs.RowNumber() {
 			typ, _ := evs.GetString(j, 2)

@@ -110,11 +110,11 @@ func Apply(doc string, diffs []Diff, value func(binary []byte) (string, error), 
 		}
 		var v any
 		if d.Op != Remove {
-			t, err := value(d.Value)
-			if err != nil {
-				return "", fmt.Errorf("%s %s: %w", d.Op, d.Path, err)
+			var t string
+			if t, err = value(d.Value); err == nil {
+				v, err = decode(t)
 			}
-			if v, err = decode(t); err != nil {
+			if err != nil {
 				return "", fmt.Errorf("%s %s: %w", d.Op, d.Path, err)
 			}
 		}

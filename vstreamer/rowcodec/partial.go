@@ -77,16 +77,13 @@ func applyPartialJSON(re *replication.RowsEvent, data []byte) error {
 				}
 				return nil
 			}
-			diffs, err := jsondiff.Parse(v)
-			if err != nil {
-				return fmt.Errorf("column %d: %w", col+1, err)
+			diffs, perr := jsondiff.Parse(v)
+			if perr != nil {
+				return fmt.Errorf("column %d: %w", col+1, perr)
 			}
-			text, err := jsondiff.Apply(doc, diffs, func(b []byte) (string, error) {
-				out, err := appendVitessJSON(nil, b)
-				return string(out), err
-			}, appendJSONString)
-			if err != nil {
-				return fmt.Errorf("column %d: %w", col+1, err)
+			text, perr := jsondiff.Apply(doc, diffs, printValue, appendJSONString)
+			if perr != nil {
+				return fmt.Errorf("column %d: %w", col+1, perr)
 			}
 			after[col] = text
 			return nil
@@ -178,6 +175,12 @@ func walkImage(cols []Column, data []byte, pos int, bitmap, partial []byte, json
 }
 
 func bitSet(b []byte, i int) bool { return b[i>>3]&(1<<(i&7)) != 0 }
+
+// printValue is the text the stream prints for a binary JSON value.
+func printValue(b []byte) (string, error) {
+	out, err := appendVitessJSON(nil, b)
+	return string(out), err
+}
 
 // printJSON replaces go-mysql's text of a whole JSON value in row with the stream's (see
 // vitessJSON). An empty value (an invalid document MySQL writes for an empty string under a

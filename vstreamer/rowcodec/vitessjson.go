@@ -167,13 +167,13 @@ func appendJSONContainer(dst []byte, typ byte, data []byte, depth int) ([]byte, 
 	if object {
 		keys = make([][]byte, count)
 		for i := range keys {
-			off, err := read(pos, word)
-			if err != nil {
-				return dst, err
+			off, rerr := read(pos, word)
+			if rerr != nil {
+				return dst, rerr
 			}
-			n, err := read(pos+word, 2)
-			if err != nil {
-				return dst, err
+			n, rerr := read(pos+word, 2)
+			if rerr != nil {
+				return dst, rerr
 			}
 			if off+n > len(data) {
 				return dst, errJSONShort
