@@ -212,6 +212,10 @@ func TestTablesCommand(t *testing.T) {
 	)
 	got := vstream(t, "tables", "--server", addr, "--tables", "/^tk_")
 	golden(t, "tables.txt", got)
+	// A filter of one empty table lists it too.
+	if got := vstream(t, "tables", "--server", addr, "--tables", "tk_empty"); !strings.HasPrefix(got, "tk_empty\tcopyable") {
+		t.Errorf("tables of an empty table: %q", got)
+	}
 	// A filter that selects nothing is the server's refusal, passed on.
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"tables", "--server", addr, "--tables", "/^nothing_"}, &stdout, &stderr); code != 1 ||

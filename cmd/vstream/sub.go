@@ -130,18 +130,25 @@ func listing(req client.Request) client.Request {
 func selectedTables(ctx context.Context, c *client.Client, base client.Request) ([]string, error) {
 	all := base
 	all.CopyTablesWithoutKey = true
-	v, _, err := firstPosition(ctx, c, all)
+	v, events, err := firstPosition(ctx, c, all)
 	if err != nil {
 		return nil, err
 	}
+	// The position names the tables still to copy; a table copied by then (an empty one,
+	// copied at once) is named by its FIELD event.
 	var names []string
 	for _, sg := range v.GetShardGtids() {
 		for _, tp := range sg.GetTablePKs() {
 			names = append(names, tp.GetTableName())
 		}
 	}
+	for _, ev := range events {
+		if fe := ev.GetFieldEvent(); fe != nil {
+			names = append(names, fe.GetTableName())
+		}
+	}
 	slices.Sort(names)
-	return names, nil
+	return slices.Compact(names), nil
 }
 
 // tablesCheckTimeout bounds the start-up check of --tables: a server that does not answer
