@@ -433,6 +433,14 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("stream count %q", got)
 	}
 
+	// In a 1280-pixel window the table fits: nothing scrolls sideways.
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
+	if wide, inner := eval(`document.documentElement.scrollWidth`), eval(`window.innerWidth`); wide > inner {
+		t.Errorf("the page is %v pixels wide in a %v-pixel window", wide, inner)
+	}
+
 	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
