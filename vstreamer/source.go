@@ -49,8 +49,11 @@ func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 }
 
 // openDump opens a replication connection and starts its dump after the transactions in pos
-// (or at pos's file and offset).
-func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (*replication.BinlogStreamer, func(), error) {
+// (or at pos's file and offset). A MySQL dump is read raw and decoded by payloadReader, which
+// hands out a compressed transaction's events as they are decompressed.
+func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (binlogReader, func(), error) {
+	raw := cfg.Flavor == mysql.MySQLFlavor
+	cfg.RawModeEnabled = raw
 	syncer := replication.NewBinlogSyncer(cfg)
 	var streamer *replication.BinlogStreamer
 	var err error
@@ -66,6 +69,9 @@ func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (*repli
 	if err != nil {
 		syncer.Close()
 		return nil, nil, fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, pos, err)
+	}
+	if raw {
+		return newPayloadReader(streamer, cfg), syncer.Close, nil
 	}
 	return streamer, syncer.Close, nil
 }
