@@ -72,11 +72,11 @@ func (r *payloadReader) GetEvent(ctx context.Context) (*replication.BinlogEvent,
 		if raw.Header.EventType != replication.TRANSACTION_PAYLOAD_EVENT {
 			// Raw mode decodes format descriptions and rotations; decoding them again keeps
 			// this parser's format (checksums, header lengths) the dump's.
-			ev, err := r.parser.Parse(raw.RawData)
-			if err != nil {
+			ev, perr := r.parser.Parse(raw.RawData)
+			if perr != nil {
 				// As the syncer would return it: the stream names an event it cannot decode
 				// (see undecodable).
-				return nil, err
+				return nil, perr
 			}
 			if f, ok := ev.Event.(*replication.FormatDescriptionEvent); ok {
 				r.format = f

@@ -70,9 +70,8 @@ func rowsQuery(n int) []byte {
 // decoding of the payload would.
 func TestPayloadReaderBoundsMemory(t *testing.T) {
 	const events, size = 256 << 10, 1 << 10
-	inner := bytes.Repeat(rowsQuery(size-replication.EventHeaderSize-1), events)
-	payload := payloadEvent(t, 5000, inner)
-	inner = nil
+	// The uncompressed events are garbage once compressed: only the payload stays.
+	payload := payloadEvent(t, 5000, bytes.Repeat(rowsQuery(size-replication.EventHeaderSize-1), events))
 	r := newPayloadReader(&rawEvents{evs: [][]byte{formatEvent(), payload}}, replication.BinlogSyncerConfig{Flavor: mysql.MySQLFlavor})
 	runtime.GC()
 	var m runtime.MemStats
