@@ -39,7 +39,8 @@ func newPayloadReader(src binlogReader, cfg replication.BinlogSyncerConfig) *pay
 	return &payloadReader{src: src, parser: newParser(cfg), cfg: cfg}
 }
 
-// newParser is a parser with the decoding options of the syncer cfg configures.
+// newParser is a parser with the decoding options replication.NewBinlogSyncer gives its own,
+// from the same config, but that it decodes every event (raw mode is the syncer's).
 func newParser(cfg replication.BinlogSyncerConfig) *replication.BinlogParser {
 	p := replication.NewBinlogParser()
 	p.SetFlavor(cfg.Flavor)
@@ -47,6 +48,8 @@ func newParser(cfg replication.BinlogSyncerConfig) *replication.BinlogParser {
 	p.SetTimestampStringLocation(cfg.TimestampStringLocation)
 	p.SetUseDecimal(cfg.UseDecimal)
 	p.SetUseFloatWithTrailingZero(cfg.UseFloatWithTrailingZero)
+	p.SetRenderJSONAsMySQLText(cfg.RenderJSONAsMySQLText)
+	p.SetPayloadDecoderConcurrency(cfg.PayloadDecoderConcurrency)
 	p.SetVerifyChecksum(cfg.VerifyChecksum)
 	p.SetRowsEventDecodeFunc(cfg.RowsEventDecodeFunc)
 	p.SetTableMapOptionalMetaDecodeFunc(cfg.TableMapOptionalMetaDecodeFunc)

@@ -124,18 +124,7 @@ func fixture(t testing.TB, name string) []byte {
 func parseBinlog(t testing.TB, raws ...[]byte) []*replication.BinlogEvent {
 	t.Helper()
 	cfg := syncerConfig(&Config{}, &serverInfo{flavor: position.MySQL56}, false, slog.New(slog.DiscardHandler))
-	p := replication.NewBinlogParser()
-	// The options replication.NewBinlogSyncer gives its parser, from the same config.
-	p.SetFlavor(cfg.Flavor)
-	p.SetRawMode(cfg.RawModeEnabled)
-	p.SetParseTime(cfg.ParseTime)
-	p.SetTimestampStringLocation(cfg.TimestampStringLocation)
-	p.SetUseDecimal(cfg.UseDecimal)
-	p.SetUseFloatWithTrailingZero(cfg.UseFloatWithTrailingZero)
-	p.SetRenderJSONAsMySQLText(cfg.RenderJSONAsMySQLText)
-	p.SetPayloadDecoderConcurrency(cfg.PayloadDecoderConcurrency)
-	p.SetRowsEventDecodeFunc(cfg.RowsEventDecodeFunc)
-	p.SetTableMapOptionalMetaDecodeFunc(cfg.TableMapOptionalMetaDecodeFunc)
+	p := newParser(cfg)
 	p.SetVerifyChecksum(true)
 	var out []*replication.BinlogEvent
 	for i, raw := range raws {
