@@ -17,15 +17,23 @@ func skipUnlessMySQL(t *testing.T, what string) {
 	}
 }
 
+// streamTable starts a stream of table from the current position on a new engine, past the
+// events of the table's CREATE.
+func streamTable(t *testing.T, table string) (*Engine, *testStream) {
+	t.Helper()
+	e := newEngine(t)
+	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: table})})
+	ts.expect("GTID", "OTHER", "VGTID")
+	return e, ts
+}
+
 // TestMySQLCompressedTransactions: with binlog_transaction_compression=ON MySQL logs each
 // transaction as one ZSTD TRANSACTION_PAYLOAD event; the stream sends its rows as if they had
 // been logged one by one.
 func TestMySQLCompressedTransactions(t *testing.T) {
 	skipUnlessMySQL(t, "compressed transaction payloads")
 	execSQL(t, "CREATE TABLE mzc (id INT PRIMARY KEY, v VARCHAR(20))")
-	e := newEngine(t)
-	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mzc"}}}})
-	ts.expect("GTID", "OTHER", "VGTID")
+	_, ts := streamTable(t, "mzc")
 	execSQL(t,
 		"SET SESSION binlog_transaction_compression = ON",
 		"BEGIN",
@@ -44,9 +52,7 @@ func TestMySQLCompressedTransactions(t *testing.T) {
 func TestMySQLTaggedGTIDs(t *testing.T) {
 	skipUnlessMySQL(t, "tagged GTIDs")
 	execSQL(t, "CREATE TABLE mtag (id INT PRIMARY KEY)")
-	e := newEngine(t)
-	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mtag"}}}})
-	ts.expect("GTID", "OTHER", "VGTID")
+	e, ts := streamTable(t, "mtag")
 	execSQL(t,
 		"SET gtid_next = 'AUTOMATIC:etl'",
 		"INSERT INTO mtag VALUES (1)",
@@ -64,7 +70,7 @@ func TestMySQLTaggedGTIDs(t *testing.T) {
 	ts.expect("BEGIN", "ROW mtag +[2]", "GTID", "COMMIT", "VGTID")
 
 	// From the position after the tagged transaction, only what came after it.
-	rs := startStream(t, e, Request{Position: pos, Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mtag"}}}})
+	rs := startStream(t, e, Request{Position: pos, Filter: rules(&binlogdata.Rule{Match: "mtag"})})
 	rs.expect("BEGIN", "FIELD mtag id:INT32", "ROW mtag +[2]", "GTID", "COMMIT", "VGTID")
 }
 
@@ -77,9 +83,7 @@ func TestMySQLPartialJSONUpdates(t *testing.T) {
 	const doc = `'{"a": 1, "b": [1, 2, 3], "c": {"d": "x", "long key": "yy"}}'`
 	execSQL(t, `CREATE TABLE mpj (id INT PRIMARY KEY, j JSON, k JSON, n INT)`,
 		`INSERT INTO mpj VALUES (1, `+doc+`, '[1, 2]', 0), (101, `+doc+`, '[1, 2]', 0)`)
-	e := newEngine(t)
-	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mpj"}}}})
-	ts.expect("GTID", "OTHER", "VGTID")
+	_, ts := streamTable(t, "mpj")
 	for i, c := range []struct{ name, set string }{
 		{"replace", `j = JSON_REPLACE(j, '$.a', 2)`},
 		{"set a new key and an array element", `j = JSON_SET(j, '$.e', 'new', '$.b[1]', 20)`},
@@ -129,9 +133,7 @@ func (ts *testStream) txnRows() string {
 func TestMySQLPartialJSONUnderMinimalImage(t *testing.T) {
 	skipUnlessMySQL(t, "partial JSON updates (PARTIAL_UPDATE_ROWS_EVENT)")
 	execSQL(t, `CREATE TABLE mpjn (id INT PRIMARY KEY, j JSON)`, `INSERT INTO mpjn VALUES (1, '{"a": 1}')`)
-	e := newEngine(t)
-	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mpjn"}}}})
-	ts.expect("GTID", "OTHER", "VGTID")
+	_, ts := streamTable(t, "mpjn")
 	execSQL(t, "SET SESSION binlog_row_image = 'MINIMAL'", "SET SESSION binlog_row_value_options = 'PARTIAL_JSON'",
 		"UPDATE mpjn SET j = JSON_SET(j, '$.a', 2) WHERE id = 1",
 		"SET SESSION binlog_row_image = 'FULL'", "SET SESSION binlog_row_value_options = ''")
@@ -145,9 +147,7 @@ func TestMySQLPartialJSONUnderMinimalImage(t *testing.T) {
 func TestMySQLLargeCompressedTransaction(t *testing.T) {
 	skipUnlessMySQL(t, "compressed transaction payloads")
 	execSQL(t, "CREATE TABLE mzbig (id INT PRIMARY KEY, pad VARCHAR(200))")
-	e := newEngine(t)
-	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mzbig"}}}})
-	ts.expect("GTID", "OTHER", "VGTID")
+	_, ts := streamTable(t, "mzbig")
 	execSQL(t, "SET SESSION binlog_transaction_compression = ON", "BEGIN")
 	for i := 0; i < 40; i++ {
 		execSQL(t, fmt.Sprintf("INSERT INTO mzbig SELECT seq + %d, REPEAT('x', 200) FROM %s", i*500, db.Seq(500)))
