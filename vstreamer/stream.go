@@ -497,6 +497,11 @@ func (s *stream) atBadOffset(err error) bool {
 	if errors.As(err, &rf) {
 		at, atPos = rf.file, rf.pos
 	}
+	if at == "" {
+		// No event came before the failure (go-mysql may hand out the server's error before
+		// the rotate event it read first): the reader failed where it started.
+		at, atPos = file, uint32(min(pos, uint64(^uint32(0))))
+	}
 	return ok && s.pos.Equal(s.start) && at == file && uint64(atPos) <= pos
 }
 
