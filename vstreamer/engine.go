@@ -193,6 +193,12 @@ type Engine struct {
 	conns *sqlpool.Pool
 	// inspections shares the reading of the server among streams starting together.
 	inspections *coalesce.Runner[*serverFacts]
+	// heads caches the position at the head of each binlog file, which never changes, for
+	// Binlogs.
+	heads struct {
+		mu     sync.Mutex
+		byFile map[string]position.Position
+	}
 }
 
 // The engine's pool of SQL connections (see sqlpool.Config): a few idle connections, closed
@@ -545,36 +551,11 @@ func (e *Engine) withConn(ctx context.Context, f func(*client.Conn) error) (err 
 // mariadbPurged reads the GTID list at the start of the oldest binlog: every transaction up
 // to it is gone from the server's binlogs.
 func mariadbPurged(conn *client.Conn) (position.Position, error) {
-	empty := position.Position{Flavor: position.MariaDB}
-	r, err := conn.Execute("SHOW BINARY LOGS")
-	if err != nil {
-		return empty, fmt.Errorf("%w: list binary logs: %v", ErrUnavailable, err)
+	files, err := listBinlogs(conn)
+	if err != nil || len(files) == 0 {
+		return position.Position{Flavor: position.MariaDB}, err
 	}
-	if r.RowNumber() == 0 {
-		r.Close()
-		return empty, nil
-	}
-	first := resultString(r, 0, 0)
-	r.Close()
-	r, err = conn.Execute("SHOW BINLOG EVENTS IN '" + strings.ReplaceAll(first, "'", "''") + "' LIMIT 4")
-	if err != nil {
-		return empty, fmt.Errorf("%w: read %s: %v", ErrUnavailable, first, err)
-	}
-	defer r.Close()
-	for i := 0; i < r.RowNumber(); i++ {
-		typ := resultStringByName(r, i, "Event_type")
-		if typ != "Gtid_list" {
-			continue
-		}
-		info := resultStringByName(r, i, "Info")
-		body := strings.Trim(strings.TrimSpace(info), "[]")
-		p, err := position.ParseBody(position.MariaDB, body)
-		if err != nil {
-			return empty, fmt.Errorf("gtid list of %s %q: %w", first, info, err)
-		}
-		return p, nil
-	}
-	return empty, nil
+	return binlogHead(conn, position.MariaDB, files[0].name)
 }
 
 func queryString(conn *client.Conn, q string) (string, error) {

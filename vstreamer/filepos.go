@@ -47,15 +47,8 @@ func inspectFilePos(conn *client.Conn, info *serverInfo) error {
 		return err
 	}
 	info.current = position.NewFilePos(file, pos)
-	r, err := conn.Execute("SHOW BINARY LOGS")
-	if err != nil {
-		return fmt.Errorf("%w: list binary logs: %v", ErrUnavailable, err)
-	}
-	defer r.Close()
-	info.files = info.files[:0]
-	for i := 0; i < r.RowNumber(); i++ {
-		size, _ := r.GetUint(i, 1)
-		info.files = append(info.files, binlogFile{name: resultString(r, i, 0), size: size})
+	if info.files, err = listBinlogs(conn); err != nil {
+		return err
 	}
 	oldest := file
 	if len(info.files) > 0 {
