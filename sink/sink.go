@@ -15,6 +15,14 @@
 // position in one transaction (package sink/kafka), NATS JetStream's names every message
 // after its position so that the stream's duplicate window drops a repeat (package
 // sink/nats).
+//
+// A table copy (a start position with no GTID: "copy") is delivered the same way, chunk by
+// chunk: each chunk ends at a resume point that carries every table's last primary key, so
+// a sink killed in the middle of the snapshot resumes it after the last chunk it committed,
+// and the binlog changes after the snapshot follow, in order per key. What a copy sends
+// after a resume point is read again, at a later snapshot, when the stream resumes there:
+// its records are marked Volatile, and a Publisher that cannot take back what it published
+// keeps them from the broker until their commit is certain (sink/nats writes them ahead).
 package sink
 
 import (
@@ -22,12 +30,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
@@ -47,6 +57,12 @@ type Record struct {
 	// ID names the record uniquely and the same way every time the stream delivers it:
 	// the sink's name, the resume point the record follows and its index after that point.
 	ID string
+	// Volatile marks a record that follows its resume point during a table copy: resumed
+	// from that point, the stream reads the tables again and may send other records under
+	// the same IDs (rows changed or gone since). A Publisher whose broker cannot take back
+	// what it was given (NATS) must not let such a record be seen before the Commit that
+	// ends it is certain to complete.
+	Volatile bool
 }
 
 // Publisher writes records into a broker. Run calls it from one goroutine.
@@ -138,9 +154,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Request.Format == "" || cfg.Request.Format == "vevent" {
 		return errors.New("sink: the request needs an encoded format (e.g. debezium-json), not native VEvents")
 	}
-	if sg := cfg.Request.Position.GetShardGtids(); len(sg) > 0 && sg[0].GetGtid() == "" {
-		return errors.New("sink: a table copy cannot be resumed in an encoded format; start from current or a GTID position")
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -213,6 +226,8 @@ type runner struct {
 	lastMsgPos *binlogdata.VGtid
 	index      int
 	delivered  bool
+	// copying is set while the records follow a position inside a table copy (InCopy).
+	copying bool
 }
 
 func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
@@ -232,6 +247,7 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 		r.log.Info("sink starting: no committed position", "position", PositionText(req.Position))
 	}
 	r.committed = req.Position
+	r.copying = InCopy(req.Position)
 	r.base = r.baseOf(req.Position)
 	r.resumeBase = r.base
 	r.lastCommit = time.Now()
@@ -287,11 +303,15 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 	return r.delivered || errors.Is(err, errStopped), err
 }
 
-// baseOf names a start position in record IDs. "current" is no place in the binlog: each
-// start from it gets a name of its own, so that no earlier run's IDs are taken for repeats.
+// baseOf names a start position in record IDs. "current" is no place in the binlog, and a
+// copy's start is a snapshot taken when the stream starts: each start from them gets a name
+// of its own, so that no earlier run's IDs are taken for repeats.
 func (r *runner) baseOf(pos *binlogdata.VGtid) string {
 	if isCurrent(pos) {
 		return "current@" + uuid.NewString()
+	}
+	if sg := pos.GetShardGtids(); len(sg) > 0 && sg[0].GetGtid() == "" {
+		return "copy@" + uuid.NewString()
 	}
 	return PositionText(pos)
 }
@@ -309,6 +329,7 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 		// from where the stream started.
 		if pt := m.GetPosition(); len(pt.GetShardGtids()) > 0 && !samePosition(pt, r.lastMsgPos) {
 			r.lastMsgPos = pt
+			r.copying = InCopy(pt)
 			if txt := PositionText(pt); txt != r.base {
 				r.base, r.index = txt, 0
 			}
@@ -317,7 +338,7 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 		if err != nil {
 			return Permanent(err)
 		}
-		rec := &Record{Topic: topic, Key: m.GetKey(), Headers: m.GetHeaders()}
+		rec := &Record{Topic: topic, Key: m.GetKey(), Headers: m.GetHeaders(), Volatile: r.copying}
 		if h := m.GetHeaders(); h[avro.HeaderMessage] == avro.MessageSchema {
 			// A schema announcement comes again on every new stream, so it is no change of
 			// the source and takes no index: it is named by what it announces.
@@ -347,6 +368,7 @@ func (r *runner) onPosition(ctx context.Context, pos *binlogdata.VGtid) error {
 		r.base, r.index = txt, 0
 	}
 	r.resumeBase, r.lastMsgPos = r.base, nil
+	r.copying = InCopy(pos)
 	if r.open == 0 && !isCurrent(r.committed) {
 		// Nothing to write: the position waits for the next records, or the interval. (A
 		// start from "current" saves its first real position at once, so that a restart
@@ -410,6 +432,11 @@ func (r *runner) onEvents(ctx context.Context, events []*binlogdata.VEvent) erro
 				return fmt.Errorf("abort: %w", err)
 			}
 			r.open, r.index, r.base, r.lastMsgPos = 0, 0, r.resumeBase, nil
+			resume := r.committed
+			if r.pending != nil {
+				resume = r.pending
+			}
+			r.copying = InCopy(resume)
 		case binlogdata.VEventType_HEARTBEAT:
 			// A heartbeat comes when the stream is idle: the time to save a position that
 			// had no records, or to stop.
@@ -430,8 +457,8 @@ func (r *runner) onEvents(ctx context.Context, events []*binlogdata.VEvent) erro
 	return nil
 }
 
-// samePosition reports whether a and b name the same shard positions (as PositionText
-// would), without allocating.
+// samePosition reports whether a and b name the same positions (as PositionText would),
+// without allocating.
 func samePosition(a, b *binlogdata.VGtid) bool {
 	as, bs := a.GetShardGtids(), b.GetShardGtids()
 	if len(as) != len(bs) {
@@ -439,6 +466,11 @@ func samePosition(a, b *binlogdata.VGtid) bool {
 	}
 	for i := range as {
 		if as[i].GetGtid() != bs[i].GetGtid() || as[i].GetKeyspace() != bs[i].GetKeyspace() || as[i].GetShard() != bs[i].GetShard() {
+			return false
+		}
+		if ta, tb := as[i].GetTablePKs(), bs[i].GetTablePKs(); (len(ta) > 0 || len(tb) > 0) && !slices.EqualFunc(ta, tb, func(x, y *binlogdata.TableLastPK) bool {
+			return proto.Equal(x, y)
+		}) {
 			return false
 		}
 	}

@@ -35,6 +35,7 @@ type config struct {
 	FormatOptions string `yaml:"format-options"`
 	FailureMode   string `yaml:"event-processing-failure-handling-mode"`
 	MaxBatchBytes string `yaml:"max-batch-bytes"`
+	CopyChunkRows string `yaml:"copy-chunk-rows"`
 	Heartbeat     string `yaml:"heartbeat"`
 	TopicPrefix   string `yaml:"topic-prefix"`
 	TopicMap      string `yaml:"topic-map"`
@@ -76,7 +77,7 @@ var flagDefs = []cliconfig.Flag[config]{
 	{Name: "token", Usage: "bearer token for vstreamd (optional)", Field: func(c *config) *string { return &c.Token }},
 	{Name: "name", Usage: "the sink's name: keys its committed position and its record IDs; one per sink", Field: func(c *config) *string { return &c.Name }, Default: "vstream-sink"},
 	{Name: "sink", Usage: "kafka or nats", Field: func(c *config) *string { return &c.Sink }},
-	{Name: "position", Usage: "where to start when the sink has no committed position: current or a GTID position (see vstream --position)", Field: func(c *config) *string { return &c.Position }, Default: "current"},
+	{Name: "position", Usage: "where to start when the sink has no committed position: current, a GTID position (see vstream --position), or copy: every row of the tables first (a snapshot, resumable), then their changes", Field: func(c *config) *string { return &c.Position }, Default: "current"},
 	{Name: "keyspace", Usage: "keyspace for a current or GTID position; empty lets the server choose", Field: func(c *config) *string { return &c.Keyspace }},
 	{Name: "tables", Usage: "comma-separated table rules: names or /regex (default: every table)", Field: func(c *config) *string { return &c.Tables }},
 	{Name: "filter", Usage: "binlogdata.Filter as JSON, instead of tables", Field: func(c *config) *string { return &c.Filter }},
@@ -84,6 +85,7 @@ var flagDefs = []cliconfig.Flag[config]{
 	{Name: "format-options", Usage: "the format's options, name=value separated by commas", Field: func(c *config) *string { return &c.FormatOptions }},
 	{Name: "event-processing-failure-handling-mode", Usage: "fail, warn or skip: what an event the server cannot encode does", Field: func(c *config) *string { return &c.FailureMode }, Default: "fail"},
 	{Name: "max-batch-bytes", Usage: "largest batch the server sends (0: its default)", Field: func(c *config) *string { return &c.MaxBatchBytes }, Default: "0"},
+	{Name: "copy-chunk-rows", Usage: "rows per table copy chunk: a chunk is one commit (held in memory until it for nats)", Field: func(c *config) *string { return &c.CopyChunkRows }, Default: "10000"},
 	{Name: "heartbeat", Usage: "heartbeat interval asked of the server: how soon an idle sink saves its position and stops", Field: func(c *config) *string { return &c.Heartbeat }, Default: "1s"},
 	{Name: "topic-prefix", Usage: "put before every topic (for nats, the subject prefix; required there, e.g. cdc.)", Field: func(c *config) *string { return &c.TopicPrefix }},
 	{Name: "topic-map", Usage: "from=to topic renames separated by commas, applied instead of the prefix", Field: func(c *config) *string { return &c.TopicMap }},
@@ -138,10 +140,10 @@ func (c *config) validate() error {
 	if err != nil {
 		return fmt.Errorf("position: %w", err)
 	}
-	if sg := pos.GetShardGtids(); len(sg) > 0 && sg[0].GetGtid() == "" {
-		return errors.New("position copy: a table copy cannot be resumed in an encoded format; start from current or a GTID position")
-	}
 	req := client.Request{Position: pos, Format: c.Format, FailureMode: c.FailureMode}
+	if req.CopyChunkRows, err = strconv.ParseInt(c.CopyChunkRows, 10, 64); err != nil || req.CopyChunkRows <= 0 {
+		return fmt.Errorf("copy-chunk-rows %q: want a positive whole number of rows", c.CopyChunkRows)
+	}
 	if c.Filter != "" && c.Tables != "" {
 		return errors.New("tables and filter: give one of them")
 	}

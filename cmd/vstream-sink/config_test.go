@@ -46,7 +46,11 @@ func TestConfig(t *testing.T) {
 		{name: "no brokers", args: []string{"--sink", "kafka", "--format", "avro"}, err: "kafka-brokers is required"},
 		{name: "bad broker", args: []string{"--sink", "kafka", "--format", "avro", "--kafka-brokers", "nohost"}, err: "kafka-brokers \"nohost\""},
 		{name: "nats needs a prefix", args: []string{"--sink", "nats", "--format", "avro", "--nats-url", "nats://x:1"}, err: "subject prefix ending in a dot"},
-		{name: "copy refused", args: append(kafka, "--position", "copy"), err: "cannot be resumed"},
+		{name: "copy", args: append(kafka, "--position", "copy", "--copy-chunk-rows", "500"), ok: func(c *config) bool {
+			sg := c.parsed.request.Position.GetShardGtids()[0]
+			return sg.GetGtid() == "" && c.parsed.request.CopyChunkRows == 500
+		}},
+		{name: "bad copy chunk", args: append(kafka, "--position", "copy", "--copy-chunk-rows", "0"), err: "copy-chunk-rows"},
 		{name: "gtid position", args: append(kafka, "--position", "MariaDB/0-1-5", "--keyspace", "ks"), ok: func(c *config) bool {
 			sg := c.parsed.request.Position.GetShardGtids()[0]
 			return sg.GetGtid() == "MariaDB/0-1-5" && sg.GetKeyspace() == "ks"

@@ -59,9 +59,29 @@ func (f *Flaky) Commit(ctx context.Context, pos *binlogdata.VGtid) error {
 // every failEvery commits when failEvery > 0, stops it through its Stop channel, and checks
 // that the broker holds every change exactly once, in order per key.
 func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery int) {
+	run(t, db, database, b, format, options, failEvery, 0)
+}
+
+// SnapshotExactlyOnce is ExactlyOnce for a sink that starts with a snapshot: the table holds
+// rows rows first, the sink starts from a copy of it in small chunks while the writer goes
+// on, and the broker must hold a snapshot of every row, then every change after it, once
+// and in order per key.
+func SnapshotExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery, rows int) {
+	run(t, db, database, b, format, options, failEvery, rows)
+}
+
+func run(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery, snapshot int) {
 	addr := testserver.Serve(t, db, database)
-	w := NewWriter(t, db, 12, uint64(time.Now().UnixNano()))
-	pos, err := client.ParsePosition(Position(t, db, database), "", "")
+	w := NewWriter(t, db, max(12, snapshot), uint64(time.Now().UnixNano()))
+	start := Position(t, db, database)
+	chunk := int64(0)
+	if snapshot > 0 {
+		if err := w.Fill(snapshot); err != nil {
+			t.Fatal(err)
+		}
+		start, chunk = "copy", int64(max(10, snapshot/20))
+	}
+	pos, err := client.ParsePosition(start, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +105,7 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 			Request: client.Request{Position: pos, Format: format, FormatOptions: options,
 				Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
 				// Small batches: many commits, and batches that end inside a transaction.
-				MaxBatchBytes: 2048},
+				MaxBatchBytes: 2048, CopyChunkRows: chunk},
 			Topics:  sink.TopicMap{Prefix: "cdc.", Default: "changes"},
 			Logger:  Logger(t),
 			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(20 * time.Millisecond) },
@@ -95,6 +115,9 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 		t.Fatal(err)
 	}
 	want := w.Changes()
+	if snapshot > 0 {
+		want = w.SnapshotCount()
+	}
 	defer func() {
 		if t.Failed() && testing.Verbose() {
 			for _, g := range b.Read(t, want+100, time.Second) {
@@ -109,6 +132,10 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 		default:
 		}
 		// A few more than the changes: schema announcements (avro) are records too.
+		if snapshot > 0 {
+			// Every key's last change: the snapshot and the writer's changes after it.
+			return w.LastChanges(b.Read(t, w.Changes()+100, 300*time.Millisecond)) >= want
+		}
 		return Count(b.Read(t, want+8, 300*time.Millisecond)) >= want
 	})
 	close(stop)
@@ -143,6 +170,10 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 		t.Errorf("metrics %v after %d changes", counts, want)
 	}
 	// More than written, so that a duplicate is read rather than waited for.
+	if snapshot > 0 {
+		w.CheckSnapshot(t, b.Read(t, w.Changes()+100, time.Second))
+		return
+	}
 	w.Check(t, b.Read(t, want+100, time.Second))
 }
 

@@ -328,6 +328,34 @@ func (w *Writer) Txn() error {
 	return nil
 }
 
+// Fill inserts rows 0 to n-1 (n at most Keys) in transactions of up to 500 rows: the rows a
+// snapshot starts from.
+func (w *Writer) Fill(n int) error {
+	for from := 0; from < n; from += 500 {
+		var b strings.Builder
+		b.WriteString("INSERT INTO t VALUES ")
+		var seqs []int
+		for id := from; id < min(from+500, n); id++ {
+			if id > from {
+				b.WriteByte(',')
+			}
+			w.seq++
+			fmt.Fprintf(&b, "(%d, 'k%03d-s%08d')", id, id, w.seq)
+			seqs = append(seqs, w.seq)
+		}
+		if err := w.DB.Exec(b.String()); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		for i, seq := range seqs {
+			w.exist[from+i] = true
+			w.perID[from+i] = append(w.perID[from+i], seq)
+		}
+		w.mu.Unlock()
+	}
+	return nil
+}
+
 // Run writes transactions until ctx ends or n were written, pausing pause between them.
 func (w *Writer) Run(ctx context.Context, n int, pause time.Duration) error {
 	for i := 0; i < n && ctx.Err() == nil; i++ {
@@ -363,7 +391,7 @@ func Count(got []Got) int {
 	return n
 }
 
-var marker = regexp.MustCompile(`k(\d{3})-s(\d{8})`)
+var marker = regexp.MustCompile(`k(\d{3,})-s(\d{8})`)
 
 // Check fails t unless the records hold every change written exactly once, each key's
 // changes in the order written within one ordered sequence of the broker. A record's
@@ -372,7 +400,75 @@ func (w *Writer) Check(t testing.TB, got []Got) {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	seen := map[int][]int{}
+	seen, dups := w.perKey(t, got)
+	if len(dups) > 0 {
+		t.Errorf("%d changes delivered more than once: %s", len(dups), strings.Join(dups[:min(len(dups), 20)], ", "))
+	}
+	for id, want := range w.perID {
+		if !slices.Equal(seen[id], want) {
+			t.Errorf("key %d: got changes %v, want %v (in this order, once each)", id, seen[id], want)
+		}
+	}
+}
+
+// CheckSnapshot fails t unless the records hold, for every key written, a snapshot of the
+// key and then every change after it exactly once, in order, within one ordered sequence
+// of the broker: the changes seen of a key are the last ones written, and at least its
+// last. Replaying the records per key gives the table as it is.
+func (w *Writer) CheckSnapshot(t testing.TB, got []Got) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen, dups := w.perKey(t, got)
+	if len(dups) > 0 {
+		t.Errorf("%d changes delivered more than once: %s", len(dups), strings.Join(dups[:min(len(dups), 20)], ", "))
+	}
+	bad := 0
+	for id, want := range w.perID {
+		s := seen[id]
+		if len(s) == 0 || len(s) > len(want) || !slices.Equal(s, want[len(want)-len(s):]) {
+			if bad++; bad <= 20 {
+				t.Errorf("key %d: got changes %v, want the last ones of %v (a snapshot, then each change after it once, in order)", id, s, want)
+			}
+		}
+	}
+	if bad > 20 {
+		t.Errorf("... %d keys wrong in all", bad)
+	}
+}
+
+// SnapshotCount is the number of records CheckSnapshot needs at least: one per key.
+func (w *Writer) SnapshotCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.perID)
+}
+
+// LastChanges counts the keys whose last change the records hold: once it is every key,
+// the broker has caught up with the writer.
+func (w *Writer) LastChanges(got []Got) int {
+	w.mu.Lock()
+	last := make(map[int]bool, len(w.perID))
+	for _, s := range w.perID {
+		last[s[len(s)-1]] = true
+	}
+	w.mu.Unlock()
+	n := 0
+	for _, g := range got {
+		for _, m := range marker.FindAllSubmatch(g.Value, -1) {
+			if s, _ := strconv.Atoi(string(m[2])); last[s] {
+				n++
+				delete(last, s)
+			}
+		}
+	}
+	return n
+}
+
+// perKey reads each record's change (its newest marker) by key, checking that a key's
+// records keep to one ordered sequence; dups lists the changes delivered twice.
+func (w *Writer) perKey(t testing.TB, got []Got) (seen map[int][]int, dups []string) {
+	seen = map[int][]int{}
 	order := map[int]string{}
 	count := map[int]int{}
 	for _, g := range got {
@@ -395,21 +491,13 @@ func (w *Writer) Check(t testing.TB, got []Got) {
 		}
 		order[id] = g.Order
 	}
-	var dups []string
 	for seq, n := range count {
 		if n > 1 {
 			dups = append(dups, fmt.Sprintf("s%08d x%d", seq, n))
 		}
 	}
 	slices.Sort(dups)
-	if len(dups) > 0 {
-		t.Errorf("%d changes delivered more than once: %s", len(dups), strings.Join(dups[:min(len(dups), 20)], ", "))
-	}
-	for id, want := range w.perID {
-		if !slices.Equal(seen[id], want) {
-			t.Errorf("key %d: got changes %v, want %v (in this order, once each)", id, seen[id], want)
-		}
-	}
+	return seen, dups
 }
 
 // Position is the server's current GTID position, as a --position value ("MariaDB/0-1-5"

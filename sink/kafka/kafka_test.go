@@ -63,6 +63,24 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	}
 }
 
+// A sink that starts with a snapshot (position copy) of a 3,000-row table under a writer,
+// committed chunk by chunk, with commits that fail: the topics hold every row once (each
+// key's state at its chunk's snapshot), then every change after it, once and in order.
+func TestKafkaSnapshotExactlyOnce(t *testing.T) {
+	for _, tc := range []struct {
+		format    string
+		failEvery int
+	}{
+		{"debezium-json", 0},
+		{"debezium-json", 3},
+		{"canal-json", 4},
+	} {
+		t.Run(fmt.Sprintf("%s/fail-every-%d", tc.format, tc.failEvery), func(t *testing.T) {
+			sinktest.SnapshotExactlyOnce(t, db, "sinkkafka", broker(sinktest.Kafka(t, 3)), tc.format, nil, tc.failEvery, 3000)
+		})
+	}
+}
+
 // A commit the broker refuses (its transaction left open) is retried: the next producer
 // fences the open transaction and the sink resumes from its last committed position, so
 // every change still arrives once.

@@ -14,6 +14,16 @@
 // Order per key: a record is not published while an earlier record with the same subject
 // and key waits for its acknowledgement, so a failed publish retried later cannot pass a
 // later change of the same key. Memory is bounded by MaxInFlight.
+//
+// A table copy's records (sink.Record.Volatile) are not the same when the stream resumes:
+// the rows are read again, later. JetStream cannot take back a message, so those records
+// are held until the Commit that ends them, which first writes them, with the position,
+// to an object store (the write-ahead log, one object per sink), then publishes them,
+// saves the checkpoint and deletes the object. A sink that dies in between finds the
+// object on Resume and publishes it again (the duplicate window drops what had arrived)
+// before it resumes from the object's position: whatever a copy's chunk held is published
+// exactly as it was first read, or not at all. The object names the checkpoint revision
+// it follows, so one left behind by a failed delete is recognised and dropped.
 package nats
 
 import (
@@ -63,6 +73,13 @@ type Options struct {
 	// RetryTimeout bounds how long one message is retried before the sink resumes from its
 	// checkpoint; zero means one minute.
 	RetryTimeout time.Duration
+	// WALBucket is the object store of the write-ahead log of a copy's records; created
+	// when missing; empty means Bucket + "-wal".
+	WALBucket string
+	// MaxHeldBytes bounds the copy records held between two commits (a copy chunk and the
+	// changes streamed beside it); zero means 256 MiB. A larger chunk stops the sink with an
+	// error that says to copy in smaller chunks.
+	MaxHeldBytes int
 	// Extra are more connection options (credentials, TLS, ...).
 	Extra []nats.Option
 }
@@ -85,6 +102,13 @@ type Publisher struct {
 	// subject and key.
 	queue []inflight
 	keys  map[string]int
+	// wal is the write-ahead log's store; held the Volatile records' messages since the
+	// last Commit and heldBytes their size; rev is the revision of the checkpoint last
+	// read or written (0: none).
+	wal       jetstream.ObjectStore
+	held      []*nats.Msg
+	heldBytes int
+	rev       uint64
 }
 
 // New checks opts; no connection is made until Resume.
@@ -100,6 +124,12 @@ func New(opts Options) (*Publisher, error) {
 	}
 	if opts.RetryTimeout <= 0 {
 		opts.RetryTimeout = time.Minute
+	}
+	if opts.WALBucket == "" {
+		opts.WALBucket = opts.Bucket + "-wal"
+	}
+	if opts.MaxHeldBytes <= 0 {
+		opts.MaxHeldBytes = 256 << 20
 	}
 	return &Publisher{opts: opts, keys: map[string]int{}}, nil
 }
@@ -156,17 +186,67 @@ func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
 		return nil, fmt.Errorf("checkpoint bucket %s: %w", p.opts.Bucket, err)
 	}
 	p.kv = kv
-	e, err := kv.Get(ctx, p.kvKey())
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, nil
-	}
-	if errors.Is(err, jetstream.ErrInvalidKey) {
-		return nil, sink.Permanent(fmt.Errorf("read checkpoint %q: %w", p.kvKey(), err))
+	wal, err := p.js.ObjectStore(ctx, p.opts.WALBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		wal, err = p.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: p.opts.WALBucket,
+			Description: "vstream-sink: a table copy's records between their write and their checkpoint"})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoint: %w", err)
+		return nil, fmt.Errorf("write-ahead bucket %s: %w", p.opts.WALBucket, err)
 	}
-	return sink.UnmarshalPosition(e.Value())
+	p.wal = wal
+	var saved *binlogdata.VGtid
+	p.rev = 0
+	e, err := kv.Get(ctx, p.kvKey())
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+	case errors.Is(err, jetstream.ErrInvalidKey):
+		return nil, sink.Permanent(fmt.Errorf("read checkpoint %q: %w", p.kvKey(), err))
+	case err != nil:
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	default:
+		if saved, err = sink.UnmarshalPosition(e.Value()); err != nil {
+			return nil, err
+		}
+		p.rev = e.Revision()
+	}
+	return p.replayWAL(ctx, saved)
+}
+
+// replayWAL finishes a Commit the sink died in: it publishes the records the write-ahead
+// log holds again and saves its position. A log that does not follow the checkpoint read
+// (its commit completed, the delete did not) is deleted. It returns the position to resume
+// from.
+func (p *Publisher) replayWAL(ctx context.Context, saved *binlogdata.VGtid) (*binlogdata.VGtid, error) {
+	data, err := p.wal.GetBytes(ctx, p.kvKey())
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return saved, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read write-ahead log: %w", err)
+	}
+	w, err := decodeWAL(data)
+	if err != nil {
+		return nil, sink.Permanent(fmt.Errorf("write-ahead log %s/%s: %w", p.opts.WALBucket, p.kvKey(), err))
+	}
+	if w.rev != p.rev {
+		if err := p.wal.Delete(ctx, p.kvKey()); err != nil {
+			return nil, fmt.Errorf("delete a spent write-ahead log: %w", err)
+		}
+		return saved, nil
+	}
+	for _, m := range w.msgs {
+		if err := p.send(ctx, m); err != nil {
+			return nil, fmt.Errorf("publish the write-ahead log again: %w", err)
+		}
+	}
+	if err := p.checkpoint(ctx, w.pos); err != nil {
+		return nil, err
+	}
+	if err := p.wal.Delete(ctx, p.kvKey()); err != nil {
+		return nil, fmt.Errorf("delete the write-ahead log: %w", err)
+	}
+	return w.pos, nil
 }
 
 // kvKey is the sink's name in the characters a KV key may hold anywhere (a dot may not
@@ -201,9 +281,40 @@ func Subject(topic string) string {
 	return strings.Join(tokens, ".")
 }
 
-// Publish sends the record asynchronously once no earlier record of its key is in flight.
+// Publish sends the record asynchronously once no earlier record of its key is in flight,
+// or holds it until the next Commit when it is Volatile.
 func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
-	msg := nats.NewMsg(Subject(r.Topic))
+	msg, size, err := p.message(r)
+	if err != nil {
+		return err
+	}
+	if r.Volatile {
+		if p.heldBytes += size; p.heldBytes > p.opts.MaxHeldBytes {
+			return sink.Permanent(fmt.Errorf("a table copy's chunk holds more than %d bytes of records before its commit: copy in smaller chunks (copy-chunk-rows)", p.opts.MaxHeldBytes))
+		}
+		p.held = append(p.held, msg)
+		return nil
+	}
+	return p.send(ctx, msg)
+}
+
+// message makes the record's message and checks its size against the broker's limits.
+func (p *Publisher) message(r *sink.Record) (*nats.Msg, int, error) {
+	msg, size := newMsg(r)
+	limit, what := p.nc.MaxPayload(), "the server's max_payload"
+	if p.maxMsgSize > 0 && p.maxMsgSize < limit {
+		limit, what = p.maxMsgSize, "the stream "+p.opts.Stream+"'s max_msg_size"
+	}
+	if int64(size) > limit {
+		return nil, 0, sink.Permanent(fmt.Errorf("record %s for subject %s is %d bytes, more than %s of %d",
+			r.ID, msg.Subject, size, what, limit))
+	}
+	return msg, size, nil
+}
+
+// newMsg makes the record's message; size is its size as the server counts it.
+func newMsg(r *sink.Record) (msg *nats.Msg, size int) {
+	msg = nats.NewMsg(Subject(r.Topic))
 	for k, v := range r.Headers {
 		msg.Header.Set(k, v)
 	}
@@ -222,21 +333,19 @@ func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
 	msg.Data = r.Value
 	// The size as the server counts it: the header block ("NATS/1.0\r\n", "Key: value\r\n"
 	// each, "\r\n") and the data.
-	size := len(msg.Data) + 12
+	size = len(msg.Data) + 12
 	for k, vs := range msg.Header {
 		for _, v := range vs {
 			size += len(k) + len(v) + 4
 		}
 	}
-	limit, what := p.nc.MaxPayload(), "the server's max_payload"
-	if p.maxMsgSize > 0 && p.maxMsgSize < limit {
-		limit, what = p.maxMsgSize, "the stream "+p.opts.Stream+"'s max_msg_size"
-	}
-	if int64(size) > limit {
-		return sink.Permanent(fmt.Errorf("record %s for subject %s is %d bytes, more than %s of %d",
-			r.ID, msg.Subject, size, what, limit))
-	}
-	key := msg.Subject + "\x00" + string(r.Key)
+	return msg, size
+}
+
+// send publishes msg asynchronously once no earlier message of its subject and key is in
+// flight.
+func (p *Publisher) send(ctx context.Context, msg *nats.Msg) error {
+	key := msg.Subject + "\x00" + msg.Header.Get(HeaderKey)
 	for len(p.queue) > 0 && (p.keys[key] > 0 || len(p.queue) >= p.opts.MaxInFlight) {
 		if err := p.settleFirst(ctx); err != nil {
 			return err
@@ -333,26 +442,66 @@ func (p *Publisher) tooLarge(msg *nats.Msg, err error) error {
 		msg.Header.Get(jetstream.MsgIDHeader), msg.Subject, len(msg.Data), limit, err))
 }
 
-// Commit waits for every message in flight, then writes pos to the bucket.
+// Commit waits for every message in flight, then writes pos to the bucket. Held records go
+// through the write-ahead log first (see the package comment).
 func (p *Publisher) Commit(ctx context.Context, pos *binlogdata.VGtid) error {
+	logged := len(p.held) > 0
+	if logged {
+		data, err := encodeWAL(walEntry{pos: pos, rev: p.rev, msgs: p.held})
+		if err != nil {
+			return err
+		}
+		op := func() (*jetstream.ObjectInfo, error) { return p.wal.PutBytes(ctx, p.kvKey(), data) }
+		if _, err := backoff.Retry(ctx, op, backoff.WithBackOff(p.backoff()), backoff.WithMaxElapsedTime(p.opts.RetryTimeout)); err != nil {
+			return fmt.Errorf("write-ahead log: %w", err)
+		}
+		held := p.held
+		p.held, p.heldBytes = nil, 0
+		for _, m := range held {
+			if err := p.send(ctx, m); err != nil {
+				return err
+			}
+		}
+	}
 	if err := p.settleAll(ctx); err != nil {
 		return err
 	}
+	if err := p.checkpoint(ctx, pos); err != nil {
+		return err
+	}
+	if logged {
+		if err := p.wal.Delete(ctx, p.kvKey()); err != nil {
+			// The checkpoint is saved: the next Resume sees the log is spent.
+			return fmt.Errorf("delete the write-ahead log: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkpoint writes pos to the bucket, with retries.
+func (p *Publisher) checkpoint(ctx context.Context, pos *binlogdata.VGtid) error {
 	val, err := sink.MarshalPosition(pos)
 	if err != nil {
 		return err
 	}
 	op := func() (uint64, error) { return p.kv.Put(ctx, p.kvKey(), val) }
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval, b.MaxInterval = 100*time.Millisecond, 2*time.Second
-	if _, err := backoff.Retry(ctx, op, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(p.opts.RetryTimeout)); err != nil {
+	rev, err := backoff.Retry(ctx, op, backoff.WithBackOff(p.backoff()), backoff.WithMaxElapsedTime(p.opts.RetryTimeout))
+	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	p.rev = rev
 	return nil
 }
 
-// Abort forgets the messages in flight: whether or not JetStream stored them, they are
-// published again under the same IDs.
+func (p *Publisher) backoff() *backoff.ExponentialBackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = 100*time.Millisecond, 2*time.Second
+	return b
+}
+
+// Abort forgets the messages in flight and those held: whether or not JetStream stored
+// those in flight, they are published again under the same IDs; the held ones were not
+// published.
 func (p *Publisher) Abort(context.Context) error {
 	p.drop()
 	return nil
@@ -362,6 +511,12 @@ func (p *Publisher) drop() {
 	clear(p.queue)
 	p.queue = p.queue[:0]
 	clear(p.keys)
+	p.dropHeld()
+}
+
+func (p *Publisher) dropHeld() {
+	clear(p.held)
+	p.held, p.heldBytes = p.held[:0], 0
 }
 
 // Close closes the connection.
@@ -369,7 +524,7 @@ func (p *Publisher) Close() error {
 	p.drop()
 	if p.nc != nil {
 		p.nc.Close()
-		p.nc, p.js, p.kv = nil, nil, nil
+		p.nc, p.js, p.kv, p.wal = nil, nil, nil, nil
 	}
 	return nil
 }
