@@ -188,7 +188,28 @@ type Request struct {
 	// EventTypes, when not empty, are the only event types sent (native format only); VGTID,
 	// the resume point, always comes.
 	EventTypes []binlogdata.VEventType
+	// WhenPurged is what Stream does when the server no longer has the binlogs the position
+	// needs (a FailedPrecondition that vstreamv1.IsPositionPurged recognises), at the start
+	// or at a reconnect: PurgedFail (or empty) returns that error; PurgedWhenNeeded logs a
+	// warning, tells OnResnapshot, and starts over with a table copy of the filter's tables
+	// (an empty position in the same keyspaces and shards, as ParsePosition's "copy"; the
+	// copy is of every table the filter selects, TablesToCopy is dropped), then streams on
+	// from where the copy ends. A handler then gets every selected row again as copy rows.
+	WhenPurged string
+	// OnResnapshot, when set, hears that the position was purged and a table copy starts
+	// (WhenPurged PurgedWhenNeeded), before the copy's first batch; cause is the server's
+	// error. A consumer that keeps the tables can mark or drop what it has. An error stops
+	// the stream as the handler's does.
+	OnResnapshot func(ctx context.Context, cause error) error
 }
+
+// What Request.WhenPurged may be.
+const (
+	// PurgedFail ends the stream with the server's FailedPrecondition.
+	PurgedFail = "fail"
+	// PurgedWhenNeeded starts over with a table copy, as Vitess's on-demand copy does.
+	PurgedWhenNeeded = "when_needed"
+)
 
 // Handler gets each batch; returning an error stops the stream with that error (not retried).
 //
@@ -231,6 +252,11 @@ func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
 	if h == nil {
 		return errors.New("client.Stream: nil handler")
 	}
+	switch req.WhenPurged {
+	case "", PurgedFail, PurgedWhenNeeded:
+	default:
+		return fmt.Errorf("client.Stream: WhenPurged %q: want %q or %q", req.WhenPurged, PurgedFail, PurgedWhenNeeded)
+	}
 	s := &stream{c: c, req: req, h: h}
 	if sg := req.Position.GetShardGtids(); len(sg) > 0 {
 		s.tr.keyspace, s.tr.shard = sg[0].GetKeyspace(), sg[0].GetShard()
@@ -240,6 +266,9 @@ func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
 	// down is the failure the stream has not recovered from: set when an attempt fails,
 	// cleared when one delivers a batch.
 	var down error
+	// recopied is set when the stream started over with a table copy and has not delivered a
+	// batch since: a copy whose position is purged again at once is not started a third time.
+	recopied := false
 	ended := func() error {
 		if down != nil {
 			return fmt.Errorf("%w: %w; last failure: %w", ctx.Err(), ErrStreamDown, down)
@@ -252,10 +281,17 @@ func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
 			return herr.err
 		}
 		if progressed {
-			down = nil
+			down, recopied = nil, false
 		}
 		if ctxDone(ctx) {
 			return ended()
+		}
+		if s.req.WhenPurged == PurgedWhenNeeded && vstreamv1.IsPositionPurged(err) && !recopied {
+			if rerr := s.recopy(ctx, err); rerr != nil {
+				return rerr
+			}
+			recopied = true
+			continue
 		}
 		if !IsRetryable(err) {
 			return err
@@ -456,6 +492,35 @@ func (s *stream) ackLoop(ctx context.Context, st grpc.BidiStreamingClient[vstrea
 		}
 		acked = pos
 	}
+}
+
+// recopy starts the stream over with a table copy after the server said its position is
+// purged (Request.WhenPurged PurgedWhenNeeded): the unfinished transaction, if any, is rolled
+// back for the handler, and the next attempt starts from an empty position in the same
+// keyspaces and shards, copying every table of the filter.
+func (s *stream) recopy(ctx context.Context, cause error) error {
+	from := s.startPosition()
+	s.c.log.Warn("vstream position purged from the server's binlogs: starting over with a table copy of the streamed tables (when_needed)",
+		"position", gtidOf(from), "err", cause)
+	if err := s.rollback(ctx); err != nil {
+		return err
+	}
+	if s.req.OnResnapshot != nil {
+		if err := s.req.OnResnapshot(ctx, cause); err != nil {
+			return err
+		}
+	}
+	fresh := &binlogdata.VGtid{}
+	for _, sg := range from.GetShardGtids() {
+		fresh.ShardGtids = append(fresh.ShardGtids, &binlogdata.ShardGtid{Keyspace: sg.GetKeyspace(), Shard: sg.GetShard()})
+	}
+	if len(fresh.ShardGtids) == 0 {
+		fresh.ShardGtids = []*binlogdata.ShardGtid{{}}
+	}
+	s.req.Position, s.req.TablesToCopy = fresh, nil
+	s.tr.resume, s.tr.pending, s.tr.open = nil, false, false
+	s.resume.Store(nil)
+	return nil
 }
 
 // rollback tells the handler to drop an unfinished transaction before it is

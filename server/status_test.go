@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/vstream-cdc/vstream/filter"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
@@ -47,6 +48,11 @@ func TestToStatus(t *testing.T) {
 		st := status.Convert(toStatus(c.err))
 		if st.Code() != c.code {
 			t.Errorf("toStatus(%v) = %v, want %v", c.err, st.Code(), c.code)
+		}
+		// Only a purged position says so in a detail; a client wrapping the error still sees it.
+		purged := errors.Is(c.err, vstreamer.ErrPurged)
+		if got := vstreamv1.IsPositionPurged(fmt.Errorf("client: %w", toStatus(c.err))); got != purged {
+			t.Errorf("IsPositionPurged(toStatus(%v)) = %v, want %v", c.err, got, purged)
 		}
 		if c.err != nil && c.code != codes.OK && st.Message() != c.err.Error() && status.Code(c.err) == codes.Unknown {
 			t.Errorf("toStatus(%v) lost the message: %q", c.err, st.Message())

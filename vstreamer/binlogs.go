@@ -70,12 +70,13 @@ func (e *Engine) Binlogs(ctx context.Context) (*Binlogs, error) {
 	}
 	out := &Binlogs{}
 	err = e.withConn(ctx, func(conn *client.Conn) error {
-		files, err := listBinlogs(conn)
-		if err != nil {
-			return err
+		files, lerr := listBinlogs(conn)
+		if lerr != nil {
+			return lerr
 		}
-		if out.Expire, err = binlogExpiry(conn); err != nil {
-			return err
+		var herr error
+		if out.Expire, herr = binlogExpiry(conn); herr != nil {
+			return herr
 		}
 		e.heads.mu.Lock()
 		defer e.heads.mu.Unlock()
@@ -89,8 +90,8 @@ func (e *Engine) Binlogs(ctx context.Context) (*Binlogs, error) {
 			if !cached {
 				if e.filePos() {
 					head = position.NewFilePos(f.name, 4)
-				} else if head, err = binlogHead(conn, flavor, f.name); err != nil {
-					return err
+				} else if head, herr = binlogHead(conn, flavor, f.name); herr != nil {
+					return herr
 				}
 				e.heads.byFile[f.name] = head
 			}

@@ -54,6 +54,8 @@ Examples:
   vstream position > pos.json; vstream --position "$(cat pos.json)"
   # another format, e.g. Debezium JSON records with their topics and keys
   vstream --format debezium-json --tables customers
+  # resume, or copy the tables again when the server has purged the binlogs of the position
+  vstream --position "$(cat pos.json)" --on-purged when_needed
   # changes to jq
   vstream --tables orders | jq 'select(.op == "update") | .after.id'
 
@@ -114,6 +116,8 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	maxEvents := fs.Int("max-events", 0, "exit after printing `N` lines; 0 means no limit")
 	timeout := fs.Duration("timeout", 0, "exit after this `duration`; 0 means no limit")
 	heartbeat := fs.Duration("heartbeat", 0, "ask for a HEARTBEAT after this idle `duration`; 0 means none")
+	onPurged := fs.String("on-purged", client.PurgedFail,
+		"when the server no longer has the binlogs the position needs: fail (exit 1 naming the purge) or when_needed (warn, copy the streamed tables again, then stream on)")
 	failureMode := fs.String("event-processing-failure-handling-mode", "",
 		"what an event the server cannot decode or encode does: fail (the default: exit with the error naming it), warn or skip (the server skips it and counts it)")
 
@@ -153,6 +157,11 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	default:
 		return nil, usagef("--event-processing-failure-handling-mode %q: want fail, warn or skip", *failureMode)
 	}
+	switch *onPurged {
+	case client.PurgedFail, client.PurgedWhenNeeded:
+	default:
+		return nil, usagef("--on-purged %q: want %s or %s", *onPurged, client.PurgedFail, client.PurgedWhenNeeded)
+	}
 	pos, err := client.ParsePosition(*position, *keyspace, "")
 	if err != nil {
 		return nil, usagef("--position: %v", err)
@@ -173,6 +182,9 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 		Format:            *format,
 		FormatOptions:     formatOptions.m,
 		FailureMode:       *failureMode,
+	}
+	if *onPurged == client.PurgedWhenNeeded {
+		cfg.request.WhenPurged = client.PurgedWhenNeeded
 	}
 	return cfg, nil
 }
@@ -312,6 +324,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		// --timeout or Ctrl-C: what was received has been printed.
 		return 0
+	case vstreamv1.IsPositionPurged(err):
+		fmt.Fprintf(stderr, "vstream: %v\nvstream: the position is purged from the server's binlogs; --on-purged when_needed copies the tables again and streams on\n", err)
+		return 1
 	default:
 		fmt.Fprintf(stderr, "vstream: %v\n", err)
 		return 1

@@ -81,6 +81,17 @@ func TestParseArgs(t *testing.T) {
 			want: &config{server: defaultServer, request: client.Request{Position: current, FailureMode: "skip"}},
 		},
 		{
+			name: "copy again when purged",
+			args: []string{"--on-purged", "when_needed"},
+			want: &config{server: defaultServer, request: client.Request{Position: current, WhenPurged: client.PurgedWhenNeeded}},
+		},
+		{
+			name: "fail when purged",
+			args: []string{"--on-purged", "fail"},
+			want: &config{server: defaultServer, request: client.Request{Position: current}},
+		},
+		{name: "unknown purge choice", args: []string{"--on-purged", "always"}, wantErr: "want fail or when_needed"},
+		{
 			name:    "unknown failure mode",
 			args:    []string{"--event-processing-failure-handling-mode", "ignore"},
 			wantErr: "want fail, warn or skip",

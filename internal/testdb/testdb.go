@@ -570,3 +570,45 @@ func resultString(r *mysql.Result, row, col int) string {
 	s, _ := r.GetString(row, col)
 	return strings.Clone(s)
 }
+
+// PurgeBinaryLogs purges every binlog file but the one being written. A binlog dump thread
+// that is still closing holds its file open, so it purges again until only that file is
+// left, or reports the files left after timeout.
+func (s *Server) PurgeBinaryLogs(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := s.Exec("PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY"); err != nil {
+			return err
+		}
+		files, err := s.binaryLogs()
+		if err != nil {
+			return err
+		}
+		if len(files) == 1 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("testdb: binlogs not purged after %v: %d files remain (%s)", timeout, len(files), strings.Join(files, ", "))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// binaryLogs lists the server's binlog files, oldest first.
+func (s *Server) binaryLogs() ([]string, error) {
+	c, err := s.Conn("")
+	if err != nil {
+		return nil, err
+	}
+	defer hangUp(c)
+	r, err := c.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return nil, fmt.Errorf("testdb: SHOW BINARY LOGS: %w", err)
+	}
+	defer r.Close()
+	files := make([]string, 0, r.RowNumber())
+	for i := range r.RowNumber() {
+		files = append(files, resultString(r, i, 0))
+	}
+	return files, nil
+}
