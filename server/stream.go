@@ -132,6 +132,8 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 		TablesToCopy:         flags.GetTablesToCopy(),
 		CopyTablesWithoutKey: flags.GetCopyTablesWithoutKey(),
 		CopyChunkRows:        int(flags.GetCopyChunkRows()),
+		CopyParallelism:      int(flags.GetCopyParallelism()),
+		CopyMaxRowsPerSecond: flags.GetCopyMaxRowsPerSecond(),
 		FailureMode:          flags.GetEventProcessingFailureHandlingMode(),
 		EventTypes:           flags.GetEventTypes(),
 	}
@@ -143,6 +145,13 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 	}
 	if d := start.GetFlags().GetHeartbeatInterval(); d != nil {
 		req.HeartbeatInterval = d.AsDuration()
+	}
+	if d := flags.GetCopyMaxReplicationLag(); d != nil {
+		if err := d.CheckValid(); err != nil {
+			return req, status.Errorf(codes.InvalidArgument, "copy_max_replication_lag: %v; give a duration of zero or more", err)
+		}
+		// The engine refuses a negative bound, naming the flag.
+		req.CopyMaxReplicationLag = d.AsDuration()
 	}
 	cfg := v.srv.engine.Config()
 	// Several ShardGtids name several keyspaces (databases) of the server, streamed in one

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -71,6 +72,8 @@ type copyTable struct {
 	serverText bool
 	// fieldsSent tells whether this copy's FIELD event went out.
 	fieldsSent bool
+	// inflight: a chunk of the table is being read ahead (copyparallel.go).
+	inflight bool
 	// copied counts rows read so far; estimated is the server's guess of the table's rows.
 	copied, estimated int64
 	// estimatedAt is when estimated was read.
@@ -99,6 +102,18 @@ type copier struct {
 	lock      *client.Conn
 	// finished is set once the final COPY_COMPLETED went out.
 	finished bool
+	// parallelism is how many tables are read at once (copyparallel.go); throttle, when
+	// set, paces the rows read.
+	parallelism int
+	throttle    *copyThrottle
+	// A parallel copy's workers, its reads ahead in snapshot order, and what stops them:
+	// stop and wctx end with the stream (stopWorkers), wg counts their goroutines.
+	workers  []*copyWorker
+	inflight []*prefetch
+	stop     chan struct{}
+	wctx     context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 	// vitess shapes the copy's events as Vitess's tablets send them (Request.VitessCopy).
 	vitess bool
 	// snap is the snapshot of the chunk being read.
@@ -120,6 +135,7 @@ func (c *copier) close() {
 	if c == nil {
 		return
 	}
+	c.stopWorkers()
 	// Closing the socket ends the session on the server, which rolls back the snapshot and
 	// releases any lock; a close error leaves nothing more to undo.
 	if c.conn != nil {
@@ -191,6 +207,8 @@ type copyRequest struct {
 	tablesToCopy  []string
 	withoutKey    bool
 	chunkRows     int
+	parallelism   int
+	throttle      *copyThrottle
 	vitess        bool
 	// othersCopy is set in a stream of several keyspaces: a keyspace whose tables the
 	// filter leaves out copies nothing while the others copy, and tables_to_copy may name
@@ -248,7 +266,8 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 	}
 	slices.Sort(set)
 	set = slices.Compact(set)
-	c := &copier{byName: map[string]*copyTable{}, chunkRows: req.chunkRows, vitess: req.vitess}
+	c := &copier{byName: map[string]*copyTable{}, chunkRows: req.chunkRows, vitess: req.vitess,
+		parallelism: req.parallelism, throttle: req.throttle}
 	if c.chunkRows <= 0 {
 		c.chunkRows = DefaultCopyChunkRows
 	}
@@ -494,6 +513,12 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 		c.finished = true
 		return nil
 	}
+	if c.parallel() {
+		return s.copyStepParallel(ctx, events)
+	}
+	if err := s.waitForLag(ctx); err != nil {
+		return err
+	}
 	if c.vitess {
 		// Vitess streams each catch-up with a new binlog reader, which describes every
 		// table again with a FIELD before its first row.
@@ -515,36 +540,44 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 		s.use(k)
 		s.endSnapshot()
 	}()
-	// Bring the stream to the snapshot: the chunk continues exactly where the binlog is.
+	if ok, cerr := s.catchUp(ctx, events, snap); !ok {
+		return cerr
+	}
+	s.use(k)
+	// copying stays set if the chunk panics, to name the table.
+	s.copying = t
+	err = s.copyChunk(ctx, t)
+	s.copying = nil
+	return err
+}
+
+// catchUp brings the stream to the snapshot: the chunk continues exactly where the binlog
+// is. It returns false when the chunk must not be read: on an error, or with nil when the
+// stream is draining (the loop then ends the stream).
+func (s *stream) catchUp(ctx context.Context, events <-chan *replication.BinlogEvent, snap snapshot) (bool, error) {
 	for !s.reached(snap) {
 		if s.draining && !s.inTxn {
-			// The chunk is not read; the loop ends the stream.
-			return nil
+			return false, nil
 		}
-		ev, nerr := s.nextEvent(ctx, events)
-		if nerr != nil {
-			return nerr
+		ev, err := s.nextEvent(ctx, events)
+		if err != nil {
+			return false, err
 		}
 		if ev == nil {
 			continue
 		}
 		if err = s.handle(ev); err != nil {
 			if err = s.poisoned(err); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if s.overBatch() {
 			if err = s.flush(); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
-	s.use(k)
-	// copying stays set if the chunk panics, to name the table.
-	s.copying = t
-	err = s.copyChunk(t)
-	s.copying = nil
-	return err
+	return true, nil
 }
 
 // copyConn opens a connection for reading rows from snapshots.
@@ -617,6 +650,13 @@ func (s *stream) openSnapshot(ctx context.Context, t *copyTable) (snapshot, erro
 
 // openSnapshotOf is openSnapshot for a read of several tables.
 func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot, error) {
+	return s.openSnapshotOn(ctx, s.copy.conn, tables...)
+}
+
+// openSnapshotOn starts the snapshot on conn: the copy connection, or a parallel copy's
+// worker's (copyparallel.go). The lock connection is the copier's, used by the stream
+// goroutine only.
+func (s *stream) openSnapshotOn(ctx context.Context, conn *client.Conn, tables ...string) (snapshot, error) {
 	c := s.copy
 	what := strings.Join(tables, ", ")
 	exec := func(conn *client.Conn, q string, args ...any) (*mysql.Result, error) {
@@ -627,10 +667,10 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 		return r, nil
 	}
 	if s.pos.Flavor == position.MariaDB {
-		if _, err := exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+		if _, err := exec(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 			return snapshot{}, err
 		}
-		r, err := exec(c.conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")
+		r, err := exec(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")
 		if err != nil {
 			return snapshot{}, err
 		}
@@ -653,11 +693,11 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 	}
 	// MySQL has no snapshot position: hold writes to the table while the snapshot starts.
 	if c.lock == nil {
-		conn, err := s.eng.connect(ctx)
+		lock, err := s.eng.connect(ctx)
 		if err != nil {
 			return snapshot{}, err
 		}
-		c.lock = conn
+		c.lock = lock
 	}
 	if _, err := exec(c.lock, "SET SESSION lock_wait_timeout = 30"); err != nil {
 		return snapshot{}, err
@@ -699,7 +739,7 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 	if err != nil {
 		return snapshot{}, err
 	}
-	if _, err = exec(c.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+	if _, err = exec(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 		return snapshot{}, err
 	}
 	snap.gtid, err = position.ParseBody(position.MySQL56, body)
@@ -1084,14 +1124,30 @@ func (s *stream) copyFieldSource(t *copyTable, chunk *binlogdata.EventSource) (*
 	if chunk == nil {
 		return nil, nil
 	}
-	res, err := s.copy.conn.Execute("SHOW CREATE TABLE " + filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t.name))
+	q := "SHOW CREATE TABLE " + filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t.name)
+	src := proto.CloneOf(chunk)
+	show := func(conn *client.Conn) error {
+		res, err := conn.Execute(q)
+		if err != nil {
+			return err
+		}
+		defer res.Close()
+		if res.RowNumber() > 0 && res.ColumnNumber() > 1 {
+			src.CreateTable = resultString(res, 0, 1)
+		}
+		return nil
+	}
+	var err error
+	if s.copy.conn != nil {
+		err = show(s.copy.conn)
+	} else {
+		// A parallel copy's snapshots are on its workers' connections, busy reading; a
+		// table's definition is not part of a snapshot anyway (SHOW CREATE TABLE reads the
+		// current one), so the stream's own connection serves.
+		err = s.sql(show)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: copy of %s: show create table: %v", ErrUnavailable, t.name, err)
-	}
-	defer res.Close()
-	src := proto.CloneOf(chunk)
-	if res.RowNumber() > 0 && res.ColumnNumber() > 1 {
-		src.CreateTable = resultString(res, 0, 1)
 	}
 	return src, nil
 }

@@ -1,11 +1,13 @@
 package vstreamer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
@@ -14,7 +16,7 @@ import (
 )
 
 // copyChunk reads the next chunk of t from the open snapshot and sends it.
-func (s *stream) copyChunk(t *copyTable) error {
+func (s *stream) copyChunk(ctx context.Context, t *copyTable) error {
 	c := s.copy
 	limit := c.chunkRows
 	sql, cols := s.chunkSQL(t, limit)
@@ -29,6 +31,7 @@ func (s *stream) copyChunk(t *copyTable) error {
 	s.inChunk = true
 	defer func() { s.inChunk = false }()
 	k := s.newChunk(t, cols)
+	k.ctx, k.throttle = ctx, c.throttle
 	if err := k.start(); err != nil {
 		return err
 	}
@@ -38,22 +41,30 @@ func (s *stream) copyChunk(t *copyTable) error {
 	// On every way out the batches handed to the sender are sent (or dropped after a failed
 	// send) before the stream sends anything else.
 	defer func() { _ = k.sender.wait() }()
-	err := k.read(sql)
+	err := k.read(c.conn, sql)
 	if werr := k.sender.wait(); err == nil {
 		err = werr
 	}
 	if err != nil {
 		return err
 	}
+	return k.end(k.n)
+}
+
+// end closes a chunk of n rows read, its rows sent: the table's progress, and the
+// transaction's (or Vitess's packets') closing events.
+func (k *chunk) end(n int) error {
+	s, t, c := k.s, k.t, k.s.copy
+	limit := c.chunkRows
 	t.status = copyRunning
-	t.copied += int64(k.n)
+	t.copied += int64(n)
 	if s.observer != nil {
 		if time.Since(t.estimatedAt) >= estimateEvery {
 			s.estimateRows(t)
 		}
 		s.observer.CopyProgress(t.name, t.copied, max(t.estimated, t.copied))
 	}
-	done := len(t.key) == 0 || t.oneRead || k.n < limit
+	done := len(t.key) == 0 || t.oneRead || n < limit
 	if c.vitess {
 		return k.endVitess(done)
 	}
@@ -64,7 +75,14 @@ func (s *stream) copyChunk(t *copyTable) error {
 // events in the batch. Its steps run in order: start, read (a row at a time), then
 // endNative or endVitess.
 type chunk struct {
-	s    *stream
+	s *stream
+	// ctx bounds the throttle's waits; throttle, when set, paces the rows read.
+	ctx      context.Context
+	throttle *copyThrottle
+	// pre, when set, makes this chunk a parallel copy's read ahead on a worker goroutine
+	// (copyparallel.go): its rows go to pre instead of the stream's batch, and it touches no
+	// state of the stream or the table.
+	pre  *prefetchOut
 	t    *copyTable
 	cols []int // the table column of each result column
 	src  *binlogdata.EventSource
@@ -205,9 +223,9 @@ func (k *chunk) sendFields() error {
 // read runs the chunk's SELECT and adds its rows to the batch, sending full batches. The
 // SELECT is a prepared statement, so that its rows come in the binary protocol (see
 // copybinary.go).
-func (k *chunk) read(sql string) error {
+func (k *chunk) read(conn *client.Conn, sql string) error {
 	var result mysql.Result
-	stmt, err := k.s.copy.conn.Prepare(sql)
+	stmt, err := conn.Prepare(sql)
 	if err != nil {
 		return fmt.Errorf("%w: copy of %s: %v", ErrUnavailable, k.t.name, err)
 	}
@@ -231,6 +249,11 @@ func (k *chunk) read(sql string) error {
 // onRow takes one row of the SELECT.
 func (k *chunk) onRow(row []mysql.FieldValue) error {
 	k.n++
+	if k.throttle != nil {
+		if err := k.throttle.take(k.ctx, k.n); err != nil {
+			return err
+		}
+	}
 	if len(k.temporals) == 0 {
 		return k.encode(row)
 	}
@@ -239,7 +262,7 @@ func (k *chunk) onRow(row []mysql.FieldValue) error {
 		return k.encodeWhole(row, true)
 	}
 	if j, err := k.printTemporals(row); err != nil {
-		err = k.s.copyPoison(k.t, k.cols, k.keyIdx, k.cols[j], row, err)
+		err = k.poison(row, k.cols[j], err, false)
 		k.restoreTemporals(row)
 		return err
 	}
@@ -256,6 +279,9 @@ func (k *chunk) poison(row []mysql.FieldValue, ci int, cause error, packed bool)
 		// does not decode, and the row cannot be skipped.
 		_, _ = k.printTemporals(row)
 		defer k.restoreTemporals(row)
+	}
+	if k.pre != nil {
+		return k.pre.poison(k, row, ci, cause)
 	}
 	return k.s.copyPoison(k.t, k.cols, k.keyIdx, ci, row, cause)
 }
@@ -324,7 +350,10 @@ func (k *chunk) encodeFiltered(row []mysql.FieldValue) error {
 		k.last = append(k.last, cells[ki])
 	}
 	if !t.plan.Match(cells) {
-		t.setLastPK(k.last)
+		if k.pre == nil {
+			// A read ahead keeps its last key in k.last: the table's is the stream's.
+			t.setLastPK(k.last)
+		}
 		return nil
 	}
 	start, lstart := len(k.arena), len(k.lensArena)
@@ -335,6 +364,9 @@ func (k *chunk) encodeFiltered(row []mysql.FieldValue) error {
 // emit adds one copied row, already encoded at the end of the arenas, to the batch.
 func (k *chunk) emit(start, lstart int) error {
 	rc := k.slabs.change(k.arena[start:len(k.arena):len(k.arena)], k.lensArena[lstart:len(k.lensArena):len(k.lensArena)])
+	if k.pre != nil {
+		return k.pre.add(k, rc)
+	}
 	if k.s.copy.vitess {
 		return k.emitVitess(rc)
 	}

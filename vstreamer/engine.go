@@ -100,7 +100,14 @@ type Config struct {
 	// by default the streams at one position share one connection and its decoding (see
 	// vstreamer/fanout). Streams under file positions always read on their own.
 	OwnReaders bool
-	Logger     *slog.Logger
+	// CopyParallelism, CopyMaxRowsPerSecond and CopyMaxReplicationLag are the defaults of
+	// the Request fields of those names, for requests that leave them zero. CopyParallelism
+	// zero means 1: one table at a time, the copy's order before parallel copies, which
+	// clients that read a copy table by table may expect.
+	CopyParallelism       int
+	CopyMaxRowsPerSecond  int64
+	CopyMaxReplicationLag time.Duration
+	Logger                *slog.Logger
 }
 
 // Validate fills defaults and reports the first bad field.
@@ -158,6 +165,15 @@ func (c *Config) Validate() error {
 	}
 	if c.ServerHeartbeat <= 0 {
 		c.ServerHeartbeat = 2 * time.Second
+	}
+	if c.CopyParallelism < 0 || c.CopyParallelism > MaxCopyParallelism {
+		return fmt.Errorf("config: copy parallelism %d: want 1 to %d (0 for 1)", c.CopyParallelism, MaxCopyParallelism)
+	}
+	if c.CopyMaxRowsPerSecond < 0 {
+		return fmt.Errorf("config: copy max rows per second %d: want a positive number, 0 for no limit", c.CopyMaxRowsPerSecond)
+	}
+	if c.CopyMaxReplicationLag < 0 {
+		return fmt.Errorf("config: copy max replication lag %s: want a positive duration, 0 for no bound", c.CopyMaxReplicationLag)
 	}
 	if c.MaxBatchBytes <= 0 {
 		c.MaxBatchBytes = 256 << 10
@@ -288,6 +304,16 @@ type Request struct {
 	CopyTablesWithoutKey bool
 	// CopyChunkRows is the number of rows per copy chunk; zero means DefaultCopyChunkRows.
 	CopyChunkRows int
+	// CopyParallelism is how many tables the copy reads at once, each on a connection of
+	// its own (copyparallel.go), 1 to MaxCopyParallelism; zero means Config.CopyParallelism.
+	// A Vitess-shaped copy (VitessCopy) reads one table at a time whatever it says.
+	CopyParallelism int
+	// CopyMaxRowsPerSecond bounds the rows the copy reads per second, all its tables
+	// together; zero means Config.CopyMaxRowsPerSecond (0 there: no bound).
+	CopyMaxRowsPerSecond int64
+	// CopyMaxReplicationLag holds each chunk while the server, a replica, lags behind its
+	// source by more (see waitForLag); zero means Config.CopyMaxReplicationLag (0: none).
+	CopyMaxReplicationLag time.Duration
 	// Observer, when set, hears of the stream's progress.
 	Observer Observer
 	// FailureMode is what an event or row that cannot be decoded or encoded does: FailStop

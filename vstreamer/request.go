@@ -26,3 +26,29 @@ func checkSize(req *Request) error {
 	}
 	return nil
 }
+
+// copyOptions checks the request's copy pacing and fills in the engine's defaults for the
+// fields left zero. A bad value is refused rather than clamped: a client asking for 100
+// tables at once, or a negative rate, has a mistake to fix.
+func copyOptions(req *Request, cfg Config) error {
+	if p := req.CopyParallelism; p < 0 || p > MaxCopyParallelism {
+		return fmt.Errorf("%w: copy_parallelism %d: want 1 to %d tables copied at once (each holds a database connection), or 0 for the server's default",
+			ErrBadOption, p, MaxCopyParallelism)
+	}
+	if r := req.CopyMaxRowsPerSecond; r < 0 {
+		return fmt.Errorf("%w: copy_max_rows_per_second %d: want a positive number of rows, or 0 for the server's default", ErrBadOption, r)
+	}
+	if d := req.CopyMaxReplicationLag; d < 0 {
+		return fmt.Errorf("%w: copy_max_replication_lag %s: want a positive duration, or 0 for the server's default", ErrBadOption, d)
+	}
+	if req.CopyParallelism == 0 {
+		req.CopyParallelism = max(cfg.CopyParallelism, 1)
+	}
+	if req.CopyMaxRowsPerSecond == 0 {
+		req.CopyMaxRowsPerSecond = cfg.CopyMaxRowsPerSecond
+	}
+	if req.CopyMaxReplicationLag == 0 {
+		req.CopyMaxReplicationLag = cfg.CopyMaxReplicationLag
+	}
+	return nil
+}

@@ -37,6 +37,9 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 	if err = checkSize(&req); err != nil {
 		return err
 	}
+	if err = copyOptions(&req, e.cfg); err != nil {
+		return err
+	}
 	starts, startPos, err := keyspaceStarts(&req)
 	if err != nil {
 		return err
@@ -74,8 +77,11 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		tablesToCopy:  req.TablesToCopy,
 		withoutKey:    req.CopyTablesWithoutKey,
 		chunkRows:     req.CopyChunkRows,
-		vitess:        req.VitessCopy,
-		othersCopy:    len(keyspaces) > 1,
+		parallelism:   req.CopyParallelism,
+		// One throttle paces every keyspace's copy: the bound is the stream's.
+		throttle:   newCopyThrottle(req.CopyMaxRowsPerSecond),
+		vitess:     req.VitessCopy,
+		othersCopy: len(keyspaces) > 1,
 	}
 	// copied are the databases whose copy is full or resumed, listed the databases copying
 	// at all (tables_to_copy alone adds tables to a running stream).
@@ -143,6 +149,8 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		withSrc:   req.WithSource,
 		failMode:  req.FailureMode,
 		skipEmpty: req.SkipEmptyTransactions,
+
+		copyMaxLag: req.CopyMaxReplicationLag,
 	}
 	s.use(keyspaces[0])
 	if req.MaxBatchBytes > 0 {
@@ -330,6 +338,8 @@ type stream struct {
 	gtidSent string
 	// vitessPacket bounds a Vitess-shaped copy packet: the bytes of its rows' values.
 	vitessPacket int
+	// copyMaxLag holds copy chunks while the server lags its source by more (waitForLag).
+	copyMaxLag time.Duration
 
 	// copy is the table copy in progress, if any.
 	copy      *copier

@@ -76,6 +76,12 @@ type config struct {
 	// CPUProfile, when set, names a file the server writes a Go CPU profile of its whole run
 	// to, on a clean shutdown (SIGTERM or SIGINT): for finding where a workload's CPU goes.
 	CPUProfile string `yaml:"cpuprofile"`
+	// CopyParallelism, CopyMaxRowsPerSecond and CopyMaxReplicationLag are the defaults of
+	// the request flags copy_parallelism, copy_max_rows_per_second and
+	// copy_max_replication_lag, for streams that leave them zero.
+	CopyParallelism       string `yaml:"copy-parallelism"`
+	CopyMaxRowsPerSecond  string `yaml:"copy-max-rows-per-second"`
+	CopyMaxReplicationLag string `yaml:"copy-max-replication-lag"`
 
 	checkOnly bool
 	// parsed is the text above parsed once, by validate: run uses it and parses nothing
@@ -96,6 +102,10 @@ type settings struct {
 	vschema *filter.VSchema
 	// databases is the parsed databases list; nil without one.
 	databases []string
+	// copyParallelism, copyMaxRows and copyMaxLag are the parsed copy defaults.
+	copyParallelism int
+	copyMaxRows     int64
+	copyMaxLag      time.Duration
 }
 
 type flagDef struct {
@@ -130,6 +140,9 @@ var flagDefs = []flagDef{
 	{"vschema-file", "keyspace VSchema, Vitess's JSON: keyspace ids from its vindexes (default: hash of a one-integer primary key)", func(c *config) *string { return &c.VSchemaFile }, ""},
 	{"shared-reader", "false: every stream reads the binlog on a connection of its own instead of sharing one", func(c *config) *string { return &c.SharedReader }, "true"},
 	{"cpuprofile", "file to write a Go CPU profile of the run to on a clean shutdown (default: off)", func(c *config) *string { return &c.CPUProfile }, ""},
+	{"copy-parallelism", "tables a table copy reads at once, each on a database connection of its own (1 to 16), for streams that do not ask; chunks of different tables then interleave in the stream", func(c *config) *string { return &c.CopyParallelism }, "1"},
+	{"copy-max-rows-per-second", "most rows per second a stream's table copy reads, for streams that do not ask (0: no limit)", func(c *config) *string { return &c.CopyMaxRowsPerSecond }, "0"},
+	{"copy-max-replication-lag", "when the database is a replica, copy chunks wait while its replication lag is above this, for streams that do not ask (0: no bound; a primary never waits)", func(c *config) *string { return &c.CopyMaxReplicationLag }, "0"},
 	{"schema-history-dir", "directory of the schema history: rows resumed from before a DDL are described as written (MariaDB; default: off)", func(c *config) *string { return &c.SchemaHistoryDir }, ""},
 }
 
@@ -229,6 +242,9 @@ func (c *config) validate() error {
 	if c.parsed.databases, err = parseDatabases(c.Databases); err != nil {
 		return err
 	}
+	if err = c.copyDefaults(); err != nil {
+		return err
+	}
 	if c.VSchemaFile != "" {
 		data, rerr := os.ReadFile(c.VSchemaFile)
 		if rerr != nil {
@@ -237,6 +253,22 @@ func (c *config) validate() error {
 		if c.parsed.vschema, err = filter.ParseVSchema(data); err != nil {
 			return fmt.Errorf("vschema-file %s: %w", c.VSchemaFile, err)
 		}
+	}
+	return nil
+}
+
+// copyDefaults parses the copy's defaults.
+func (c *config) copyDefaults() error {
+	p, err := strconv.Atoi(c.CopyParallelism)
+	if err != nil || p < 1 || p > vstreamer.MaxCopyParallelism {
+		return fmt.Errorf("copy-parallelism %q: want a whole number of tables from 1 to %d", c.CopyParallelism, vstreamer.MaxCopyParallelism)
+	}
+	c.parsed.copyParallelism = p
+	if c.parsed.copyMaxRows, err = strconv.ParseInt(c.CopyMaxRowsPerSecond, 10, 64); err != nil || c.parsed.copyMaxRows < 0 {
+		return fmt.Errorf("copy-max-rows-per-second %q: want a whole number of rows, 0 for no limit", c.CopyMaxRowsPerSecond)
+	}
+	if c.parsed.copyMaxLag, err = time.ParseDuration(c.CopyMaxReplicationLag); err != nil || c.parsed.copyMaxLag < 0 {
+		return fmt.Errorf("copy-max-replication-lag %q: want a duration such as 30s, 0 for no bound", c.CopyMaxReplicationLag)
 	}
 	return nil
 }

@@ -75,6 +75,10 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		VSchema:    p.vschema,
 		OwnReaders: p.ownReaders,
 		Logger:     log,
+
+		CopyParallelism:       p.copyParallelism,
+		CopyMaxRowsPerSecond:  p.copyMaxRows,
+		CopyMaxReplicationLag: p.copyMaxLag,
 	}
 	if !cfg.checkOnly {
 		// Opening the history takes its lock, which a check beside the running server must

@@ -221,9 +221,24 @@ type Flags struct {
 	// from and to ack. The events left out still end their batch where they would have (a
 	// COMMIT, DDL, OTHER or HEARTBEAT left out still sends what came before it). Only for the
 	// vevent format: the other formats need whole transactions.
-	EventTypes    []binlogdata.VEventType `protobuf:"varint,7,rep,packed,name=event_types,json=eventTypes,proto3,enum=binlogdata.VEventType" json:"event_types,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EventTypes []binlogdata.VEventType `protobuf:"varint,7,rep,packed,name=event_types,json=eventTypes,proto3,enum=binlogdata.VEventType" json:"event_types,omitempty"`
+	// Tables copied at once, each read on a database connection of its own; zero means the
+	// server's default (vstreamd --copy-parallelism), at most 16. Every chunk is still a
+	// transaction of its own and every VGTID names every table still being copied, so a
+	// resume from any VGTID continues each table after its own last key. Chunks of different
+	// tables then interleave in the stream. Vitess-shaped copies (the Vitess-compatible
+	// services) copy one table at a time, as Vitess's tablets do.
+	CopyParallelism int32 `protobuf:"varint,8,opt,name=copy_parallelism,json=copyParallelism,proto3" json:"copy_parallelism,omitempty"`
+	// Most rows per second the copy reads, all its tables together; zero means the server's
+	// default (vstreamd --copy-max-rows-per-second, 0 there for no limit).
+	CopyMaxRowsPerSecond int64 `protobuf:"varint,9,opt,name=copy_max_rows_per_second,json=copyMaxRowsPerSecond,proto3" json:"copy_max_rows_per_second,omitempty"`
+	// When the database is a replica, the copy waits before each chunk while its replication
+	// lag (SHOW REPLICA STATUS Seconds_Behind_Source) is above this; on a primary there is no
+	// lag and the bound never holds the copy. Unset or zero means the server's default
+	// (vstreamd --copy-max-replication-lag, 0 there for no bound).
+	CopyMaxReplicationLag *durationpb.Duration `protobuf:"bytes,10,opt,name=copy_max_replication_lag,json=copyMaxReplicationLag,proto3" json:"copy_max_replication_lag,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *Flags) Reset() {
@@ -301,6 +316,27 @@ func (x *Flags) GetEventProcessingFailureHandlingMode() string {
 func (x *Flags) GetEventTypes() []binlogdata.VEventType {
 	if x != nil {
 		return x.EventTypes
+	}
+	return nil
+}
+
+func (x *Flags) GetCopyParallelism() int32 {
+	if x != nil {
+		return x.CopyParallelism
+	}
+	return 0
+}
+
+func (x *Flags) GetCopyMaxRowsPerSecond() int64 {
+	if x != nil {
+		return x.CopyMaxRowsPerSecond
+	}
+	return 0
+}
+
+func (x *Flags) GetCopyMaxReplicationLag() *durationpb.Duration {
+	if x != nil {
+		return x.CopyMaxReplicationLag
 	}
 	return nil
 }
@@ -608,7 +644,7 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x0eformat_options\x18\x05 \x03(\v2$.vstream.v1.Start.FormatOptionsEntryR\rformatOptions\x1a@\n" +
 	"\x12FormatOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc2\x04\n" +
 	"\x05Flags\x12H\n" +
 	"\x12heartbeat_interval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\x12&\n" +
 	"\x0fmax_batch_bytes\x18\x02 \x01(\x03R\rmaxBatchBytes\x12$\n" +
@@ -617,7 +653,11 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x0fcopy_chunk_rows\x18\x05 \x01(\x03R\rcopyChunkRows\x12R\n" +
 	"&event_processing_failure_handling_mode\x18\x06 \x01(\tR\"eventProcessingFailureHandlingMode\x127\n" +
 	"\vevent_types\x18\a \x03(\x0e2\x16.binlogdata.VEventTypeR\n" +
-	"eventTypes\".\n" +
+	"eventTypes\x12)\n" +
+	"\x10copy_parallelism\x18\b \x01(\x05R\x0fcopyParallelism\x126\n" +
+	"\x18copy_max_rows_per_second\x18\t \x01(\x03R\x14copyMaxRowsPerSecond\x12R\n" +
+	"\x18copy_max_replication_lag\x18\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\x15copyMaxReplicationLag\".\n" +
 	"\x03Ack\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"\xe2\x01\n" +
 	"\x0eStreamResponse\x12*\n" +
@@ -682,20 +722,21 @@ var file_vstream_v1_vstream_proto_depIdxs = []int32{
 	7,  // 5: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
 	11, // 6: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
 	12, // 7: vstream.v1.Flags.event_types:type_name -> binlogdata.VEventType
-	9,  // 8: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
-	13, // 9: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
-	6,  // 10: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
-	9,  // 11: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
-	5,  // 12: vstream.v1.StreamResponse.copy_progress:type_name -> vstream.v1.CopyProgress
-	8,  // 13: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
-	9,  // 14: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
-	0,  // 15: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
-	4,  // 16: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
-	16, // [16:17] is the sub-list for method output_type
-	15, // [15:16] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	11, // 8: vstream.v1.Flags.copy_max_replication_lag:type_name -> google.protobuf.Duration
+	9,  // 9: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
+	13, // 10: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
+	6,  // 11: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
+	9,  // 12: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
+	5,  // 13: vstream.v1.StreamResponse.copy_progress:type_name -> vstream.v1.CopyProgress
+	8,  // 14: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
+	9,  // 15: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
+	0,  // 16: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
+	4,  // 17: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
+	17, // [17:18] is the sub-list for method output_type
+	16, // [16:17] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_vstream_v1_vstream_proto_init() }

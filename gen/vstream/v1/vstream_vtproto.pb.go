@@ -253,6 +253,26 @@ func (m *Flags) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.CopyMaxReplicationLag != nil {
+		size, err := (*durationpb.Duration)(m.CopyMaxReplicationLag).MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x52
+	}
+	if m.CopyMaxRowsPerSecond != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.CopyMaxRowsPerSecond))
+		i--
+		dAtA[i] = 0x48
+	}
+	if m.CopyParallelism != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.CopyParallelism))
+		i--
+		dAtA[i] = 0x40
+	}
 	if len(m.EventTypes) > 0 {
 		var pksize2 int
 		for _, num := range m.EventTypes {
@@ -765,6 +785,16 @@ func (m *Flags) SizeVT() (n int) {
 			l += protohelpers.SizeOfVarint(uint64(e))
 		}
 		n += 1 + protohelpers.SizeOfVarint(uint64(l)) + l
+	}
+	if m.CopyParallelism != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.CopyParallelism))
+	}
+	if m.CopyMaxRowsPerSecond != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.CopyMaxRowsPerSecond))
+	}
+	if m.CopyMaxReplicationLag != nil {
+		l = (*durationpb.Duration)(m.CopyMaxReplicationLag).SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -1624,6 +1654,80 @@ func (m *Flags) UnmarshalVT(dAtA []byte) error {
 			} else {
 				return fmt.Errorf("proto: wrong wireType = %d for field EventTypes", wireType)
 			}
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field CopyParallelism", wireType)
+			}
+			m.CopyParallelism = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.CopyParallelism |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 9:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field CopyMaxRowsPerSecond", wireType)
+			}
+			m.CopyMaxRowsPerSecond = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.CopyMaxRowsPerSecond |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 10:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field CopyMaxReplicationLag", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.CopyMaxReplicationLag == nil {
+				m.CopyMaxReplicationLag = &durationpb1.Duration{}
+			}
+			if err := (*durationpb.Duration)(m.CopyMaxReplicationLag).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

@@ -1,0 +1,387 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+)
+
+// A parallel copy (Request.CopyParallelism above one) reads chunks of several tables at
+// once, each on a worker connection of its own, while the stream goroutine still emits them
+// one chunk at a time, each as the serial copy does: a transaction of its own with FIELD,
+// ROW, LASTPK and a VGTID naming every table still being copied.
+//
+// Correctness rests on the serial copy's invariant, kept per table: a chunk of table t read
+// from a snapshot at position P is emitted when the stream stands exactly at P, so that the
+// catch-up before it forwarded only changes to rows of t up to t's last key, and the chunk
+// holds the rows after that key as of P. Snapshots are opened one after the other on the
+// stream goroutine, so their positions only grow, and their chunks are emitted in that order
+// (a queue): the stream never has to go back to reach one. A table has at most one chunk in
+// flight, since its next chunk starts after the key its previous chunk ends at; so while
+// a table's chunk is read ahead, its last key in the stream is still the previous chunk's,
+// and the catch-up drops the changes to rows after it, which the chunk read ahead holds as
+// of its own (later) snapshot.
+//
+// What runs in parallel is the expensive part: the server's reads, and decoding and
+// encoding the rows (chunk.encodeWhole, encodeFiltered), which a worker does into arenas of
+// its own. The stream goroutine only links the rows into ROW events and batches.
+
+// MaxCopyParallelism bounds Request.CopyParallelism: every table copied at once holds a
+// connection to the database and a snapshot open on it.
+const MaxCopyParallelism = 16
+
+// Pieces carry a read ahead's rows from its worker to the stream goroutine. A piece ends at
+// pieceRows rows or pieceBytes bytes of values; prefetchPieces of them may wait in the
+// channel, which bounds the memory a read ahead holds while the stream is busy with another
+// table to prefetchPieces*pieceBytes (8 MiB), a 50,000-row chunk of rows of up to about 160
+// bytes; a larger chunk waits for the stream with its read held at the server.
+const (
+	pieceRows      = 1024
+	pieceBytes     = 64 << 10
+	prefetchPieces = 128
+)
+
+// errCopyStopped ends a worker's read when the stream has ended.
+var errCopyStopped = errors.New("copy: the stream ended")
+
+// copyWorker is a connection that reads chunks ahead from snapshots of its own.
+type copyWorker struct {
+	conn *client.Conn
+	busy bool
+}
+
+// prefetch is one chunk read ahead: its table, the worker and snapshot it is read from, and
+// the channel its rows come through.
+type prefetch struct {
+	t      *copyTable
+	w      *copyWorker
+	snap   snapshot
+	cols   []int
+	pieces chan copyPiece
+}
+
+// copyPiece is a run of rows of a chunk read ahead. The last piece of a chunk has end set,
+// with the chunk's rows read (n) and its error, if any.
+type copyPiece struct {
+	rows []*binlogdata.RowChange
+	// last is the key of the last row read before the piece ended, kept or not (a rule's
+	// condition may drop it; a row that cannot be decoded may be skipped); nil when none was.
+	last [][]byte
+	// skipped are the rows the failure mode skipped, for the stream to log and count.
+	skipped []*PoisonError
+	end     bool
+	n       int
+	err     error
+}
+
+// prefetchOut is the worker's side of a read ahead: the piece being filled and where it goes.
+type prefetchOut struct {
+	p    *prefetch
+	cur  copyPiece
+	size int
+	stop <-chan struct{}
+	// failStop: a row that cannot be decoded ends the stream (the stream's failure mode).
+	failStop bool
+}
+
+// add takes one encoded row, and ships the piece once it is full.
+func (o *prefetchOut) add(k *chunk, rc *binlogdata.RowChange) error {
+	o.cur.rows = append(o.cur.rows, rc)
+	o.size += len(rc.After.Values) + 2*len(rc.After.Lengths)
+	if len(o.cur.rows) < pieceRows && o.size < pieceBytes {
+		return nil
+	}
+	// The piece's rows are handed over with the arenas they sit in: the next rows go into
+	// new ones.
+	k.newArenas()
+	return o.ship(k)
+}
+
+// ship hands the piece over, with the key of the row read last.
+func (o *prefetchOut) ship(k *chunk) error {
+	o.cur.last = cloneKey(k.last)
+	select {
+	case o.p.pieces <- o.cur:
+	case <-o.stop:
+		k.sendErr = errCopyStopped
+		return errCopyStopped
+	}
+	o.cur = copyPiece{rows: make([]*binlogdata.RowChange, 0, pieceRows)}
+	o.size = 0
+	return nil
+}
+
+// poison handles a row whose table column ci cannot be decoded, as stream.copyPoison does,
+// but without the stream's state: the stream locates, logs and counts it when the piece
+// arrives.
+func (o *prefetchOut) poison(k *chunk, row []mysql.FieldValue, ci int, cause error) error {
+	t := k.t
+	po := &PoisonError{Table: t.name, Column: t.cols[ci].Name, Err: cause}
+	key, keyErr := copiedKey(t, k.cols, k.keyIdx, row)
+	switch {
+	case keyErr == nil && len(key) > 0:
+		po.Row = "copied row with key " + keyText(key)
+	case len(k.last) > 0:
+		po.Row = "copied row after key " + keyText(k.last)
+	case t.lastpk != nil:
+		// The table's last key is the stream's, but it does not change while the table
+		// has a chunk in flight.
+		po.Row = "copied row after key " + keyText(t.lastpk)
+	default:
+		po.Row = "first copied row"
+	}
+	if o.failStop {
+		return po
+	}
+	if keyErr != nil {
+		po.Err = fmt.Errorf("%w; the row cannot be skipped: its key does not decode either: %v", cause, keyErr)
+		return po
+	}
+	o.cur.skipped = append(o.cur.skipped, po)
+	// The copy moves past the row: its key is the last read.
+	k.last = append(k.last[:0], key...)
+	return nil
+}
+
+func cloneKey(key [][]byte) [][]byte {
+	if len(key) == 0 {
+		return nil
+	}
+	out := make([][]byte, len(key))
+	for i, v := range key {
+		if v != nil {
+			out[i] = append(make([]byte, 0, len(v)), v...)
+		}
+	}
+	return out
+}
+
+// parallel reports whether the copy reads tables in parallel. A Vitess-shaped copy does not:
+// Vitess's tablets copy one table at a time, and its clients see the tables in that order.
+func (c *copier) parallel() bool { return c.parallelism > 1 && !c.vitess }
+
+// copyStepParallel emits the next chunk read ahead, after starting reads ahead for tables
+// that have none in flight.
+func (s *stream) copyStepParallel(ctx context.Context, events <-chan *replication.BinlogEvent) error {
+	k := s.ks
+	c := s.copy
+	if err := s.dispatch(ctx); err != nil {
+		return err
+	}
+	if len(c.inflight) == 0 {
+		// Every table is copied; copyStep found one pending only if one was in flight.
+		c.finished = true
+		return nil
+	}
+	p := c.inflight[0]
+	c.snap = p.snap
+	defer s.use(k)
+	if ok, err := s.catchUp(ctx, events, p.snap); !ok {
+		return err
+	}
+	s.use(k)
+	c.inflight = c.inflight[1:]
+	s.copying = p.t
+	err := s.emitPrefetched(ctx, p)
+	s.copying = nil
+	return err
+}
+
+// dispatch starts a read ahead for each table not copied and without one in flight, in
+// table order, up to the copy's parallelism.
+func (s *stream) dispatch(ctx context.Context) error {
+	c := s.copy
+	if c.stop == nil {
+		c.stop = make(chan struct{})
+		c.wctx, c.cancel = context.WithCancel(ctx)
+	}
+	lagChecked := false
+	for _, t := range c.tables {
+		if len(c.inflight) >= c.parallelism {
+			break
+		}
+		if t.status == copyDone || t.inflight {
+			continue
+		}
+		if !lagChecked {
+			if err := s.waitForLag(ctx); err != nil {
+				return err
+			}
+			lagChecked = true
+		}
+		w, err := s.idleWorker(ctx)
+		if err != nil {
+			return err
+		}
+		snap, err := s.openSnapshotOn(ctx, w.conn, t.name)
+		if err != nil {
+			return err
+		}
+		sql, cols := s.chunkSQL(t, c.chunkRows)
+		p := &prefetch{t: t, w: w, snap: snap, cols: cols, pieces: make(chan copyPiece, prefetchPieces)}
+		k := &chunk{s: s, t: t, cols: cols, ctx: c.wctx, throttle: c.throttle, row: newCopiedRow(t, cols),
+			direct: t.plan.Passthrough() && len(cols) == len(t.fields)}
+		k.keyIdx = make([]int, len(t.keyFields))
+		for i, kf := range t.keyFields {
+			k.keyIdx[i] = slices.Index(t.fields, kf)
+		}
+		k.pre = &prefetchOut{p: p, stop: c.stop, failStop: s.failMode == FailStop || s.failMode == "",
+			cur: copyPiece{rows: make([]*binlogdata.RowChange, 0, pieceRows)}}
+		t.inflight, w.busy = true, true
+		c.inflight = append(c.inflight, p)
+		c.wg.Add(1)
+		go s.readAhead(k, w.conn, sql)
+	}
+	return nil
+}
+
+// idleWorker returns a worker not reading, opening a connection for a new one.
+func (s *stream) idleWorker(ctx context.Context) (*copyWorker, error) {
+	c := s.copy
+	for _, w := range c.workers {
+		if !w.busy {
+			return w, nil
+		}
+	}
+	conn, err := s.eng.copyConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &copyWorker{conn: conn}
+	c.workers = append(c.workers, w)
+	return w, nil
+}
+
+// readAhead is a worker's goroutine: it reads the chunk's rows into pieces, ends the
+// snapshot, and hands over the last piece. It touches nothing of the stream's but what
+// stays fixed while the stream runs.
+func (s *stream) readAhead(k *chunk, conn *client.Conn, sql string) {
+	c := s.copy
+	o := k.pre
+	defer c.wg.Done()
+	err := func() (err error) {
+		defer catch(&err, StageCopy, func(pe *PanicError) { pe.Table = k.t.name })
+		// A read the server is still working on when the stream ends is killed, so that
+		// the worker's goroutine ends and its connection can be closed.
+		stopKill := context.AfterFunc(c.wctx, func() { s.killQuery(conn, "a copy's read ahead") })
+		defer stopKill()
+		return k.read(conn, sql)
+	}()
+	if errors.Is(err, errCopyStopped) {
+		return
+	}
+	if err == nil {
+		// The rows are read: the snapshot is not needed any more, and releasing it at
+		// once lets the server purge the row versions it kept. After a failed read the
+		// connection may still hold rows of the result (go-mysql does not drain it), and
+		// the stream ends anyway, closing it.
+		if _, rerr := conn.Execute("ROLLBACK"); rerr != nil {
+			err = fmt.Errorf("%w: copy of %s: end snapshot: %v", ErrUnavailable, k.t.name, rerr)
+		}
+	}
+	o.cur.end, o.cur.n, o.cur.err = true, k.n, err
+	o.cur.last = cloneKey(k.last)
+	select {
+	case o.p.pieces <- o.cur:
+	case <-o.stop:
+	}
+}
+
+// emitPrefetched sends a chunk read ahead, the stream standing at its snapshot: the chunk's
+// transaction as copyChunk sends it, its rows as they arrive.
+func (s *stream) emitPrefetched(ctx context.Context, p *prefetch) error {
+	t := p.t
+	s.now = nowNanos()
+	s.inChunk = true
+	defer func() { s.inChunk = false }()
+	k := s.newChunk(t, p.cols)
+	if err := k.start(); err != nil {
+		return err
+	}
+	// The worker may still be reading (the first table's chunk, or a slow server).
+	stopBeats := s.heartbeatWhile()
+	defer stopBeats()
+	defer func() { _ = k.sender.wait() }()
+	n, err := s.takePieces(ctx, k, p)
+	if werr := k.sender.wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	return k.end(n)
+}
+
+// takePieces adds the chunk's rows to the batch piece by piece, sending full batches as
+// emitNative does, and returns the rows the chunk read.
+func (s *stream) takePieces(ctx context.Context, k *chunk, p *prefetch) (int, error) {
+	t := k.t
+	for {
+		var pc copyPiece
+		select {
+		case pc = <-p.pieces:
+		case <-ctx.Done():
+			return 0, fmt.Errorf("copy of %s: %w", t.name, ctx.Err())
+		}
+		for _, po := range pc.skipped {
+			if err := s.poisoned(po); err != nil {
+				return 0, err
+			}
+		}
+		for _, rc := range pc.rows {
+			if k.rowEv == nil {
+				k.rowEv = &binlogdata.RowEvent{TableName: t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
+				s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: k.rowEv, Source: k.src})
+			}
+			k.rowEv.RowChanges = append(k.rowEv.RowChanges, rc)
+			qr := rc.After
+			s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
+			s.rowBytes += len(qr.Values)
+			if s.copyBatchFull() {
+				k.rowEv = nil
+				if err := k.flushRows(); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if pc.last != nil {
+			t.setLastPK(pc.last)
+		}
+		if !pc.end {
+			continue
+		}
+		p.w.busy, t.inflight = false, false
+		if pc.err != nil {
+			// The read's errors are wrapped already (chunk.read); a row that cannot be
+			// decoded is located here, where the stream stands at the chunk's snapshot.
+			var po *PoisonError
+			if errors.As(pc.err, &po) {
+				s.locate(po)
+			}
+			return 0, pc.err
+		}
+		return pc.n, nil
+	}
+}
+
+// stopWorkers ends the reads ahead still in flight and waits for their goroutines, before
+// the copier's connections close: a goroutine is never left reading from a closed one.
+func (c *copier) stopWorkers() {
+	if c.stop == nil {
+		return
+	}
+	close(c.stop)
+	c.cancel()
+	c.wg.Wait()
+	for _, w := range c.workers {
+		// Closing the socket ends the session and its snapshot; nothing more to undo.
+		_ = w.conn.Close()
+	}
+}

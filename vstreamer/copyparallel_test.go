@@ -1,0 +1,233 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+)
+
+// copyTables are the workload's tables (applier.SetupWorkload), in name order.
+var copyTables = []string{"cp_a", "cp_b", "cp_c", "cp_j"}
+
+// TestCopyParallelResumeAnywhere is TestCopyResumeAnywhere with tables read in parallel: the
+// stream breaks at many points of a copy under writes and resumes from the last VGtid, and
+// the image still equals the source with no row twice. Along the way it checks what makes a
+// parallel copy resumable: chunks of several tables interleave, and every VGtid of the copy
+// names every table, those done marked completed, each other with its own last key.
+func TestCopyParallelResumeAnywhere(t *testing.T) {
+	for _, seed := range []uint64{1, 2} {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			setupCopyTables(t)
+			w := startWriter(t, seed, 5*time.Millisecond)
+			e := newEngine(t)
+			im := newImage(copyKeys)
+			rng := rand.New(rand.NewPCG(seed, 5))
+			req := Request{Position: "", Filter: copyFilter, CopyChunkRows: 13, CopyParallelism: 3}
+			breaks := 0
+			// interleaved is set once a chunk of one table came between two chunks of another.
+			interleaved := false
+			var chunkTables []string
+			completed := map[string]bool{}
+			for !im.Copied {
+				ts := startStream(t, e, req)
+				chunk := false
+				var txnCompleted []string
+				for chunks, want := 0, 1+rng.IntN(4); chunks < want && !im.Copied; {
+					ev := ts.next(false)
+					switch ev.Type {
+					case binlogdata.VEventType_LASTPK:
+						chunk = true
+						name := ev.LastPKEvent.GetTableLastPK().GetTableName()
+						if n := len(chunkTables); n >= 2 && chunkTables[n-2] == name && chunkTables[n-1] != name {
+							interleaved = true
+						}
+						chunkTables = append(chunkTables, name)
+						if ev.LastPKEvent.GetCompleted() {
+							txnCompleted = append(txnCompleted, name)
+						}
+					case binlogdata.VEventType_VGTID:
+						for _, name := range txnCompleted {
+							completed[name] = true
+						}
+						txnCompleted = txnCompleted[:0]
+						checkCopyVGtid(t, ev.Vgtid, completed, im.Copied)
+					default:
+					}
+					if im.Add(ev) && chunk {
+						chunks++
+						chunk = false
+					}
+				}
+				for n := rng.IntN(9); n > 0 && !im.Copied; n-- {
+					im.Add(ts.next(false))
+				}
+				ts.stop()
+				im.Abort()
+				breaks++
+				if im.Last != nil {
+					sg := im.Last.ShardGtids[0]
+					// What the client saw completed is what its VGtid says: a break may
+					// drop a transaction that marked a table completed.
+					clear(completed)
+					for _, tp := range sg.TablePKs {
+						if tp.Completed {
+							completed[tp.TableName] = true
+						}
+					}
+					req = Request{Position: sg.Gtid, TableLastPKs: sg.TablePKs, Filter: copyFilter, CopyChunkRows: 13, CopyParallelism: 3}
+				}
+			}
+			w.Finish(t)
+			ts := startStream(t, e, req)
+			waitCaughtUp(t, ts, im)
+			im.Check(t, db, "test")
+			if breaks < 10 {
+				t.Errorf("only %d breaks", breaks)
+			}
+			if !interleaved {
+				t.Errorf("no table's chunks were interleaved with another's: %v", chunkTables)
+			}
+		})
+	}
+}
+
+// checkCopyVGtid checks a VGtid sent during a copy: it names every table, the ones done
+// marked completed without a key; after the final COPY_COMPLETED it names none.
+func checkCopyVGtid(t *testing.T, vg *binlogdata.VGtid, completed map[string]bool, copied bool) {
+	t.Helper()
+	pks := vg.GetShardGtids()[0].GetTablePKs()
+	if copied || len(pks) == 0 && len(completed) == len(copyTables) {
+		return
+	}
+	var names []string
+	for _, tp := range pks {
+		names = append(names, tp.TableName)
+		if tp.Completed != completed[tp.TableName] {
+			t.Errorf("VGtid marks %s completed=%v, but its copy completed=%v", tp.TableName, tp.Completed, completed[tp.TableName])
+		}
+		if tp.Completed && tp.Lastpk != nil {
+			t.Errorf("VGtid gives completed table %s a last key", tp.TableName)
+		}
+	}
+	if !slices.Equal(names, copyTables) {
+		t.Errorf("VGtid of the copy names tables %v, want %v", names, copyTables)
+	}
+}
+
+// TestCopyThrottle: with a bound on rows per second the copy reads no faster, serial or in
+// parallel (the bound is the stream's, all tables together). Only a lower bound on the time
+// is asserted, which a slow machine cannot break.
+func TestCopyThrottle(t *testing.T) {
+	execSQL(t, "CREATE TABLE cth_a (id INT PRIMARY KEY)", "INSERT INTO cth_a SELECT seq FROM "+db.Seq(600),
+		"CREATE TABLE cth_b (id INT PRIMARY KEY)", "INSERT INTO cth_b SELECT seq FROM "+db.Seq(600),
+		"CREATE TABLE cth_c (id INT PRIMARY KEY)", "INSERT INTO cth_c SELECT seq FROM "+db.Seq(600))
+	e := newEngine(t)
+	const rate, rows = 1000, 1800
+	for _, par := range []int{1, 3} {
+		t.Run(fmt.Sprintf("parallelism %d", par), func(t *testing.T) {
+			start := time.Now()
+			ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "/^cth_"}), CopyChunkRows: 250,
+				CopyParallelism: par, CopyMaxRowsPerSecond: rate})
+			n := 0
+			for {
+				ev := ts.next(false)
+				if ev.Type == binlogdata.VEventType_ROW {
+					n += len(ev.RowEvent.RowChanges)
+				}
+				if ev.Type == binlogdata.VEventType_COPY_COMPLETED && ev.Keyspace == "" {
+					break
+				}
+			}
+			if n != rows {
+				t.Fatalf("copied %d rows, want %d", n, rows)
+			}
+			// The first step (a tenth of a second's rows) is free; the rest come at the rate.
+			if d, least := time.Since(start), time.Duration(float64(rows-rate/10)/rate*float64(time.Second)); d < least {
+				t.Errorf("copied %d rows in %s at most %d rows/s; want at least %s", rows, d, rate, least)
+			}
+		})
+	}
+}
+
+// TestCopyThrottleSteps: the limiter is asked once per step of rows, the first row of each
+// step, and holds the rows to its rate.
+func TestCopyThrottleSteps(t *testing.T) {
+	th := newCopyThrottle(50)
+	if th.step != 5 {
+		t.Fatalf("step %d, want a tenth of a second's rows, 5", th.step)
+	}
+	start := time.Now()
+	for n := 1; n <= 30; n++ {
+		if err := th.take(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := th.waits.Load(); got != 6 {
+		t.Errorf("limiter asked %d times for 30 rows, want 6", got)
+	}
+	// 30 rows at 50/s, the first 5 free: at least half a second.
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Errorf("30 rows taken in %s at 50 rows/s", d)
+	}
+	if newCopyThrottle(0) != nil {
+		t.Error("a zero rate makes a throttle; want none")
+	}
+	// Only a step's first row asks, and a wait ends with the stream's context.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := th.take(ctx, 32); err != nil {
+		t.Errorf("row 32, inside a step, asked the limiter: %v", err)
+	}
+	if err := th.take(ctx, 36); !errors.Is(err, context.Canceled) {
+		t.Errorf("row 36, a step's first, with the context canceled: err = %v, want context.Canceled", err)
+	}
+}
+
+// TestCopyOptionsRefused: bad copy pacing values are refused, naming the flag.
+func TestCopyOptionsRefused(t *testing.T) {
+	e := newEngine(t)
+	for _, c := range []struct {
+		req  Request
+		flag string
+	}{
+		{Request{CopyParallelism: -1}, "copy_parallelism"},
+		{Request{CopyParallelism: MaxCopyParallelism + 1}, "copy_parallelism"},
+		{Request{CopyMaxRowsPerSecond: -5}, "copy_max_rows_per_second"},
+		{Request{CopyMaxReplicationLag: -time.Second}, "copy_max_replication_lag"},
+	} {
+		c.req.Filter = copyFilter
+		err := e.Stream(context.Background(), c.req, func([]*binlogdata.VEvent) error { return nil })
+		if !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("%+v: err = %v, want ErrBadOption naming %s", c.req, err, c.flag)
+		}
+	}
+}
+
+// TestCopyReplicationLagOnPrimary: the test server is a primary, with no replication lag, so
+// a lag bound lets the copy run; its lag reads as zero, known.
+func TestCopyReplicationLagOnPrimary(t *testing.T) {
+	execSQL(t, "CREATE TABLE clag (id INT PRIMARY KEY)", "INSERT INTO clag VALUES (1), (2)")
+	e := newEngine(t)
+	for _, par := range []int{1, 2} {
+		ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "clag"}), CopyParallelism: par,
+			CopyMaxReplicationLag: time.Second})
+		ts.expect("BEGIN", "FIELD clag id:INT32", "ROW clag +[1] +[2]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
+	}
+	conn, err := db.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	s := &stream{cfg: &Config{Database: "test"}, sql: onConn(conn)}
+	lag, known, err := s.replicationLag()
+	if err != nil || !known || lag != 0 {
+		t.Errorf("replication lag on a primary: %s known=%v err=%v; want 0, known", lag, known, err)
+	}
+}
