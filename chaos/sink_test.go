@@ -70,22 +70,39 @@ func (s *sinkProc) logTail(n int) string {
 // TestKillSink kills vstream-sink with SIGKILL 10 times at random moments while a writer
 // changes MariaDB, starting it again each time (and, for NATS, restarting the broker at every
 // other kill; vstreamd is killed and started under the running sink 3 times); afterwards the topic or stream holds every change exactly once, in order per
-// key, and a SIGTERM stops the sink with exit status 0.
+// key, and a SIGTERM stops the sink with exit status 0. The snapshot cases start from a copy
+// of a 4,000-row table in 100-row chunks, so that most kills land mid-snapshot: the topic
+// holds each row once (its state at its chunk's snapshot), then every change after it once,
+// in order per key.
 func TestKillSink(t *testing.T) {
 	for _, c := range []struct {
 		broker, format string
 		seed           uint64
+		snapshot       int
 	}{
-		{"kafka", "debezium-json", 51},
-		{"kafka", "canal-json", 52},
-		{"nats", "debezium-json", 53},
-		{"nats", "avro", 54},
+		{"kafka", "debezium-json", 51, 0},
+		{"kafka", "canal-json", 52, 0},
+		{"nats", "debezium-json", 53, 0},
+		{"nats", "avro", 54, 0},
+		{"kafka", "debezium-json", 55, 4000},
+		{"nats", "debezium-json", 56, 4000},
 	} {
-		t.Run(c.broker+"/"+c.format, func(t *testing.T) {
+		name := c.broker + "/" + c.format
+		if c.snapshot > 0 {
+			name += "/snapshot"
+		}
+		t.Run(name, func(t *testing.T) {
 			v := startVstreamd(t)
-			w := sinktest.NewWriter(t, db, 20, c.seed)
+			w := sinktest.NewWriter(t, db, max(20, c.snapshot), c.seed)
+			start := sinktest.Position(t, db, "chaos")
+			if c.snapshot > 0 {
+				if err := w.Fill(c.snapshot); err != nil {
+					t.Fatal(err)
+				}
+				start = "copy"
+			}
 			args := []string{"--server", v.addr, "--sink", c.broker, "--format", c.format, "--name", "chaos",
-				"--tables", "t", "--position", sinktest.Position(t, db, "chaos"), "--topic-prefix", "cdc.",
+				"--tables", "t", "--position", start, "--topic-prefix", "cdc.", "--copy-chunk-rows", "100",
 				"--default-topic", "changes", "--heartbeat", "200ms", "--max-batch-bytes", "4096", "--log-level", "debug"}
 			var read func(want int, quiet time.Duration) []sinktest.Got
 			var nats *sinktest.NATSServer
@@ -139,8 +156,12 @@ func TestKillSink(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := w.Changes()
+			caughtUp := func() bool { return sinktest.Count(read(want+8, 300*time.Millisecond)) >= want }
+			if c.snapshot > 0 {
+				caughtUp = func() bool { return w.LastChanges(read(want+100, 300*time.Millisecond)) >= w.SnapshotCount() }
+			}
 			deadline := time.Now().Add(60 * time.Second)
-			for sinktest.Count(read(want+8, 300*time.Millisecond)) < want {
+			for !caughtUp() {
 				if time.Now().After(deadline) {
 					t.Fatalf("the broker did not get every change; sink log:\n%s", s.logTail(4000))
 				}
@@ -161,12 +182,25 @@ func TestKillSink(t *testing.T) {
 			if err := s.signal(syscall.SIGTERM); err != nil {
 				t.Errorf("SIGTERM: the sink exited with %v, want status 0; log:\n%s", err, s.logTail(4000))
 			}
-			w.Check(t, read(want+100, time.Second))
+			if c.snapshot > 0 {
+				w.CheckSnapshot(t, read(want+100, time.Second))
+			} else {
+				w.Check(t, read(want+100, time.Second))
+			}
 			// Kills that landed while the writer ran: the sink resumed from a position it had
 			// committed, not from the start.
 			log := s.logTail(-1)
 			if n := strings.Count(log, "sink resuming from its committed position"); n < 5 {
 				t.Errorf("the sink resumed from a committed position %d times, want at least 5 of the 10 starts", n)
+			}
+			if c.snapshot > 0 {
+				// The copy's position names the table's last key: a resume from one is a
+				// resume mid-snapshot.
+				mid := regexp.MustCompile(`sink resuming from its committed position" position=\S*\|t:`).FindAllString(log, -1)
+				if len(mid) == 0 {
+					t.Error("no kill landed mid-snapshot: the sink never resumed from a copy position")
+				}
+				t.Logf("resumes mid-snapshot: %d", len(mid))
 			}
 			reconnects := strings.Count(log, "vstream stream broken, reconnecting")
 			if reconnects == 0 {
