@@ -35,6 +35,13 @@ type metrics struct {
 	poison       *prometheus.CounterVec
 	reader       *prometheus.GaugeVec
 
+	// The purge alarm's (see headroom.go).
+	binlogFiles   prometheus.Gauge
+	binlogExpire  prometheus.Gauge
+	headroomFiles *prometheus.GaugeVec
+	positionAge   *prometheus.GaugeVec
+	purgeWarning  *prometheus.GaugeVec
+
 	mu   sync.Mutex
 	live map[uint64]*streamStats // the open streams, by id
 }
@@ -74,9 +81,24 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Events or copied rows that could not be decoded or encoded: action failed (the stream ended) or skipped."}, []string{"action"}),
 		reader: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "stream_binlog_reader_info",
 			Help: "Per stream: the binlog reader serving it (kind shared, catch-up, or own: a connection of its own)."}, []string{"stream", "kind"}),
+		binlogFiles: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "binlog_files",
+			Help: "Binlog files the source server has (SHOW BINARY LOGS), as last read by the purge alarm."}),
+		binlogExpire: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "binlog_expire_seconds",
+			Help: "The source server's binlog expiry (binlog_expire_logs_seconds, or expire_logs_days in seconds); 0: it purges no binlog by age."}),
+		headroomFiles: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "stream_binlog_headroom_files",
+			Help: "Per stream: binlog files the server has before the one its position needs (the file a resume from the position starts reading): " +
+				"how many files PURGE BINARY LOGS or expiry can remove before the position is gone. 0: the stream needs the oldest file; -1: the position is already purged. " +
+				"Read every --purge-check-interval."}, perStream),
+		positionAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "stream_binlog_position_age_seconds",
+			Help: "Per stream: while the binlog file its position needs is closed, how long ago the last transaction the stream passed was written; 0 while it needs only the file the server is writing. " +
+				"That file was last written no earlier, so the server's expiry purges it no sooner than vstream_binlog_expire_seconds minus this."}, perStream),
+		purgeWarning: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "stream_purge_warning",
+			Help: "Per stream: 1 when its position is within --purge-warn-files binlog files of the server's oldest, or its file expires within --purge-warn-age; " +
+				"once purged, the stream can only start over with a table copy. The status page says which."}, perStream),
 	}
 	reg.MustRegister(m.grpc, m.open, m.events, m.batches, m.dbErrors, m.dbUp, m.ackLag, m.binlogLag, m.position,
-		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped, m.panics, m.poison, m.reader)
+		m.streamEvents, m.streamRows, m.streamBytes, m.copied, m.estimated, m.statementsSkipped, m.panics, m.poison, m.reader,
+		m.binlogFiles, m.binlogExpire, m.headroomFiles, m.positionAge, m.purgeWarning)
 	// The counters that alerts take increase() of are exported at 0 from the start: a series
 	// that appears with its first count shows no increase, and the first panic would go unseen.
 	for _, stage := range []string{vstreamer.StageRead, vstreamer.StageStream, vstreamer.StageCopy, vstreamer.StageHeartbeat,
@@ -103,8 +125,13 @@ type streamStats struct {
 	mu sync.Mutex
 	// pos is the latest position; labelPos the one in the position metric, whose label is
 	// changed at most twice a second so a busy stream does not churn series.
-	pos, labelPos       string
-	labelAt             time.Time
+	pos, labelPos string
+	labelAt       time.Time
+	// binlogTime is when the transaction at pos was written, for the purge alarm.
+	binlogTime time.Time
+	// headroom is where pos was among the server's binlog files at the purge alarm's last
+	// check; nil before it.
+	headroom            *BinlogHeadroom
 	binlogLag, ackLag   time.Duration
 	acked               bool
 	copies              []TableCopy
@@ -168,7 +195,7 @@ func (s *streamStats) Position(pos string, binlogTime time.Time) {
 	s.lag.Set(lag.Seconds())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pos, s.binlogLag = pos, lag
+	s.pos, s.binlogLag, s.binlogTime = pos, lag, binlogTime
 	if pos == s.labelPos || now.Sub(s.labelAt) < 500*time.Millisecond {
 		return
 	}
@@ -224,6 +251,10 @@ func (s *streamStats) status(now time.Time) StreamStatus {
 	st.Position, st.BinlogLag, st.AckLag, st.Acked = s.pos, s.binlogLag, s.ackLag, s.acked
 	st.RowsSent, st.RowsPerSecond = s.rowsSent, s.rowsPerSecond
 	st.Copies = append([]TableCopy(nil), s.copies...)
+	if s.headroom != nil {
+		h := *s.headroom
+		st.Headroom = &h
+	}
 	return st
 }
 
@@ -239,7 +270,8 @@ func (s *streamStats) done(err error) {
 	s.m.failed(err)
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{s.m.ackLag, s.m.binlogLag, s.m.position, s.m.reader, s.m.streamEvents, s.m.streamRows, s.m.streamBytes, s.m.copied, s.m.estimated} {
+	}{s.m.ackLag, s.m.binlogLag, s.m.position, s.m.reader, s.m.streamEvents, s.m.streamRows, s.m.streamBytes, s.m.copied, s.m.estimated,
+		s.m.headroomFiles, s.m.positionAge, s.m.purgeWarning} {
 		v.DeletePartialMatch(prometheus.Labels{"stream": s.id})
 	}
 }

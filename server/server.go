@@ -50,6 +50,8 @@ type Options struct {
 	TLS *tls.Config
 	// Limits bound streams and stream starts.
 	Limits Limits
+	// PurgeWarn configures the purge alarm that WatchBinlogs runs.
+	PurgeWarn PurgeWarn
 	// OnStreams, when set, hears how many streams are open whenever one opens or ends (over
 	// every API), on the goroutine of that stream. Calls come one at a time, each with the
 	// count when it is made, so the last call has the last count.
@@ -80,6 +82,9 @@ func New(engine *vstreamer.Engine, opts Options) *Server {
 	}
 	if opts.HealthInterval <= 0 {
 		opts.HealthInterval = 5 * time.Second
+	}
+	if opts.PurgeWarn.Interval <= 0 {
+		opts.PurgeWarn.Interval = DefaultPurgeCheckInterval
 	}
 	reg := opts.Registerer
 	if reg == nil {

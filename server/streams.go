@@ -41,6 +41,9 @@ type StreamStatus struct {
 	RowsPerSecond float64
 	// Copies are the tables this stream copied or is copying, in the order they started.
 	Copies []TableCopy
+	// Headroom is how far the stream's position is from being purged, as of the purge
+	// alarm's last check (see Server.WatchBinlogs); nil before it.
+	Headroom *BinlogHeadroom
 }
 
 // TableCopy is one table copy's progress: rows read so far and the server's estimate of the

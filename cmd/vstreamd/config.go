@@ -82,6 +82,12 @@ type config struct {
 	CopyParallelism       string `yaml:"copy-parallelism"`
 	CopyMaxRowsPerSecond  string `yaml:"copy-max-rows-per-second"`
 	CopyMaxReplicationLag string `yaml:"copy-max-replication-lag"`
+	// PurgeWarnFiles, PurgeWarnAge and PurgeCheckInterval configure the purge alarm (see
+	// server.PurgeWarn): a stream whose position needs a binlog file with at most this many
+	// files before it, or one the server's expiry purges within this long, is warned about.
+	PurgeWarnFiles     string `yaml:"purge-warn-files"`
+	PurgeWarnAge       string `yaml:"purge-warn-age"`
+	PurgeCheckInterval string `yaml:"purge-check-interval"`
 
 	checkOnly bool
 	// parsed is the text above parsed once, by validate: run uses it and parses nothing
@@ -106,6 +112,8 @@ type settings struct {
 	copyParallelism int
 	copyMaxRows     int64
 	copyMaxLag      time.Duration
+	// purgeWarn is the parsed purge alarm settings.
+	purgeWarn server.PurgeWarn
 }
 
 type flagDef struct {
@@ -143,6 +151,11 @@ var flagDefs = []flagDef{
 	{"copy-parallelism", "tables a table copy reads at once, each on a database connection of its own (1 to 16), for streams that do not ask; chunks of different tables then interleave in the stream", func(c *config) *string { return &c.CopyParallelism }, "1"},
 	{"copy-max-rows-per-second", "most rows per second a stream's table copy reads, for streams that do not ask (0: no limit)", func(c *config) *string { return &c.CopyMaxRowsPerSecond }, "0"},
 	{"copy-max-replication-lag", "when the database is a replica, copy chunks wait while its replication lag is above this, for streams that do not ask (0: no bound; a primary never waits)", func(c *config) *string { return &c.CopyMaxReplicationLag }, "0"},
+	{"purge-warn-files", "warn (status page, vstream_stream_purge_warning) when a stream's position needs a binlog file with at most this many files before it on the server (-1: never)",
+		func(c *config) *string { return &c.PurgeWarnFiles }, strconv.Itoa(server.DefaultPurgeWarnFiles)},
+	{"purge-warn-age", "warn when the server's binlog expiry purges the file a stream's position needs within this duration (0: never)",
+		func(c *config) *string { return &c.PurgeWarnAge }, server.DefaultPurgeWarnAge.String()},
+	{"purge-check-interval", "how often the server's binlog files are read for the purge alarm", func(c *config) *string { return &c.PurgeCheckInterval }, server.DefaultPurgeCheckInterval.String()},
 	{"schema-history-dir", "directory of the schema history: rows resumed from before a DDL are described as written (MariaDB; default: off)", func(c *config) *string { return &c.SchemaHistoryDir }, ""},
 }
 
@@ -218,6 +231,9 @@ func (c *config) validate() error {
 		return err
 	}
 	if c.parsed.drain, err = c.drainTimeout(); err != nil {
+		return err
+	}
+	if c.parsed.purgeWarn, err = c.purgeWarn(); err != nil {
 		return err
 	}
 	switch c.Flavor {
@@ -367,6 +383,21 @@ func (c *config) limits() (server.Limits, error) {
 		return l, fmt.Errorf("max-batch-bytes %q: want a whole number of bytes, 0 for no limit", c.MaxBatchBytes)
 	}
 	return l, nil
+}
+
+func (c *config) purgeWarn() (server.PurgeWarn, error) {
+	var w server.PurgeWarn
+	var err error
+	if w.Files, err = strconv.Atoi(c.PurgeWarnFiles); err != nil || w.Files < -1 {
+		return w, fmt.Errorf("purge-warn-files %q: want a whole number of binlog files, -1 to turn the file warning off", c.PurgeWarnFiles)
+	}
+	if w.Age, err = time.ParseDuration(c.PurgeWarnAge); err != nil || w.Age < 0 {
+		return w, fmt.Errorf("purge-warn-age %q: want a duration such as 6h, 0 to turn the age warning off", c.PurgeWarnAge)
+	}
+	if w.Interval, err = time.ParseDuration(c.PurgeCheckInterval); err != nil || w.Interval <= 0 {
+		return w, fmt.Errorf("purge-check-interval %q: want a positive duration such as 30s", c.PurgeCheckInterval)
+	}
+	return w, nil
 }
 
 func (c *config) drainTimeout() (time.Duration, error) {

@@ -119,6 +119,19 @@ func TestLoadConfig(t *testing.T) {
 		{"cpu profile env", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, map[string]string{"VSTREAM_CPUPROFILE": "/tmp/e.pprof"},
 			func(c *config) bool { return c.CPUProfile == "/tmp/e.pprof" }, ""},
 		{"bad drain timeout", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--drain-timeout", "soon"}, nil, nil, "drain-timeout"},
+		{"purge alarm defaults", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, nil,
+			func(c *config) bool {
+				return c.parsed.purgeWarn == server.PurgeWarn{Files: server.DefaultPurgeWarnFiles, Age: server.DefaultPurgeWarnAge, Interval: server.DefaultPurgeCheckInterval}
+			}, ""},
+		{"purge alarm flags", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--purge-warn-files", "-1", "--purge-warn-age", "90m", "--purge-check-interval", "5s"}, nil,
+			func(c *config) bool {
+				return c.parsed.purgeWarn == server.PurgeWarn{Files: -1, Age: 90 * time.Minute, Interval: 5 * time.Second}
+			}, ""},
+		{"purge alarm env", []string{"--mysql-dsn", "u@tcp(h:1)/d"}, map[string]string{"VSTREAM_PURGE_WARN_FILES": "3", "VSTREAM_PURGE_WARN_AGE": "0"},
+			func(c *config) bool { return c.parsed.purgeWarn.Files == 3 && c.parsed.purgeWarn.Age == 0 }, ""},
+		{"bad purge warn files", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--purge-warn-files", "-2"}, nil, nil, "purge-warn-files"},
+		{"bad purge warn age", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--purge-warn-age", "a while"}, nil, nil, "purge-warn-age"},
+		{"bad purge check interval", []string{"--mysql-dsn", "u@tcp(h:1)/d", "--purge-check-interval", "0s"}, nil, nil, "purge-check-interval"},
 		{"limits from YAML numbers", []string{"--config", limitsFile}, nil,
 			func(c *config) bool {
 				l, err := c.limits()

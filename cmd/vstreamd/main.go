@@ -125,7 +125,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: p.limits,
+	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: p.limits, PurgeWarn: p.purgeWarn,
 		OnStreams: memoryBudget(getenv)})
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "vstream", Name: "schema_history_restarts_total",
 		Help: "Times the schema history tracker failed (or panicked) and started again."},
@@ -163,6 +163,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	go srv.WatchHealth(ctx)
+	go srv.WatchBinlogs(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.GRPC().Serve(lis) }()
 	ec := engine.Config()

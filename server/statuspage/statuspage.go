@@ -70,6 +70,8 @@ type Status struct {
 	Time    time.Time `json:"time"`
 	Source  Source    `json:"source"`
 	Streams []Stream  `json:"streams"`
+	// PurgeWarnings counts the streams whose position is about to be purged.
+	PurgeWarnings int `json:"purge_warnings"`
 	// Refresh is the page's reload interval in seconds.
 	Refresh int `json:"-"`
 }
@@ -97,8 +99,24 @@ type Stream struct {
 	RowsSent      int64     `json:"rows_sent"`
 	RowsPerSecond float64   `json:"rows_per_second"`
 	Copies        []Copy    `json:"copies"`
+	// Headroom is how far the position is from being purged from the source's binlogs;
+	// null before the server's first check of them with this stream open.
+	Headroom *Headroom `json:"binlog_headroom"`
 
 	binlogLag, ackLag time.Duration
+}
+
+// Headroom is where a stream's position is among the source's binlog files (see
+// server.BinlogHeadroom). PurgeWarning, when set, says why it is about to be purged.
+type Headroom struct {
+	File          string    `json:"file,omitempty"`
+	FilesBefore   int       `json:"files_before"`
+	Current       bool      `json:"current"`
+	Purged        bool      `json:"purged"`
+	AgeSeconds    float64   `json:"age_seconds"`
+	ExpireSeconds float64   `json:"expire_seconds"`
+	PurgeWarning  string    `json:"purge_warning,omitempty"`
+	Checked       time.Time `json:"checked"`
 }
 
 // BinlogLagDuration and AckLagDuration are the lags for the page.
@@ -141,6 +159,13 @@ func (h *handler) status(ctx context.Context) Status {
 		}
 		for _, c := range s.Copies {
 			out.Copies = append(out.Copies, Copy(c))
+		}
+		if h := s.Headroom; h != nil {
+			out.Headroom = &Headroom{File: h.File, FilesBefore: h.FilesBefore, Current: h.Current, Purged: h.Purged,
+				AgeSeconds: h.Age.Seconds(), ExpireSeconds: h.Expire.Seconds(), PurgeWarning: h.Warning, Checked: h.Checked.UTC()}
+			if h.Warning != "" {
+				st.PurgeWarnings++
+			}
 		}
 		st.Streams = append(st.Streams, out)
 	}

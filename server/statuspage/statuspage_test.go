@@ -62,6 +62,7 @@ type fixture struct {
 	srv    *server.Server
 	reg    *prometheus.Registry
 	page   string // the status page's base URL
+	addr   string // the gRPC server's address
 	cc     *grpc.ClientConn
 	mu     sync.Mutex
 	locals []string // the client's local addresses, as the server sees them
@@ -69,16 +70,24 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, server.Options{})
+}
+
+// newFixtureWith is newFixture with server options (its registry is the fixture's).
+func newFixtureWith(t *testing.T, opts server.Options) *fixture {
+	t.Helper()
 	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", Keyspace: "commerce"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{reg: prometheus.NewRegistry()}
-	f.srv = server.New(e, server.Options{Registerer: f.reg})
+	opts.Registerer = f.reg
+	f.srv = server.New(e, opts)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.addr = lis.Addr().String()
 	go f.srv.GRPC().Serve(lis)
 	t.Cleanup(f.srv.GRPC().Stop)
 	hs := httptest.NewServer(statuspage.New(f.srv, statuspage.Options{Version: "v9.9.9-test", Refresh: time.Second}))
