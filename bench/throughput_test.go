@@ -194,6 +194,11 @@ func rawDecode(b *testing.B) time.Duration {
 // openStream serves the database through an in-process vstreamd on loopback and starts a
 // stream of one table from gtid; the returned function stops everything.
 func openStream(b *testing.B, s *testdb.Server, gtid, table string) (vstreamv1.VStreamService_StreamClient, func()) {
+	return openStreamFlags(b, s, gtid, table, nil)
+}
+
+// openStreamFlags is openStream with the request's flags; table may be a /regex rule.
+func openStreamFlags(b *testing.B, s *testdb.Server, gtid, table string, flags *vstreamv1.Flags) (vstreamv1.VStreamService_StreamClient, func()) {
 	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: s.Addr(), User: s.User(), Password: s.Password(), Database: "bench"})
 	if err != nil {
 		b.Fatal(err)
@@ -219,7 +224,7 @@ func openStream(b *testing.B, s *testdb.Server, gtid, table string) (vstreamv1.V
 		cc.Close()
 		srv.GRPC().Stop()
 	}
-	st, err := startStream(ctx, cc, gtid, table)
+	st, err := startStreamFlags(ctx, cc, gtid, table, flags)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -228,6 +233,11 @@ func openStream(b *testing.B, s *testdb.Server, gtid, table string) (vstreamv1.V
 
 // startStream starts a stream of the tables match selects (a name or /regex) from gtid.
 func startStream(ctx context.Context, cc *grpc.ClientConn, gtid, match string) (vstreamv1.VStreamService_StreamClient, error) {
+	return startStreamFlags(ctx, cc, gtid, match, nil)
+}
+
+// startStreamFlags is startStream with the request's flags.
+func startStreamFlags(ctx context.Context, cc *grpc.ClientConn, gtid, match string, flags *vstreamv1.Flags) (vstreamv1.VStreamService_StreamClient, error) {
 	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
 	if err != nil {
 		return nil, err
@@ -235,6 +245,7 @@ func startStream(ctx context.Context, cc *grpc.ClientConn, gtid, match string) (
 	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Start{Start: &vstreamv1.Start{
 		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: gtid}}},
 		Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: match}}},
+		Flags:  flags,
 	}}}); err != nil {
 		return nil, err
 	}

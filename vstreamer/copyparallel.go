@@ -40,12 +40,14 @@ const MaxCopyParallelism = 16
 // Pieces carry a read ahead's rows from its worker to the stream goroutine. A piece ends at
 // pieceRows rows or pieceBytes bytes of values; prefetchPieces of them may wait in the
 // channel, which bounds the memory a read ahead holds while the stream is busy with another
-// table to prefetchPieces*pieceBytes (8 MiB), a 50,000-row chunk of rows of up to about 160
-// bytes; a larger chunk waits for the stream with its read held at the server.
+// table to about prefetchPieces*pieceBytes (1 MiB of values) beside the piece being filled;
+// the worker then waits, its read held at the server. Deeper queues were measured slower on
+// a machine whose cores are all busy: their rows stay live longer and the garbage collector
+// does more, for reads the stream cannot send any sooner.
 const (
 	pieceRows      = 1024
 	pieceBytes     = 64 << 10
-	prefetchPieces = 128
+	prefetchPieces = 16
 )
 
 // errCopyStopped ends a worker's read when the stream has ended.
@@ -84,24 +86,38 @@ type copyPiece struct {
 // prefetchOut is the worker's side of a read ahead: the piece being filled and where it goes.
 type prefetchOut struct {
 	p    *prefetch
-	cur  copyPiece
-	size int
-	stop <-chan struct{}
+	cur copyPiece
+	// maxRow is the largest row's values so far: a piece ends when its arena has less room.
+	maxRow int
+	stop   <-chan struct{}
 	// failStop: a row that cannot be decoded ends the stream (the stream's failure mode).
 	failStop bool
+	// from is the key the chunk starts after, copied at dispatch: the table's own moves
+	// on the stream goroutine as the chunk's pieces are sent.
+	from [][]byte
 }
 
-// add takes one encoded row, and ships the piece once it is full.
+// add takes one encoded row, and ships the piece once it is full: at pieceRows rows, or
+// when the next row might not fit in the arenas. Growing an arena would copy the piece's
+// rows and clear twice the memory; a piece's arenas are allocated once, at their size.
 func (o *prefetchOut) add(k *chunk, rc *binlogdata.RowChange) error {
 	o.cur.rows = append(o.cur.rows, rc)
-	o.size += len(rc.After.Values) + 2*len(rc.After.Lengths)
-	if len(o.cur.rows) < pieceRows && o.size < pieceBytes {
+	v, l := len(rc.After.Values), len(rc.After.Lengths)
+	o.maxRow = max(o.maxRow, v)
+	if len(o.cur.rows) < pieceRows && cap(k.arena)-len(k.arena) >= o.maxRow && cap(k.lensArena)-len(k.lensArena) >= l {
 		return nil
 	}
 	// The piece's rows are handed over with the arenas they sit in: the next rows go into
 	// new ones.
-	k.newArenas()
+	o.newArenas(k)
 	return o.ship(k)
+}
+
+// newArenas gives the chunk the arenas of a piece: pieceBytes of values, and the lengths of
+// pieceRows rows, or of one row at least.
+func (o *prefetchOut) newArenas(k *chunk) {
+	k.arena = make([]byte, 0, max(pieceBytes, 2*o.maxRow))
+	k.lensArena = make([]int64, 0, pieceRows*max(len(k.cols), 1))
 }
 
 // ship hands the piece over, with the key of the row read last.
@@ -114,7 +130,6 @@ func (o *prefetchOut) ship(k *chunk) error {
 		return errCopyStopped
 	}
 	o.cur = copyPiece{rows: make([]*binlogdata.RowChange, 0, pieceRows)}
-	o.size = 0
 	return nil
 }
 
@@ -130,10 +145,8 @@ func (o *prefetchOut) poison(k *chunk, row []mysql.FieldValue, ci int, cause err
 		po.Row = "copied row with key " + keyText(key)
 	case len(k.last) > 0:
 		po.Row = "copied row after key " + keyText(k.last)
-	case t.lastpk != nil:
-		// The table's last key is the stream's, but it does not change while the table
-		// has a chunk in flight.
-		po.Row = "copied row after key " + keyText(t.lastpk)
+	case o.from != nil:
+		po.Row = "copied row after key " + keyText(o.from)
 	default:
 		po.Row = "first copied row"
 	}
@@ -232,8 +245,9 @@ func (s *stream) dispatch(ctx context.Context) error {
 		for i, kf := range t.keyFields {
 			k.keyIdx[i] = slices.Index(t.fields, kf)
 		}
-		k.pre = &prefetchOut{p: p, stop: c.stop, failStop: s.failMode == FailStop || s.failMode == "",
+		k.pre = &prefetchOut{p: p, stop: c.stop, failStop: s.failMode == FailStop || s.failMode == "", from: cloneKey(t.lastpk),
 			cur: copyPiece{rows: make([]*binlogdata.RowChange, 0, pieceRows)}}
+		k.pre.newArenas(k)
 		t.inflight, w.busy = true, true
 		c.inflight = append(c.inflight, p)
 		c.wg.Add(1)
