@@ -85,7 +85,7 @@ type copyPiece struct {
 
 // prefetchOut is the worker's side of a read ahead: the piece being filled and where it goes.
 type prefetchOut struct {
-	p    *prefetch
+	p   *prefetch
 	cur copyPiece
 	// maxRow is the largest row's values so far: a piece ends when its arena has less room.
 	maxRow int
