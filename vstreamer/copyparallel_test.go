@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/faults"
 )
 
 // copyTables are the workload's tables (applier.SetupWorkload), in name order.
@@ -230,4 +233,50 @@ func TestCopyReplicationLagOnPrimary(t *testing.T) {
 	if err != nil || !known || lag != 0 {
 		t.Errorf("replication lag on a primary: %s known=%v err=%v; want 0, known", lag, known, err)
 	}
+}
+
+// TestCopyParallelPoison: a copied row that cannot be decoded, read ahead on a worker, ends
+// the stream naming its key (failure mode fail), or is skipped with the rows around it sent
+// (skip): the worker's verdict reaches the stream as the serial copy's does.
+func TestCopyParallelPoison(t *testing.T) {
+	execSQL(t, "CREATE TABLE cpp_a (id INT PRIMARY KEY, v DOUBLE)", "INSERT INTO cpp_a VALUES (1, 1), (2, 2), (3, 3)",
+		"CREATE TABLE cpp_b (id INT PRIMARY KEY, v DOUBLE)", "INSERT INTO cpp_b VALUES (1, 1), (2, 2), (3, 3)")
+	restore := faults.Set(func(p faults.Point, table string, data any) {
+		if p != faults.Copy || table != "cpp_b" {
+			return
+		}
+		if row := data.([]mysql.FieldValue); fmt.Sprint(row[0].Value()) == "2" {
+			row[1] = mysql.NewFieldValue(mysql.FieldValueTypeString, 0, []byte("not a number"))
+		}
+	})
+	defer restore()
+	e := newEngine(t)
+	flt := rules(&binlogdata.Rule{Match: "/^cpp_"})
+	t.Run("fail", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		err := e.Stream(ctx, Request{Filter: flt, CopyParallelism: 2}, func([]*binlogdata.VEvent) error { return nil })
+		var po *PoisonError
+		if !errors.As(err, &po) || po.Table != "cpp_b" || po.Column != "v" || !strings.Contains(po.Row, `copied row with key ("2")`) || po.Position == "" {
+			t.Fatalf("err = %v, want a PoisonError for cpp_b.v naming key 2 and the position", err)
+		}
+	})
+	t.Run("skip", func(t *testing.T) {
+		ts := startStream(t, e, Request{Filter: flt, CopyParallelism: 2, FailureMode: FailSkip})
+		got := map[string][]string{}
+		for {
+			ev := ts.next(false)
+			if ev.Type == binlogdata.VEventType_ROW {
+				for _, rc := range ev.RowEvent.RowChanges {
+					got[ev.RowEvent.TableName] = append(got[ev.RowEvent.TableName], string(cells(rc.After)[0]))
+				}
+			}
+			if ev.Type == binlogdata.VEventType_COPY_COMPLETED && ev.Keyspace == "" {
+				break
+			}
+		}
+		if a, b := strings.Join(got["cpp_a"], ","), strings.Join(got["cpp_b"], ","); a != "1,2,3" || b != "1,3" {
+			t.Errorf("rows copied: cpp_a %s, cpp_b %s; want 1,2,3 and 1,3", a, b)
+		}
+	})
 }
