@@ -30,6 +30,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,6 +190,13 @@ type Request struct {
 	// EventTypes, when not empty, are the only event types sent (native format only); VGTID,
 	// the resume point, always comes.
 	EventTypes []binlogdata.VEventType
+	// Snapshots, when set, takes requests to copy tables again on the running stream, each
+	// value the tables of one request (see Snapshot in proto/vstream/v1/vstream.proto): the
+	// stream goes on, and the tables' rows come as a copy, chunk by chunk, between its
+	// changes. A request is read while the stream is connected. Until the stream has passed
+	// a resume point after the copy of a table began, the request is made again on every
+	// reconnect, so a broken stream does not lose it.
+	Snapshots <-chan []string
 	// WhenPurged is what Stream does when the server no longer has the binlogs the position
 	// needs (a FailedPrecondition that vstreamv1.IsPositionPurged recognises), at the start
 	// or at a reconnect: PurgedFail (or empty) returns that error; PurgedWhenNeeded logs a
@@ -359,6 +368,10 @@ type stream struct {
 
 	// tr is only touched by the Stream goroutine.
 	tr tracker
+	// snapMu guards snapPending: the tables of Snapshot requests whose copy has not yet
+	// begun before a resume point (false), or has begun after the last one (true).
+	snapMu      sync.Mutex
+	snapPending map[string]bool
 	// resume mirrors tr.resume for the ack goroutine.
 	resume atomic.Pointer[binlogdata.VGtid]
 }
@@ -416,9 +429,9 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 	defer wg.Wait()
 	// Runs before wg.Wait: ending the stream is what stops the ack goroutine.
 	defer cancel()
-	if d := s.c.opts.AckInterval; d > 0 {
+	if d := s.c.opts.AckInterval; d > 0 || s.req.Snapshots != nil {
 		acked := s.resume.Load()
-		wg.Go(func() { s.ackLoop(actx, st, d, acked) })
+		wg.Go(func() { s.sendLoop(actx, st, d, acked) })
 	}
 
 	for {
@@ -453,6 +466,9 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 			}
 		}
 		progressed = true
+		if s.req.Snapshots != nil {
+			s.snapshotProgress(events, progress, next.resume != s.tr.resume)
+		}
 		if next.resume != s.tr.resume {
 			s.resume.Store(next.resume)
 			s.c.last.Store(next.resume)
@@ -468,17 +484,41 @@ func streamErr(err error) error {
 	return err
 }
 
-// ackLoop is the only goroutine that sends on st after the Start message,
+// sendLoop is the only goroutine that sends on st after the Start message,
 // which keeps to gRPC's rule of one sender per stream while the Stream
-// goroutine is blocked in Recv or in the handler.
-func (s *stream) ackLoop(ctx context.Context, st grpc.BidiStreamingClient[vstreamv1.StreamRequest, vstreamv1.StreamResponse], every time.Duration, acked *binlogdata.VGtid) {
-	t := time.NewTicker(every)
-	defer t.Stop()
+// goroutine is blocked in Recv or in the handler. It sends acks every every (none when
+// zero) and the Snapshot requests: first those not yet begun before a resume point.
+func (s *stream) sendLoop(ctx context.Context, st grpc.BidiStreamingClient[vstreamv1.StreamRequest, vstreamv1.StreamResponse], every time.Duration, acked *binlogdata.VGtid) {
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	sendSnapshot := func(tables []string) bool {
+		req := &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Snapshot{Snapshot: &vstreamv1.Snapshot{Tables: tables}}}
+		if err := st.Send(req); err != nil {
+			s.c.log.Debug("vstream snapshot request not sent", "err", err)
+			return false
+		}
+		return true
+	}
+	if again := s.pendingSnapshots(nil); len(again) > 0 {
+		s.c.log.Info("vstream asking again for the snapshot of tables whose copy had not begun", "tables", again)
+		if !sendSnapshot(again) {
+			return
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case tables := <-s.req.Snapshots:
+			if !sendSnapshot(s.pendingSnapshots(tables)) {
+				return
+			}
+			continue
+		case <-tick:
 		}
 		pos := s.resume.Load()
 		if pos == nil || pos == acked {
@@ -491,6 +531,58 @@ func (s *stream) ackLoop(ctx context.Context, st grpc.BidiStreamingClient[vstrea
 			return
 		}
 		acked = pos
+	}
+}
+
+// pendingSnapshots adds tables to the pending requests (as not begun) and returns them; with
+// none, it returns the pending tables.
+func (s *stream) pendingSnapshots(tables []string) []string {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if len(tables) == 0 {
+		out := make([]string, 0, len(s.snapPending))
+		for t := range s.snapPending {
+			out = append(out, t)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if s.snapPending == nil {
+		s.snapPending = map[string]bool{}
+	}
+	for _, t := range tables {
+		s.snapPending[t] = false
+	}
+	return tables
+}
+
+// snapshotProgress follows the copies of requested tables: a table's copy has begun when
+// the server reports progress of it or its COPY_COMPLETED, and the request is done once a
+// resume point comes after that (resumed tells that this batch brought one): a stream
+// resumed from it goes on with the copy.
+func (s *stream) snapshotProgress(events []*binlogdata.VEvent, progress []*vstreamv1.CopyProgress, resumed bool) {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if len(s.snapPending) == 0 {
+		return
+	}
+	for _, p := range progress {
+		if _, ok := s.snapPending[p.GetTable()]; ok {
+			s.snapPending[p.GetTable()] = true
+		}
+	}
+	for _, ev := range events {
+		if ev.GetType() != binlogdata.VEventType_COPY_COMPLETED {
+			continue
+		}
+		if t := ev.GetLastPKEvent().GetTableLastPK().GetTableName(); t != "" {
+			if _, ok := s.snapPending[t]; ok {
+				s.snapPending[t] = true
+			}
+		}
+	}
+	if resumed {
+		maps.DeleteFunc(s.snapPending, func(_ string, begun bool) bool { return begun })
 	}
 }
 

@@ -76,9 +76,18 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	req.Observer = progress
 
 	acks := &ackTracker{}
+	snaps := newSnapshots(start.GetVgtid())
+	multi := len(req.Keyspaces) > 0
 	go func() {
 		defer catchAcks(cancel, log)
-		v.readAcks(ctx, stream, acks, log, stats)
+		v.readAcks(ctx, stream, acks, log, stats, func(sn *vstreamv1.Snapshot) {
+			if multi {
+				cancel(status.Error(codes.InvalidArgument, "snapshot: a stream of several keyspaces cannot take snapshot requests; stream the keyspace alone"))
+				return
+			}
+			snaps.request(sn.GetTables())
+			log.Info("snapshot requested", "tables", sn.GetTables())
+		}, func(err error) { cancel(err) })
 	}()
 
 	resp := &vstreamv1.StreamResponse{}
@@ -90,7 +99,15 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		}
 		encoded = &encodedBatch{enc: enc, limit: limit, failMode: req.FailureMode, skipped: stats, log: log}
 	}
-	send := func(events []*binlogdata.VEvent) error {
+	send := func(events []*binlogdata.VEvent) (err error) {
+		if !snaps.before() {
+			return errRestart
+		}
+		defer func() {
+			if err == nil && snaps.after(events) {
+				err = errRestart
+			}
+		}()
 		for i := len(events) - 1; i >= 0; i-- {
 			if events[i].GetType() == binlogdata.VEventType_VGTID {
 				acks.sent(events[i].GetVgtid())
@@ -110,7 +127,23 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		resp.Events, resp.CopyProgress = nil, nil
 		return serr
 	}
-	err = causeOf(ctx, v.srv.engine.Stream(ctx, req, send))
+	for {
+		ectx, ecancel := context.WithCancelCause(ctx)
+		snaps.run(ecancel)
+		err = v.srv.engine.Stream(ectx, req, send)
+		ecancel(nil)
+		if ctx.Err() == nil && snaps.restarting() {
+			req = snaps.next(req)
+			log.Info("stream restarting to copy tables", "position", req.Position, "tables", len(req.TableLastPKs))
+			continue
+		}
+		break
+	}
+	err = causeOf(ctx, err)
+	if cause := context.Cause(ctx); cause != nil && status.Code(cause) == codes.InvalidArgument {
+		// A request on the running stream the server refused (a bad snapshot request).
+		err = cause
+	}
 	engineErr = err
 	acked, ackLag := acks.state()
 	log.Info("stream ended", "err", err, "acked", acked, "ack_lag", ackLag)
@@ -181,11 +214,19 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 
 // readAcks records the client's acknowledgements until the stream ends. A client that closes
 // its sending side keeps receiving.
-func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamService_StreamServer, acks *ackTracker, log *slog.Logger, stats *streamStats) {
+func (v *vstreamService) readAcks(ctx context.Context, stream vstreamv1.VStreamService_StreamServer, acks *ackTracker, log *slog.Logger, stats *streamStats, snapshot func(*vstreamv1.Snapshot), fail func(error)) {
 	for {
 		msg, err := stream.Recv()
 		if err != nil {
+			if status.Code(err) == codes.InvalidArgument {
+				// A message the validator refused: the stream ends saying what to fix.
+				fail(err)
+			}
 			return
+		}
+		if sn := msg.GetSnapshot(); sn != nil {
+			snapshot(sn)
+			continue
 		}
 		ack := msg.GetAck()
 		if faults.Enabled() {

@@ -51,6 +51,9 @@ const (
 type copyTable struct {
 	name   string
 	status copyStatus
+	// resync marks a table copied again on a running stream (TableLastPK.resync): its
+	// changes stream while it is copied, every chunk read at the position the stream is at.
+	resync bool
 	// key names the columns the copy orders by; empty copies the table in one read.
 	key   []string
 	index string
@@ -153,7 +156,7 @@ func (c *copier) state(table string) *copyTable {
 		return nil
 	}
 	t := c.byName[table]
-	if t == nil || t.status == copyDone {
+	if t == nil || t.status == copyDone || t.resync {
 		return nil
 	}
 	return t
@@ -175,7 +178,7 @@ func (c *copier) tablePKs() []*binlogdata.TableLastPK {
 		if c.vitess && t.status == copyDone {
 			continue
 		}
-		e := &binlogdata.TableLastPK{TableName: t.name, Completed: t.status == copyDone}
+		e := &binlogdata.TableLastPK{TableName: t.name, Completed: t.status == copyDone, Resync: t.resync}
 		if t.status != copyDone && t.lastpk != nil {
 			e.Lastpk = t.lastPKResult()
 		}
@@ -274,6 +277,9 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 	for _, name := range set {
 		if !exists[name] {
 			return nil, fmt.Errorf("%w: table_p_ks names %s, which is not a table of %s", filter.ErrInvalid, name, db)
+		}
+		if s.filter.Table(name) == nil {
+			return nil, fmt.Errorf("%w: table_p_ks names %s, which the filter does not stream", filter.ErrInvalid, name)
 		}
 		t := &copyTable{name: name}
 		if err := s.describeCopy(t, req.withoutKey, req.vitess); err != nil {
@@ -428,6 +434,7 @@ func copyKey(conn *client.Conn, db, table string) (index string, cols []string, 
 
 // resume applies a table's entry of a VGtid the client sent back.
 func (t *copyTable) resume(lp *binlogdata.TableLastPK) error {
+	t.resync = lp.GetResync()
 	if lp.GetCompleted() {
 		t.status = copyDone
 		return nil

@@ -1038,7 +1038,13 @@ type TableLastPK struct {
 	// tables while the copy runs so that a resumed stream does not copy them again. The Vitess
 	// endpoints never send it: their VGtids leave completed tables out, as vtgate does, and
 	// list the tables still to copy.
-	Completed     bool `protobuf:"varint,100,opt,name=completed,proto3" json:"completed,omitempty"`
+	Completed bool `protobuf:"varint,100,opt,name=completed,proto3" json:"completed,omitempty"`
+	// vstream: the table is copied again on a running stream (a Snapshot request): its changes
+	// keep streaming while the copy runs, each chunk's rows coming at the binlog position they
+	// were read at, rather than being held until the copy reaches their rows as in a copy a
+	// stream starts with. A consumer that held the table before sees every change, deletes
+	// included. A resumed stream keeps the table so.
+	Resync        bool `protobuf:"varint,101,opt,name=resync,proto3" json:"resync,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1090,6 +1096,13 @@ func (x *TableLastPK) GetLastpk() *query.QueryResult {
 func (x *TableLastPK) GetCompleted() bool {
 	if x != nil {
 		return x.Completed
+	}
+	return false
+}
+
+func (x *TableLastPK) GetResync() bool {
+	if x != nil {
+		return x.Resync
 	}
 	return false
 }
@@ -2595,12 +2608,13 @@ const file_binlogdata_proto_rawDesc = "" +
 	"\vshard_gtids\x18\x05 \x03(\v2\x15.binlogdata.ShardGtidR\n" +
 	"shardGtids\x12=\n" +
 	"\fparticipants\x18\x06 \x03(\v2\x19.binlogdata.KeyspaceShardR\fparticipants\x12)\n" +
-	"\x10source_workflows\x18\a \x03(\tR\x0fsourceWorkflows\"|\n" +
+	"\x10source_workflows\x18\a \x03(\tR\x0fsourceWorkflows\"\x94\x01\n" +
 	"\vTableLastPK\x12\x1d\n" +
 	"\n" +
 	"table_name\x18\x01 \x01(\tR\ttableName\x12*\n" +
 	"\x06lastpk\x18\x03 \x01(\v2\x12.query.QueryResultR\x06lastpk\x12\x1c\n" +
-	"\tcompleted\x18d \x01(\bR\tcompletedJ\x04\b\x02\x10\x03\"i\n" +
+	"\tcompleted\x18d \x01(\bR\tcompleted\x12\x16\n" +
+	"\x06resync\x18e \x01(\bR\x06resyncJ\x04\b\x02\x10\x03\"i\n" +
 	"\vLastPKEvent\x12<\n" +
 	"\x0etable_last_p_k\x18\x01 \x01(\v2\x17.binlogdata.TableLastPKR\vtableLastPK\x12\x1c\n" +
 	"\tcompleted\x18\x02 \x01(\bR\tcompleted\"\xda\x05\n" +

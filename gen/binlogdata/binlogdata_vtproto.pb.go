@@ -843,6 +843,18 @@ func (m *TableLastPK) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.Resync {
+		i--
+		if m.Resync {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x6
+		i--
+		dAtA[i] = 0xa8
+	}
 	if m.Completed {
 		i--
 		if m.Completed {
@@ -2588,6 +2600,9 @@ func (m *TableLastPK) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Completed {
+		n += 3
+	}
+	if m.Resync {
 		n += 3
 	}
 	n += len(m.unknownFields)
@@ -5533,6 +5548,26 @@ func (m *TableLastPK) UnmarshalVT(dAtA []byte) error {
 				}
 			}
 			m.Completed = bool(v != 0)
+		case 101:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Resync", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Resync = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

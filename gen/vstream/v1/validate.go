@@ -3,6 +3,7 @@ package vstreamv1
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Validate checks what can be checked of a request without the server's state, so that a
@@ -14,8 +15,23 @@ func (r *StreamRequest) Validate() error {
 		return k.Start.Validate()
 	case *StreamRequest_Ack:
 		return k.Ack.Validate()
+	case *StreamRequest_Snapshot:
+		return k.Snapshot.Validate()
 	}
-	return errors.New("request is empty: the first message must be a start, later ones acks")
+	return errors.New("request is empty: the first message must be a start, later ones acks or snapshots")
+}
+
+// Validate checks a Snapshot: table names, no patterns.
+func (s *Snapshot) Validate() error {
+	if len(s.GetTables()) == 0 {
+		return errors.New("snapshot: name at least one table")
+	}
+	for i, t := range s.GetTables() {
+		if t == "" || strings.HasPrefix(t, "/") {
+			return fmt.Errorf("snapshot.tables[%d] %q is not a table name: give the names, without patterns", i, t)
+		}
+	}
+	return nil
 }
 
 // Validate checks a Start.

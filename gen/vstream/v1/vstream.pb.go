@@ -35,6 +35,7 @@ type StreamRequest struct {
 	//
 	//	*StreamRequest_Start
 	//	*StreamRequest_Ack
+	//	*StreamRequest_Snapshot
 	Kind          isStreamRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -95,6 +96,15 @@ func (x *StreamRequest) GetAck() *Ack {
 	return nil
 }
 
+func (x *StreamRequest) GetSnapshot() *Snapshot {
+	if x != nil {
+		if x, ok := x.Kind.(*StreamRequest_Snapshot); ok {
+			return x.Snapshot
+		}
+	}
+	return nil
+}
+
 type isStreamRequest_Kind interface {
 	isStreamRequest_Kind()
 }
@@ -107,9 +117,66 @@ type StreamRequest_Ack struct {
 	Ack *Ack `protobuf:"bytes,2,opt,name=ack,proto3,oneof"`
 }
 
+type StreamRequest_Snapshot struct {
+	Snapshot *Snapshot `protobuf:"bytes,3,opt,name=snapshot,proto3,oneof"`
+}
+
 func (*StreamRequest_Start) isStreamRequest_Kind() {}
 
 func (*StreamRequest_Ack) isStreamRequest_Kind() {}
+
+func (*StreamRequest_Snapshot) isStreamRequest_Kind() {}
+
+// Snapshot asks a running stream to copy tables again, from their first row, while it goes
+// on: at the next transaction boundary the stream copies them chunk by chunk (each chunk a
+// transaction of snapshot rows, as in a copy at the start), their binlog changes to rows the
+// copy has already read come between the chunks, and a change to a row it has not read yet
+// is in the row when the copy reads it. The VGTIDs carry the copy's state (table_p_ks), so
+// a stream resumed from one goes on with the copy; COPY_COMPLETED ends it. Tables the filter
+// does not stream are refused with InvalidArgument; a table being copied starts over.
+type Snapshot struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tables        []string               `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Snapshot) Reset() {
+	*x = Snapshot{}
+	mi := &file_vstream_v1_vstream_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Snapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Snapshot) ProtoMessage() {}
+
+func (x *Snapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_vstream_v1_vstream_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
+func (*Snapshot) Descriptor() ([]byte, []int) {
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Snapshot) GetTables() []string {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
 
 // Start opens the stream.
 type Start struct {
@@ -133,7 +200,7 @@ type Start struct {
 
 func (x *Start) Reset() {
 	*x = Start{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[1]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -145,7 +212,7 @@ func (x *Start) String() string {
 func (*Start) ProtoMessage() {}
 
 func (x *Start) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[1]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -158,7 +225,7 @@ func (x *Start) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Start.ProtoReflect.Descriptor instead.
 func (*Start) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{1}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Start) GetVgtid() *binlogdata.VGtid {
@@ -243,7 +310,7 @@ type Flags struct {
 
 func (x *Flags) Reset() {
 	*x = Flags{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[2]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -255,7 +322,7 @@ func (x *Flags) String() string {
 func (*Flags) ProtoMessage() {}
 
 func (x *Flags) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[2]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -268,7 +335,7 @@ func (x *Flags) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Flags.ProtoReflect.Descriptor instead.
 func (*Flags) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{2}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Flags) GetHeartbeatInterval() *durationpb.Duration {
@@ -351,7 +418,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[3]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -363,7 +430,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[3]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -376,7 +443,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{3}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Ack) GetVgtid() *binlogdata.VGtid {
@@ -405,7 +472,7 @@ type StreamResponse struct {
 
 func (x *StreamResponse) Reset() {
 	*x = StreamResponse{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[4]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -417,7 +484,7 @@ func (x *StreamResponse) String() string {
 func (*StreamResponse) ProtoMessage() {}
 
 func (x *StreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[4]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -430,7 +497,7 @@ func (x *StreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamResponse.ProtoReflect.Descriptor instead.
 func (*StreamResponse) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{4}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StreamResponse) GetEvents() []*binlogdata.VEvent {
@@ -477,7 +544,7 @@ type CopyProgress struct {
 
 func (x *CopyProgress) Reset() {
 	*x = CopyProgress{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +556,7 @@ func (x *CopyProgress) String() string {
 func (*CopyProgress) ProtoMessage() {}
 
 func (x *CopyProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +569,7 @@ func (x *CopyProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyProgress.ProtoReflect.Descriptor instead.
 func (*CopyProgress) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{5}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CopyProgress) GetTable() string {
@@ -549,7 +616,7 @@ type EncodedMessage struct {
 
 func (x *EncodedMessage) Reset() {
 	*x = EncodedMessage{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +628,7 @@ func (x *EncodedMessage) String() string {
 func (*EncodedMessage) ProtoMessage() {}
 
 func (x *EncodedMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +641,7 @@ func (x *EncodedMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedMessage.ProtoReflect.Descriptor instead.
 func (*EncodedMessage) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{6}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EncodedMessage) GetFormat() string {
@@ -631,11 +698,14 @@ var File_vstream_v1_vstream_proto protoreflect.FileDescriptor
 const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\n" +
 	"\x18vstream/v1/vstream.proto\x12\n" +
-	"vstream.v1\x1a\x10binlogdata.proto\x1a\x1egoogle/protobuf/duration.proto\"g\n" +
+	"vstream.v1\x1a\x10binlogdata.proto\x1a\x1egoogle/protobuf/duration.proto\"\x9b\x01\n" +
 	"\rStreamRequest\x12)\n" +
 	"\x05start\x18\x01 \x01(\v2\x11.vstream.v1.StartH\x00R\x05start\x12#\n" +
-	"\x03ack\x18\x02 \x01(\v2\x0f.vstream.v1.AckH\x00R\x03ackB\x06\n" +
-	"\x04kind\"\xac\x02\n" +
+	"\x03ack\x18\x02 \x01(\v2\x0f.vstream.v1.AckH\x00R\x03ack\x122\n" +
+	"\bsnapshot\x18\x03 \x01(\v2\x14.vstream.v1.SnapshotH\x00R\bsnapshotB\x06\n" +
+	"\x04kind\"\"\n" +
+	"\bSnapshot\x12\x16\n" +
+	"\x06tables\x18\x01 \x03(\tR\x06tables\"\xac\x02\n" +
 	"\x05Start\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\x12*\n" +
 	"\x06filter\x18\x02 \x01(\v2\x12.binlogdata.FilterR\x06filter\x12'\n" +
@@ -696,47 +766,49 @@ func file_vstream_v1_vstream_proto_rawDescGZIP() []byte {
 	return file_vstream_v1_vstream_proto_rawDescData
 }
 
-var file_vstream_v1_vstream_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_vstream_v1_vstream_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_vstream_v1_vstream_proto_goTypes = []any{
 	(*StreamRequest)(nil),       // 0: vstream.v1.StreamRequest
-	(*Start)(nil),               // 1: vstream.v1.Start
-	(*Flags)(nil),               // 2: vstream.v1.Flags
-	(*Ack)(nil),                 // 3: vstream.v1.Ack
-	(*StreamResponse)(nil),      // 4: vstream.v1.StreamResponse
-	(*CopyProgress)(nil),        // 5: vstream.v1.CopyProgress
-	(*EncodedMessage)(nil),      // 6: vstream.v1.EncodedMessage
-	nil,                         // 7: vstream.v1.Start.FormatOptionsEntry
-	nil,                         // 8: vstream.v1.EncodedMessage.HeadersEntry
-	(*binlogdata.VGtid)(nil),    // 9: binlogdata.VGtid
-	(*binlogdata.Filter)(nil),   // 10: binlogdata.Filter
-	(*durationpb.Duration)(nil), // 11: google.protobuf.Duration
-	(binlogdata.VEventType)(0),  // 12: binlogdata.VEventType
-	(*binlogdata.VEvent)(nil),   // 13: binlogdata.VEvent
+	(*Snapshot)(nil),            // 1: vstream.v1.Snapshot
+	(*Start)(nil),               // 2: vstream.v1.Start
+	(*Flags)(nil),               // 3: vstream.v1.Flags
+	(*Ack)(nil),                 // 4: vstream.v1.Ack
+	(*StreamResponse)(nil),      // 5: vstream.v1.StreamResponse
+	(*CopyProgress)(nil),        // 6: vstream.v1.CopyProgress
+	(*EncodedMessage)(nil),      // 7: vstream.v1.EncodedMessage
+	nil,                         // 8: vstream.v1.Start.FormatOptionsEntry
+	nil,                         // 9: vstream.v1.EncodedMessage.HeadersEntry
+	(*binlogdata.VGtid)(nil),    // 10: binlogdata.VGtid
+	(*binlogdata.Filter)(nil),   // 11: binlogdata.Filter
+	(*durationpb.Duration)(nil), // 12: google.protobuf.Duration
+	(binlogdata.VEventType)(0),  // 13: binlogdata.VEventType
+	(*binlogdata.VEvent)(nil),   // 14: binlogdata.VEvent
 }
 var file_vstream_v1_vstream_proto_depIdxs = []int32{
-	1,  // 0: vstream.v1.StreamRequest.start:type_name -> vstream.v1.Start
-	3,  // 1: vstream.v1.StreamRequest.ack:type_name -> vstream.v1.Ack
-	9,  // 2: vstream.v1.Start.vgtid:type_name -> binlogdata.VGtid
-	10, // 3: vstream.v1.Start.filter:type_name -> binlogdata.Filter
-	2,  // 4: vstream.v1.Start.flags:type_name -> vstream.v1.Flags
-	7,  // 5: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
-	11, // 6: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
-	12, // 7: vstream.v1.Flags.event_types:type_name -> binlogdata.VEventType
-	11, // 8: vstream.v1.Flags.copy_max_replication_lag:type_name -> google.protobuf.Duration
-	9,  // 9: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
-	13, // 10: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
-	6,  // 11: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
-	9,  // 12: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
-	5,  // 13: vstream.v1.StreamResponse.copy_progress:type_name -> vstream.v1.CopyProgress
-	8,  // 14: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
-	9,  // 15: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
-	0,  // 16: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
-	4,  // 17: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
-	17, // [17:18] is the sub-list for method output_type
-	16, // [16:17] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	2,  // 0: vstream.v1.StreamRequest.start:type_name -> vstream.v1.Start
+	4,  // 1: vstream.v1.StreamRequest.ack:type_name -> vstream.v1.Ack
+	1,  // 2: vstream.v1.StreamRequest.snapshot:type_name -> vstream.v1.Snapshot
+	10, // 3: vstream.v1.Start.vgtid:type_name -> binlogdata.VGtid
+	11, // 4: vstream.v1.Start.filter:type_name -> binlogdata.Filter
+	3,  // 5: vstream.v1.Start.flags:type_name -> vstream.v1.Flags
+	8,  // 6: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
+	12, // 7: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
+	13, // 8: vstream.v1.Flags.event_types:type_name -> binlogdata.VEventType
+	12, // 9: vstream.v1.Flags.copy_max_replication_lag:type_name -> google.protobuf.Duration
+	10, // 10: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
+	14, // 11: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
+	7,  // 12: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
+	10, // 13: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
+	6,  // 14: vstream.v1.StreamResponse.copy_progress:type_name -> vstream.v1.CopyProgress
+	9,  // 15: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
+	10, // 16: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
+	0,  // 17: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
+	5,  // 18: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
+	18, // [18:19] is the sub-list for method output_type
+	17, // [17:18] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_vstream_v1_vstream_proto_init() }
@@ -747,6 +819,7 @@ func file_vstream_v1_vstream_proto_init() {
 	file_vstream_v1_vstream_proto_msgTypes[0].OneofWrappers = []any{
 		(*StreamRequest_Start)(nil),
 		(*StreamRequest_Ack)(nil),
+		(*StreamRequest_Snapshot)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -754,7 +827,7 @@ func file_vstream_v1_vstream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vstream_v1_vstream_proto_rawDesc), len(file_vstream_v1_vstream_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
