@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -279,4 +280,84 @@ func TestCopyParallelPoison(t *testing.T) {
 			t.Errorf("rows copied: cpp_a %s, cpp_b %s; want 1,2,3 and 1,3", a, b)
 		}
 	})
+}
+
+// TestReplicationLagOf reads SHOW REPLICA STATUS rows: the largest lag over the channels, a
+// NULL (replication stopped) unknown, no row (a primary) none.
+func TestReplicationLagOf(t *testing.T) {
+	// status builds the rows as go-mysql reads them: nil is NULL, an int a number.
+	status := func(names []string, rows [][]any) *mysql.Resultset {
+		res := &mysql.Resultset{FieldNames: map[string]int{}}
+		for i, n := range names {
+			res.FieldNames[n] = i
+			res.Fields = append(res.Fields, &mysql.Field{Name: []byte(n)})
+		}
+		for _, r := range rows {
+			var vals []mysql.FieldValue
+			for _, v := range r {
+				switch v := v.(type) {
+				case nil:
+					vals = append(vals, mysql.NewFieldValue(mysql.FieldValueTypeNull, 0, nil))
+				case int:
+					vals = append(vals, mysql.NewFieldValue(mysql.FieldValueTypeSigned, uint64(v), nil))
+				case string:
+					vals = append(vals, mysql.NewFieldValue(mysql.FieldValueTypeString, 0, []byte(v)))
+				}
+			}
+			res.Values = append(res.Values, vals)
+		}
+		return res
+	}
+	for _, c := range []struct {
+		names []string
+		rows  [][]any
+		lag   time.Duration
+		known bool
+	}{
+		{[]string{"Seconds_Behind_Source"}, nil, 0, true},
+		{[]string{"Channel_Name", "Seconds_Behind_Source"}, [][]any{{"a", 3}, {"b", 7}}, 7 * time.Second, true},
+		{[]string{"Seconds_Behind_Master", "Connection_name"}, [][]any{{5, ""}}, 5 * time.Second, true},
+		{[]string{"Seconds_Behind_Source"}, [][]any{{nil}}, 0, false},
+		{[]string{"Seconds_Behind_Source"}, [][]any{{nil}, {4}}, 4 * time.Second, false},
+	} {
+		lag, known, err := lagOf(status(c.names, c.rows))
+		if err != nil || lag != c.lag || known != c.known {
+			t.Errorf("%v %v: lag %s known=%v err=%v; want %s known=%v", c.names, c.rows, lag, known, err, c.lag, c.known)
+		}
+	}
+	if _, _, err := lagOf(status([]string{"Slave_IO_State"}, [][]any{{"x"}})); err == nil {
+		t.Error("rows without a lag column: no error")
+	}
+}
+
+// TestWaitForLag: a copy waits while the lag is above the bound or unknown, and goes on once
+// it is under it; a stream that ends stops the wait.
+func TestWaitForLag(t *testing.T) {
+	defer func(d time.Duration) { lagPoll = d }(lagPoll)
+	lagPoll = time.Millisecond
+	lags := []time.Duration{30 * time.Second, -1, 11 * time.Second, 10 * time.Second, 0}
+	reads := 0
+	s := &stream{log: slog.New(slog.DiscardHandler), copyMaxLag: 10 * time.Second, readLag: func() (time.Duration, bool, error) {
+		l := lags[min(reads, len(lags)-1)]
+		reads++
+		return max(l, 0), l >= 0, nil
+	}}
+	if err := s.waitForLag(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// 30s, unknown, 11s wait; 10s is within the bound.
+	if reads != 4 {
+		t.Errorf("lag read %d times, want 4", reads)
+	}
+	reads = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.waitForLag(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("waiting with the stream ended: err = %v, want context.Canceled", err)
+	}
+	s.copyMaxLag = 0
+	reads = 0
+	if err := s.waitForLag(context.Background()); err != nil || reads != 0 {
+		t.Errorf("without a bound: err %v, %d reads; want none", err, reads)
+	}
 }

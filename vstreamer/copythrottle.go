@@ -48,8 +48,9 @@ func (t *copyThrottle) take(ctx context.Context, n int) error {
 	return nil
 }
 
-// lagPoll is how often a copy held back by replication lag looks at the lag again.
-const lagPoll = time.Second
+// lagPoll is how often a copy held back by replication lag looks at the lag again (a
+// variable for tests).
+var lagPoll = time.Second
 
 // waitForLag holds the copy, before a chunk, while the server is a replica lagging behind
 // its source by more than the stream's bound (Request.CopyMaxReplicationLag). It reads
@@ -68,9 +69,13 @@ func (s *stream) waitForLag(ctx context.Context) error {
 			stopBeats()
 		}
 	}()
+	read := s.readLag
+	if read == nil {
+		read = s.replicationLag
+	}
 	logged := false
 	for {
-		lag, known, err := s.replicationLag()
+		lag, known, err := read()
 		if err != nil {
 			return err
 		}
@@ -108,34 +113,45 @@ func (s *stream) replicationLag() (lag time.Duration, known bool, err error) {
 			return qerr
 		}
 		defer res.Close()
-		col := -1
-		for name, i := range res.FieldNames {
-			if strings.EqualFold(name, "Seconds_Behind_Source") || strings.EqualFold(name, "Seconds_Behind_Master") {
-				col = i
-			}
-		}
-		if res.RowNumber() > 0 && col < 0 {
-			return errors.New("SHOW REPLICA STATUS has no Seconds_Behind_Source column")
-		}
-		for i := 0; i < res.RowNumber(); i++ {
-			v, verr := res.GetValue(i, col)
-			if verr != nil {
-				return verr
-			}
-			if v == nil {
-				known = false
-				continue
-			}
-			sec, perr := res.GetInt(i, col)
-			if perr != nil {
-				return fmt.Errorf("seconds behind source %v: %w", v, perr)
-			}
-			lag = max(lag, time.Duration(sec)*time.Second)
-		}
-		return nil
+		var lerr error
+		lag, known, lerr = lagOf(res.Resultset)
+		return lerr
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("%w: copy: read replication lag (SHOW REPLICA STATUS; the copy's user needs REPLICATION CLIENT or SLAVE MONITOR): %v", ErrUnavailable, err)
+	}
+	return lag, known, nil
+}
+
+// lagOf reads the lag out of SHOW REPLICA STATUS's rows, one per replication channel.
+func lagOf(res *mysql.Resultset) (lag time.Duration, known bool, err error) {
+	known = true
+	if res == nil || res.RowNumber() == 0 {
+		return 0, true, nil
+	}
+	col := -1
+	for name, i := range res.FieldNames {
+		if strings.EqualFold(name, "Seconds_Behind_Source") || strings.EqualFold(name, "Seconds_Behind_Master") {
+			col = i
+		}
+	}
+	if col < 0 {
+		return 0, false, errors.New("SHOW REPLICA STATUS has no Seconds_Behind_Source column")
+	}
+	for i := 0; i < res.RowNumber(); i++ {
+		v, verr := res.GetValue(i, col)
+		if verr != nil {
+			return 0, false, verr
+		}
+		if v == nil {
+			known = false
+			continue
+		}
+		sec, perr := res.GetInt(i, col)
+		if perr != nil {
+			return 0, false, fmt.Errorf("seconds behind source %v: %w", v, perr)
+		}
+		lag = max(lag, time.Duration(sec)*time.Second)
 	}
 	return lag, known, nil
 }

@@ -338,8 +338,10 @@ type stream struct {
 	gtidSent string
 	// vitessPacket bounds a Vitess-shaped copy packet: the bytes of its rows' values.
 	vitessPacket int
-	// copyMaxLag holds copy chunks while the server lags its source by more (waitForLag).
+	// copyMaxLag holds copy chunks while the server lags its source by more (waitForLag);
+	// readLag, when set, reads the lag instead of the server (tests).
 	copyMaxLag time.Duration
+	readLag    func() (time.Duration, bool, error)
 
 	// copy is the table copy in progress, if any.
 	copy      *copier
