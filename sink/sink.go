@@ -113,6 +113,9 @@ type Config struct {
 	Publisher Publisher
 	// Request says what to stream. Its Format must be an encoded one (not vevent); its
 	// Position is where to start when the Publisher has no saved position (nil: current).
+	// Its WhenPurged (client.PurgedWhenNeeded) starts over with a table copy when the saved
+	// position is gone from the server; its Snapshots take snapshot requests for the
+	// running stream (see client.Request).
 	Request client.Request
 	// Topics maps each message's topic to the destination's.
 	Topics TopicMap
@@ -270,6 +273,14 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 			cancel()
 		}
 	}()
+	req.OnResnapshot = func(ctx context.Context, cause error) error {
+		// The client starts over with a copy: its records follow no saved position, and
+		// are read again after a restart before their first commit.
+		r.log.Warn("sink position purged from the server: starting over with a table copy (when_needed)", "err", cause)
+		r.copying, r.base, r.index, r.lastMsgPos = true, "copy@"+uuid.NewString(), 0, nil
+		r.resumeBase = r.base
+		return nil
+	}
 	req.OnMessages = func(ctx context.Context, msgs []*vstreamv1.EncodedMessage) error {
 		return fromHandler(r.onMessages(ctx, msgs))
 	}

@@ -36,6 +36,7 @@ type config struct {
 	FailureMode   string `yaml:"event-processing-failure-handling-mode"`
 	MaxBatchBytes string `yaml:"max-batch-bytes"`
 	CopyChunkRows string `yaml:"copy-chunk-rows"`
+	OnPurged      string `yaml:"on-purged"`
 	Heartbeat     string `yaml:"heartbeat"`
 	TopicPrefix   string `yaml:"topic-prefix"`
 	TopicMap      string `yaml:"topic-map"`
@@ -86,6 +87,7 @@ var flagDefs = []cliconfig.Flag[config]{
 	{Name: "event-processing-failure-handling-mode", Usage: "fail, warn or skip: what an event the server cannot encode does", Field: func(c *config) *string { return &c.FailureMode }, Default: "fail"},
 	{Name: "max-batch-bytes", Usage: "largest batch the server sends (0: its default)", Field: func(c *config) *string { return &c.MaxBatchBytes }, Default: "0"},
 	{Name: "copy-chunk-rows", Usage: "rows per table copy chunk: a chunk is one commit (held in memory until it for nats)", Field: func(c *config) *string { return &c.CopyChunkRows }, Default: "10000"},
+	{Name: "on-purged", Usage: "fail or when_needed: when the server no longer has the binlogs of the sink's position, stop with an error, or copy the tables again and go on", Field: func(c *config) *string { return &c.OnPurged }, Default: "fail"},
 	{Name: "heartbeat", Usage: "heartbeat interval asked of the server: how soon an idle sink saves its position and stops", Field: func(c *config) *string { return &c.Heartbeat }, Default: "1s"},
 	{Name: "topic-prefix", Usage: "put before every topic (for nats, the subject prefix; required there, e.g. cdc.)", Field: func(c *config) *string { return &c.TopicPrefix }},
 	{Name: "topic-map", Usage: "from=to topic renames separated by commas, applied instead of the prefix", Field: func(c *config) *string { return &c.TopicMap }},
@@ -140,7 +142,10 @@ func (c *config) validate() error {
 	if err != nil {
 		return fmt.Errorf("position: %w", err)
 	}
-	req := client.Request{Position: pos, Format: c.Format, FailureMode: c.FailureMode}
+	req := client.Request{Position: pos, Format: c.Format, FailureMode: c.FailureMode, WhenPurged: c.OnPurged}
+	if c.OnPurged != client.PurgedFail && c.OnPurged != client.PurgedWhenNeeded {
+		return fmt.Errorf("on-purged %q: want %s or %s", c.OnPurged, client.PurgedFail, client.PurgedWhenNeeded)
+	}
 	if req.CopyChunkRows, err = strconv.ParseInt(c.CopyChunkRows, 10, 64); err != nil || req.CopyChunkRows <= 0 {
 		return fmt.Errorf("copy-chunk-rows %q: want a positive whole number of rows", c.CopyChunkRows)
 	}

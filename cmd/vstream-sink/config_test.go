@@ -50,6 +50,10 @@ func TestConfig(t *testing.T) {
 			sg := c.parsed.request.Position.GetShardGtids()[0]
 			return sg.GetGtid() == "" && c.parsed.request.CopyChunkRows == 500
 		}},
+		{name: "when needed", args: append(kafka, "--on-purged", "when_needed"), ok: func(c *config) bool {
+			return c.parsed.request.WhenPurged == "when_needed"
+		}},
+		{name: "bad on-purged", args: append(kafka, "--on-purged", "resnapshot"), err: `on-purged "resnapshot": want fail or when_needed`},
 		{name: "bad copy chunk", args: append(kafka, "--position", "copy", "--copy-chunk-rows", "0"), err: "copy-chunk-rows"},
 		{name: "gtid position", args: append(kafka, "--position", "MariaDB/0-1-5", "--keyspace", "ks"), ok: func(c *config) bool {
 			sg := c.parsed.request.Position.GetShardGtids()[0]

@@ -72,6 +72,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := sink.NewMetrics(reg, cfg.Sink)
+	snapshots := make(chan []string)
 	if cfg.MetricsListen != "" {
 		lis, lerr := net.Listen("tcp", cfg.MetricsListen)
 		if lerr != nil {
@@ -80,6 +81,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle("/snapshot", snapshotHandler(snapshots, snapshotWait, log))
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if serr := hs.Serve(lis); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
@@ -114,8 +116,10 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}()
 
 	log.Info("vstream-sink starting", "sink", cfg.Sink, "server", cfg.Server, "name", cfg.Name, "format", cfg.Format)
+	req := p.request
+	req.Snapshots = snapshots
 	err = sink.Run(ctx, sink.Config{
-		Name: cfg.Name, Client: cl, Publisher: pub, Request: p.request, Topics: p.topics,
+		Name: cfg.Name, Client: cl, Publisher: pub, Request: req, Topics: p.topics,
 		CheckpointInterval: p.checkpoint, DrainTimeout: p.drain, Logger: log, Metrics: metrics, Stop: stop,
 	})
 	if err != nil {

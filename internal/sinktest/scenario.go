@@ -191,3 +191,130 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// startSink runs a sink over the test database until stop closes or ctx ends; its error
+// comes on the returned channel.
+func startSink(ctx context.Context, t *testing.T, addr string, pub sink.Publisher, name string, req client.Request, stop <-chan struct{}) <-chan error {
+	cl, err := client.Dial(addr, client.Options{Logger: Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	done := make(chan error, 1)
+	go func() {
+		done <- sink.Run(ctx, sink.Config{
+			Name: name, Client: cl, Publisher: pub, Stop: stop, Request: req,
+			Topics:  sink.TopicMap{Prefix: "cdc.", Default: "changes"},
+			Logger:  Logger(t),
+			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(20 * time.Millisecond) },
+		})
+	}()
+	return done
+}
+
+// stopSink closes stop and waits for the sink to end without an error.
+func stopSink(t *testing.T, stop chan struct{}, done <-chan error) {
+	t.Helper()
+	close(stop)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("sink stopped with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("sink did not stop")
+	}
+}
+
+// OnDemandSnapshot runs a sink over a 500-row table from the current position and asks the
+// running stream for a snapshot of the table while a writer changes it: every row reaches
+// the broker (most only through the snapshot), and replaying the records per key gives the
+// table, each key's changes in order.
+func OnDemandSnapshot(t *testing.T, db *testdb.Server, database string, b Broker, format string) {
+	addr := testserver.Serve(t, db, database)
+	w := NewWriter(t, db, 500, uint64(time.Now().UnixNano()))
+	if err := w.Fill(500); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(Position(t, db, database), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := make(chan []string)
+	stop := make(chan struct{})
+	done := startSink(context.Background(), t, addr, b.New(t, "ondemand-"+format), "ondemand-"+format, client.Request{
+		Position: pos, Format: format, Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
+		MaxBatchBytes: 4096, CopyChunkRows: 50, Snapshots: snaps}, stop)
+	if err = w.Run(context.Background(), 40, 2*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case snaps <- []string{"t"}:
+	case err = <-done:
+		t.Fatalf("sink ended early: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sink's stream took no snapshot request")
+	}
+	if err = w.Run(context.Background(), 60, 2*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 60*time.Second, "every row's last change in the broker", func() bool {
+		return w.LastChanges(b.Read(t, w.Changes()+600, 300*time.Millisecond)) >= w.SnapshotCount()
+	})
+	stopSink(t, stop, done)
+	w.CheckReplay(t, b.Read(t, w.Changes()+1200, time.Second))
+}
+
+// PurgedWhenNeeded stops a sink, writes on, and purges the server's binlogs past the sink's
+// position: started again, the sink with on-purged fail stops with an error naming the
+// purge; with when_needed it copies the table again and goes on, and replaying the broker's
+// records per key gives the table.
+func PurgedWhenNeeded(t *testing.T, db *testdb.Server, database string, b Broker, format string) {
+	addr := testserver.Serve(t, db, database)
+	w := NewWriter(t, db, 40, uint64(time.Now().UnixNano()))
+	if err := w.Run(context.Background(), 20, 0); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := client.ParsePosition(Position(t, db, database), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := w.Changes()
+	name := "purged-" + format
+	req := client.Request{Position: pos, Format: format, Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond}
+	stop := make(chan struct{})
+	done := startSink(context.Background(), t, addr, b.New(t, name), name, req, stop)
+	if err = w.Run(context.Background(), 20, 2*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 60*time.Second, "the first run's changes in the broker", func() bool {
+		return Count(b.Read(t, w.Changes()+100, 300*time.Millisecond)) >= w.Changes()-before
+	})
+	stopSink(t, stop, done)
+	if err = w.Run(context.Background(), 30, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err = db.Exec("FLUSH BINARY LOGS", "FLUSH BINARY LOGS"); err != nil {
+		t.Fatal(err)
+	}
+	if err = db.PurgeBinaryLogs(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	err = <-startSink(context.Background(), t, addr, b.New(t, name), name, req, make(chan struct{}))
+	if !sink.IsPermanent(err) || !strings.Contains(err.Error(), "purged") {
+		t.Fatalf("on-purged fail: the sink ended with %v, want a permanent error naming the purge", err)
+	}
+
+	req.WhenPurged = client.PurgedWhenNeeded
+	stop = make(chan struct{})
+	done = startSink(context.Background(), t, addr, b.New(t, name), name, req, stop)
+	if err = w.Run(context.Background(), 10, 2*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 60*time.Second, "every row's last change in the broker", func() bool {
+		return w.LastChanges(b.Read(t, w.Changes()+200, 300*time.Millisecond)) >= w.SnapshotCount()
+	})
+	stopSink(t, stop, done)
+	w.CheckReplay(t, b.Read(t, w.Changes()+300, time.Second))
+}

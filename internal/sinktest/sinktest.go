@@ -437,6 +437,33 @@ func (w *Writer) CheckSnapshot(t testing.TB, got []Got) {
 	}
 }
 
+// CheckReplay fails t unless replaying the records per key gives the table as the writer
+// left it, with each key's changes in the order written: a key's changes are
+// non-decreasing (a snapshot repeats the key's state), each one written, and the last is
+// its last change. For a stream that carried snapshots of a table it already streamed.
+func (w *Writer) CheckReplay(t testing.TB, got []Got) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen, _ := w.perKey(t, got)
+	bad := 0
+	for id, want := range w.perID {
+		s := seen[id]
+		ok := len(s) > 0 && s[len(s)-1] == want[len(want)-1]
+		for i := 0; ok && i < len(s); i++ {
+			ok = slices.Contains(want, s[i]) && (i == 0 || s[i] >= s[i-1])
+		}
+		if !ok {
+			if bad++; bad <= 20 {
+				t.Errorf("key %d: got changes %v of %v: want them in order, ending with the last", id, s, want)
+			}
+		}
+	}
+	if bad > 20 {
+		t.Errorf("... %d keys wrong in all", bad)
+	}
+}
+
 // SnapshotCount is the number of records CheckSnapshot needs at least: one per key.
 func (w *Writer) SnapshotCount() int {
 	w.mu.Lock()

@@ -482,3 +482,16 @@ func TestKafkaCurrentStartSavedAtOnce(t *testing.T) {
 		t.Fatalf("%d records of a table the sink does not take", len(got))
 	}
 }
+
+// A snapshot asked of the running sink (POST /snapshot in vstream-sink) copies the table
+// again while a writer changes it: every row reaches the broker, and the records replay to
+// the table, each key's changes in order.
+func TestKafkaOnDemandSnapshot(t *testing.T) {
+	sinktest.OnDemandSnapshot(t, db, "sinkkafka", broker(sinktest.Kafka(t, 3)), "debezium-json")
+}
+
+// A sink whose saved position the server purged stops with an error naming the purge, or,
+// with on-purged when_needed, copies the table again and goes on.
+func TestKafkaPurgedWhenNeeded(t *testing.T) {
+	sinktest.PurgedWhenNeeded(t, db, "sinkkafka", broker(sinktest.Kafka(t, 3)), "debezium-json")
+}

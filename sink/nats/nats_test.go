@@ -244,3 +244,16 @@ func recordTooLarge(t *testing.T, maxMsgSize int32, size int, want string) {
 		t.Fatalf("messages after the error: %d, want the small one alone", len(got))
 	}
 }
+
+// A snapshot asked of the running sink (POST /snapshot in vstream-sink) copies the table
+// again while a writer changes it: every row reaches the broker, and the records replay to
+// the table, each key's changes in order.
+func TestNATSOnDemandSnapshot(t *testing.T) {
+	sinktest.OnDemandSnapshot(t, db, "sinknats", broker(sinktest.StartNATS(t).URL(), "CDC"), "debezium-json")
+}
+
+// A sink whose saved position the server purged stops with an error naming the purge, or,
+// with on-purged when_needed, copies the table again and goes on.
+func TestNATSPurgedWhenNeeded(t *testing.T) {
+	sinktest.PurgedWhenNeeded(t, db, "sinknats", broker(sinktest.StartNATS(t).URL(), "CDC"), "debezium-json")
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// snapshotWait bounds how long a snapshot request waits for the stream to take it: the
+// stream takes requests while it is connected.
+const snapshotWait = 10 * time.Second
+
+// snapshotHandler serves POST /snapshot?tables=a,b: the running stream copies the tables
+// again (a Snapshot request), their rows reaching the broker as snapshot records between
+// the changes, which go on. 202 once the stream took the request, 503 when it is not
+// connected within wait.
+func snapshotHandler(requests chan<- []string, wait time.Duration, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "POST /snapshot?tables=t1,t2 copies the tables again on the running stream", http.StatusMethodNotAllowed)
+			return
+		}
+		var tables []string
+		for t := range strings.SplitSeq(r.URL.Query().Get("tables"), ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				tables = append(tables, t)
+			}
+		}
+		if len(tables) == 0 {
+			http.Error(w, "name the tables: POST /snapshot?tables=t1,t2", http.StatusBadRequest)
+			return
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case requests <- tables:
+			log.Info("snapshot requested", "tables", tables)
+			w.WriteHeader(http.StatusAccepted)
+			fmt.Fprintf(w, "snapshot of %s requested: its rows follow in the stream; vstream_copy_rows_copied on vstreamd shows its progress\n", strings.Join(tables, ", "))
+		case <-t.C:
+			http.Error(w, "the stream is not connected to vstreamd: try again", http.StatusServiceUnavailable)
+		case <-r.Context().Done():
+		}
+	})
+}
