@@ -190,13 +190,13 @@ type Request struct {
 	// EventTypes, when not empty, are the only event types sent (native format only); VGTID,
 	// the resume point, always comes.
 	EventTypes []binlogdata.VEventType
-	// Snapshots, when set, takes requests to copy tables again on the running stream, each
-	// value the tables of one request (see Snapshot in proto/vstream/v1/vstream.proto): the
-	// stream goes on, and the tables' rows come as a copy, chunk by chunk, between its
-	// changes. A request is read while the stream is connected. Until the stream has passed
-	// a resume point after the copy of a table began, the request is made again on every
-	// reconnect, so a broken stream does not lose it.
-	Snapshots <-chan []string
+	// Snapshots, when set, takes requests to copy tables again on the running stream (see
+	// Snapshot in proto/vstream/v1/vstream.proto): the stream goes on, and the tables' rows
+	// come as a copy, chunk by chunk, between its changes. A request is read while the
+	// stream is connected. Until the stream has passed a resume point after the copy of a
+	// table began, the request is made again on every reconnect, so a broken stream does
+	// not lose it.
+	Snapshots <-chan Snapshot
 	// WhenPurged is what Stream does when the server no longer has the binlogs the position
 	// needs (a FailedPrecondition that vstreamv1.IsPositionPurged recognises), at the start
 	// or at a reconnect: PurgedFail (or empty) returns that error; PurgedWhenNeeded logs a
@@ -210,6 +210,13 @@ type Request struct {
 	// error. A consumer that keeps the tables can mark or drop what it has. An error stops
 	// the stream as the handler's does.
 	OnResnapshot func(ctx context.Context, cause error) error
+}
+
+// Snapshot is a request to copy tables again on a running stream.
+type Snapshot struct {
+	Tables []string
+	// Where, when set, copies only the rows for which it holds (a filter rule's WHERE).
+	Where string
 }
 
 // What Request.WhenPurged may be.
@@ -369,9 +376,9 @@ type stream struct {
 	// tr is only touched by the Stream goroutine.
 	tr tracker
 	// snapMu guards snapPending: the tables of Snapshot requests whose copy has not yet
-	// begun before a resume point (false), or has begun after the last one (true).
+	// been passed by a resume point.
 	snapMu      sync.Mutex
-	snapPending map[string]bool
+	snapPending map[string]pendingSnapshot
 	// resume mirrors tr.resume for the ack goroutine.
 	resume atomic.Pointer[binlogdata.VGtid]
 }
@@ -495,17 +502,17 @@ func (s *stream) sendLoop(ctx context.Context, st grpc.BidiStreamingClient[vstre
 		defer t.Stop()
 		tick = t.C
 	}
-	sendSnapshot := func(tables []string) bool {
-		req := &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Snapshot{Snapshot: &vstreamv1.Snapshot{Tables: tables}}}
+	sendSnapshot := func(sn Snapshot) bool {
+		req := &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Snapshot{Snapshot: &vstreamv1.Snapshot{Tables: sn.Tables, Where: sn.Where}}}
 		if err := st.Send(req); err != nil {
 			s.c.log.Debug("vstream snapshot request not sent", "err", err)
 			return false
 		}
 		return true
 	}
-	if again := s.pendingSnapshots(nil); len(again) > 0 {
-		s.c.log.Info("vstream asking again for the snapshot of tables whose copy had not begun", "tables", again)
-		if !sendSnapshot(again) {
+	for _, sn := range s.pendingSnapshots() {
+		s.c.log.Info("vstream asking again for the snapshot of tables whose copy had not begun", "tables", sn.Tables, "where", sn.Where)
+		if !sendSnapshot(sn) {
 			return
 		}
 	}
@@ -513,8 +520,9 @@ func (s *stream) sendLoop(ctx context.Context, st grpc.BidiStreamingClient[vstre
 		select {
 		case <-ctx.Done():
 			return
-		case tables := <-s.req.Snapshots:
-			if !sendSnapshot(s.pendingSnapshots(tables)) {
+		case sn := <-s.req.Snapshots:
+			s.addSnapshot(sn)
+			if !sendSnapshot(sn) {
 				return
 			}
 			continue
@@ -534,26 +542,38 @@ func (s *stream) sendLoop(ctx context.Context, st grpc.BidiStreamingClient[vstre
 	}
 }
 
-// pendingSnapshots adds tables to the pending requests (as not begun) and returns them; with
-// none, it returns the pending tables.
-func (s *stream) pendingSnapshots(tables []string) []string {
+// pendingSnapshot is a table of a Snapshot request: begun once the server reported its
+// copy.
+type pendingSnapshot struct {
+	where string
+	begun bool
+}
+
+// addSnapshot adds a request's tables to the pending ones, as not begun.
+func (s *stream) addSnapshot(sn Snapshot) {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
-	if len(tables) == 0 {
-		out := make([]string, 0, len(s.snapPending))
-		for t := range s.snapPending {
-			out = append(out, t)
-		}
-		slices.Sort(out)
-		return out
-	}
 	if s.snapPending == nil {
-		s.snapPending = map[string]bool{}
+		s.snapPending = map[string]pendingSnapshot{}
 	}
-	for _, t := range tables {
-		s.snapPending[t] = false
+	for _, t := range sn.Tables {
+		s.snapPending[t] = pendingSnapshot{where: sn.Where}
 	}
-	return tables
+}
+
+// pendingSnapshots are the pending tables as requests, one per condition.
+func (s *stream) pendingSnapshots() []Snapshot {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	byWhere := map[string][]string{}
+	for t, p := range s.snapPending {
+		byWhere[p.where] = append(byWhere[p.where], t)
+	}
+	out := make([]Snapshot, 0, len(byWhere))
+	for _, where := range slices.Sorted(maps.Keys(byWhere)) {
+		out = append(out, Snapshot{Tables: slices.Sorted(slices.Values(byWhere[where])), Where: where})
+	}
+	return out
 }
 
 // snapshotProgress follows the copies of requested tables: a table's copy has begun when
@@ -566,23 +586,25 @@ func (s *stream) snapshotProgress(events []*binlogdata.VEvent, progress []*vstre
 	if len(s.snapPending) == 0 {
 		return
 	}
-	for _, p := range progress {
-		if _, ok := s.snapPending[p.GetTable()]; ok {
-			s.snapPending[p.GetTable()] = true
+	begin := func(t string) {
+		if p, ok := s.snapPending[t]; ok {
+			p.begun = true
+			s.snapPending[t] = p
 		}
+	}
+	for _, p := range progress {
+		begin(p.GetTable())
 	}
 	for _, ev := range events {
 		if ev.GetType() != binlogdata.VEventType_COPY_COMPLETED {
 			continue
 		}
 		if t := ev.GetLastPKEvent().GetTableLastPK().GetTableName(); t != "" {
-			if _, ok := s.snapPending[t]; ok {
-				s.snapPending[t] = true
-			}
+			begin(t)
 		}
 	}
 	if resumed {
-		maps.DeleteFunc(s.snapPending, func(_ string, begun bool) bool { return begun })
+		maps.DeleteFunc(s.snapPending, func(_ string, p pendingSnapshot) bool { return p.begun })
 	}
 }
 

@@ -83,6 +83,17 @@ func (p *TablePlan) WhereSQL(fields []*query.Field) string {
 	return "(" + strings.Join(parts, ") AND (") + ")"
 }
 
+// PushedDown reports whether WhereSQL renders every condition of the plan: it does not
+// when one is an in_keyrange, which only Match evaluates.
+func (p *TablePlan) PushedDown() bool {
+	for i := range p.preds {
+		if p.preds[i].op == opInKeyrange {
+			return false
+		}
+	}
+	return true
+}
+
 // UsedColumns lists, in table order, the columns the plan reads: those it projects, those
 // its conditions test, and the key of keyspace ids.
 func (p *TablePlan) UsedColumns() []int {

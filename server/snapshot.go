@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -25,8 +26,9 @@ var errRestart = errors.New("restarting the stream for a snapshot")
 // read again.
 type snapshots struct {
 	mu sync.Mutex
-	// pending are the tables asked for and not yet started.
-	pending []string
+	// pending are the tables asked for and not yet started, with the condition of each
+	// (empty: every row).
+	pending map[string]string
 	// last is the last VGTID sent outside a transaction (or the start position, when it is
 	// one); dirty is set when an event other than a heartbeat went out after it, inTxn while
 	// a transaction is open.
@@ -60,13 +62,14 @@ func (s *snapshots) atBoundary() bool {
 // request takes a Snapshot request. When nothing is being sent and the stream is at a
 // boundary, the engine stops at once; otherwise after the first batch that ends at one.
 // The request was validated (vstreamv1.Snapshot.Validate) by the interceptor.
-func (s *snapshots) request(tables []string) {
+func (s *snapshots) request(tables []string, where string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = map[string]string{}
+	}
 	for _, t := range tables {
-		if !slices.Contains(s.pending, t) {
-			s.pending = append(s.pending, t)
-		}
+		s.pending[t] = where
 	}
 	if !s.sending && s.atBoundary() && !s.restart {
 		s.restart = true
@@ -131,12 +134,12 @@ func (s *snapshots) next(req vstreamer.Request) vstreamer.Request {
 	req.TablesToCopy = nil
 	pks := make([]*binlogdata.TableLastPK, 0, len(sg.GetTablePKs())+len(s.pending))
 	for _, tp := range sg.GetTablePKs() {
-		if !slices.Contains(s.pending, tp.GetTableName()) {
+		if _, again := s.pending[tp.GetTableName()]; !again {
 			pks = append(pks, proto.CloneOf(tp))
 		}
 	}
-	for _, t := range s.pending {
-		pks = append(pks, &binlogdata.TableLastPK{TableName: t, Resync: true})
+	for _, t := range slices.Sorted(maps.Keys(s.pending)) {
+		pks = append(pks, &binlogdata.TableLastPK{TableName: t, Resync: true, Where: s.pending[t]})
 	}
 	req.TableLastPKs = pks
 	s.pending = nil

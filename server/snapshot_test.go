@@ -140,7 +140,7 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 	defer func() { _ = cl.Close() }()
 
 	r := &replica{}
-	snaps := make(chan []string, 1)
+	snaps := make(chan client.Snapshot, 1)
 	req := client.Request{Filter: client.ParseTables("snap"), CopyChunkRows: 40, HeartbeatInterval: 100 * time.Millisecond, Snapshots: snaps}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -162,7 +162,7 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 		}
 	}
 	writer(30, 1)
-	snaps <- []string{"snap"}
+	snaps <- client.Snapshot{Tables: []string{"snap"}}
 	go writer(150, 2)
 	// Some snapshot rows, not all: then the stream breaks.
 	waitFor(t, "the copy under way", func() bool { r.replay(start); return r.copied >= 120 })
@@ -208,6 +208,51 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 	}
 }
 
+// A Snapshot request with a condition copies only the rows it holds for.
+func TestSnapshotWhere(t *testing.T) {
+	execSQL(t, "DROP TABLE IF EXISTS snapw", "CREATE TABLE snapw (id INT PRIMARY KEY, v VARCHAR(32))")
+	var values []string
+	for i := 1; i <= 100; i++ {
+		values = append(values, fmt.Sprintf("(%d, 'v%d')", i, i))
+	}
+	execSQL(t, "INSERT INTO snapw VALUES "+strings.Join(values, ","))
+	addr := serve(t, dbConfig(), Options{})
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cl.Close() }()
+	r := &replica{}
+	snaps := make(chan client.Snapshot, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = cl.Stream(ctx, client.Request{Filter: client.ParseTables("snapw"), CopyChunkRows: 15, Snapshots: snaps}, r.handle)
+	}()
+	waitFor(t, "the stream's first position", func() bool { return cl.LastPosition() != nil })
+	snaps <- client.Snapshot{Tables: []string{"snapw"}, Where: "id > 60 and id != 70"}
+	waitFor(t, "the copy's end", func() bool { r.replay(map[string]string{}); return r.completed > 0 })
+	var ids []string
+	r.mu.Lock()
+	for _, ev := range r.events {
+		for _, rc := range ev.GetRowEvent().GetRowChanges() {
+			if rc.GetBefore() == nil && ev.GetTimestamp() == 0 {
+				ids = append(ids, rowCells(rc.GetAfter())[0])
+			}
+		}
+	}
+	r.mu.Unlock()
+	var want []string
+	for i := 61; i <= 100; i++ {
+		if i != 70 {
+			want = append(want, fmt.Sprint(i))
+		}
+	}
+	if strings.Join(ids, ",") != strings.Join(want, ",") {
+		t.Fatalf("snapshot rows %v, want %v", ids, want)
+	}
+}
+
 // A Snapshot request naming no table, a pattern, or a table the filter does not stream ends
 // the stream with InvalidArgument saying what to fix.
 func TestSnapshotBadRequests(t *testing.T) {
@@ -217,14 +262,18 @@ func TestSnapshotBadRequests(t *testing.T) {
 	for _, tc := range []struct {
 		name, message string
 		tables        []string
+		where         string
 	}{
-		{"no table", "name at least one table", nil},
-		{"pattern", "not a table name", []string{"/snap.*"}},
-		{"not streamed", "other2", []string{"other2"}},
-		{"no such table", "nosuch", []string{"nosuch"}},
+		{"no table", "name at least one table", nil, ""},
+		{"pattern", "not a table name", []string{"/snap.*"}, ""},
+		{"not streamed", "other2", []string{"other2"}, ""},
+		{"no such table", "nosuch", []string{"nosuch"}, ""},
+		{"no such column", "nosuchcol", []string{"snap2"}, "nosuchcol = 1"},
+		{"not a condition", "snap2", []string{"snap2"}, "id = 1; drop table snap2"},
+		{"keyrange", "in_keyrange cannot be read by a snapshot", []string{"snap2"}, "in_keyrange('-80')"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			snap := &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Snapshot{Snapshot: &vstreamv1.Snapshot{Tables: tc.tables}}}
+			snap := &vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Snapshot{Snapshot: &vstreamv1.Snapshot{Tables: tc.tables, Where: tc.where}}}
 			st := firstError(t, cc, context.Background(), startMsg("current", filter), snap)
 			if st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), tc.message) {
 				t.Fatalf("got %v, want InvalidArgument naming %q", st.Err(), tc.message)

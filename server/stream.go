@@ -85,8 +85,8 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 				cancel(status.Error(codes.InvalidArgument, "snapshot: a stream of several keyspaces cannot take snapshot requests; stream the keyspace alone"))
 				return
 			}
-			snaps.request(sn.GetTables())
-			log.Info("snapshot requested", "tables", sn.GetTables())
+			snaps.request(sn.GetTables(), sn.GetWhere())
+			log.Info("snapshot requested", "tables", sn.GetTables(), "where", sn.GetWhere())
 		}, func(err error) { cancel(err) })
 	}()
 

@@ -54,6 +54,12 @@ type copyTable struct {
 	// resync marks a table copied again on a running stream (TableLastPK.resync): its
 	// changes stream while it is copied, every chunk read at the position the stream is at.
 	resync bool
+	// where is a resync copy's condition (TableLastPK.where); wherePlan its plan, whose
+	// WhereSQL the chunk SELECT adds: the changes of rows outside it stream all the same.
+	where     string
+	wherePlan *filter.TablePlan
+	// pk are the indexes of the primary key columns in fields.
+	pk []int
 	// key names the columns the copy orders by; empty copies the table in one read.
 	key   []string
 	index string
@@ -75,8 +81,8 @@ type copyTable struct {
 	serverText bool
 	// fieldsSent tells whether this copy's FIELD event went out.
 	fieldsSent bool
-	// inflight: a chunk of the table is being read ahead (copyparallel.go).
-	inflight bool
+	// ahead is the table's last chunk read ahead (copyparallel.go), nil when none is in flight.
+	ahead *prefetch
 	// copied counts rows read so far; estimated is the server's guess of the table's rows.
 	copied, estimated int64
 	// estimatedAt is when estimated was read.
@@ -178,7 +184,7 @@ func (c *copier) tablePKs() []*binlogdata.TableLastPK {
 		if c.vitess && t.status == copyDone {
 			continue
 		}
-		e := &binlogdata.TableLastPK{TableName: t.name, Completed: t.status == copyDone, Resync: t.resync}
+		e := &binlogdata.TableLastPK{TableName: t.name, Completed: t.status == copyDone, Resync: t.resync, Where: t.where}
 		if t.status != copyDone && t.lastpk != nil {
 			e.Lastpk = t.lastPKResult()
 		}
@@ -359,6 +365,7 @@ func (s *stream) describeCopy(t *copyTable, withoutKey, allColumns bool) error {
 	t.cols = schema.Columns(info)
 	var pk []int
 	t.fields, pk = tableFields(s.cfg.Database, t.name, t.cols)
+	t.pk = pk
 	if t.plan, err = s.filter.Plan(t.name, t.fields, pk); err != nil {
 		return err
 	}
@@ -435,6 +442,11 @@ func copyKey(conn *client.Conn, db, table string) (index string, cols []string, 
 // resume applies a table's entry of a VGtid the client sent back.
 func (t *copyTable) resume(lp *binlogdata.TableLastPK) error {
 	t.resync = lp.GetResync()
+	if t.where = lp.GetWhere(); t.where != "" {
+		if err := t.planWhere(); err != nil {
+			return err
+		}
+	}
 	if lp.GetCompleted() {
 		t.status = copyDone
 		return nil
@@ -759,18 +771,30 @@ func (s *stream) openSnapshotOn(ctx context.Context, conn *client.Conn, tables .
 // killQuery ends the statement conn runs, from a connection of its own, for a client that
 // left: what names the statement in the warning when it cannot be killed.
 func (s *stream) killQuery(conn *client.Conn, what string) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DialTimeout)
+	s.killer(conn, what)()
+}
+
+// killer is killQuery for another goroutine: what it needs of the stream is read now, on
+// the stream goroutine (a stream of several keyspaces swaps its configuration as it goes).
+func (s *stream) killer(conn *client.Conn, what string) func() {
+	e, timeout, log := s.eng, s.cfg.DialTimeout, s.log
+	return func() { e.killQuery(conn, what, timeout, log) }
+}
+
+// killQuery ends the statement conn runs, from a connection of its own.
+func (e *Engine) killQuery(conn *client.Conn, what string, timeout time.Duration, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	// A statement not killed runs on to its end on the server, holding the connection and
 	// what it waits for or reads: say so, as nothing else will.
-	kc, err := s.eng.connect(ctx)
+	kc, err := e.connect(ctx)
 	if err != nil {
-		s.log.Warn("cannot connect to kill "+what+" a client left; it runs to its end", slog.String("err", err.Error()))
+		log.Warn("cannot connect to kill "+what+" a client left; it runs to its end", slog.String("err", err.Error()))
 		return
 	}
 	defer func() { _ = kc.Close() }() // a connection used for one KILL only
 	if _, err := kc.Execute(fmt.Sprintf("KILL QUERY %d", conn.GetConnectionID())); err != nil {
-		s.log.Warn("KILL QUERY of "+what+" a client left failed; it runs to its end", slog.String("err", err.Error()))
+		log.Warn("KILL QUERY of "+what+" a client left failed; it runs to its end", slog.String("err", err.Error()))
 	}
 }
 
@@ -813,6 +837,9 @@ func (s *stream) chunkSQL(t *copyTable, limit int) (sql string, cols []int) {
 	var where []string
 	if w := t.plan.WhereSQL(t.fields); w != "" {
 		where = append(where, w)
+	}
+	if t.wherePlan != nil {
+		where = append(where, t.wherePlan.WhereSQL(t.fields))
 	}
 	if t.lastpk != nil {
 		where = append(where, t.afterLastPK())
@@ -1227,4 +1254,22 @@ func (r *copiedRow) read(row []mysql.FieldValue) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// planWhere parses a resync copy's condition as the WHERE of a filter rule on the table:
+// the same grammar and checks as a rule's, rendered back by the filter package, so no text
+// of the client's reaches the server unparsed.
+func (t *copyTable) planWhere() error {
+	f, err := filter.New(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: t.name,
+		Filter: "select * from " + filter.QuoteIdent(t.name) + " where " + t.where}}})
+	if err == nil {
+		t.wherePlan, err = f.Plan(t.name, t.fields, t.pk)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: snapshot of %s where %q: %v", filter.ErrInvalid, t.name, t.where, err)
+	}
+	if !t.wherePlan.PushedDown() || t.wherePlan.WhereSQL(t.fields) == "" {
+		return fmt.Errorf("%w: snapshot of %s where %q: give comparisons of columns with literals (in_keyrange cannot be read by a snapshot)", filter.ErrInvalid, t.name, t.where)
+	}
+	return nil
 }

@@ -6,17 +6,19 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/vstream-cdc/vstream/client"
 )
 
 // snapshotWait bounds how long a snapshot request waits for the stream to take it: the
 // stream takes requests while it is connected.
 const snapshotWait = 10 * time.Second
 
-// snapshotHandler serves POST /snapshot?tables=a,b: the running stream copies the tables
-// again (a Snapshot request), their rows reaching the broker as snapshot records between
-// the changes, which go on. 202 once the stream took the request, 503 when it is not
+// snapshotHandler serves POST /snapshot?tables=a,b[&where=cond]: the running stream copies
+// the tables again (a Snapshot request; where, a filter rule's WHERE, picks the rows), their
+// rows reaching the broker as snapshot records between the changes, which go on. 202 once the stream took the request, 503 when it is not
 // connected within wait.
-func snapshotHandler(requests chan<- []string, wait time.Duration, log *slog.Logger) http.Handler {
+func snapshotHandler(requests chan<- client.Snapshot, wait time.Duration, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -36,8 +38,8 @@ func snapshotHandler(requests chan<- []string, wait time.Duration, log *slog.Log
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
-		case requests <- tables:
-			log.Info("snapshot requested", "tables", tables)
+		case requests <- client.Snapshot{Tables: tables, Where: r.URL.Query().Get("where")}:
+			log.Info("snapshot requested", "tables", tables, "where", r.URL.Query().Get("where"))
 			w.WriteHeader(http.StatusAccepted)
 			fmt.Fprintf(w, "snapshot of %s requested: its rows follow in the stream; vstream_copy_rows_copied on vstreamd shows its progress\n", strings.Join(tables, ", "))
 		case <-t.C:

@@ -72,7 +72,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := sink.NewMetrics(reg, cfg.Sink)
-	snapshots := make(chan []string)
+	snapshots := make(chan client.Snapshot)
 	if cfg.MetricsListen != "" {
 		lis, lerr := net.Listen("tcp", cfg.MetricsListen)
 		if lerr != nil {

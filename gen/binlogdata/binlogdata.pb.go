@@ -1044,7 +1044,10 @@ type TableLastPK struct {
 	// were read at, rather than being held until the copy reaches their rows as in a copy a
 	// stream starts with. A consumer that held the table before sees every change, deletes
 	// included. A resumed stream keeps the table so.
-	Resync        bool `protobuf:"varint,101,opt,name=resync,proto3" json:"resync,omitempty"`
+	Resync bool `protobuf:"varint,101,opt,name=resync,proto3" json:"resync,omitempty"`
+	// vstream: the condition a resync copy reads the table's rows with (Snapshot.where);
+	// empty for all rows.
+	Where         string `protobuf:"bytes,102,opt,name=where,proto3" json:"where,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1105,6 +1108,13 @@ func (x *TableLastPK) GetResync() bool {
 		return x.Resync
 	}
 	return false
+}
+
+func (x *TableLastPK) GetWhere() string {
+	if x != nil {
+		return x.Where
+	}
+	return ""
 }
 
 // LastPKEvent reports copy progress of one table.
@@ -2608,13 +2618,14 @@ const file_binlogdata_proto_rawDesc = "" +
 	"\vshard_gtids\x18\x05 \x03(\v2\x15.binlogdata.ShardGtidR\n" +
 	"shardGtids\x12=\n" +
 	"\fparticipants\x18\x06 \x03(\v2\x19.binlogdata.KeyspaceShardR\fparticipants\x12)\n" +
-	"\x10source_workflows\x18\a \x03(\tR\x0fsourceWorkflows\"\x94\x01\n" +
+	"\x10source_workflows\x18\a \x03(\tR\x0fsourceWorkflows\"\xaa\x01\n" +
 	"\vTableLastPK\x12\x1d\n" +
 	"\n" +
 	"table_name\x18\x01 \x01(\tR\ttableName\x12*\n" +
 	"\x06lastpk\x18\x03 \x01(\v2\x12.query.QueryResultR\x06lastpk\x12\x1c\n" +
 	"\tcompleted\x18d \x01(\bR\tcompleted\x12\x16\n" +
-	"\x06resync\x18e \x01(\bR\x06resyncJ\x04\b\x02\x10\x03\"i\n" +
+	"\x06resync\x18e \x01(\bR\x06resync\x12\x14\n" +
+	"\x05where\x18f \x01(\tR\x05whereJ\x04\b\x02\x10\x03\"i\n" +
 	"\vLastPKEvent\x12<\n" +
 	"\x0etable_last_p_k\x18\x01 \x01(\v2\x17.binlogdata.TableLastPKR\vtableLastPK\x12\x1c\n" +
 	"\tcompleted\x18\x02 \x01(\bR\tcompleted\"\xda\x05\n" +

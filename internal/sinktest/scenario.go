@@ -240,7 +240,7 @@ func OnDemandSnapshot(t *testing.T, db *testdb.Server, database string, b Broker
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps := make(chan []string)
+	snaps := make(chan client.Snapshot)
 	stop := make(chan struct{})
 	done := startSink(context.Background(), t, addr, b.New(t, "ondemand-"+format), "ondemand-"+format, client.Request{
 		Position: pos, Format: format, Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
@@ -249,7 +249,7 @@ func OnDemandSnapshot(t *testing.T, db *testdb.Server, database string, b Broker
 		t.Fatal(err)
 	}
 	select {
-	case snaps <- []string{"t"}:
+	case snaps <- client.Snapshot{Tables: []string{"t"}}:
 	case err = <-done:
 		t.Fatalf("sink ended early: %v", err)
 	case <-time.After(30 * time.Second):

@@ -135,8 +135,12 @@ func (*StreamRequest_Snapshot) isStreamRequest_Kind() {}
 // a stream resumed from one goes on with the copy; COPY_COMPLETED ends it. Tables the filter
 // does not stream are refused with InvalidArgument; a table being copied starts over.
 type Snapshot struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tables        []string               `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Tables []string               `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
+	// Optional: copy only the rows for which this holds, an SQL condition over the tables'
+	// columns as a filter rule's WHERE takes it (comparisons with literals joined by AND;
+	// in_keyrange is refused here). Changes to every row stream as before.
+	Where         string `protobuf:"bytes,2,opt,name=where,proto3" json:"where,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,6 +180,13 @@ func (x *Snapshot) GetTables() []string {
 		return x.Tables
 	}
 	return nil
+}
+
+func (x *Snapshot) GetWhere() string {
+	if x != nil {
+		return x.Where
+	}
+	return ""
 }
 
 // Start opens the stream.
@@ -703,9 +714,10 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2\x11.vstream.v1.StartH\x00R\x05start\x12#\n" +
 	"\x03ack\x18\x02 \x01(\v2\x0f.vstream.v1.AckH\x00R\x03ack\x122\n" +
 	"\bsnapshot\x18\x03 \x01(\v2\x14.vstream.v1.SnapshotH\x00R\bsnapshotB\x06\n" +
-	"\x04kind\"\"\n" +
+	"\x04kind\"8\n" +
 	"\bSnapshot\x12\x16\n" +
-	"\x06tables\x18\x01 \x03(\tR\x06tables\"\xac\x02\n" +
+	"\x06tables\x18\x01 \x03(\tR\x06tables\x12\x14\n" +
+	"\x05where\x18\x02 \x01(\tR\x05where\"\xac\x02\n" +
 	"\x05Start\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\x12*\n" +
 	"\x06filter\x18\x02 \x01(\v2\x12.binlogdata.FilterR\x06filter\x12'\n" +
