@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -23,11 +24,14 @@ import (
 // catch-up before it forwarded only changes to rows of t up to t's last key, and the chunk
 // holds the rows after that key as of P. Snapshots are opened one after the other on the
 // stream goroutine, so their positions only grow, and their chunks are emitted in that order
-// (a queue): the stream never has to go back to reach one. A table has at most one chunk in
-// flight, since its next chunk starts after the key its previous chunk ends at; so while
-// a table's chunk is read ahead, its last key in the stream is still the previous chunk's,
-// and the catch-up drops the changes to rows after it, which the chunk read ahead holds as
-// of its own (later) snapshot.
+// (a queue): the stream never has to go back to reach one. While a table's chunk is read
+// ahead, its last key in the stream is still the previous chunk's, and the catch-up drops the
+// changes to rows after it, which the chunk read ahead holds as of its own (later) snapshot.
+//
+// A table's next chunk starts after the key its previous chunk ends at, so it is read ahead
+// once that chunk's read is over (chained): its snapshot, opened then, is later than the
+// previous chunk's, and it is emitted after it. So a single large table is read ahead too:
+// tables not started come first, then the tables whose last read is over, in table order.
 //
 // What runs in parallel is the expensive part: the server's reads, and decoding and
 // encoding the rows (chunk.encodeWhole, encodeFiltered), which a worker does into arenas of
@@ -45,19 +49,29 @@ const MaxCopyParallelism = 16
 // a machine whose cores are all busy: their rows stay live longer and the garbage collector
 // does more, for reads the stream cannot send any sooner.
 const (
-	pieceRows      = 1024
 	pieceBytes     = 64 << 10
 	prefetchPieces = 16
 )
 
+// pieceRows is a variable for tests, which cut chunks of a few rows into several pieces.
+var pieceRows = 1024
+
 // errCopyStopped ends a worker's read when the stream has ended.
 var errCopyStopped = errors.New("copy: the stream ended")
 
-// copyWorker is a connection that reads chunks ahead from snapshots of its own.
+// copyWorker is a connection that reads chunks ahead from snapshots of its own; cur is the
+// chunk it reads or read last.
 type copyWorker struct {
 	conn *client.Conn
-	busy bool
+	cur  *prefetch
 }
+
+// idle reports whether the worker's connection is free: its last read is over.
+func (w *copyWorker) idle() bool { return w.cur == nil || w.cur.over() }
+
+// chainedReads counts the chunks read ahead after a chunk of the same table still in
+// flight, for tests: a single table was read ahead.
+var chainedReads atomic.Int64
 
 // prefetch is one chunk read ahead: its table, the worker and snapshot it is read from, and
 // the channel its rows come through.
@@ -67,6 +81,22 @@ type prefetch struct {
 	snap   snapshot
 	cols   []int
 	pieces chan copyPiece
+	// read is closed when the worker is done with the read and its connection (the rows
+	// may still wait in pieces); end (the key of the last row read) and full (the chunk
+	// read its limit of rows, without error: the table has more) are set before.
+	read chan struct{}
+	end  [][]byte
+	full bool
+}
+
+// over reports whether the chunk's read is over.
+func (p *prefetch) over() bool {
+	select {
+	case <-p.read:
+		return true
+	default:
+		return false
+	}
 }
 
 // copyPiece is a run of rows of a chunk read ahead. The last piece of a chunk has end set,
@@ -200,15 +230,17 @@ func (s *stream) copyStepParallel(ctx context.Context, events <-chan *replicatio
 		return err
 	}
 	s.use(k)
-	c.inflight = c.inflight[1:]
 	s.copying = p.t
 	err := s.emitPrefetched(ctx, p)
 	s.copying = nil
+	// The chunk stays in the queue while it is sent, counting against the parallelism.
+	c.inflight = c.inflight[1:]
 	return err
 }
 
-// dispatch starts a read ahead for each table not copied and without one in flight, in
-// table order, up to the copy's parallelism.
+// dispatch starts reads ahead up to the copy's parallelism: first for the tables not copied
+// and without one in flight, in table order, then for the tables whose last read ahead is
+// over and read its limit of rows, each after that read's last key.
 func (s *stream) dispatch(ctx context.Context) error {
 	c := s.copy
 	if c.stop == nil {
@@ -218,41 +250,92 @@ func (s *stream) dispatch(ctx context.Context) error {
 	lagChecked := false
 	for _, t := range c.tables {
 		if len(c.inflight) >= c.parallelism {
-			break
+			return nil
 		}
-		if t.status == copyDone || t.inflight {
-			continue
-		}
-		if !lagChecked {
-			if err := s.waitForLag(ctx); err != nil {
+		if t.status != copyDone && t.ahead == nil {
+			if !lagChecked {
+				if err := s.waitForLag(ctx); err != nil {
+					return err
+				}
+				lagChecked = true
+			}
+			if err := s.readAheadFrom(ctx, t, t.lastpk); err != nil {
 				return err
 			}
-			lagChecked = true
 		}
-		w, err := s.idleWorker(ctx)
-		if err != nil {
-			return err
-		}
-		snap, err := s.openSnapshotOn(ctx, w.conn, t.name)
-		if err != nil {
-			return err
-		}
-		sql, cols := s.chunkSQL(t, c.chunkRows)
-		p := &prefetch{t: t, w: w, snap: snap, cols: cols, pieces: make(chan copyPiece, prefetchPieces)}
-		k := &chunk{s: s, t: t, cols: cols, ctx: c.wctx, throttle: c.throttle, row: newCopiedRow(t, cols),
-			direct: t.plan.Passthrough() && len(cols) == len(t.fields)}
-		k.keyIdx = make([]int, len(t.keyFields))
-		for i, kf := range t.keyFields {
-			k.keyIdx[i] = slices.Index(t.fields, kf)
-		}
-		k.pre = &prefetchOut{p: p, stop: c.stop, failStop: s.failMode == FailStop || s.failMode == "", from: cloneKey(t.lastpk),
-			cur: copyPiece{rows: make([]*binlogdata.RowChange, 0, pieceRows)}}
-		k.pre.newArenas(k)
-		t.inflight, w.busy = true, true
-		c.inflight = append(c.inflight, p)
-		c.wg.Add(1)
-		go s.readAhead(k, w.conn, sql)
 	}
+	return s.chainReads(ctx)
+}
+
+// chainReads starts, up to the copy's parallelism, the next chunk of each table whose last
+// read ahead is over and read its limit of rows. It runs at each chunk and as a chunk's
+// pieces are sent, so that the next read starts as soon as the last one ends, the stream
+// still sending its rows. The chunk being sent counts against the parallelism: its worker
+// may still be reading. Chained reads wait for no replication lag: the lag is checked
+// before each table's first read ahead of a step, and a chained read follows one.
+func (s *stream) chainReads(ctx context.Context) error {
+	c := s.copy
+	for chained := true; chained; {
+		chained = false
+		for _, t := range c.tables {
+			if len(c.inflight) >= c.parallelism {
+				return nil
+			}
+			if p := t.ahead; p != nil && len(t.key) > 0 && !t.oneRead && p.over() && p.full {
+				if err := s.readAheadFrom(ctx, t, p.end); err != nil {
+					return err
+				}
+				chainedReads.Add(1)
+				chained = true
+			}
+		}
+	}
+	return nil
+}
+
+// readAheadFrom starts a read ahead of t's next chunk, after key from, on an idle worker.
+func (s *stream) readAheadFrom(ctx context.Context, t *copyTable, from [][]byte) error {
+	err := s.startReadAhead(ctx, t, from)
+	if err != nil && ctx.Err() != nil {
+		// The client left while a connection was opened or a snapshot started: the
+		// stream ends as a stream whose client leaves does, not as a database failure.
+		return fmt.Errorf("copy of %s: %w", t.name, ctx.Err())
+	}
+	return err
+}
+
+// startReadAhead is readAheadFrom's work.
+func (s *stream) startReadAhead(ctx context.Context, t *copyTable, from [][]byte) error {
+	c := s.copy
+	w, err := s.idleWorker(ctx)
+	if err != nil {
+		return err
+	}
+	snap, err := s.openSnapshotOn(ctx, w.conn, t.name)
+	if err != nil {
+		return err
+	}
+	// chunkSQL reads the chunk's start from the table's last key, which is the
+	// stream's; it is the stream goroutine's alone, so it is swapped for the SELECT's
+	// start (a chained chunk starts after a chunk not sent yet) and put back.
+	sent := t.lastpk
+	t.lastpk = from
+	sql, cols := s.chunkSQL(t, c.chunkRows)
+	t.lastpk = sent
+	p := &prefetch{t: t, w: w, snap: snap, cols: cols, pieces: make(chan copyPiece, prefetchPieces), read: make(chan struct{})}
+	k := &chunk{s: s, t: t, cols: cols, ctx: c.wctx, throttle: c.throttle, row: newCopiedRow(t, cols),
+		direct: t.plan.Passthrough() && len(cols) == len(t.fields)}
+	k.keyIdx = make([]int, len(t.keyFields))
+	for i, kf := range t.keyFields {
+		k.keyIdx[i] = slices.Index(t.fields, kf)
+	}
+	k.pre = &prefetchOut{p: p, stop: c.stop, failStop: s.failMode == FailStop || s.failMode == "", from: cloneKey(from),
+		cur: copyPiece{rows: make([]*binlogdata.RowChange, 0, pieceRows)}}
+	k.pre.newArenas(k)
+	t.ahead, w.cur = p, p
+	c.inflight = append(c.inflight, p)
+	c.wg.Add(1)
+	go s.readAhead(c, k, w.conn, sql, s.killer(w.conn, "a copy's read ahead"))
 	return nil
 }
 
@@ -260,7 +343,7 @@ func (s *stream) dispatch(ctx context.Context) error {
 func (s *stream) idleWorker(ctx context.Context) (*copyWorker, error) {
 	c := s.copy
 	for _, w := range c.workers {
-		if !w.busy {
+		if w.idle() {
 			return w, nil
 		}
 	}
@@ -276,21 +359,21 @@ func (s *stream) idleWorker(ctx context.Context) (*copyWorker, error) {
 // readAhead is a worker's goroutine: it reads the chunk's rows into pieces, ends the
 // snapshot, and hands over the last piece. It touches nothing of the stream's but what
 // stays fixed while the stream runs.
-func (s *stream) readAhead(k *chunk, conn *client.Conn, sql string) {
-	c := s.copy
+func (s *stream) readAhead(c *copier, k *chunk, conn *client.Conn, sql string, kill func()) {
 	o := k.pre
 	defer c.wg.Done()
 	err := func() (err error) {
 		defer catch(&err, StageCopy, func(pe *PanicError) { pe.Table = k.t.name })
 		// A read the server is still working on when the stream ends is killed, so that
 		// the worker's goroutine ends and its connection can be closed.
-		stopKill := context.AfterFunc(c.wctx, func() { s.killQuery(conn, "a copy's read ahead") })
+		stopKill := context.AfterFunc(c.wctx, kill)
 		defer stopKill()
 		return k.read(conn, sql)
 	}()
 	if errors.Is(err, errCopyStopped) {
 		return
 	}
+	limit := c.chunkRows
 	if err == nil {
 		// The rows are read: the snapshot is not needed any more, and releasing it at
 		// once lets the server purge the row versions it kept. After a failed read the
@@ -302,6 +385,8 @@ func (s *stream) readAhead(k *chunk, conn *client.Conn, sql string) {
 	}
 	o.cur.end, o.cur.n, o.cur.err = true, k.n, err
 	o.cur.last = cloneKey(k.last)
+	o.p.end, o.p.full = o.cur.last, err == nil && k.n >= limit
+	close(o.p.read)
 	select {
 	case o.p.pieces <- o.cur:
 	case <-o.stop:
@@ -368,10 +453,15 @@ func (s *stream) takePieces(ctx context.Context, k *chunk, p *prefetch) (int, er
 		if pc.last != nil {
 			t.setLastPK(pc.last)
 		}
+		if err := s.chainReads(ctx); err != nil {
+			return 0, err
+		}
 		if !pc.end {
 			continue
 		}
-		p.w.busy, t.inflight = false, false
+		if t.ahead == p {
+			t.ahead = nil
+		}
 		if pc.err != nil {
 			// The read's errors are wrapped already (chunk.read); a row that cannot be
 			// decoded is located here, where the stream stands at the chunk's snapshot.

@@ -28,12 +28,38 @@ var copyTables = []string{"cp_a", "cp_b", "cp_c", "cp_j"}
 func TestCopyParallelResumeAnywhere(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			testCopyParallelResume(t, seed, copyFilter, copyTables, 13)
+		})
+	}
+	// One table: its chunks are read ahead one after the other (chained), each after the
+	// last key of the one before, not all sent yet: a chunk of 5 rows comes in 3 pieces.
+	t.Run("one table", func(t *testing.T) {
+		defer func(n int) { pieceRows = n }(pieceRows)
+		pieceRows = 2
+		before := chainedReads.Load()
+		testCopyParallelResume(t, 3, rules(&binlogdata.Rule{Match: "cp_a"}), []string{"cp_a"}, 5)
+		if chainedReads.Load() == before {
+			t.Error("no chunk of cp_a was read ahead after another in flight")
+		}
+	})
+}
+
+// testCopyParallelResume copies the tables flt selects (names, in order) under a writer,
+// three chunks of chunkRows at a time, breaking and resuming the stream at random points,
+// and checks the image against the source.
+func testCopyParallelResume(t *testing.T, seed uint64, flt *binlogdata.Filter, names []string, chunkRows int) {
+	{
+		{
 			setupCopyTables(t)
 			w := startWriter(t, seed, 5*time.Millisecond)
 			e := newEngine(t)
-			im := newImage(copyKeys)
+			keys := map[string][]string{}
+			for _, n := range names {
+				keys[n] = copyKeys[n]
+			}
+			im := newImage(keys)
 			rng := rand.New(rand.NewPCG(seed, 5))
-			req := Request{Position: "", Filter: copyFilter, CopyChunkRows: 13, CopyParallelism: 3}
+			req := Request{Position: "", Filter: flt, CopyChunkRows: chunkRows, CopyParallelism: 3}
 			breaks := 0
 			// interleaved is set once a chunk of one table came between two chunks of another.
 			interleaved := false
@@ -61,7 +87,7 @@ func TestCopyParallelResumeAnywhere(t *testing.T) {
 							completed[name] = true
 						}
 						txnCompleted = txnCompleted[:0]
-						checkCopyVGtid(t, ev.Vgtid, completed, im.Copied)
+						checkCopyVGtid(t, ev.Vgtid, names, completed, im.Copied)
 					default:
 					}
 					if im.Add(ev) && chunk {
@@ -85,7 +111,7 @@ func TestCopyParallelResumeAnywhere(t *testing.T) {
 							completed[tp.TableName] = true
 						}
 					}
-					req = Request{Position: sg.Gtid, TableLastPKs: sg.TablePKs, Filter: copyFilter, CopyChunkRows: 13, CopyParallelism: 3}
+					req = Request{Position: sg.Gtid, TableLastPKs: sg.TablePKs, Filter: flt, CopyChunkRows: chunkRows, CopyParallelism: 3}
 				}
 			}
 			w.Finish(t)
@@ -95,16 +121,16 @@ func TestCopyParallelResumeAnywhere(t *testing.T) {
 			if breaks < 10 {
 				t.Errorf("only %d breaks", breaks)
 			}
-			if !interleaved {
+			if !interleaved && len(names) > 1 {
 				t.Errorf("no table's chunks were interleaved with another's: %v", chunkTables)
 			}
-		})
+		}
 	}
 }
 
 // checkCopyVGtid checks a VGtid sent during a copy: it names every table, the ones done
 // marked completed without a key; after the final COPY_COMPLETED it names none.
-func checkCopyVGtid(t *testing.T, vg *binlogdata.VGtid, completed map[string]bool, copied bool) {
+func checkCopyVGtid(t *testing.T, vg *binlogdata.VGtid, copyTables []string, completed map[string]bool, copied bool) {
 	t.Helper()
 	pks := vg.GetShardGtids()[0].GetTablePKs()
 	if copied || len(pks) == 0 && len(completed) == len(copyTables) {
