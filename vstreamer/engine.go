@@ -304,8 +304,9 @@ type Request struct {
 	CopyTablesWithoutKey bool
 	// CopyChunkRows is the number of rows per copy chunk; zero means DefaultCopyChunkRows.
 	CopyChunkRows int
-	// CopyParallelism is how many tables the copy reads at once, each on a connection of
-	// its own (copyparallel.go), 1 to MaxCopyParallelism; zero means Config.CopyParallelism.
+	// CopyParallelism is how many chunks the copy reads at once (of several tables, or the
+	// next chunks of one), each on a connection of its own (copyparallel.go), 1 to
+	// MaxCopyParallelism; zero means Config.CopyParallelism.
 	// A Vitess-shaped copy (VitessCopy) reads one table at a time whatever it says.
 	CopyParallelism int
 	// CopyMaxRowsPerSecond bounds the rows the copy reads per second, all its tables

@@ -148,7 +148,7 @@ var flagDefs = []flagDef{
 	{"vschema-file", "keyspace VSchema, Vitess's JSON: keyspace ids from its vindexes (default: hash of a one-integer primary key)", func(c *config) *string { return &c.VSchemaFile }, ""},
 	{"shared-reader", "false: every stream reads the binlog on a connection of its own instead of sharing one", func(c *config) *string { return &c.SharedReader }, "true"},
 	{"cpuprofile", "file to write a Go CPU profile of the run to on a clean shutdown (default: off)", func(c *config) *string { return &c.CPUProfile }, ""},
-	{"copy-parallelism", "tables a table copy reads at once, each on a database connection of its own (1 to 16), for streams that do not ask; chunks of different tables then interleave in the stream", func(c *config) *string { return &c.CopyParallelism }, "1"},
+	{"copy-parallelism", "chunks a table copy reads at once (of several tables, or the next ones of one), each on a database connection of its own (1 to 16), for streams that do not ask; chunks of different tables then interleave in the stream", func(c *config) *string { return &c.CopyParallelism }, "1"},
 	{"copy-max-rows-per-second", "most rows per second a stream's table copy reads, for streams that do not ask (0: no limit)", func(c *config) *string { return &c.CopyMaxRowsPerSecond }, "0"},
 	{"copy-max-replication-lag", "when the database is a replica, copy chunks wait while its replication lag is above this, for streams that do not ask (0: no bound; a primary never waits)", func(c *config) *string { return &c.CopyMaxReplicationLag }, "0"},
 	{"purge-warn-files", "warn (status page, vstream_stream_purge_warning) when a stream's position needs a binlog file with at most this many files before it on the server (-1: never)",

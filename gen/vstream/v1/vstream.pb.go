@@ -300,12 +300,13 @@ type Flags struct {
 	// COMMIT, DDL, OTHER or HEARTBEAT left out still sends what came before it). Only for the
 	// vevent format: the other formats need whole transactions.
 	EventTypes []binlogdata.VEventType `protobuf:"varint,7,rep,packed,name=event_types,json=eventTypes,proto3,enum=binlogdata.VEventType" json:"event_types,omitempty"`
-	// Tables copied at once, each read on a database connection of its own; zero means the
-	// server's default (vstreamd --copy-parallelism), at most 16. Every chunk is still a
-	// transaction of its own and every VGTID names every table still being copied, so a
-	// resume from any VGTID continues each table after its own last key. Chunks of different
-	// tables then interleave in the stream. Vitess-shaped copies (the Vitess-compatible
-	// services) copy one table at a time, as Vitess's tablets do.
+	// Copy chunks read at once, each on a database connection of its own from a snapshot of
+	// its own: chunks of several tables, and of one table the next chunks after the one being
+	// sent. Zero means the server's default (vstreamd --copy-parallelism), at most 16. Every
+	// chunk is still a transaction of its own and every VGTID names every table still being
+	// copied, so a resume from any VGTID continues each table after its own last key. Chunks
+	// of different tables then interleave in the stream. Vitess-shaped copies (the
+	// Vitess-compatible services) copy one table at a time, as Vitess's tablets do.
 	CopyParallelism int32 `protobuf:"varint,8,opt,name=copy_parallelism,json=copyParallelism,proto3" json:"copy_parallelism,omitempty"`
 	// Most rows per second the copy reads, all its tables together; zero means the server's
 	// default (vstreamd --copy-max-rows-per-second, 0 there for no limit).
