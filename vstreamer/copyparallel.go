@@ -271,8 +271,9 @@ func (s *stream) dispatch(ctx context.Context) error {
 // read ahead is over and read its limit of rows. It runs at each chunk and as a chunk's
 // pieces are sent, so that the next read starts as soon as the last one ends, the stream
 // still sending its rows. The chunk being sent counts against the parallelism: its worker
-// may still be reading. Chained reads wait for no replication lag: the lag is checked
-// before each table's first read ahead of a step, and a chained read follows one.
+// may still be reading. Under a replication-lag bound a chained read starts only while the
+// lag is within it (lagWithin): the stream does not wait in the middle of sending a chunk,
+// and once no read is in flight dispatch waits for the lag as before any chunk.
 func (s *stream) chainReads(ctx context.Context) error {
 	c := s.copy
 	for chained := true; chained; {
@@ -282,6 +283,9 @@ func (s *stream) chainReads(ctx context.Context) error {
 				return nil
 			}
 			if p := t.ahead; p != nil && len(t.key) > 0 && !t.oneRead && p.over() && p.full {
+				if ok, err := s.lagWithin(); !ok || err != nil {
+					return err
+				}
 				if err := s.readAheadFrom(ctx, t, p.end); err != nil {
 					return err
 				}

@@ -387,3 +387,30 @@ func TestWaitForLag(t *testing.T) {
 		t.Errorf("without a bound: err %v, %d reads; want none", err, reads)
 	}
 }
+
+// TestLagWithin: a chained read ahead asks whether the lag is within the bound without
+// waiting, and the lag is read at most once per poll.
+func TestLagWithin(t *testing.T) {
+	defer func(d time.Duration) { lagPoll = d }(lagPoll)
+	lagPoll = time.Hour
+	lag, reads := 20*time.Second, 0
+	s := &stream{copyMaxLag: 10 * time.Second, readLag: func() (time.Duration, bool, error) {
+		reads++
+		return lag, true, nil
+	}}
+	if ok, err := s.lagWithin(); ok || err != nil {
+		t.Errorf("lag 20s, bound 10s: within=%v err=%v", ok, err)
+	}
+	lag = 0
+	if ok, _ := s.lagWithin(); ok || reads != 1 {
+		t.Errorf("within a poll: within=%v after %d reads; want the last answer, false, after 1", ok, reads)
+	}
+	lagPoll = 0
+	if ok, _ := s.lagWithin(); !ok || reads != 2 {
+		t.Errorf("after a poll, lag 0: within=%v after %d reads; want true after 2", ok, reads)
+	}
+	s.copyMaxLag = 0
+	if ok, _ := s.lagWithin(); !ok || reads != 2 {
+		t.Errorf("without a bound: within=%v after %d reads; want true, no read", ok, reads)
+	}
+}

@@ -96,6 +96,28 @@ func (s *stream) waitForLag(ctx context.Context) error {
 	}
 }
 
+// lagWithin reports whether the replication lag is within the stream's bound, without
+// waiting; the lag is read at most once per lagPoll, a chained read ahead asking at every
+// piece of a chunk sent.
+func (s *stream) lagWithin() (bool, error) {
+	if s.copyMaxLag <= 0 {
+		return true, nil
+	}
+	if time.Since(s.lagReadAt) < lagPoll {
+		return s.lagOK, nil
+	}
+	read := s.readLag
+	if read == nil {
+		read = s.replicationLag
+	}
+	lag, known, err := read()
+	if err != nil {
+		return false, err
+	}
+	s.lagReadAt, s.lagOK = time.Now(), known && lag <= s.copyMaxLag
+	return s.lagOK, nil
+}
+
 // replicationLag reads the server's replication lag: the largest Seconds_Behind_Source (or
 // Seconds_Behind_Master, the older servers' and MariaDB's name) over its replication
 // channels. known is false when a channel reports NULL (its SQL thread is not running). A

@@ -342,6 +342,9 @@ type stream struct {
 	// readLag, when set, reads the lag instead of the server (tests).
 	copyMaxLag time.Duration
 	readLag    func() (time.Duration, bool, error)
+	// lagReadAt is when lagWithin last read the lag, lagOK what it found.
+	lagReadAt time.Time
+	lagOK     bool
 
 	// copy is the table copy in progress, if any.
 	copy      *copier
