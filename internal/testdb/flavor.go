@@ -186,7 +186,7 @@ func (s *Server) serverArgs() []string {
 		"--socket="+s.socketPath(),
 		"--pid-file="+filepath.Join(s.dir, "server.pid"),
 		"--log-bin="+filepath.Join(s.dir, "binlog"),
-		"--server-id=1",
+		"--server-id="+strconv.FormatUint(uint64(s.serverID), 10),
 		"--binlog-row-image=FULL",
 		"--binlog-row-metadata=FULL",
 		"--skip-name-resolve",
@@ -197,6 +197,9 @@ func (s *Server) serverArgs() []string {
 		"--max-allowed-packet=64M",
 		"--character-set-server=utf8mb4",
 	)
+	if s.replica {
+		args = append(args, replicaArgs(s.dir)...)
+	}
 	switch s.flavor {
 	case MariaDB:
 		args = append(args,

@@ -75,6 +75,9 @@ type Options struct {
 	MariaDBArgs, MySQLArgs []string
 	// Port to listen on; 0 picks a free one.
 	Port int
+	// ServerID is the server's @@server_id. Default 1; replicas started by StartReplica
+	// get ids of their own.
+	ServerID uint32
 	// Logger receives lifecycle messages. Default: discard.
 	Logger *slog.Logger
 }
@@ -90,10 +93,15 @@ type Server struct {
 	// removed together with dir.
 	sockDir string
 	port    int
+	// serverID is @@server_id: Options.ServerID, or the one StartReplica picked.
+	serverID uint32
 
-	mu     sync.Mutex // guards proc and closed
+	mu     sync.Mutex // guards proc, closed and replica
 	proc   *process
 	closed bool
+	// replica makes the server start read-only and with a relay log of its own: it is a
+	// replica started by StartReplica that Promote has not made a primary.
+	replica bool
 
 	connMu sync.Mutex // guards conn
 	conn   *client.Conn
@@ -109,6 +117,12 @@ type process struct {
 // until it accepts connections, and creates the vstream user and
 // Options.Database. The caller must Close the returned server.
 func Start(opts Options) (*Server, error) {
+	return start(opts, false)
+}
+
+// start is Start, for a replica too: a replica's settings are in its arguments from its
+// first start, as a real replica's are in its configuration file.
+func start(opts Options, replica bool) (*Server, error) {
 	begin := time.Now()
 	if opts.Database == "" {
 		opts.Database = DefaultDatabase
@@ -132,7 +146,10 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testdb: %w", err)
 	}
-	s := &Server{opts: opts, log: logger, flavor: flavor, bin: bin, dir: dir, port: opts.Port}
+	if opts.ServerID == 0 {
+		opts.ServerID = 1
+	}
+	s := &Server{opts: opts, log: logger, flavor: flavor, bin: bin, dir: dir, port: opts.Port, serverID: opts.ServerID, replica: replica}
 	ok := false
 	defer func() {
 		if !ok {
