@@ -1,0 +1,176 @@
+// Package shards plays vtgate's part in a stream of several shards: it runs one engine
+// stream per shard, each on the server that holds the shard, and hands their events on as
+// one stream, as vtgate merges its tablets' streams.
+//
+// The merge keeps what a vtgate client relies on:
+//   - a transaction is never split: once a shard's stream has handed on a BEGIN, no other
+//     shard's events come until that shard's stream stands at a VGTID outside a
+//     transaction, even when the transaction spans several batches;
+//   - every VGTID carries the position of every shard of the stream (the one that moved,
+//     the others as they last were), table copy state included, so a client resumes the
+//     whole stream from any VGTID;
+//   - a shard's copy ends with a COPY_COMPLETED that names the shard, and once every shard
+//     that copies has ended its copy, one COPY_COMPLETED with no keyspace and shard follows.
+package shards
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/vstreamer"
+)
+
+// Source is one shard of a stream: the engine of the server that holds it (its Config
+// names the keyspace and shard its events carry) and what to stream from it.
+type Source struct {
+	Engine  *vstreamer.Engine
+	Request vstreamer.Request
+}
+
+// Stream runs every source's stream until ctx ends or one fails, and hands their events to
+// send as one stream (see the package comment). send is called by one goroutine at a time.
+// The first error of a source ends every stream and is returned.
+func Stream(ctx context.Context, sources []Source, send vstreamer.SendFunc) error {
+	if len(sources) == 0 {
+		return fmt.Errorf("%w: a stream needs at least one shard", vstreamer.ErrBadRequest)
+	}
+	m := &merge{send: send, token: make(chan struct{}, 1), pos: &binlogdata.VGtid{}}
+	m.token <- struct{}{}
+	for i, src := range sources {
+		cfg := src.Engine.Config()
+		sg := &binlogdata.ShardGtid{Keyspace: cfg.Keyspace, Shard: cfg.Shard, Gtid: src.Request.Position,
+			TablePKs: src.Request.TableLastPKs}
+		m.pos.ShardGtids = append(m.pos.ShardGtids, sg)
+		m.shards = append(m.shards, &shard{m: m, index: i, copies: src.Request.Position == "" || len(src.Request.TableLastPKs) > 0})
+		if m.shards[i].copies {
+			m.copying++
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i, src := range sources {
+		sh := m.shards[i]
+		g.Go(func() error {
+			err := src.Engine.Stream(gctx, src.Request, func(events []*binlogdata.VEvent) error {
+				return sh.batch(gctx, events)
+			})
+			sh.release()
+			if err != nil {
+				cfg := src.Engine.Config()
+				return fmt.Errorf("shard %s/%s: %w", cfg.Keyspace, cfg.Shard, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// merge is the state the shards' streams share.
+type merge struct {
+	send vstreamer.SendFunc
+	// token is held by the shard whose events go out; a shard inside a transaction keeps it
+	// across its batches.
+	token chan struct{}
+	// pos is every shard's last position, guarded by token.
+	pos    *binlogdata.VGtid
+	shards []*shard
+	// copying counts the shards whose copy has not ended, guarded by token.
+	copying int
+}
+
+// shard is one shard's stream in the merge; only its engine's goroutine uses it.
+type shard struct {
+	m      *merge
+	index  int
+	copies bool
+	// holding is set while the shard holds the token; inTxn while its transaction is open;
+	// dirty when an event other than a heartbeat went out after its last VGTID.
+	holding, inTxn, dirty bool
+	out                   []*binlogdata.VEvent
+}
+
+// batch hands a shard's batch on, holding the token until the shard stands at a VGTID
+// outside a transaction.
+func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
+	if !s.holding {
+		select {
+		case <-s.m.token:
+			s.holding = true
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	out := s.out[:0]
+	for _, ev := range events {
+		switch ev.GetType() {
+		case binlogdata.VEventType_HEARTBEAT:
+			out = append(out, ev)
+			continue
+		case binlogdata.VEventType_BEGIN:
+			s.inTxn = true
+		case binlogdata.VEventType_COMMIT, binlogdata.VEventType_ROLLBACK:
+			s.inTxn = false
+		case binlogdata.VEventType_VGTID:
+			out = append(out, s.vgtid(ev))
+			if !s.inTxn {
+				s.dirty = false
+			}
+			continue
+		case binlogdata.VEventType_COPY_COMPLETED:
+			if ev.GetKeyspace() == "" {
+				// The engine's end of its whole copy is this shard's: vtgate's final one
+				// comes once every shard's has.
+				out = append(out, s.copyCompleted()...)
+				continue
+			}
+		default:
+		}
+		s.dirty = true
+		out = append(out, ev)
+	}
+	s.out = out
+	err := s.m.send(out)
+	clear(s.out)
+	if err != nil {
+		return err
+	}
+	if !s.inTxn && !s.dirty {
+		s.release()
+	}
+	return nil
+}
+
+// vgtid replaces a shard's VGTID with one that carries every shard's position.
+func (s *shard) vgtid(ev *binlogdata.VEvent) *binlogdata.VEvent {
+	if sg := ev.GetVgtid().GetShardGtids(); len(sg) > 0 {
+		s.m.pos.ShardGtids[s.index] = sg[0]
+	}
+	out := proto.CloneOf(ev)
+	out.Vgtid = proto.CloneOf(s.m.pos)
+	return out
+}
+
+// copyCompleted is the shard's COPY_COMPLETED, and the stream's once every shard's copy
+// has ended.
+func (s *shard) copyCompleted() []*binlogdata.VEvent {
+	sg := s.m.pos.ShardGtids[s.index]
+	out := []*binlogdata.VEvent{{Type: binlogdata.VEventType_COPY_COMPLETED, Keyspace: sg.GetKeyspace(), Shard: sg.GetShard()}}
+	if s.copies {
+		s.copies = false
+		if s.m.copying--; s.m.copying == 0 {
+			out = append(out, &binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
+		}
+	}
+	return out
+}
+
+// release gives the token back if the shard holds it.
+func (s *shard) release() {
+	if s.holding {
+		s.holding = false
+		s.m.token <- struct{}{}
+	}
+}
