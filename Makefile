@@ -73,7 +73,7 @@ test-race: deps
 bench:
 	./scripts/install-deps.sh mariadb mysql nats
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
-	VSTREAM_TEST_FLAVOR=mysql $(GO) test -run '^$$' -bench 'Throughput|Copy|Latency' -benchmem ./bench/
+	VSTREAM_TEST_FLAVOR=mysql $(GO) test -run '^$$' -bench 'Throughput|Copy|Latency|Process' -benchmem ./bench/
 
 # Ten minutes at 1,000 transactions/s with 10 filtered streams (SOAK_DURATION to change).
 SOAK_DURATION ?= 10m
