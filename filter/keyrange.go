@@ -88,6 +88,13 @@ func (kr KeyRange) Contains(id []byte) bool {
 // Full reports the whole range.
 func (kr KeyRange) Full() bool { return len(kr.Start) == 0 && len(kr.End) == 0 }
 
+// Overlaps reports whether the two ranges share a keyspace id.
+func (kr KeyRange) Overlaps(o KeyRange) bool {
+	// Each starts before the other ends (an empty End is unbounded).
+	return (len(o.End) == 0 || bytes.Compare(kr.Start, o.End) < 0) &&
+		(len(kr.End) == 0 || bytes.Compare(o.Start, kr.End) < 0)
+}
+
 // vindexKind names one of the vindexes whose keyspace id is computed from a row's values
 // alone: Vitess's functional unique vindexes.
 type vindexKind int

@@ -15,7 +15,11 @@ package shards
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
@@ -24,11 +28,21 @@ import (
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
-// Source is one shard of a stream: the engine of the server that holds it (its Config
-// names the keyspace and shard its events carry) and what to stream from it.
+// Member is a server of a shard: the engine that reads it (its Config names the keyspace
+// and shard its events carry) and what the server is.
+type Member struct {
+	Engine     *vstreamer.Engine
+	TabletType string
+	Cell       string
+}
+
+// Source is one shard of a stream: the servers that hold it, in the order to try them, and
+// what to stream.
 type Source struct {
-	Engine  *vstreamer.Engine
+	Members []Member
 	Request vstreamer.Request
+	// Logger hears of failovers; nil discards.
+	Logger *slog.Logger
 }
 
 // Stream runs every source's stream until ctx ends or one fails, and hands their events to
@@ -41,7 +55,10 @@ func Stream(ctx context.Context, sources []Source, send vstreamer.SendFunc) erro
 	m := &merge{send: send, token: make(chan struct{}, 1), pos: &binlogdata.VGtid{}}
 	m.token <- struct{}{}
 	for i, src := range sources {
-		cfg := src.Engine.Config()
+		if len(src.Members) == 0 {
+			return fmt.Errorf("%w: shard %d of the stream has no server", vstreamer.ErrBadRequest, i)
+		}
+		cfg := src.Members[0].Engine.Config()
 		sg := &binlogdata.ShardGtid{Keyspace: cfg.Keyspace, Shard: cfg.Shard, Gtid: src.Request.Position,
 			TablePKs: src.Request.TableLastPKs}
 		m.pos.ShardGtids = append(m.pos.ShardGtids, sg)
@@ -53,20 +70,74 @@ func Stream(ctx context.Context, sources []Source, send vstreamer.SendFunc) erro
 	g, gctx := errgroup.WithContext(ctx)
 	for i, src := range sources {
 		sh := m.shards[i]
-		g.Go(func() error {
-			err := src.Engine.Stream(gctx, src.Request, func(events []*binlogdata.VEvent) error {
-				return sh.batch(gctx, events)
-			})
-			sh.release()
-			if err != nil {
-				cfg := src.Engine.Config()
-				return fmt.Errorf("shard %s/%s: %w", cfg.Keyspace, cfg.Shard, err)
-			}
-			return nil
-		})
+		g.Go(func() error { return sh.run(gctx, src) })
 	}
 	return g.Wait()
 }
+
+// run streams the shard from the first of its servers that answers, and when that server
+// goes away between two transactions, from the next one that answers, at the same
+// position: a replica has the primary's GTIDs, and the engine refuses a server that lacks
+// the position (ErrAhead names what it lacks). A server lost inside a transaction ends
+// the stream: the part of the transaction sent cannot be taken back, and the client
+// resumes from its last VGTID.
+func (s *shard) run(ctx context.Context, src Source) error {
+	log := src.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := src.Members[0].Engine.Config()
+	name := cfg.Keyspace + "/" + cfg.Shard
+	at := 0
+	for {
+		m, err := pick(ctx, src.Members, at)
+		if err != nil {
+			return fmt.Errorf("shard %s: %w", name, err)
+		}
+		req := src.Request
+		s.m.mu.Lock()
+		sg := s.m.pos.ShardGtids[s.index]
+		req.Position, req.TableLastPKs = sg.GetGtid(), sg.GetTablePKs()
+		s.m.mu.Unlock()
+		s.inTxn, s.dirty = false, false
+		err = src.Members[m].Engine.Stream(ctx, req, func(events []*binlogdata.VEvent) error {
+			return s.batch(ctx, events)
+		})
+		midTxn := s.holding
+		s.release()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if !errors.Is(err, vstreamer.ErrUnavailable) || midTxn || len(src.Members) == 1 {
+			return fmt.Errorf("shard %s (%s): %w", name, src.Members[m].Engine.Config().Addr, err)
+		}
+		log.Warn("shard server lost between transactions: going on from another server of the shard",
+			"shard", name, "server", src.Members[m].Engine.Config().Addr, "position", req.Position, "err", err)
+		at = (m + 1) % len(src.Members)
+	}
+}
+
+// pick returns the index of the first member from at on (wrapping) whose server answers.
+func pick(ctx context.Context, members []Member, at int) (int, error) {
+	var errs []error
+	for k := range members {
+		i := (at + k) % len(members)
+		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		err := members[i].Engine.Ping(pctx)
+		cancel()
+		if err == nil {
+			return i, nil
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		errs = append(errs, fmt.Errorf("%s (%s): %w", members[i].Engine.Config().Addr, members[i].TabletType, err))
+	}
+	return 0, fmt.Errorf("%w: no server of the shard answers: %w", vstreamer.ErrUnavailable, errors.Join(errs...))
+}
+
+// pingTimeout bounds how long a server may take to answer before the next is tried.
+const pingTimeout = 3 * time.Second
 
 // merge is the state the shards' streams share.
 type merge struct {
@@ -74,7 +145,9 @@ type merge struct {
 	// token is held by the shard whose events go out; a shard inside a transaction keeps it
 	// across its batches.
 	token chan struct{}
-	// pos is every shard's last position, guarded by token.
+	// pos is every shard's last position, guarded by mu: a shard reads its own when it
+	// starts again on another server.
+	mu     sync.Mutex
 	pos    *binlogdata.VGtid
 	shards []*shard
 	// copying counts the shards whose copy has not ended, guarded by token.
@@ -145,6 +218,8 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 
 // vgtid replaces a shard's VGTID with one that carries every shard's position.
 func (s *shard) vgtid(ev *binlogdata.VEvent) *binlogdata.VEvent {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
 	if sg := ev.GetVgtid().GetShardGtids(); len(sg) > 0 {
 		s.m.pos.ShardGtids[s.index] = sg[0]
 	}

@@ -200,7 +200,7 @@ func streamFrom(ctx context.Context, es [2]*vstreamer.Engine, pos *binlogdata.VG
 	var sources []Source
 	for i, e := range es {
 		sg := pos.GetShardGtids()[i]
-		sources = append(sources, Source{Engine: e, Request: vstreamer.Request{Position: sg.GetGtid(), TableLastPKs: sg.GetTablePKs(),
+		sources = append(sources, Source{Members: []Member{{Engine: e, TabletType: "primary"}}, Request: vstreamer.Request{Position: sg.GetGtid(), TableLastPKs: sg.GetTablePKs(),
 			Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table}}}, CopyChunkRows: 25}})
 	}
 	done := make(chan error, 1)
@@ -313,4 +313,87 @@ func TestMergedCopy(t *testing.T) {
 	if n := strings.Count(fmt.Sprint(rows(events[:final()])), "="); n != len(want) {
 		t.Fatalf("%d rows before the copy's end, want the %d copied", n, len(want))
 	}
+}
+
+// A shard whose primary is killed -9 between transactions goes on from its replica at the
+// same position, inside the same merged stream: every row written to the primary before the
+// kill and to the promoted replica after it arrives once, with the other shard's rows.
+func TestMergedFailover(t *testing.T) {
+	primary, err := testdb.Start(testdb.Options{Database: "commerce"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Close()
+	if err = primary.Exec("CREATE TABLE fo (id INT PRIMARY KEY, v VARCHAR(16))"); err != nil {
+		t.Fatal(err)
+	}
+	replica, err := primary.StartReplica()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Close()
+	if err = servers[1].Exec("DROP TABLE IF EXISTS fo", "CREATE TABLE fo (id INT PRIMARY KEY, v VARCHAR(16))"); err != nil {
+		t.Fatal(err)
+	}
+	engine := func(s *testdb.Server, shard string) *vstreamer.Engine {
+		e, err := vstreamer.NewEngine(vstreamer.Config{Addr: s.Addr(), User: s.User(), Password: s.Password(),
+			Database: "commerce", Keyspace: "commerce", Shard: shard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	filter := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "fo"}}}
+	sources := []Source{
+		{Members: []Member{{Engine: engine(primary, "-80"), TabletType: "primary"}, {Engine: engine(replica, "-80"), TabletType: "replica"}},
+			Request: vstreamer.Request{Position: "current", Filter: filter}},
+		{Members: []Member{{Engine: engine(servers[1], "80-"), TabletType: "primary"}}, Request: vstreamer.Request{Position: "current", Filter: filter}},
+	}
+	c := &collector{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Stream(ctx, sources, c.send) }()
+	waitFor(t, "both shards' first positions", func() bool {
+		for _, ev := range c.snapshot() {
+			if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
+				return true
+			}
+		}
+		return false
+	})
+	var want []string
+	insert := func(s *testdb.Server, shard string, from, to int) {
+		for id := from; id < to; id++ {
+			if err := s.Exec(fmt.Sprintf("INSERT INTO fo VALUES (%d, 'v%d')", id, id)); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, fmt.Sprintf("%s/%d=v%d", shard, id, id))
+		}
+	}
+	insert(primary, "-80", 1, 30)
+	insert(servers[1], "80-", 1, 30)
+	if err = replica.WaitCaughtUp(primary); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the rows before the kill", func() bool { return len(rows(c.snapshot())) >= len(want) })
+	primary.Kill()
+	if err = replica.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	insert(replica, "-80", 30, 60)
+	insert(servers[1], "80-", 30, 40)
+	waitFor(t, "the rows after the failover", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("the stream ended: %v", err)
+		default:
+		}
+		return len(rows(c.snapshot())) >= len(want)
+	})
+	cancel()
+	<-done
+	events := c.snapshot()
+	checkMerged(t, events)
+	sameSet(t, rows(events), want)
 }
