@@ -1,0 +1,293 @@
+package vstreamer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/vstreamer/position"
+)
+
+// The failover of a shard's stream rests on one fact these tests show on real servers: a
+// replica's binlog holds the primary's transactions under the same GTIDs, so a position a
+// stream from the primary sent is one the replica can stream from, with the same
+// transactions after it; and a position holding a GTID the replica lacks is refused.
+
+// replicaPair starts a primary of the test flavor and a replica of it. The package's server
+// is not used: the failover kills the primary, and a replica copies its primary by
+// replicating its whole binlog, which other tests purge.
+func replicaPair(t *testing.T) (primary, replica *testdb.Server) {
+	t.Helper()
+	primary, err := testdb.Start(testdb.Options{Database: "test", Flavor: db.Flavor()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(primary.Close)
+	replica, err = primary.StartReplica()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.Close)
+	return primary, replica
+}
+
+// engineOn is bareEngine on another server than the package's.
+func engineOn(t testing.TB, srv *testdb.Server) *Engine {
+	t.Helper()
+	e, err := NewEngine(Config{Addr: srv.Addr(), User: srv.User(), Password: srv.Password(), Database: "test", Keyspace: "ks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.conns.Close)
+	return e
+}
+
+func execOn(t testing.TB, srv *testdb.Server, sqls ...string) {
+	t.Helper()
+	if err := srv.Exec(sqls...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// posLine is short(ev) with the positions it carries: a GTID event's transaction GTID, a
+// VGTID's position. Two streams that send the same lines sent the same transactions with
+// the same row values at the same positions.
+func posLine(ev *binlogdata.VEvent) string {
+	switch ev.Type {
+	case binlogdata.VEventType_GTID:
+		return "GTID " + ev.EventGtid
+	case binlogdata.VEventType_VGTID:
+		return "VGTID " + ev.Vgtid.ShardGtids[0].Gtid
+	}
+	return short(ev)
+}
+
+// readLines reads n events (heartbeats left out) as lines.
+func (ts *testStream) readLines(n int) ([]string, []*binlogdata.VEvent) {
+	ts.t.Helper()
+	lines := make([]string, 0, n)
+	evs := make([]*binlogdata.VEvent, 0, n)
+	for range n {
+		ev := ts.next(false)
+		evs = append(evs, ev)
+		lines = append(lines, posLine(ev))
+	}
+	return lines, evs
+}
+
+// expectLines reads len(want) events and compares them with want line by line, then checks
+// nothing but heartbeats follows for a moment: no transaction sent twice.
+func (ts *testStream) expectLines(want []string) {
+	ts.t.Helper()
+	got, _ := ts.readLines(len(want))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		ts.t.Fatalf("events differ\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	quiet := time.After(500 * time.Millisecond)
+	for {
+		select {
+		case ev := <-ts.events:
+			if ev.Type != binlogdata.VEventType_HEARTBEAT {
+				ts.t.Fatalf("after the expected events, another: %s", posLine(ev))
+			}
+		case <-quiet:
+			return
+		}
+	}
+}
+
+// matchLines checks got against want, where a want of "ROW ..." or "FIELD ..." must be
+// equal and a bare event type ("GTID", "VGTID") matches any event of that type.
+func matchLines(t *testing.T, got, want []string) {
+	t.Helper()
+	same := len(got) == len(want)
+	for i := 0; same && i < len(want); i++ {
+		typ, _, _ := strings.Cut(got[i], " ")
+		same = got[i] == want[i] || typ == want[i]
+	}
+	if !same {
+		t.Fatalf("events differ\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// restAfter is what a stream started at the VGTID rec[i] sends: rec's lines after it, with
+// the FIELD event rec sent earlier before the first row of its table.
+func restAfter(rec []*binlogdata.VEvent, i int) []string {
+	var rest []string
+	for _, ev := range rec[i+1:] {
+		rest = append(rest, posLine(ev))
+	}
+	return withFieldBeforeFirstRow(rest, rec[:i+1])
+}
+
+// vgtidOf is the position a VGTID event carries.
+func vgtidOf(t *testing.T, ev *binlogdata.VEvent) string {
+	t.Helper()
+	if ev.Type != binlogdata.VEventType_VGTID {
+		t.Fatalf("want a VGTID event, got %s", posLine(ev))
+	}
+	return ev.Vgtid.ShardGtids[0].Gtid
+}
+
+// TestReplicaStreamsFromPrimaryPositions: from every position a stream on the primary sent,
+// a stream on the caught-up replica sends exactly what the primary's stream sent after it;
+// a position holding a GTID the replica has not applied is refused, naming that GTID, until
+// the replica has it; and after a kill -9 of the primary and the replica's promotion, a
+// stream on the replica goes on from a primary's position into the promoted writes.
+func TestReplicaStreamsFromPrimaryPositions(t *testing.T) {
+	primary, replica := replicaPair(t)
+	execOn(t, primary, "CREATE TABLE rp (id INT PRIMARY KEY, v VARCHAR(10))")
+	flt := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "rp"}}}
+	pe, re := engineOn(t, primary), engineOn(t, replica)
+
+	ps := startStream(t, pe, Request{Position: CurrentPosition, Filter: flt})
+	_, head := ps.readLines(3)
+	matchLines(t, []string{short(head[0]), short(head[1]), short(head[2])}, []string{"GTID", "OTHER", "VGTID"})
+
+	// SQL in on the primary -> events out of its stream.
+	txns := []struct {
+		sql  []string
+		want []string
+	}{
+		{[]string{"INSERT INTO rp VALUES (1, 'a')"},
+			[]string{"BEGIN", "FIELD rp id:INT32 v:VARCHAR", "ROW rp +[1 a]", "GTID", "COMMIT", "VGTID"}},
+		{[]string{"BEGIN", "INSERT INTO rp VALUES (2, 'b')", "UPDATE rp SET v = 'c' WHERE id = 1", "COMMIT"},
+			[]string{"BEGIN", "ROW rp +[2 b]", "ROW rp [1 a]>[1 c]", "GTID", "COMMIT", "VGTID"}},
+		{[]string{"ALTER TABLE rp ADD COLUMN w INT"},
+			[]string{"GTID", "DDL ALTER TABLE rp ADD COLUMN w INT", "VGTID"}},
+		{[]string{"DELETE FROM rp WHERE id = 2"},
+			[]string{"BEGIN", "FIELD rp id:INT32 v:VARCHAR w:INT32", "ROW rp -[2 b NULL]", "GTID", "COMMIT", "VGTID"}},
+		{[]string{"INSERT INTO rp VALUES (3, 'd', 4)", "INSERT INTO rp VALUES (4, 'e', 5)"},
+			[]string{"BEGIN", "ROW rp +[3 d 4]", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW rp +[4 e 5]", "GTID", "COMMIT", "VGTID"}},
+	}
+	rec := []*binlogdata.VEvent{head[2]}
+	for _, tx := range txns {
+		execOn(t, primary, tx.sql...)
+		got, evs := ps.readLines(len(tx.want))
+		matchLines(t, got, tx.want)
+		rec = append(rec, evs...)
+	}
+	if err := replica.WaitCaughtUp(primary); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("same events from every primary position", func(t *testing.T) {
+		for i, ev := range rec {
+			if ev.Type != binlogdata.VEventType_VGTID || i == len(rec)-1 {
+				continue
+			}
+			p := vgtidOf(t, ev)
+			t.Run(p, func(t *testing.T) {
+				rs := startStream(t, re, Request{Position: p, Filter: flt})
+				rs.expectLines(restAfter(rec, i))
+			})
+		}
+	})
+
+	// A transaction the replica has not applied: the primary's stream sends a position that
+	// holds it, which the replica refuses as ahead of it, naming the GTID it lacks.
+	if err := replica.StopReplication(); err != nil {
+		t.Fatal(err)
+	}
+	execOn(t, primary, "UPDATE rp SET w = 6 WHERE id = 4")
+	missedLines, missed := ps.readLines(5)
+	matchLines(t, missedLines, []string{"BEGIN", "ROW rp [4 e 5]>[4 e 6]", "GTID", "COMMIT", "VGTID"})
+	rec = append(rec, missed...)
+	p := vgtidOf(t, missed[4])
+	gtid := missed[2].EventGtid
+	lacks := "uuid " + gtid
+	if !onMySQL() {
+		// MariaDB compares a domain's sequence numbers: 0-1-9 against the replica's 0-1-8.
+		var domain, server, seq uint64
+		if _, err := fmt.Sscanf(gtid, "%d-%d-%d", &domain, &server, &seq); err != nil {
+			t.Fatalf("GTID %q: %v", gtid, err)
+		}
+		lacks = fmt.Sprintf("domain %d at sequence %d, server at %d", domain, seq, seq-1)
+	}
+	t.Run("position ahead of the replica", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := re.Stream(ctx, Request{Position: p, Filter: flt}, func([]*binlogdata.VEvent) error { return nil })
+		if !errors.Is(err, ErrAhead) || !strings.Contains(err.Error(), lacks) {
+			t.Fatalf("stream on the replica from %s: %v\nwant ErrAhead naming %q", p, err, lacks)
+		}
+	})
+
+	// Caught up again, the replica streams from there, and a stream started before the
+	// failover goes on across it.
+	if err := replica.StartReplication(); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.WaitCaughtUp(primary); err != nil {
+		t.Fatal(err)
+	}
+	before := startStream(t, re, Request{Position: p, Filter: flt})
+	execOn(t, primary, "BEGIN", "INSERT INTO rp VALUES (5, 'f', 7)", "DELETE FROM rp WHERE id = 1", "COMMIT")
+	lastLines, last := ps.readLines(6)
+	matchLines(t, lastLines, []string{"BEGIN", "ROW rp +[5 f 7]", "ROW rp -[1 c NULL]", "GTID", "COMMIT", "VGTID"})
+	rec = append(rec, last...)
+	if err := replica.WaitCaughtUp(primary); err != nil {
+		t.Fatal(err)
+	}
+	fromP := restAfter(rec, len(rec)-len(last)-1)
+	before.expectLines(fromP)
+
+	// kill -9 of the primary; the replica, promoted, takes the writes.
+	ps.stop()
+	primary.Kill()
+	if err := replica.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	execOn(t, replica, "INSERT INTO rp VALUES (6, 'g', 8)")
+	execOn(t, replica, "UPDATE rp SET v = 'h' WHERE id = 3")
+	promotedLines, promoted := before.readLines(10)
+	matchLines(t, promotedLines, []string{
+		"BEGIN", "ROW rp +[6 g 8]", "GTID", "COMMIT", "VGTID",
+		"BEGIN", "ROW rp [3 d 4]>[3 h 4]", "GTID", "COMMIT", "VGTID",
+	})
+	// The promoted replica's transactions carry its own GTIDs, after the primary's: the
+	// positions hold every transaction the primary's stream sent, and the new ones.
+	own := fmt.Sprintf("-%d-", replica.ServerID())
+	if onMySQL() {
+		u, err := replica.Conn("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		uuid, err := queryString(u, "SELECT @@server_uuid")
+		_ = u.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		own = uuid + ":"
+	}
+	primaryLast, err := position.Parse(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []*binlogdata.VEvent{promoted[2], promoted[7]} {
+		if !strings.Contains(ev.EventGtid, own) {
+			t.Errorf("promoted replica's transaction %s: want a GTID of its own (%s...)", ev.EventGtid, own)
+		}
+	}
+	for _, ev := range []*binlogdata.VEvent{promoted[4], promoted[9]} {
+		pos, err := position.Parse(vgtidOf(t, ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pos.Contains(primaryLast) {
+			t.Errorf("position %s after the failover lacks the primary's %s", pos, primaryLast)
+		}
+	}
+
+	// A stream resumed from the primary's position on the promoted replica sends the same:
+	// the primary's last transaction, then the promoted writes, each once.
+	t.Run("resume after failover", func(t *testing.T) {
+		rs := startStream(t, re, Request{Position: p, Filter: flt})
+		rs.expectLines(append(fromP, promotedLines...))
+	})
+}
