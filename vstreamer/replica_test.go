@@ -291,3 +291,62 @@ func TestReplicaStreamsFromPrimaryPositions(t *testing.T) {
 		rs.expectLines(append(fromP, promotedLines...))
 	})
 }
+
+// TestReplicaDivergedAfterFailover: the replica had not applied the primary's last
+// transaction when the primary died, and took a write of its own after its promotion. The
+// primary's last position names a transaction the promoted replica will never have, and a
+// stream from it is refused as ErrAhead naming that transaction: on MySQL the position's set
+// holds a GTID the replica's lacks; on MariaDB the replica has the position's sequence number
+// in the domain, from another server id, and the server refuses the GTID when the stream
+// asks for it. A failover takes this as "the position is not on this server", never as a
+// purge to skip past.
+func TestReplicaDivergedAfterFailover(t *testing.T) {
+	primary, replica := replicaPair(t)
+	execOn(t, primary, "CREATE TABLE rd (id INT PRIMARY KEY)", "INSERT INTO rd VALUES (1)")
+	if err := replica.WaitCaughtUp(primary); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.StopReplication(); err != nil {
+		t.Fatal(err)
+	}
+	execOn(t, primary, "INSERT INTO rd VALUES (2)")
+	lost, err := primary.Position()
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary.Kill()
+	if err := replica.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	execOn(t, replica, "INSERT INTO rd VALUES (3)")
+	replicaPos, err := replica.Position()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lost transaction is the primary's third (CREATE, two INSERTs).
+	set := strings.TrimPrefix(lost, string(serverFlavor())+"/")
+	lacks := "GTID " + set
+	if onMySQL() {
+		lacks = "uuid " + strings.Replace(set, ":1-3", ":3", 1)
+	} else if own := fmt.Sprintf("MariaDB/0-%d-3", replica.ServerID()); set != "0-1-3" || replicaPos != own {
+		t.Fatalf("primary at %s, promoted replica at %s: want MariaDB/0-1-3 and %s", lost, replicaPos, own)
+	}
+
+	re := engineOn(t, replica)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var sent []string
+	err = re.Stream(ctx, Request{Position: lost, Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "rd"}}}}, func(evs []*binlogdata.VEvent) error {
+		for _, ev := range evs {
+			sent = append(sent, posLine(ev))
+		}
+		return nil
+	})
+	if !errors.Is(err, ErrAhead) || errors.Is(err, ErrPurged) || !strings.Contains(err.Error(), lacks) {
+		t.Fatalf("stream on the promoted replica (at %s) from the primary's %s: %v\nwant ErrAhead naming %s", replicaPos, lost, err, lacks)
+	}
+	if len(sent) != 0 {
+		t.Fatalf("the refused stream sent %v", sent)
+	}
+	t.Logf("refused: %v", err)
+}

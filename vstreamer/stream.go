@@ -489,6 +489,10 @@ func (s *stream) classify(err error) error {
 			return fmt.Errorf("%w: position %s is not where a binlog event starts: %s (errno %d); resume from a position this server sent",
 				position.ErrBadPosition, s.pos, me.Message, me.Code)
 		}
+		if diverged(me.Message) {
+			return fmt.Errorf("%w: at %s: the server's binlog lacks the position's GTID: its history diverged from that of the server the position was taken on (a replica promoted before it applied its primary's last transactions writes others under their numbers): %s (errno %d)",
+				ErrAhead, s.pos, me.Message, me.Code)
+		}
 		return fmt.Errorf("%w: at %s: %s (errno %d)", ErrPurged, s.pos, me.Message, me.Code)
 	}
 	for _, sentinel := range []error{ErrSchema, ErrUnavailable, filter.ErrInvalid, ErrPanic, ErrPoison} {
@@ -500,6 +504,18 @@ func (s *stream) classify(err error) error {
 		return fmt.Errorf("%w: binlog connection lost at %s: %v", ErrUnavailable, s.pos, err)
 	}
 	return fmt.Errorf("stream at %s: %w", s.pos, err)
+}
+
+// diverged reports MariaDB's refusal of a start GTID its binlog lacks although the binlog
+// goes on past that GTID's sequence number in the domain (ER_GTID_POSITION_NOT_FOUND_IN_BINLOG
+// and ...BINLOG2, sent as errno 1236): the server wrote other transactions under those
+// numbers, as a replica promoted before it applied its primary's last ones does. MariaDB
+// positions hold one GTID per domain, so resolve, comparing sequence numbers, cannot see it;
+// the position holds a transaction the server has not executed, which is ErrAhead, not a
+// purge: another server of the shard may have it, and "start from a newer position" would
+// skip it.
+func diverged(msg string) bool {
+	return strings.Contains(msg, "requested to start from GTID") && strings.Contains(msg, "which is not in the")
 }
 
 // atBadOffset reports a file-position stream that failed before it read any event past its
