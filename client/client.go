@@ -177,6 +177,10 @@ type Request struct {
 	TablesToCopy         []string
 	CopyTablesWithoutKey bool
 	CopyChunkRows        int64
+	// CopyParallelism and CopyMaxRowsPerSecond pace a table copy (see Flags in the .proto);
+	// zero leaves them to the server.
+	CopyParallelism      int32
+	CopyMaxRowsPerSecond int64
 	// FailureMode is what the server does with an event it cannot decode or encode: "fail"
 	// (or empty) ends the stream with FailedPrecondition, which Stream returns without
 	// retrying; "warn" and "skip" skip the event (see Flags in the .proto).
@@ -396,6 +400,7 @@ func (s *stream) startPosition() *binlogdata.VGtid {
 func (s *stream) startRequest() *vstreamv1.StreamRequest {
 	flags := &vstreamv1.Flags{MaxBatchBytes: s.req.MaxBatchBytes, TablesToCopy: s.req.TablesToCopy,
 		CopyTablesWithoutKey: s.req.CopyTablesWithoutKey, CopyChunkRows: s.req.CopyChunkRows,
+		CopyParallelism: s.req.CopyParallelism, CopyMaxRowsPerSecond: s.req.CopyMaxRowsPerSecond,
 		EventProcessingFailureHandlingMode: s.req.FailureMode, EventTypes: s.req.EventTypes}
 	if s.req.HeartbeatInterval > 0 {
 		flags.HeartbeatInterval = durationpb.New(s.req.HeartbeatInterval)

@@ -67,21 +67,26 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 			"format %s writes each transaction's GTID set, and this server streams file positions (vstreamd --positions filepos); use format %s, %s, %s, %s or %s with offset=file, or run vstreamd with --positions gtid",
 			format, nativeFormat, avro.Name, canaljson.Name, debezium.Name, streamsets.Name)
 	}
-	desc, err := s.engine.Describe(ctx)
-	if err != nil {
-		return nil, toStatus(err)
-	}
 	if len(keyspaces) == 0 {
 		keyspaces = []string{""}
 	}
 	mux := &keyspaceEncoders{}
 	for _, keyspace := range keyspaces {
-		database, err := s.engine.Database(keyspace)
+		eng := s.engine
+		if s.opts.Cluster.Serves(keyspace) {
+			// Every shard of a keyspace has its schema: the first one's server describes it.
+			eng = s.opts.Cluster.Engine(keyspace)
+		}
+		desc, err := eng.Describe(ctx)
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		database, err := eng.Database(keyspace)
 		if err != nil {
 			return nil, toStatus(err)
 		}
 		if keyspace == "" {
-			keyspace = s.engine.Config().Keyspace
+			keyspace = eng.Config().Keyspace
 		}
 		enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: database,
 			Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: keyspace,

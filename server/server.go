@@ -31,6 +31,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
 	// Registers the vtprotobuf gRPC codec, so that this end encodes and decodes without reflection.
 	_ "github.com/vstream-cdc/vstream/internal/grpccodec"
+	"github.com/vstream-cdc/vstream/shards"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -39,7 +40,11 @@ type Options struct {
 	// AuthToken, when set, must be presented by every call as "authorization: Bearer <token>"
 	// (health and reflection included).
 	AuthToken string
-	Logger    *slog.Logger
+	// Cluster, when set, holds the keyspaces of a topology (vstreamd --topology): a stream
+	// whose VGtid names them streams their shards, each from its own server, merged as
+	// vtgate merges (package shards). Other keyspaces are the engine's.
+	Cluster *shards.Cluster
+	Logger  *slog.Logger
 	// HealthInterval is how often the database is probed for the health service (default 5s).
 	HealthInterval time.Duration
 	// ExtraServerOptions are appended to the gRPC server options.

@@ -141,7 +141,9 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 
 	r := &replica{}
 	snaps := make(chan client.Snapshot, 1)
-	req := client.Request{Filter: client.ParseTables("snap"), CopyChunkRows: 40, HeartbeatInterval: 100 * time.Millisecond, Snapshots: snaps}
+	// A paced copy, so that it is still under way when the stream breaks.
+	req := client.Request{Filter: client.ParseTables("snap"), CopyChunkRows: 40, CopyMaxRowsPerSecond: 2000,
+		HeartbeatInterval: 100 * time.Millisecond, Snapshots: snaps}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cl.Stream(ctx, req, r.handle) }()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/faults"
+	"github.com/vstream-cdc/vstream/shards"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -36,12 +38,14 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if start == nil {
 		return status.Error(codes.InvalidArgument, "the first message must be a start; acks come after it")
 	}
-	req, err := v.request(start)
+	req, sources, err := v.request(start)
 	if err != nil {
 		return err
 	}
 	keyspaces := []string{req.Keyspace}
-	if len(req.Keyspaces) > 0 {
+	if sources != nil {
+		keyspaces = sourceKeyspaces(sources)
+	} else if len(req.Keyspaces) > 0 {
 		keyspaces = keyspaces[:0]
 		for _, k := range req.Keyspaces {
 			keyspaces = append(keyspaces, k.Keyspace)
@@ -74,10 +78,15 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	defer func() { stats.done(engineErr) }()
 	progress := &copyProgress{streamStats: stats}
 	req.Observer = progress
+	for i := range sources {
+		r := &sources[i].Request
+		r.WithSource, r.SkipEmptyTransactions, r.Observer = req.WithSource, req.SkipEmptyTransactions, progress
+		sources[i].Logger = log
+	}
 
 	acks := &ackTracker{}
 	snaps := newSnapshots(start.GetVgtid())
-	multi := len(req.Keyspaces) > 0
+	multi := len(req.Keyspaces) > 0 || sources != nil
 	go func() {
 		defer catchAcks(cancel, log)
 		v.readAcks(ctx, stream, acks, log, stats, func(sn *vstreamv1.Snapshot) {
@@ -130,7 +139,11 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	for {
 		ectx, ecancel := context.WithCancelCause(ctx)
 		snaps.run(ecancel)
-		err = v.srv.engine.Stream(ectx, req, send)
+		if sources != nil {
+			err = shards.Stream(ectx, sources, send)
+		} else {
+			err = v.srv.engine.Stream(ectx, req, send)
+		}
 		ecancel(nil)
 		if ctx.Err() == nil && snaps.restarting() {
 			req = snaps.next(req)
@@ -157,7 +170,26 @@ func formatName(f string) string {
 	return f
 }
 
-func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, error) {
+// request reads a Start: the engine's request, or, for a VGtid of the topology's keyspaces,
+// the shards to stream (and the request for the logs and limits).
+func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, []shards.Source, error) {
+	req, err := v.baseRequest(start)
+	if err != nil {
+		return req, nil, err
+	}
+	sources, err := v.srv.clusterSources(start.GetVgtid(), req, "", nil)
+	if err != nil || sources != nil {
+		if sources != nil {
+			req.Keyspace, req.Position = sources[0].Request.Keyspace, sources[0].Request.Position
+		}
+		return req, sources, err
+	}
+	req, err = v.keyspaceRequest(start, req)
+	return req, nil, err
+}
+
+// baseRequest reads a Start's flags.
+func (v *vstreamService) baseRequest(start *vstreamv1.Start) (vstreamer.Request, error) {
 	flags := start.GetFlags()
 	req := vstreamer.Request{
 		Filter:               start.GetFilter(),
@@ -186,6 +218,12 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, err
 		// The engine refuses a negative bound, naming the flag.
 		req.CopyMaxReplicationLag = d.AsDuration()
 	}
+	return req, nil
+}
+
+// keyspaceRequest adds a Start's positions: one keyspace (database) of the engine's server,
+// or several.
+func (v *vstreamService) keyspaceRequest(start *vstreamv1.Start, req vstreamer.Request) (vstreamer.Request, error) {
 	cfg := v.srv.engine.Config()
 	// Several ShardGtids name several keyspaces (databases) of the server, streamed in one
 	// stream (vstreamer.Request.Keyspaces).
@@ -324,4 +362,15 @@ func (p *copyProgress) take() []*vstreamv1.CopyProgress {
 	c := p.pending
 	p.pending = nil
 	return c
+}
+
+// sourceKeyspaces are the keyspaces of a stream's shards, each once, in order.
+func sourceKeyspaces(sources []shards.Source) []string {
+	var out []string
+	for _, src := range sources {
+		if ks := src.Members[0].Engine.Config().Keyspace; !slices.Contains(out, ks) {
+			out = append(out, ks)
+		}
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/queryservice"
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+	"github.com/vstream-cdc/vstream/shards"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -37,11 +38,36 @@ type queryService struct {
 
 func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice.Vitess_VStreamServer) error {
 	cfg := v.srv.engine.Config()
+	flags := req.GetFlags()
+	base := vstreamer.Request{Filter: req.GetFilter(), HeartbeatInterval: time.Duration(flags.GetHeartbeatInterval()) * time.Second,
+		TablesToCopy: flags.GetTablesToCopy(), VitessCopy: true}
+	var cells []string
+	for c := range strings.SplitSeq(flags.GetCells(), ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			cells = append(cells, c)
+		}
+	}
+	sources, err := v.srv.clusterSources(req.GetVgtid(), base, strings.ToLower(req.GetTabletType().String()), cells)
+	if err != nil {
+		return err
+	}
+	if sources != nil {
+		rw := vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), multi: true}
+		resp := &vtgate.VStreamResponse{}
+		var out []*binlogdata.VEvent
+		return v.srv.runShards(stream.Context(), sources, "vtgate", func(events []*binlogdata.VEvent) error {
+			out = rw.rewrite(out[:0], events)
+			if len(out) == 0 {
+				return nil
+			}
+			resp.Events = out
+			return stream.Send(resp)
+		})
+	}
 	starts, err := v.srv.pickShardGtids(req.GetVgtid())
 	if err != nil {
 		return err
 	}
-	flags := req.GetFlags()
 	ereq := vstreamer.Request{
 		Keyspace:          starts[0].Keyspace,
 		Position:          starts[0].Position,
@@ -107,6 +133,59 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 
 // runStream runs an engine stream for one of the Vitess services, with the native service's
 // logging and metrics.
+// runShards runs a stream of a topology's shards (package shards) as runStream runs the
+// engine's.
+func (s *Server) runShards(ctx context.Context, sources []shards.Source, api string, send vstreamer.SendFunc) error {
+	req := sources[0].Request
+	release, err := s.admit(req)
+	if err != nil {
+		return err
+	}
+	defer release()
+	id := s.streamIDs.Add(1)
+	log := s.log.With("stream", id, "api", api, "shards", len(sources))
+	log.Info("stream starting")
+	stats := s.stats.stream(s.streamInfo(ctx, id, api, req, "vevent"))
+	for i := range sources {
+		sources[i].Request.Observer = stats
+		sources[i].Logger = log
+	}
+	err = shards.Stream(ctx, sources, func(events []*binlogdata.VEvent) error {
+		serr := send(events)
+		stats.sent(events)
+		return serr
+	})
+	stats.done(err)
+	log.Info("stream ended", "err", err)
+	return toStatus(err)
+}
+
+// clusterSources returns the shards a VGtid names when its keyspaces are the topology's
+// (nil when they are the engine's); a VGtid naming both is refused.
+func (s *Server) clusterSources(v *binlogdata.VGtid, base vstreamer.Request, tabletType string, cells []string) ([]shards.Source, error) {
+	c := s.opts.Cluster
+	if c == nil {
+		return nil, nil
+	}
+	in := 0
+	for _, sg := range v.GetShardGtids() {
+		if c.Serves(sg.GetKeyspace()) {
+			in++
+		}
+	}
+	switch {
+	case in == 0:
+		return nil, nil
+	case in < len(v.GetShardGtids()):
+		return nil, status.Error(codes.InvalidArgument, "the vgtid names keyspaces of the topology and others; stream them apart")
+	}
+	sources, err := c.Sources(v, base, tabletType, cells)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return sources, nil
+}
+
 func (s *Server) runStream(ctx context.Context, req vstreamer.Request, api string, send vstreamer.SendFunc) error {
 	release, err := s.admit(req)
 	if err != nil {
@@ -222,8 +301,13 @@ func (r vtgateRewrite) rewrite(out, events []*binlogdata.VEvent) []*binlogdata.V
 		switch ev.GetType() {
 		case binlogdata.VEventType_GTID, binlogdata.VEventType_LASTPK:
 			if vg := nextVGTID(events, i+1); vg != nil {
+				shard := r.shard
+				if shard == "" {
+					// Several shards: the event's own.
+					shard = ev.GetShard()
+				}
 				out = append(out, &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: vg.GetVgtid(),
-					Keyspace: ev.GetKeyspace(), Shard: r.shard, CurrentTime: vg.GetCurrentTime()})
+					Keyspace: ev.GetKeyspace(), Shard: shard, CurrentTime: vg.GetCurrentTime()})
 			}
 		case binlogdata.VEventType_VGTID:
 			// Already moved into the place of its GTID or LASTPK.

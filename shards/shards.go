@@ -62,13 +62,19 @@ func Stream(ctx context.Context, sources []Source, send vstreamer.SendFunc) erro
 		sg := &binlogdata.ShardGtid{Keyspace: cfg.Keyspace, Shard: cfg.Shard, Gtid: src.Request.Position,
 			TablePKs: src.Request.TableLastPKs}
 		m.pos.ShardGtids = append(m.pos.ShardGtids, sg)
-		m.shards = append(m.shards, &shard{m: m, index: i, copies: src.Request.Position == "" || len(src.Request.TableLastPKs) > 0})
+		m.shards = append(m.shards, &shard{m: m, index: i, copies: src.Request.Position == "" || len(src.Request.TableLastPKs) > 0,
+			vitess: src.Request.VitessCopy})
 		if m.shards[i].copies {
 			m.copying++
 		}
 	}
+	obsMu := &sync.Mutex{}
 	g, gctx := errgroup.WithContext(ctx)
 	for i, src := range sources {
+		if src.Request.Observer != nil {
+			// One observer hears every shard: its calls must not overlap.
+			src.Request.Observer = &lockedObserver{mu: obsMu, o: src.Request.Observer}
+		}
 		sh := m.shards[i]
 		g.Go(func() error { return sh.run(gctx, src) })
 	}
@@ -159,6 +165,10 @@ type shard struct {
 	m      *merge
 	index  int
 	copies bool
+	// vitess is the Vitess shape (vstreamer.Request.VitessCopy): a VGTID stands before its
+	// transaction, in the place of its GTID, so a shard is at a boundary once its
+	// transaction is closed.
+	vitess bool
 	// holding is set while the shard holds the token; inTxn while its transaction is open;
 	// dirty when an event other than a heartbeat went out after its last VGTID.
 	holding, inTxn, dirty bool
@@ -185,17 +195,24 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 		case binlogdata.VEventType_BEGIN:
 			s.inTxn = true
 		case binlogdata.VEventType_COMMIT, binlogdata.VEventType_ROLLBACK:
+			// A transaction's end leaves dirty as it was: a copy packet's VGTID comes
+			// before its COMMIT.
 			s.inTxn = false
+			out = append(out, ev)
+			continue
 		case binlogdata.VEventType_VGTID:
 			out = append(out, s.vgtid(ev))
-			if !s.inTxn {
-				s.dirty = false
-			}
+			s.dirty = false
 			continue
 		case binlogdata.VEventType_COPY_COMPLETED:
-			if ev.GetKeyspace() == "" {
+			switch {
+			case ev.GetKeyspace() == "":
 				// The engine's end of its whole copy is this shard's: vtgate's final one
 				// comes once every shard's has.
+				out = append(out, s.copyCompleted()...)
+				continue
+			case ev.GetLastPKEvent().GetTableLastPK().GetTableName() == "":
+				// A Vitess-shaped copy's end of the shard's copy.
 				out = append(out, s.copyCompleted()...)
 				continue
 			}
@@ -210,7 +227,7 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 	if err != nil {
 		return err
 	}
-	if !s.inTxn && !s.dirty {
+	if !s.inTxn && (!s.dirty || s.vitess) {
 		s.release()
 	}
 	return nil
@@ -248,4 +265,22 @@ func (s *shard) release() {
 		s.holding = false
 		s.m.token <- struct{}{}
 	}
+}
+
+// lockedObserver serialises the calls of several shards' streams to one observer.
+type lockedObserver struct {
+	mu *sync.Mutex
+	o  vstreamer.Observer
+}
+
+func (l *lockedObserver) Position(pos string, binlogTime time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.o.Position(pos, binlogTime)
+}
+
+func (l *lockedObserver) CopyProgress(table string, copied, estimated int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.o.CopyProgress(table, copied, estimated)
 }

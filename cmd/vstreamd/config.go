@@ -43,6 +43,9 @@ type config struct {
 	// Positions is gtid or filepos: whether streams take and send GTID positions or
 	// FilePos/<file>:<offset> positions.
 	Positions string `yaml:"positions"`
+	// Topology, when set, is a topology file (package topology): keyspaces whose shards are
+	// on other servers, streamed as vtgate streams them.
+	Topology string `yaml:"topology"`
 	// MetricsListen, when set, serves Prometheus metrics at /metrics and the status page at /
 	// on this HTTP address.
 	MetricsListen string `yaml:"metrics-listen"`
@@ -156,6 +159,7 @@ var flagDefs = []flagDef{
 	{"purge-warn-age", "warn when the server's binlog expiry purges the file a stream's position needs within this duration (0: never)",
 		func(c *config) *string { return &c.PurgeWarnAge }, server.DefaultPurgeWarnAge.String()},
 	{"purge-check-interval", "how often the server's binlog files are read for the purge alarm", func(c *config) *string { return &c.PurgeCheckInterval }, server.DefaultPurgeCheckInterval.String()},
+	{"topology", "YAML file of keyspaces, their shards (-80, 80-, ...) and each shard's servers (primary, replicas): a VGtid naming them streams every shard from its server, merged per transaction, failing over to another server of a shard (default: none)", func(c *config) *string { return &c.Topology }, ""},
 	{"schema-history-dir", "directory of the schema history: rows resumed from before a DDL are described as written (MariaDB; default: off)", func(c *config) *string { return &c.SchemaHistoryDir }, ""},
 }
 

@@ -22,6 +22,8 @@ import (
 
 	"github.com/vstream-cdc/vstream/server"
 	"github.com/vstream-cdc/vstream/server/statuspage"
+	"github.com/vstream-cdc/vstream/shards"
+	"github.com/vstream-cdc/vstream/topology"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -123,10 +125,23 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		defer stopProfile()
 	}
+	var cluster *shards.Cluster
+	if cfg.Topology != "" {
+		top, terr := topology.Load(cfg.Topology)
+		if terr == nil {
+			tcfg := ecfg
+			tcfg.SchemaHistoryDir = ""
+			cluster, terr = shards.NewCluster(top, tcfg)
+		}
+		if terr != nil {
+			fmt.Fprintln(stderr, "vstreamd:", terr)
+			return 2
+		}
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := server.New(engine, server.Options{AuthToken: cfg.AuthToken, Logger: log, Registerer: reg, TLS: tlsCfg, Limits: p.limits, PurgeWarn: p.purgeWarn,
-		OnStreams: memoryBudget(getenv)})
+		OnStreams: memoryBudget(getenv), Cluster: cluster})
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "vstream", Name: "schema_history_restarts_total",
 		Help: "Times the schema history tracker failed (or panicked) and started again."},
 		func() float64 { return float64(engine.SchemaHistoryRestarts()) }))
