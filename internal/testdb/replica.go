@@ -1,8 +1,12 @@
 package testdb
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -82,13 +86,17 @@ func replicaArgs(dir string) []string {
 // holds the same GTIDs as s's (log_slave_updates / log_replica_updates are on), so a
 // stream position taken on s is one on the replica: what a failover relies on.
 //
-// The replica copies s's data by replicating s's binlog from the start, so s must still
-// have all of it: StartReplica refuses a server whose binlogs were purged. Changes s made
-// outside its binlog (Start's own bootstrap: the test user and Options.Database) the
-// replica makes itself. The caller must Close the replica.
+// The replica copies s's data by replicating s's binlog from the start when s still has all
+// of it, so that its own binlog holds every transaction s's does, from the first. When s
+// purged binlogs, it copies s's databases with mariadb-dump / mysqldump instead and
+// replicates from the dump's GTID position; its binlog then starts there, and positions
+// before it are purged on the replica as they are on s. Either way, changes s made outside
+// its binlog (Start's bootstrap: the test user and Options.Database) the replica makes
+// itself. The caller must Close the replica.
 func (s *Server) StartReplica() (*Server, error) {
 	begin := time.Now()
-	if err := s.checkWholeBinlog(); err != nil {
+	purged, err := s.purgedGTIDs()
+	if err != nil {
 		return nil, err
 	}
 	opts := s.opts
@@ -101,46 +109,58 @@ func (s *Server) StartReplica() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testdb: start a replica of %s: %w", s.Addr(), err)
 	}
-	if err := r.replicateFrom(s); err != nil {
-		r.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			r.Close()
+		}
+	}()
+	// Empty: the replica has nothing yet, so it asks for the primary's whole binlog.
+	from := ""
+	if purged != "" {
+		if from, err = r.copyByDump(s); err != nil {
+			return nil, fmt.Errorf("testdb: copy %s (binlogs purged up to %s) to its replica: %w", s.Addr(), purged, err)
+		}
+	}
+	if err := r.replicateFrom(s, from); err != nil {
 		return nil, err
 	}
 	if err := r.WaitCaughtUp(s); err != nil {
-		r.Close()
 		return nil, err
 	}
+	ok = true
 	s.log.Info("testdb: replica ready", "primary", s.Addr(), "replica", r.Addr(), "server_id", r.serverID,
-		"elapsed", time.Since(begin).Round(time.Millisecond))
+		"copied_by_dump", purged != "", "elapsed", time.Since(begin).Round(time.Millisecond))
 	return r, nil
 }
 
-// checkWholeBinlog refuses a server that no longer has every transaction it executed in its
-// binlogs: a replica replicating it from the start would miss them.
-func (s *Server) checkWholeBinlog() error {
+// purgedGTIDs is what the server executed that its binlogs no longer hold, "" when they
+// hold everything.
+func (s *Server) purgedGTIDs() (string, error) {
 	c, err := s.Conn("")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer hangUp(c)
 	var purged string
 	switch s.flavor {
 	case MySQL:
 		if purged, err = queryOne(c, "SELECT @@GLOBAL.gtid_purged"); err != nil {
-			return err
+			return "", err
 		}
 	case MariaDB:
 		// MariaDB keeps no purged set: the GTID list at the head of the oldest binlog is
 		// what came before it, "[]" when nothing did.
 		files, err := s.binaryLogs()
 		if err != nil {
-			return err
+			return "", err
 		}
 		if len(files) == 0 {
-			return fmt.Errorf("testdb: %s has no binlogs to replicate", s.Addr())
+			return "", fmt.Errorf("testdb: %s has no binlogs to replicate", s.Addr())
 		}
 		r, err := c.Execute("SHOW BINLOG EVENTS IN " + quoteString(files[0]) + " LIMIT 4")
 		if err != nil {
-			return fmt.Errorf("testdb: read the head of %s: %w", files[0], err)
+			return "", fmt.Errorf("testdb: read the head of %s: %w", files[0], err)
 		}
 		defer r.Close()
 		for i := range r.RowNumber() {
@@ -152,21 +172,148 @@ func (s *Server) checkWholeBinlog() error {
 			}
 		}
 	}
-	purged = strings.ReplaceAll(purged, "\n", "")
-	if purged != "" {
-		return fmt.Errorf("testdb: %s purged binlogs holding %s; a replica replicates the whole binlog and cannot be started from it", s.Addr(), purged)
+	return strings.ReplaceAll(purged, "\n", ""), nil
+}
+
+// dumpGTID finds the GTID position a dump was taken at: mariadb-dump --gtid writes it as
+// gtid_slave_pos, mysqldump --set-gtid-purged=ON as GTID_PURGED (which the load sets).
+var dumpGTID = map[Flavor]*regexp.Regexp{
+	MariaDB: regexp.MustCompile(`(?m)^-- SET GLOBAL gtid_slave_pos='([^']*)';`),
+	MySQL:   regexp.MustCompile(`SET @@GLOBAL\.GTID_PURGED=(?:/\*!80000 '\+'\*/ )?'([^']*)';`),
+}
+
+// copyByDump copies primary's databases (but the system schemas) into the server, a fresh
+// replica, and makes the replica's GTID state the dump's position, which it returns: the
+// replica has executed what the primary had when the dump was taken, and its binlog starts
+// there. Both dumps take a consistent snapshot at a GTID position (--single-transaction with
+// a brief global read lock for the position).
+func (s *Server) copyByDump(primary *Server) (string, error) {
+	dump, load, err := clientTools(s.flavor)
+	if err != nil {
+		return "", err
+	}
+	dbs, err := primary.userDatabases()
+	if err != nil {
+		return "", err
+	}
+	// Root over the unix socket: both flavors' root@localhost has no password there, and
+	// MySQL's caching_sha2_password over TCP would want TLS or the server's key.
+	conn := func(srv *Server) []string {
+		return []string{"--no-defaults", "--socket=" + srv.socketPath(), "--user=root"}
+	}
+	args := append(conn(primary), "--single-transaction", "--routines", "--events", "--triggers")
+	switch s.flavor {
+	case MariaDB:
+		args = append(args, "--gtid", "--master-data=2")
+	case MySQL:
+		args = append(args, "--set-gtid-purged=ON", "--source-data=2")
+	}
+	args = append(args, "--databases")
+	args = append(args, dbs...)
+	file := filepath.Join(s.tmpDir(), "copy.sql")
+	if err = runTool(dump, args, nil, file); err != nil {
+		return "", err
+	}
+	sql, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("testdb: %w", err)
+	}
+	m := dumpGTID[s.flavor].FindSubmatch(sql)
+	if m == nil {
+		return "", fmt.Errorf("testdb: %s wrote no GTID position into %s", dump, file)
+	}
+	pos := strings.ReplaceAll(string(m[1]), "\n", "")
+	loadArgs := conn(s)
+	if s.flavor == MariaDB {
+		// The copy is the primary's transactions up to pos, which the replica's binlog
+		// must not hold again under GTIDs of its own (mysqldump's load says so itself).
+		loadArgs = append(loadArgs, "--init-command=SET SESSION sql_log_bin = 0")
+	}
+	if err = runTool(load, loadArgs, sql, ""); err != nil {
+		return "", err
+	}
+	if s.flavor == MariaDB {
+		// As MySQL's GTID_PURGED does: the replica has executed up to pos, and its binlog
+		// (empty so far: the load was not logged) starts there.
+		if err = s.execAdmin("RESET MASTER", "SET GLOBAL gtid_binlog_state = "+quoteString(pos)); err != nil {
+			return "", err
+		}
+	}
+	return pos, nil
+}
+
+// userDatabases lists the server's databases but the system schemas.
+func (s *Server) userDatabases() ([]string, error) {
+	c, err := s.Conn("")
+	if err != nil {
+		return nil, err
+	}
+	defer hangUp(c)
+	r, err := c.Execute("SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY schema_name")
+	if err != nil {
+		return nil, fmt.Errorf("testdb: list the databases of %s: %w", s.Addr(), err)
+	}
+	defer r.Close()
+	dbs := make([]string, 0, r.RowNumber())
+	for i := range r.RowNumber() {
+		dbs = append(dbs, resultString(r, i, 0))
+	}
+	return dbs, nil
+}
+
+// clientTools finds the flavor's dump and command-line client: Debian's for MariaDB, the
+// private prefix's for MySQL.
+func clientTools(f Flavor) (dump, load string, err error) {
+	if f == MySQL {
+		bin := filepath.Join(MySQLPrefix(), "bin")
+		dump, load = filepath.Join(bin, "mysqldump"), filepath.Join(bin, "mysql")
+		for _, p := range []string{dump, load} {
+			if !isExecutable(p) {
+				return "", "", fmt.Errorf("testdb: %s not found (run scripts/install-mysql.sh): %w", p, ErrNotInstalled)
+			}
+		}
+		return dump, load, nil
+	}
+	if dump, err = findBinary("mariadb-dump"); err != nil {
+		return "", "", err
+	}
+	if load, err = findBinary("mariadb"); err != nil {
+		return "", "", err
+	}
+	return dump, load, nil
+}
+
+// runTool runs a client program with stdin (when set) and its standard output into the file
+// out (when set), and reports a failure with what it wrote on standard error.
+func runTool(path string, args []string, stdin []byte, out string) error {
+	cmd := exec.Command(path, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			return fmt.Errorf("testdb: %w", err)
+		}
+		defer f.Close()
+		cmd.Stdout = f
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("testdb: %s: %w; stderr:\n%s", filepath.Base(path), err, tail(stderr.Bytes(), 20))
 	}
 	return nil
 }
 
-// replicateFrom points the server at primary, from the start of its binlog, and starts
-// replication.
-func (s *Server) replicateFrom(primary *Server) error {
+// replicateFrom points the server at primary, after the GTID position from ("" for the
+// start of the primary's binlog), and starts replication. On MySQL the replica's own
+// gtid_executed is that position already.
+func (s *Server) replicateFrom(primary *Server, from string) error {
 	sqls := replications[s.flavor]
 	var stmts []string
 	if sqls.startPos != "" {
-		// Empty: the replica has nothing yet, so it asks for the primary's whole binlog.
-		stmts = append(stmts, fmt.Sprintf(sqls.startPos, quoteString("")))
+		stmts = append(stmts, fmt.Sprintf(sqls.startPos, quoteString(from)))
 	}
 	stmts = append(stmts,
 		fmt.Sprintf(sqls.change, quoteString(primary.Host()), primary.Port(), quoteString(primary.User()), quoteString(primary.Password())),
