@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,8 +20,8 @@ import (
 // transactions after it; and a position holding a GTID the replica lacks is refused.
 
 // replicaPair starts a primary of the test flavor and a replica of it. The package's server
-// is not used: the failover kills the primary, and a replica copies its primary by
-// replicating its whole binlog, which other tests purge.
+// is not used: the failover kills the primary, and a replica of it would copy every other
+// test's tables.
 func replicaPair(t *testing.T) (primary, replica *testdb.Server) {
 	t.Helper()
 	primary, err := testdb.Start(testdb.Options{Database: "test", Flavor: db.Flavor()})
@@ -81,13 +82,19 @@ func (ts *testStream) readLines(n int) ([]string, []*binlogdata.VEvent) {
 }
 
 // expectLines reads len(want) events and compares them with want line by line, then checks
-// nothing but heartbeats follows for a moment: no transaction sent twice.
+// nothing but heartbeats follows.
 func (ts *testStream) expectLines(want []string) {
 	ts.t.Helper()
 	got, _ := ts.readLines(len(want))
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		ts.t.Fatalf("events differ\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
+	ts.expectQuiet()
+}
+
+// expectQuiet checks nothing but heartbeats comes for a moment: no event sent twice.
+func (ts *testStream) expectQuiet() {
+	ts.t.Helper()
 	quiet := time.After(500 * time.Millisecond)
 	for {
 		select {
@@ -349,4 +356,112 @@ func TestReplicaDivergedAfterFailover(t *testing.T) {
 		t.Fatalf("the refused stream sent %v", sent)
 	}
 	t.Logf("refused: %v", err)
+}
+
+// TestReplicaFailoverUnderWriter: a writer commits two-row transactions to the primary,
+// which is killed (-9) between or inside them; the replica is promoted and the writer goes
+// on against it. A stream on the replica running through the failover, and one resumed after
+// it from where the first started, send every row the replica ends up with, once, each
+// transaction whole: a transaction the replica had only partly received when its primary
+// died is never streamed (the replica never applied it), and nothing it applied is missing.
+func TestReplicaFailoverUnderWriter(t *testing.T) {
+	primary, replica := replicaPair(t)
+	execOn(t, primary, "CREATE TABLE rw (id INT PRIMARY KEY, txn INT)")
+	if err := replica.WaitCaughtUp(primary); err != nil {
+		t.Fatal(err)
+	}
+	from, err := replica.Position()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flt := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "rw"}}}
+	re := engineOn(t, replica)
+	across := startStream(t, re, Request{Position: from, Filter: flt})
+
+	// The writer moves to the replica once it is promoted; its transactions meanwhile fail
+	// (the primary is gone, or went in mid-commit) and are not retried: the replica's table
+	// says which ones took.
+	const total, killAfter = 120, 40
+	var target atomic.Pointer[testdb.Server]
+	target.Store(primary)
+	var written atomic.Int64
+	promoted := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		failed := 0
+		for n := 1; n <= total; n++ {
+			if n == total/2 {
+				<-promoted
+			}
+			err := target.Load().Exec("BEGIN",
+				fmt.Sprintf("INSERT INTO rw VALUES (%d, %d)", 2*n, n),
+				fmt.Sprintf("INSERT INTO rw VALUES (%d, %d)", 2*n+1, n),
+				"COMMIT")
+			if err != nil {
+				failed++
+			}
+			written.Store(int64(n))
+		}
+		done <- failed
+	}()
+	for written.Load() < killAfter {
+		time.Sleep(time.Millisecond)
+	}
+	primary.Kill()
+	if err := replica.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	target.Store(replica)
+	close(promoted)
+	failed := <-done
+	t.Logf("%d of %d transactions failed around the failover", failed, total)
+
+	// What the replica has: each transaction's two rows, or neither.
+	conn, err := replica.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := conn.Execute("SELECT id, txn FROM rw ORDER BY id")
+	_ = conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range r.RowNumber() {
+		id, _ := r.GetInt(i, 0)
+		txn, _ := r.GetInt(i, 1)
+		want = append(want, fmt.Sprintf("%d/%d", id, txn))
+	}
+	r.Close()
+	if len(want) < 2*(total/2) {
+		t.Fatalf("the promoted replica has %d rows, want at least the %d written to it", len(want), 2*(total/2))
+	}
+
+	// The stream's transactions, until it has sent as many rows as the replica has.
+	var got, lines, txn []string
+	for len(got) < len(want) || !strings.HasPrefix(lines[len(lines)-1], "VGTID ") {
+		ev := across.next(false)
+		lines = append(lines, posLine(ev))
+		switch ev.Type {
+		case binlogdata.VEventType_BEGIN:
+			txn = nil
+		case binlogdata.VEventType_ROW:
+			for _, rc := range ev.RowEvent.RowChanges {
+				c := cells(rc.After)
+				txn = append(txn, string(c[0])+"/"+string(c[1]))
+			}
+		case binlogdata.VEventType_COMMIT:
+			if len(txn) != 2 || strings.Split(txn[0], "/")[1] != strings.Split(txn[1], "/")[1] {
+				t.Fatalf("a transaction streamed as %v: want the two rows of one writer transaction", txn)
+			}
+			got = append(got, txn...)
+		}
+	}
+	across.expectQuiet()
+	// The writer's transactions are sequential: the stream sends them in id order.
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("the stream across the failover sent rows\n  %v\nthe replica has\n  %v", got, want)
+	}
+	resumed := startStream(t, re, Request{Position: from, Filter: flt})
+	resumed.expectLines(lines)
 }
