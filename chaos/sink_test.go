@@ -190,8 +190,15 @@ func TestKillSink(t *testing.T) {
 			// Kills that landed while the writer ran: the sink resumed from a position it had
 			// committed, not from the start.
 			log := s.logTail(-1)
-			if n := strings.Count(log, "sink resuming from its committed position"); n < 5 {
-				t.Errorf("the sink resumed from a committed position %d times, want at least 5 of the 10 starts", n)
+			// A snapshot's first commit waits for a whole chunk: on a busy machine the first
+			// kills land before it, and the sink starts the copy afresh (checked below:
+			// some resume mid-copy).
+			least := 5
+			if c.snapshot > 0 {
+				least = 1
+			}
+			if n := strings.Count(log, "sink resuming from its committed position"); n < least {
+				t.Errorf("the sink resumed from a committed position %d times, want at least %d of the 10 starts", n, least)
 			}
 			if c.snapshot > 0 {
 				// The copy's position names the table's last key: a resume from one is a
