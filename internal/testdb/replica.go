@@ -90,7 +90,7 @@ func replicaArgs(dir string) []string {
 // of it, so that its own binlog holds every transaction s's does, from the first. When s
 // purged binlogs, it copies s's databases with mariadb-dump / mysqldump instead and
 // replicates from the dump's GTID position; its binlog then starts there, and positions
-// before it are purged on the replica as they are on s. Either way, changes s made outside
+// before it are purged on the replica. Either way, changes s made outside
 // its binlog (Start's bootstrap: the test user and Options.Database) the replica makes
 // itself. The caller must Close the replica.
 func (s *Server) StartReplica() (*Server, error) {
