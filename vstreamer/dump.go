@@ -103,9 +103,9 @@ func (e *Engine) StreamDump(ctx context.Context, req DumpRequest, send DumpFunc)
 	}
 	select {
 	case <-drained:
-		if err != nil {
-			return fmt.Errorf("%w: the binlog dump was ended; resume from the last GTID read", ErrShuttingDown)
-		}
+		// Closing the connection ends the read with an error or, as the server's end of
+		// the stream, with none: either way the drain ended the dump.
+		return fmt.Errorf("%w: the binlog dump was ended; resume from the last GTID read", ErrShuttingDown)
 	default:
 	}
 	return err
