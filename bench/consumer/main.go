@@ -13,7 +13,7 @@
 //     time, and print them as "sample <id> <unix nanos>" lines on exit. They are printed at the
 //     end, not as they come, so that the consumer's cost per row is the stream's alone.
 //
-// The last line is "done <rows>".
+// The last line is "done <rows> <responses> <events>": what it received, in how many responses.
 package main
 
 import (
@@ -67,8 +67,12 @@ func run(addr, mode, gtid, table string, want int) error {
 		samples = make([]sample, 0, want)
 	}
 	rows, warm := 0, false
+	// responses and events count what came, for the benchmark's events per response.
+	responses, events := 0, 0
 	h := func(_ context.Context, evs []*binlogdata.VEvent) error {
 		now := time.Now().UnixNano()
+		responses++
+		events += len(evs)
 		for _, ev := range evs {
 			switch ev.Type {
 			case binlogdata.VEventType_ROW:
@@ -118,7 +122,7 @@ func run(addr, mode, gtid, table string, want int) error {
 	for _, s := range samples {
 		fmt.Fprintf(out, "sample %d %d\n", s.id, s.at)
 	}
-	fmt.Fprintf(out, "done %d\n", rows)
+	fmt.Fprintf(out, "done %d %d %d\n", rows, responses, events)
 	return out.Flush()
 }
 

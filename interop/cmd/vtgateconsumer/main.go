@@ -9,7 +9,7 @@
 // and keeping Vitess out of the main module's go.mod keeps the service's dependencies its own.
 //
 // It takes bench/consumer's flags and prints its lines (see there): "ready" in latency mode
-// once the warm-up row arrived, "sample <id> <unix nanos>" per row on exit, then "done <rows>".
+// once the warm-up row arrived, "sample <id> <unix nanos>" per row on exit, then "done <rows> <responses> <events>".
 package main
 
 import (
@@ -70,12 +70,16 @@ func run(addr, mode, gtid, table, keyspace string, want int) error {
 		samples = make([]sample, 0, want)
 	}
 	rows, warm := 0, false
+	// responses and events count what came, for the benchmark's events per response.
+	responses, events := 0, 0
 	for done := false; !done; {
 		evs, err := r.Recv()
 		if err != nil {
 			return fmt.Errorf("stream ended after %d rows: %w", rows, err)
 		}
 		now := time.Now().UnixNano()
+		responses++
+		events += len(evs)
 		for _, ev := range evs {
 			switch ev.Type {
 			case binlogdatapb.VEventType_ROW:
@@ -118,7 +122,7 @@ func run(addr, mode, gtid, table, keyspace string, want int) error {
 	for _, s := range samples {
 		fmt.Fprintf(out, "sample %d %d\n", s.id, s.at)
 	}
-	fmt.Fprintf(out, "done %d\n", rows)
+	fmt.Fprintf(out, "done %d %d %d\n", rows, responses, events)
 	return out.Flush()
 }
 
