@@ -177,7 +177,7 @@ func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, []s
 	if err != nil {
 		return req, nil, err
 	}
-	sources, err := v.srv.clusterSources(start.GetVgtid(), req, "", nil)
+	sources, err := v.srv.clusterSources(start.GetVgtid(), req, shards.Selection{})
 	if err != nil || sources != nil {
 		if sources != nil {
 			req.Keyspace, req.Position = sources[0].Request.Keyspace, sources[0].Request.Position

@@ -39,15 +39,37 @@ type queryService struct {
 func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice.Vitess_VStreamServer) error {
 	cfg := v.srv.engine.Config()
 	flags := req.GetFlags()
-	base := vstreamer.Request{Filter: req.GetFilter(), HeartbeatInterval: time.Duration(flags.GetHeartbeatInterval()) * time.Second,
-		TablesToCopy: flags.GetTablesToCopy(), VitessCopy: true}
-	var cells []string
-	for c := range strings.SplitSeq(flags.GetCells(), ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			cells = append(cells, c)
-		}
+	sel, err := selection(req)
+	if err != nil {
+		return err
 	}
-	sources, err := v.srv.clusterSources(req.GetVgtid(), base, strings.ToLower(req.GetTabletType().String()), cells)
+	// A stream of the topology's shards acts as vtgate: the shards' engines send heartbeats
+	// only for minimize_skew to keep time by (as tablets do every 900 ms), the merge drops
+	// them and sends its own after heartbeat_interval without anything sent.
+	//
+	// transaction_chunk_size needs nothing more: the merge never holds a transaction back
+	// whole, it hands each batch of the engine on as it comes while the shard holds the
+	// merge's token, so every transaction goes out as vtgate sends one over the chunk size,
+	// contiguous and with no other shard's events in it, whatever the size asked (vtgate
+	// ignores the flag under minimize_skew; here the two go together, the skew wait coming
+	// at a transaction's start, before the token is taken).
+	//
+	// stop_on_reshard and include_reshard_journal_events are accepted and never act: they
+	// concern the JOURNAL a Vitess tablet writes when a resharding workflow switches
+	// traffic, and a topology file cannot change its shards under a running vstreamd, so no
+	// stream here ever meets one.
+	//
+	// stream_keyspace_heartbeats is accepted and has nothing to add: in Vitess it lets the
+	// row events of the sidecar _vt.heartbeat table through, which vttablet writes; nothing
+	// writes such a table on these servers. A keyspace whose position must move while it is
+	// idle needs a writer of its own (pt-heartbeat, say) into a table of its database that
+	// the filter names.
+	var shardBeat time.Duration
+	if flags.GetMinimizeSkew() {
+		shardBeat = tabletHeartbeat
+	}
+	base := vstreamer.Request{Filter: req.GetFilter(), HeartbeatInterval: shardBeat, TablesToCopy: flags.GetTablesToCopy(), VitessCopy: true}
+	sources, err := v.srv.clusterSources(req.GetVgtid(), base, sel)
 	if err != nil {
 		return err
 	}
@@ -55,7 +77,9 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 		rw := vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), multi: true}
 		resp := &vtgate.VStreamResponse{}
 		var out []*binlogdata.VEvent
-		return v.srv.runShards(stream.Context(), sources, "vtgate", func(events []*binlogdata.VEvent) error {
+		opts := shards.Options{MinimizeSkew: flags.GetMinimizeSkew(), DropShardHeartbeats: true,
+			Heartbeat: time.Duration(flags.GetHeartbeatInterval()) * time.Second}
+		return v.srv.runShards(stream.Context(), sources, opts, "vtgate", func(events []*binlogdata.VEvent) error {
 			out = rw.rewrite(out[:0], events)
 			if len(out) == 0 {
 				return nil
@@ -131,11 +155,39 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 	return q.srv.runStream(stream.Context(), ereq, "tablet", send)
 }
 
+// selection reads how a vtgate request chooses a shard's servers. vstreamd has no cell of
+// its own, so preferlocalwithalias (the default) prefers the cells named, then any; and
+// the servers of one type keep the topology's order, which is what tablet_order inorder
+// asks (the requested type first) and one of the orders any allows. Values vtgate does not
+// know are refused as vtgate refuses them.
+func selection(req *vtgate.VStreamRequest) (shards.Selection, error) {
+	flags := req.GetFlags()
+	sel := shards.Selection{TabletType: strings.ToLower(req.GetTabletType().String())}
+	for c := range strings.SplitSeq(flags.GetCells(), ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			sel.Cells = append(sel.Cells, c)
+		}
+	}
+	switch p := strings.ToLower(flags.GetCellPreference()); p {
+	case "", "preferlocalwithalias":
+	case "onlyspecified":
+		sel.OnlyCells = true
+	default:
+		return sel, status.Errorf(codes.InvalidArgument, "cell_preference %q: want preferlocalwithalias (the default) or onlyspecified", flags.GetCellPreference())
+	}
+	switch o := strings.ToLower(flags.GetTabletOrder()); o {
+	case "", "any", "inorder":
+	default:
+		return sel, status.Errorf(codes.InvalidArgument, "tablet_order %q: want any (the default) or inorder", flags.GetTabletOrder())
+	}
+	return sel, nil
+}
+
 // runStream runs an engine stream for one of the Vitess services, with the native service's
 // logging and metrics.
 // runShards runs a stream of a topology's shards (package shards) as runStream runs the
 // engine's.
-func (s *Server) runShards(ctx context.Context, sources []shards.Source, api string, send vstreamer.SendFunc) error {
+func (s *Server) runShards(ctx context.Context, sources []shards.Source, opts shards.Options, api string, send vstreamer.SendFunc) error {
 	req := sources[0].Request
 	release, err := s.admit(req)
 	if err != nil {
@@ -150,7 +202,7 @@ func (s *Server) runShards(ctx context.Context, sources []shards.Source, api str
 		sources[i].Request.Observer = stats
 		sources[i].Logger = log
 	}
-	err = shards.Stream(ctx, sources, func(events []*binlogdata.VEvent) error {
+	err = shards.StreamWith(ctx, sources, opts, func(events []*binlogdata.VEvent) error {
 		serr := send(events)
 		stats.sent(events)
 		return serr
@@ -162,7 +214,7 @@ func (s *Server) runShards(ctx context.Context, sources []shards.Source, api str
 
 // clusterSources returns the shards a VGtid names when its keyspaces are the topology's
 // (nil when they are the engine's); a VGtid naming both is refused.
-func (s *Server) clusterSources(v *binlogdata.VGtid, base vstreamer.Request, tabletType string, cells []string) ([]shards.Source, error) {
+func (s *Server) clusterSources(v *binlogdata.VGtid, base vstreamer.Request, sel shards.Selection) ([]shards.Source, error) {
 	c := s.opts.Cluster
 	if c == nil {
 		return nil, nil
@@ -179,7 +231,7 @@ func (s *Server) clusterSources(v *binlogdata.VGtid, base vstreamer.Request, tab
 	case in < len(v.GetShardGtids()):
 		return nil, status.Error(codes.InvalidArgument, "the vgtid names keyspaces of the topology and others; stream them apart")
 	}
-	sources, err := c.Sources(v, base, tabletType, cells)
+	sources, err := c.Sources(v, base, sel)
 	if err != nil {
 		return nil, toStatus(err)
 	}

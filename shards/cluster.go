@@ -67,15 +67,32 @@ func (c *Cluster) Engines() []*vstreamer.Engine {
 	return out
 }
 
+// Selection is how a stream chooses a shard's servers (vtgate's tablet_type, cells,
+// cell_preference and tablet_order).
+type Selection struct {
+	// TabletType is the type of the servers to stream from first (empty: primary).
+	TabletType string
+	// Cells puts the servers of these cells first, the earlier cells first.
+	Cells []string
+	// OnlyCells streams from the servers of Cells only (cell_preference onlyspecified),
+	// failing over among them alone; a shard with none of them is refused.
+	OnlyCells bool
+}
+
 // Sources turns a VGtid into the shards to stream, each with base as its request at the
 // shard's own position. A ShardGtid with no shard stands for every shard of its keyspace
 // (as vtgate reads it), which only a position that means the same on every shard can start
 // from: "current" or "" (a copy). Servers come in the order to try them: those of
-// tabletType (empty: primary) in cells order first (the topology's order within a cell),
-// then the shard's other servers, so that a stream fails over to them.
-func (c *Cluster) Sources(v *binlogdata.VGtid, base vstreamer.Request, tabletType string, cells []string) ([]Source, error) {
+// sel.TabletType in sel.Cells order first (the topology's order within a cell), then the
+// shard's other servers (of sel.Cells only with sel.OnlyCells), so that a stream fails over
+// to them.
+func (c *Cluster) Sources(v *binlogdata.VGtid, base vstreamer.Request, sel Selection) ([]Source, error) {
+	tabletType, cells := sel.TabletType, sel.Cells
 	if tabletType == "" {
 		tabletType = topology.Primary
+	}
+	if sel.OnlyCells && len(cells) == 0 {
+		return nil, fmt.Errorf("%w: cell_preference onlyspecified needs the cells to stream from in cells", vstreamer.ErrBadRequest)
 	}
 	var out []Source
 	seen := map[string]bool{}
@@ -88,7 +105,14 @@ func (c *Cluster) Sources(v *binlogdata.VGtid, base vstreamer.Request, tabletTyp
 		req := base
 		req.Keyspace, req.Keyspaces = "", nil
 		req.Position, req.TableLastPKs = sg.GetGtid(), sg.GetTablePKs()
-		out = append(out, Source{Members: order(c.members[key], tabletType, cells), Request: req})
+		ms := c.members[key]
+		if sel.OnlyCells {
+			ms = slices.DeleteFunc(slices.Clone(ms), func(m Member) bool { return !slices.Contains(cells, m.Cell) })
+			if len(ms) == 0 {
+				return fmt.Errorf("%w: shard %s has no server in cells %s (cell_preference onlyspecified); name a cell of its servers or prefer them instead", vstreamer.ErrBadRequest, key, strings.Join(cells, ","))
+			}
+		}
+		out = append(out, Source{Members: order(ms, tabletType, cells), Request: req})
 		return nil
 	}
 	for _, sg := range v.GetShardGtids() {

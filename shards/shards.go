@@ -45,14 +45,54 @@ type Source struct {
 	Logger *slog.Logger
 }
 
+// Options are what vtgate's VStreamFlags ask of the merge itself (the rest of the flags act
+// on each shard's request or on the choice of its servers).
+type Options struct {
+	// MinimizeSkew holds back a shard whose events are more than MaxSkew seconds ahead of
+	// the shard that is furthest behind, at a transaction's start, until that shard
+	// catches up (minimize_skew). The shards' engines must send heartbeats when idle: an
+	// idle shard is caught up, and only its heartbeats say so.
+	MinimizeSkew bool
+	// SkewTimeout ends the stream when a shard has been held back this long (zero: ten
+	// minutes, vtgate's).
+	SkewTimeout time.Duration
+	// Heartbeat sends a HEARTBEAT with no keyspace, shard or position whenever nothing was
+	// sent for this long (heartbeat_interval); zero sends none.
+	Heartbeat time.Duration
+	// DropShardHeartbeats keeps the shards' own heartbeats from the client: vtgate uses
+	// them only to keep time for MinimizeSkew.
+	DropShardHeartbeats bool
+}
+
+// MaxSkew is how far ahead, in seconds of event time, a shard may run of the one furthest
+// behind under Options.MinimizeSkew. Event times are whole seconds, and a server's clock
+// may differ from ours by a rounding too, so two seconds is the least that is not noise
+// (vtgate's threshold).
+const MaxSkew = 2
+
+// defaultSkewTimeout is vtgate's bound on how long a shard may be held back.
+const defaultSkewTimeout = 10 * time.Minute
+
 // Stream runs every source's stream until ctx ends or one fails, and hands their events to
 // send as one stream (see the package comment). send is called by one goroutine at a time.
 // The first error of a source ends every stream and is returned.
 func Stream(ctx context.Context, sources []Source, send vstreamer.SendFunc) error {
+	return StreamWith(ctx, sources, Options{}, send)
+}
+
+// StreamWith is Stream with the merge's options.
+func StreamWith(ctx context.Context, sources []Source, opts Options, send vstreamer.SendFunc) error {
 	if len(sources) == 0 {
 		return fmt.Errorf("%w: a stream needs at least one shard", vstreamer.ErrBadRequest)
 	}
-	m := &merge{send: send, token: make(chan struct{}, 1), pos: &binlogdata.VGtid{}}
+	m := &merge{send: send, token: make(chan struct{}, 1), pos: &binlogdata.VGtid{},
+		dropBeats: opts.DropShardHeartbeats, beat: opts.Heartbeat, lastSend: time.Now()}
+	if opts.MinimizeSkew {
+		m.skew = &skew{ts: make([]int64, len(sources)), laggard: -1, timeout: opts.SkewTimeout}
+		if m.skew.timeout <= 0 {
+			m.skew.timeout = defaultSkewTimeout
+		}
+	}
 	m.token <- struct{}{}
 	for i, src := range sources {
 		if len(src.Members) == 0 {
@@ -62,14 +102,25 @@ func Stream(ctx context.Context, sources []Source, send vstreamer.SendFunc) erro
 		sg := &binlogdata.ShardGtid{Keyspace: cfg.Keyspace, Shard: cfg.Shard, Gtid: src.Request.Position,
 			TablePKs: src.Request.TableLastPKs}
 		m.pos.ShardGtids = append(m.pos.ShardGtids, sg)
-		m.shards = append(m.shards, &shard{m: m, index: i, copies: src.Request.Position == "" || len(src.Request.TableLastPKs) > 0,
+		m.shards = append(m.shards, &shard{m: m, index: i, name: cfg.Keyspace + "/" + cfg.Shard, copies: src.Request.Position == "" || len(src.Request.TableLastPKs) > 0,
 			vitess: src.Request.VitessCopy})
 		if m.shards[i].copies {
 			m.copying++
 		}
 	}
 	obsMu := &sync.Mutex{}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	g, gctx := errgroup.WithContext(ctx)
+	var beats sync.WaitGroup
+	if m.beat > 0 {
+		// Not in g: the heartbeats end when the shards' streams have, even without an error.
+		beats.Go(func() {
+			if err := m.heartbeats(gctx); err != nil {
+				cancel(err)
+			}
+		})
+	}
 	for i, src := range sources {
 		if src.Request.Observer != nil {
 			// One observer hears every shard: its calls must not overlap.
@@ -78,7 +129,43 @@ func Stream(ctx context.Context, sources []Source, send vstreamer.SendFunc) erro
 		sh := m.shards[i]
 		g.Go(func() error { return sh.run(gctx, src) })
 	}
-	return g.Wait()
+	err := g.Wait()
+	cancel(nil)
+	beats.Wait()
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		// A heartbeat the client could not take ended the shards' streams.
+		return cause
+	}
+	return err
+}
+
+// heartbeats sends a HEARTBEAT whenever nothing went to the client for m.beat, until ctx
+// ends. It may come between two batches of a transaction that stalls, as vtgate's does.
+func (m *merge) heartbeats(ctx context.Context) error {
+	t := time.NewTimer(m.beat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		m.sendMu.Lock()
+		idle := time.Since(m.lastSend)
+		if idle < m.beat {
+			m.sendMu.Unlock()
+			t.Reset(m.beat - idle)
+			continue
+		}
+		now := time.Now()
+		err := m.send([]*binlogdata.VEvent{{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: now.Unix(), CurrentTime: now.UnixNano()}})
+		m.lastSend = now
+		m.sendMu.Unlock()
+		if err != nil {
+			return err
+		}
+		t.Reset(m.beat)
+	}
 }
 
 // run streams the shard from the first of its servers that answers, and when that server
@@ -158,12 +245,92 @@ type merge struct {
 	shards []*shard
 	// copying counts the shards whose copy has not ended, guarded by token.
 	copying int
+	// sendMu serialises send between the shard holding the token and the heartbeats;
+	// lastSend is when send was last called, guarded by sendMu and kept only when beat > 0.
+	sendMu    sync.Mutex
+	lastSend  time.Time
+	beat      time.Duration
+	dropBeats bool
+	// skew is nil unless Options.MinimizeSkew.
+	skew *skew
+}
+
+// skew keeps each shard's time for Options.MinimizeSkew.
+type skew struct {
+	mu sync.Mutex
+	// ts is each shard's last event time in our clock's seconds (zero: not heard from yet);
+	// laggard is the shard the others wait for (-1: none), and caught is closed when the
+	// shards are within MaxSkew again.
+	ts      []int64
+	laggard int
+	caught  chan struct{}
+	timeout time.Duration
+}
+
+// observe records shard i at the time of ev and returns a channel to wait on when the
+// shard must wait for the laggard, else nil. A server's event time is read against its own
+// clock (CurrentTime, when the engine read it), so that servers whose clocks differ compare
+// fairly. Only shards heard from count: one not yet started holds nobody back, as in vtgate.
+func (k *skew) observe(i int, ev *binlogdata.VEvent) chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	ts := ev.GetTimestamp()
+	if ct := ev.GetCurrentTime(); ct > 0 {
+		ts = time.Now().Unix() - (ct/int64(time.Second) - ts)
+	}
+	k.ts[i] = ts
+	lo, hi, low := int64(0), int64(0), -1
+	for j, t := range k.ts {
+		if t == 0 {
+			continue
+		}
+		if low < 0 || t < lo {
+			lo, low = t, j
+		}
+		hi = max(hi, t)
+	}
+	switch {
+	case k.laggard >= 0 && hi-lo <= MaxSkew:
+		k.laggard = -1
+		close(k.caught)
+	case k.laggard < 0 && hi-lo > MaxSkew:
+		k.laggard, k.caught = low, make(chan struct{})
+	}
+	// Every shard but the laggard waits while the shards are apart: vtgate's test of the
+	// waiting shard's own lead compares with a lowest time it never sets, so in effect
+	// that is its rule too.
+	if k.laggard < 0 || k.laggard == i {
+		return nil
+	}
+	return k.caught
+}
+
+// align waits, under MinimizeSkew, until shard i may hand on an event of ev's time.
+func (s *shard) align(ctx context.Context, ev *binlogdata.VEvent, name string) error {
+	k := s.m.skew
+	for {
+		wait := k.observe(s.index, ev)
+		if wait == nil || ev.GetType() == binlogdata.VEventType_HEARTBEAT {
+			return nil
+		}
+		t := time.NewTimer(k.timeout)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+			return fmt.Errorf("shard %s held back %v by minimize_skew waiting for a shard that stays more than %d s behind; stream without minimize_skew or fix the lagging server", name, k.timeout, MaxSkew)
+		case <-wait:
+			t.Stop()
+		}
+	}
 }
 
 // shard is one shard's stream in the merge; only its engine's goroutine uses it.
 type shard struct {
 	m      *merge
 	index  int
+	name   string
 	copies bool
 	// vitess is the Vitess shape (vstreamer.Request.VitessCopy): a VGTID stands before its
 	// transaction, in the place of its GTID, so a shard is at a boundary once its
@@ -178,6 +345,38 @@ type shard struct {
 // batch hands a shard's batch on, holding the token until the shard stands at a VGTID
 // outside a transaction.
 func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
+	if !s.holding && (s.m.skew != nil || s.m.dropBeats) {
+		// At a boundary: the place to wait for other shards, and a batch of heartbeats
+		// alone need not take the token.
+		// The time that counts is the batch's last event's that has one, a heartbeat's
+		// only when the batch has nothing else: a heartbeat may not hold the shard back.
+		var last, beat *binlogdata.VEvent
+		for _, ev := range events {
+			switch {
+			case ev.GetType() == binlogdata.VEventType_HEARTBEAT:
+				beat = ev
+			case ev.GetTimestamp() != 0:
+				last = ev
+			}
+		}
+		beats := beat != nil && last == nil && !hasOther(events)
+		if last == nil {
+			last = beat
+		}
+		if s.m.skew != nil && last != nil {
+			if err := s.align(ctx, last, s.name); err != nil {
+				return err
+			}
+		}
+		if beats && s.m.dropBeats {
+			return nil
+		}
+	} else if s.m.skew != nil && len(events) > 0 {
+		// Inside a transaction the shard holds the token: waiting would stop the laggard
+		// too, so its time is only recorded (vtgate, which buffers a transaction whole,
+		// waits at its end, without the send lock).
+		s.m.skew.observe(s.index, events[len(events)-1])
+	}
 	if !s.holding {
 		select {
 		case <-s.m.token:
@@ -190,7 +389,9 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 	for _, ev := range events {
 		switch ev.GetType() {
 		case binlogdata.VEventType_HEARTBEAT:
-			out = append(out, ev)
+			if !s.m.dropBeats {
+				out = append(out, ev)
+			}
 			continue
 		case binlogdata.VEventType_BEGIN:
 			s.inTxn = true
@@ -222,7 +423,15 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 		out = append(out, ev)
 	}
 	s.out = out
-	err := s.m.send(out)
+	var err error
+	if len(out) > 0 {
+		s.m.sendMu.Lock()
+		err = s.m.send(out)
+		if s.m.beat > 0 {
+			s.m.lastSend = time.Now()
+		}
+		s.m.sendMu.Unlock()
+	}
 	clear(s.out)
 	if err != nil {
 		return err
@@ -257,6 +466,16 @@ func (s *shard) copyCompleted() []*binlogdata.VEvent {
 		}
 	}
 	return out
+}
+
+// hasOther reports whether events has an event other than a heartbeat.
+func hasOther(events []*binlogdata.VEvent) bool {
+	for _, ev := range events {
+		if ev.GetType() != binlogdata.VEventType_HEARTBEAT {
+			return true
+		}
+	}
+	return false
 }
 
 // release gives the token back if the shard holds it.
