@@ -69,6 +69,12 @@ type Options struct {
 	// Without TLS in DialOptions it travels in clear text.
 	Token string
 
+	// Identity, when set, names the program to the server with every stream, as the
+	// x-vstream-client metadata (vstreamv1.ClientHeader): "program" or
+	// "program/instance". The server's status page shows it (vstream-sink's streams as
+	// sinks). It is a label, not a credential.
+	Identity string
+
 	// DialOptions are passed to grpc.NewClient after the defaults (insecure
 	// transport credentials and the WindowSize flow-control windows), so a
 	// grpc.WithTransportCredentials here replaces that default. A credentials
@@ -420,6 +426,9 @@ func (s *stream) attempt(ctx context.Context) (progressed bool, err error) {
 	defer cancel()
 	if s.c.opts.Token != "" {
 		actx = metadata.AppendToOutgoingContext(actx, "authorization", "Bearer "+s.c.opts.Token)
+	}
+	if s.c.opts.Identity != "" {
+		actx = metadata.AppendToOutgoingContext(actx, vstreamv1.ClientHeader, s.c.opts.Identity)
 	}
 	st, err := s.c.svc.Stream(actx)
 	if err != nil {

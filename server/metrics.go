@@ -44,6 +44,8 @@ type metrics struct {
 
 	mu   sync.Mutex
 	live map[uint64]*streamStats // the open streams, by id
+	// ended are the last streams to end, for the status page (see history.go).
+	ended streamHistory
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -136,6 +138,7 @@ type streamStats struct {
 	acked               bool
 	copies              []TableCopy
 	rowsSent            int64
+	txnsSent            int64
 	rateAt              time.Time
 	rateRows            int64
 	rowsPerSecond       float64
@@ -167,8 +170,12 @@ func (s *streamStats) sent(events []*binlogdata.VEvent) {
 	s.m.batches.Inc()
 	s.m.events.Add(float64(len(events)))
 	s.events.Add(float64(len(events)))
-	rows, bytes := 0, 0
+	rows, bytes, txns := 0, 0, 0
 	for _, ev := range events {
+		if ev.GetType() == binlogdata.VEventType_COMMIT {
+			txns++
+			continue
+		}
 		if ev.GetType() != binlogdata.VEventType_ROW {
 			continue
 		}
@@ -180,8 +187,11 @@ func (s *streamStats) sent(events []*binlogdata.VEvent) {
 	if rows > 0 {
 		s.rows.Add(float64(rows))
 		s.bytes.Add(float64(bytes))
+	}
+	if rows > 0 || txns > 0 {
 		s.mu.Lock()
 		s.rowsSent += int64(rows)
+		s.txnsSent += int64(txns)
 		s.mu.Unlock()
 	}
 }
@@ -249,7 +259,7 @@ func (s *streamStats) status(now time.Time) StreamStatus {
 	}
 	st := s.info
 	st.Position, st.BinlogLag, st.AckLag, st.Acked = s.pos, s.binlogLag, s.ackLag, s.acked
-	st.RowsSent, st.RowsPerSecond = s.rowsSent, s.rowsPerSecond
+	st.RowsSent, st.RowsPerSecond, st.Transactions, st.Reader = s.rowsSent, s.rowsPerSecond, s.txnsSent, s.kind
 	st.Copies = append([]TableCopy(nil), s.copies...)
 	if s.headroom != nil {
 		h := *s.headroom
@@ -260,6 +270,7 @@ func (s *streamStats) status(now time.Time) StreamStatus {
 
 // done removes the stream's series and counts a database error that ended it.
 func (s *streamStats) done(err error) {
+	s.ended(err)
 	s.m.mu.Lock()
 	delete(s.m.live, s.info.ID)
 	s.m.mu.Unlock()

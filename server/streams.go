@@ -19,6 +19,10 @@ type StreamStatus struct {
 	ID uint64
 	// Client is the client's network address.
 	Client string
+	// Program is the client's name for itself, from the request's x-vstream-client
+	// metadata (vstreamv1.ClientHeader): "vstream", "vstream-sink/<name>", ...; empty when
+	// it sent none. Sink is the name of a vstream-sink client, empty for others.
+	Program, Sink string
 	// Keyspace is the keyspace the stream reads.
 	Keyspace string
 	// Filter is the request's filter, its rules as "match" or "match: filter", joined by "; ".
@@ -39,6 +43,11 @@ type StreamStatus struct {
 	// RowsSent counts the row changes sent; RowsPerSecond is their recent rate.
 	RowsSent      int64
 	RowsPerSecond float64
+	// Transactions counts the transactions sent (their COMMITs).
+	Transactions int64
+	// Reader is the binlog reader serving the stream (vstreamer.ReaderShared,
+	// ReaderCatchUp or ReaderOwn); empty before it reads the binlog.
+	Reader string
 	// Copies are the tables this stream copied or is copying, in the order they started.
 	Copies []TableCopy
 	// Headroom is how far the stream's position is from being purged, as of the purge
@@ -101,7 +110,12 @@ func (s *Server) streamInfo(ctx context.Context, id uint64, api string, req vstr
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		client = p.Addr.String()
 	}
-	return StreamStatus{ID: id, Client: client, Keyspace: keyspace, Filter: filterString(req.Filter), API: api, Format: format, Started: time.Now()}
+	program := clientProgram(ctx)
+	var sink string
+	if name, ok := strings.CutPrefix(program, SinkProgram+"/"); ok {
+		sink = name
+	}
+	return StreamStatus{ID: id, Client: client, Program: program, Sink: sink, Keyspace: keyspace, Filter: filterString(req.Filter), API: api, Format: format, Started: time.Now()}
 }
 
 // filterString renders a request's filter for people.

@@ -62,7 +62,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstream-sink: configuration is valid")
 		return 0
 	}
-	cl, err := client.Dial(cfg.Server, client.Options{Token: cfg.Token, Logger: log})
+	cl, err := client.Dial(cfg.Server, client.Options{Token: cfg.Token, Logger: log, Identity: "vstream-sink/" + cfg.Name})
 	if err != nil {
 		fmt.Fprintln(stderr, "vstream-sink:", err)
 		return 1

@@ -285,7 +285,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logTo = bar.logWriter()
 	}
 	log := slog.New(slog.NewTextHandler(logTo, nil))
-	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log})
+	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, Identity: "vstream"})
 	if err != nil {
 		fmt.Fprintf(stderr, "vstream: %v\n", err)
 		return 1

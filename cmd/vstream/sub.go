@@ -235,7 +235,7 @@ func (e *errWriter) printf(format string, args ...any) {
 func subcommand(ctx context.Context, name string, cfg *config, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	// A subcommand asks once: a server that cannot answer is reported, not retried forever.
-	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, MaxRetries: 3, AckInterval: -1})
+	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, MaxRetries: 3, AckInterval: -1, Identity: "vstream"})
 	if err != nil {
 		fmt.Fprintf(stderr, "vstream %s: %v\n", name, err)
 		return 1

@@ -1,6 +1,7 @@
 // Package statuspage serves vstreamd's status page for people: the source database, the
-// server's version and each open stream (client, keyspace, filter, format, position, lags,
-// rate and copy progress), as a self-refreshing HTML page with no external assets, and the
+// server's version, each open stream (client, keyspace, filter, format, position, lags,
+// rate and copy progress; vstream-sink's labelled as sinks), the shared binlog readers and
+// the last streams to end, as a self-refreshing HTML page with no external assets, and the
 // same as JSON at /status.json. It reads the state the server's metrics are made of, so the
 // page and the metrics always agree.
 package statuspage
@@ -16,12 +17,15 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/server"
+	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
 // Server is what the page reports on; *server.Server is one.
 type Server interface {
 	Streams() []server.StreamStatus
 	Source(ctx context.Context) (server.Source, error)
+	History() []server.EndedStream
+	BinlogReaders() []vstreamer.BinlogReader
 }
 
 // Options configure the page.
@@ -72,6 +76,14 @@ type Status struct {
 	Streams []Stream  `json:"streams"`
 	// PurgeWarnings counts the streams whose position is about to be purged.
 	PurgeWarnings int `json:"purge_warnings"`
+	// Sinks counts the open streams of vstream-sink clients (Stream.Sink).
+	Sinks int `json:"sinks"`
+	// Readers are the shared binlog readers; OwnReaders counts the open streams reading
+	// the binlog with a connection of their own, which are not among them.
+	Readers    []Reader `json:"binlog_readers"`
+	OwnReaders int      `json:"own_readers"`
+	// History is the last streams to end (server.HistorySize), the latest first.
+	History []Ended `json:"history"`
 	// Refresh is the page's reload interval in seconds.
 	Refresh int `json:"-"`
 }
@@ -88,6 +100,8 @@ type Source struct {
 type Stream struct {
 	ID            uint64    `json:"id"`
 	Client        string    `json:"client"`
+	Program       string    `json:"program,omitempty"`
+	Sink          string    `json:"sink,omitempty"`
 	API           string    `json:"api"`
 	Keyspace      string    `json:"keyspace"`
 	Filter        string    `json:"filter"`
@@ -98,6 +112,8 @@ type Stream struct {
 	AckLag        *float64  `json:"ack_lag_seconds"` // null until the client acks
 	RowsSent      int64     `json:"rows_sent"`
 	RowsPerSecond float64   `json:"rows_per_second"`
+	Transactions  int64     `json:"transactions_sent"`
+	Reader        string    `json:"binlog_reader,omitempty"`
 	Copies        []Copy    `json:"copies"`
 	// Headroom is how far the position is from being purged from the source's binlogs;
 	// null before the server's first check of them with this stream open.
@@ -118,6 +134,38 @@ type Headroom struct {
 	PurgeWarning  string    `json:"purge_warning,omitempty"`
 	Checked       time.Time `json:"checked"`
 }
+
+// Reader is one shared binlog reader: its kind ("shared" or "catch-up"), the binlog file
+// it reads, the position after the last transaction it read, and the streams reading it.
+type Reader struct {
+	Kind     string `json:"kind"`
+	File     string `json:"file,omitempty"`
+	Position string `json:"position,omitempty"`
+	Streams  int    `json:"streams"`
+}
+
+// Ended is a stream that ended: as it was at its end, and how it ended. Code is the gRPC
+// code its client was told ("OK" for a clean end) and Error the error's text.
+type Ended struct {
+	ID           uint64    `json:"id"`
+	Client       string    `json:"client"`
+	Program      string    `json:"program,omitempty"`
+	Sink         string    `json:"sink,omitempty"`
+	API          string    `json:"api"`
+	Keyspace     string    `json:"keyspace"`
+	Filter       string    `json:"filter"`
+	Format       string    `json:"format"`
+	Started      time.Time `json:"started"`
+	Ended        time.Time `json:"ended"`
+	Position     string    `json:"position"`
+	Code         string    `json:"code"`
+	Error        string    `json:"error,omitempty"`
+	RowsSent     int64     `json:"rows_sent"`
+	Transactions int64     `json:"transactions_sent"`
+}
+
+// Duration is how long the stream ran.
+func (e Ended) Duration() time.Duration { return e.Ended.Sub(e.Started) }
 
 // BinlogLagDuration and AckLagDuration are the lags for the page.
 func (s Stream) BinlogLagDuration() time.Duration { return s.binlogLag }
@@ -150,7 +198,7 @@ func (h *handler) status(ctx context.Context) Status {
 	}
 	st.Streams = []Stream{}
 	for _, s := range h.srv.Streams() {
-		out := Stream{ID: s.ID, Client: s.Client, API: s.API, Keyspace: s.Keyspace, Filter: s.Filter, Format: s.Format,
+		out := Stream{ID: s.ID, Client: s.Client, Program: s.Program, Sink: s.Sink, Transactions: s.Transactions, Reader: s.Reader, API: s.API, Keyspace: s.Keyspace, Filter: s.Filter, Format: s.Format,
 			Started: s.Started.UTC(), Position: s.Position, BinlogLag: s.BinlogLag.Seconds(), RowsSent: s.RowsSent,
 			RowsPerSecond: s.RowsPerSecond, Copies: []Copy{}, binlogLag: s.BinlogLag, ackLag: s.AckLag}
 		if s.Acked {
@@ -167,7 +215,23 @@ func (h *handler) status(ctx context.Context) Status {
 				st.PurgeWarnings++
 			}
 		}
+		if s.Sink != "" {
+			st.Sinks++
+		}
+		if s.Reader == vstreamer.ReaderOwn {
+			st.OwnReaders++
+		}
 		st.Streams = append(st.Streams, out)
+	}
+	st.Readers = []Reader{}
+	for _, r := range h.srv.BinlogReaders() {
+		st.Readers = append(st.Readers, Reader(r))
+	}
+	st.History = []Ended{}
+	for _, e := range h.srv.History() {
+		st.History = append(st.History, Ended{ID: e.ID, Client: e.Client, Program: e.Program, Sink: e.Sink, API: e.API,
+			Keyspace: e.Keyspace, Filter: e.Filter, Format: e.Format, Started: e.Started.UTC(), Ended: e.Ended.UTC(),
+			Position: e.Position, Code: e.Code, Error: e.Error, RowsSent: e.RowsSent, Transactions: e.Transactions})
 	}
 	return st
 }

@@ -442,7 +442,21 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("stream count %q", got)
 	}
 
-	// In a 1280-pixel window the table fits: nothing scrolls sideways.
+	// A stream that ended with a long error, its invalid filter one unbroken word, is in
+	// the history table once the page refreshes.
+	long := "/(" + strings.Repeat("x", 300)
+	f.open(t, ctx, "current", &binlogdata.Rule{Match: long})
+	if err := chromedp.Do(tctx, chromedp.WaitVisible(chromedp.CSS(`tr.ended td.how .error`))); err != nil {
+		t.Fatalf("the page did not refresh to show the ended stream: %v", err)
+	}
+	if got := text(`tr.ended td.filter`); got != long {
+		t.Errorf("ended stream's filter shown as %q", got)
+	}
+	if got := text(`tr.reader[data-kind="shared"] td.streams`); got != "1" && got != "2" {
+		t.Errorf("shared reader's streams %q", got)
+	}
+
+	// In a 1280-pixel window the tables fit: nothing scrolls sideways.
 	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 800)); err != nil {
 		t.Fatal(err)
 	}
