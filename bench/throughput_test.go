@@ -62,6 +62,7 @@ func TestMain(m *testing.M) {
 	closeBigTxn()
 	removeVstreamd()
 	closeSink()
+	closeShards()
 	os.Exit(code)
 }
 
