@@ -290,10 +290,19 @@ func (k *skew) observe(i int, ev *binlogdata.VEvent) chan struct{} {
 		hi = max(hi, t)
 	}
 	switch {
-	case k.laggard >= 0 && hi-lo <= MaxSkew:
-		k.laggard = -1
-		close(k.caught)
-	case k.laggard < 0 && hi-lo > MaxSkew:
+	case hi-lo <= MaxSkew:
+		if k.laggard >= 0 {
+			k.laggard = -1
+			close(k.caught)
+		}
+	case k.laggard != low:
+		// The shard furthest behind is another one now, often a waiting shard whose time
+		// was taken when it began to wait. vtgate keeps its first laggard until the skew
+		// closes, which a waiting shard's stale time can keep from ever happening; here
+		// the waiting shards wake and take their times again against the new laggard.
+		if k.laggard >= 0 {
+			close(k.caught)
+		}
 		k.laggard, k.caught = low, make(chan struct{})
 	}
 	// Every shard but the laggard waits while the shards are apart: vtgate's test of the
@@ -349,20 +358,15 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 		// At a boundary: the place to wait for other shards, and a batch of heartbeats
 		// alone need not take the token.
 		// The time that counts is the batch's last event's that has one, a heartbeat's
-		// only when the batch has nothing else: a heartbeat may not hold the shard back.
-		var last, beat *binlogdata.VEvent
+		// included (it says the shard has nothing older to send, and never holds it back);
+		// a VGTID's is the time of the transaction it ends, already counted, or older.
+		var last *binlogdata.VEvent
 		for _, ev := range events {
-			switch {
-			case ev.GetType() == binlogdata.VEventType_HEARTBEAT:
-				beat = ev
-			case ev.GetTimestamp() != 0:
+			if ev.GetTimestamp() != 0 && ev.GetType() != binlogdata.VEventType_VGTID {
 				last = ev
 			}
 		}
-		beats := beat != nil && last == nil && !hasOther(events)
-		if last == nil {
-			last = beat
-		}
+		beats := !hasOther(events)
 		if s.m.skew != nil && last != nil {
 			if err := s.align(ctx, last, s.name); err != nil {
 				return err
