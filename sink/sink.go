@@ -295,7 +295,7 @@ func (r *runner) attempt(ctx context.Context) (delivered bool, err error) {
 	} else if err != nil && ctx.Err() == nil && !r.stopping() {
 		// The client retries what a reconnect can cure; what it returns, the server refused
 		// (or the client gave up): retrying from the broker's side cannot help.
-		err = Permanent(fmt.Errorf("stream: %w", err))
+		err = Permanent(fmt.Errorf("vstreamd stream: %w", err))
 	}
 	if !errors.Is(err, errStopped) {
 		// What was published after the last commit comes again on the next attempt.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/vstream-cdc/vstream/client"
@@ -20,8 +23,15 @@ import (
 // config is vstream-sink's configuration: flags, environment variables (VSTREAM_SINK_ + the
 // key in upper case with - as _) and a YAML file, read as vstreamd reads its own.
 type config struct {
-	Server string `yaml:"server"`
-	Token  string `yaml:"token"`
+	Server    string `yaml:"server"`
+	Token     string `yaml:"token"`
+	TokenFile string `yaml:"token-file"`
+	// TLS toward vstreamd: on with tls true or any of the files or the server name.
+	TLS           string `yaml:"tls"`
+	TLSCA         string `yaml:"tls-ca"`
+	TLSCert       string `yaml:"tls-cert"`
+	TLSKey        string `yaml:"tls-key"`
+	TLSServerName string `yaml:"tls-server-name"`
 	// Name keys the committed position and prefixes record IDs: one per sink.
 	Name string `yaml:"name"`
 	// Sink is kafka or nats.
@@ -50,12 +60,36 @@ type config struct {
 	KafkaOffsetsTopic     string `yaml:"kafka-offsets-topic"`
 	KafkaMaxRecordBytes   string `yaml:"kafka-max-record-bytes"`
 	KafkaMaxBufferedBytes string `yaml:"kafka-max-buffered-bytes"`
+	// KafkaSASLMechanism is plain, scram-sha-256, scram-sha-512 or oauthbearer; empty is none.
+	KafkaSASLMechanism    string `yaml:"kafka-sasl-mechanism"`
+	KafkaSASLUser         string `yaml:"kafka-sasl-user"`
+	KafkaSASLPassword     string `yaml:"kafka-sasl-password"`
+	KafkaSASLPasswordFile string `yaml:"kafka-sasl-password-file"`
+	KafkaSASLToken        string `yaml:"kafka-sasl-token"`
+	KafkaSASLTokenFile    string `yaml:"kafka-sasl-token-file"`
+	KafkaTLS              string `yaml:"kafka-tls"`
+	KafkaTLSCA            string `yaml:"kafka-tls-ca"`
+	KafkaTLSCert          string `yaml:"kafka-tls-cert"`
+	KafkaTLSKey           string `yaml:"kafka-tls-key"`
+	KafkaTLSServerName    string `yaml:"kafka-tls-server-name"`
 
-	NATSURL        string `yaml:"nats-url"`
-	NATSStream     string `yaml:"nats-stream"`
-	NATSBucket     string `yaml:"nats-bucket"`
-	NATSDuplicates string `yaml:"nats-duplicate-window"`
-	NATSInFlight   string `yaml:"nats-max-in-flight"`
+	NATSURL           string `yaml:"nats-url"`
+	NATSStream        string `yaml:"nats-stream"`
+	NATSBucket        string `yaml:"nats-bucket"`
+	NATSDuplicates    string `yaml:"nats-duplicate-window"`
+	NATSInFlight      string `yaml:"nats-max-in-flight"`
+	NATSUser          string `yaml:"nats-user"`
+	NATSPassword      string `yaml:"nats-password"`
+	NATSPasswordFile  string `yaml:"nats-password-file"`
+	NATSToken         string `yaml:"nats-token"`
+	NATSTokenFile     string `yaml:"nats-token-file"`
+	NATSNKeySeedFile  string `yaml:"nats-nkey-seed-file"`
+	NATSCredsFile     string `yaml:"nats-creds-file"`
+	NATSTLS           string `yaml:"nats-tls"`
+	NATSTLSCA         string `yaml:"nats-tls-ca"`
+	NATSTLSCert       string `yaml:"nats-tls-cert"`
+	NATSTLSKey        string `yaml:"nats-tls-key"`
+	NATSTLSServerName string `yaml:"nats-tls-server-name"`
 
 	checkOnly bool
 	parsed    settings
@@ -71,11 +105,24 @@ type settings struct {
 	maxRecord, maxBuffer int
 	duplicates           time.Duration
 	inFlight             int
+	// token is the bearer token for vstreamd, from token or token-file.
+	token string
+	// serverTLS, kafkaTLS and natsTLS are the TLS client configurations; nil is no TLS.
+	serverTLS, kafkaTLS, natsTLS *tls.Config
+	// kafkaSASL and natsAuth are the brokers' credentials, as client options.
+	kafkaSASL []kgo.Opt
+	natsAuth  []natsgo.Option
 }
 
 var flagDefs = []cliconfig.Flag[config]{
 	{Name: "server", Usage: "vstreamd gRPC address", Field: func(c *config) *string { return &c.Server }, Default: "127.0.0.1:15991"},
-	{Name: "token", Usage: "bearer token for vstreamd (optional)", Field: func(c *config) *string { return &c.Token }},
+	{Name: "token", Usage: "bearer token for vstreamd (optional; better from the environment or token-file)", Field: func(c *config) *string { return &c.Token }},
+	{Name: "token-file", Usage: "file holding the bearer token for vstreamd (instead of token)", Field: func(c *config) *string { return &c.TokenFile }},
+	{Name: "tls", Usage: "true: TLS to vstreamd, verified with the system's roots unless tls-ca is given (any tls- file or name also turns it on)", Field: func(c *config) *string { return &c.TLS }, Default: "false"},
+	{Name: "tls-ca", Usage: "PEM CA file that verifies vstreamd's certificate", Field: func(c *config) *string { return &c.TLSCA }},
+	{Name: "tls-cert", Usage: "PEM client certificate for vstreamd's mutual TLS (with tls-key)", Field: func(c *config) *string { return &c.TLSCert }},
+	{Name: "tls-key", Usage: "PEM private key of tls-cert", Field: func(c *config) *string { return &c.TLSKey }},
+	{Name: "tls-server-name", Usage: "name vstreamd's certificate must hold, when not the host of server", Field: func(c *config) *string { return &c.TLSServerName }},
 	{Name: "name", Usage: "the sink's name: keys its committed position and its record IDs; one per sink", Field: func(c *config) *string { return &c.Name }, Default: "vstream-sink"},
 	{Name: "sink", Usage: "kafka or nats", Field: func(c *config) *string { return &c.Sink }},
 	{Name: "position", Usage: "where to start when the sink has no committed position: current, a GTID position (see vstream --position), or copy: every row of the tables first (a snapshot, resumable), then their changes", Field: func(c *config) *string { return &c.Position }, Default: "current"},
@@ -100,11 +147,34 @@ var flagDefs = []cliconfig.Flag[config]{
 	{Name: "kafka-offsets-topic", Usage: "topic of the committed positions (created compacted when missing)", Field: func(c *config) *string { return &c.KafkaOffsetsTopic }, Default: "vstream-sink-offsets"},
 	{Name: "kafka-max-record-bytes", Usage: "largest record to send; a larger one stops the sink with an error (the broker's message.max.bytes)", Field: func(c *config) *string { return &c.KafkaMaxRecordBytes }, Default: "1048588"},
 	{Name: "kafka-max-buffered-bytes", Usage: "most record bytes held before the broker acknowledges them (at least kafka-max-record-bytes)", Field: func(c *config) *string { return &c.KafkaMaxBufferedBytes }, Default: "67108864"},
+	{Name: "kafka-sasl-mechanism", Usage: "SASL toward the brokers: plain, scram-sha-256, scram-sha-512 or oauthbearer (default: none)", Field: func(c *config) *string { return &c.KafkaSASLMechanism }},
+	{Name: "kafka-sasl-user", Usage: "SASL user (plain, scram-*)", Field: func(c *config) *string { return &c.KafkaSASLUser }},
+	{Name: "kafka-sasl-password", Usage: "SASL password (plain, scram-*; better from the environment or kafka-sasl-password-file)", Field: func(c *config) *string { return &c.KafkaSASLPassword }},
+	{Name: "kafka-sasl-password-file", Usage: "file holding the SASL password", Field: func(c *config) *string { return &c.KafkaSASLPasswordFile }},
+	{Name: "kafka-sasl-token", Usage: "OAUTHBEARER token (better from the environment or kafka-sasl-token-file)", Field: func(c *config) *string { return &c.KafkaSASLToken }},
+	{Name: "kafka-sasl-token-file", Usage: "file holding the OAUTHBEARER token, read again at every connection (so a refreshed token is used)", Field: func(c *config) *string { return &c.KafkaSASLTokenFile }},
+	{Name: "kafka-tls", Usage: "true: TLS to the brokers, verified with the system's roots unless kafka-tls-ca is given (any kafka-tls- file or name also turns it on)", Field: func(c *config) *string { return &c.KafkaTLS }, Default: "false"},
+	{Name: "kafka-tls-ca", Usage: "PEM CA file that verifies the brokers' certificates", Field: func(c *config) *string { return &c.KafkaTLSCA }},
+	{Name: "kafka-tls-cert", Usage: "PEM client certificate for the brokers (with kafka-tls-key)", Field: func(c *config) *string { return &c.KafkaTLSCert }},
+	{Name: "kafka-tls-key", Usage: "PEM private key of kafka-tls-cert", Field: func(c *config) *string { return &c.KafkaTLSKey }},
+	{Name: "kafka-tls-server-name", Usage: "name the brokers' certificates must hold, when not the host dialled", Field: func(c *config) *string { return &c.KafkaTLSServerName }},
 	{Name: "nats-url", Usage: "NATS server URL(s)", Field: func(c *config) *string { return &c.NATSURL }},
 	{Name: "nats-stream", Usage: "JetStream stream of the subjects (created when missing)", Field: func(c *config) *string { return &c.NATSStream }, Default: "VSTREAM"},
 	{Name: "nats-bucket", Usage: "KV bucket of the checkpoints (created when missing)", Field: func(c *config) *string { return &c.NATSBucket }, Default: "vstream-sink"},
 	{Name: "nats-duplicate-window", Usage: "duplicate window of a stream the sink creates: repeats after a restart are dropped within it", Field: func(c *config) *string { return &c.NATSDuplicates }, Default: "2m"},
 	{Name: "nats-max-in-flight", Usage: "most messages published and not yet acknowledged", Field: func(c *config) *string { return &c.NATSInFlight }, Default: "1024"},
+	{Name: "nats-user", Usage: "NATS user (with nats-password)", Field: func(c *config) *string { return &c.NATSUser }},
+	{Name: "nats-password", Usage: "NATS password (better from the environment or nats-password-file)", Field: func(c *config) *string { return &c.NATSPassword }},
+	{Name: "nats-password-file", Usage: "file holding the NATS password", Field: func(c *config) *string { return &c.NATSPasswordFile }},
+	{Name: "nats-token", Usage: "NATS token (better from the environment or nats-token-file)", Field: func(c *config) *string { return &c.NATSToken }},
+	{Name: "nats-token-file", Usage: "file holding the NATS token", Field: func(c *config) *string { return &c.NATSTokenFile }},
+	{Name: "nats-nkey-seed-file", Usage: "file holding an NKey user seed (SU...): sign the server's nonce with it", Field: func(c *config) *string { return &c.NATSNKeySeedFile }},
+	{Name: "nats-creds-file", Usage: "NATS credentials file (a user JWT and its NKey seed, as nsc writes it)", Field: func(c *config) *string { return &c.NATSCredsFile }},
+	{Name: "nats-tls", Usage: "true: TLS to NATS, verified with the system's roots unless nats-tls-ca is given (any nats-tls- file or name, or a tls:// URL, also turns it on)", Field: func(c *config) *string { return &c.NATSTLS }, Default: "false"},
+	{Name: "nats-tls-ca", Usage: "PEM CA file that verifies the NATS server's certificate", Field: func(c *config) *string { return &c.NATSTLSCA }},
+	{Name: "nats-tls-cert", Usage: "PEM client certificate for NATS (with nats-tls-key)", Field: func(c *config) *string { return &c.NATSTLSCert }},
+	{Name: "nats-tls-key", Usage: "PEM private key of nats-tls-cert", Field: func(c *config) *string { return &c.NATSTLSKey }},
+	{Name: "nats-tls-server-name", Usage: "name the NATS server's certificate must hold, when not the host dialled", Field: func(c *config) *string { return &c.NATSTLSServerName }},
 }
 
 func loadConfig(args []string, getenv func(string) string) (*config, error) {
@@ -129,6 +199,9 @@ func (c *config) validate() error {
 	}
 	if c.Name == "" {
 		return errors.New("name is empty")
+	}
+	if err := c.validateServerAuth(); err != nil {
+		return err
 	}
 	if c.Format == "" || c.Format == "vevent" {
 		return errors.New("format is required: an encoded format such as debezium-json (records need a topic, a key and a value)")
@@ -204,6 +277,9 @@ func (c *config) validate() error {
 		if p.maxBuffer, err = positiveInt("kafka-max-buffered-bytes", c.KafkaMaxBufferedBytes); err != nil {
 			return err
 		}
+		if err = c.validateKafkaAuth(); err != nil {
+			return err
+		}
 	case "nats":
 		if c.NATSURL == "" {
 			return errors.New("nats-url is required with sink nats")
@@ -218,6 +294,9 @@ func (c *config) validate() error {
 			return err
 		}
 		if p.inFlight, err = positiveInt("nats-max-in-flight", c.NATSInFlight); err != nil {
+			return err
+		}
+		if err = c.validateNATSAuth(); err != nil {
 			return err
 		}
 	default:

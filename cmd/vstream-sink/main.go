@@ -25,6 +25,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/cliconfig"
+	"github.com/vstream-cdc/vstream/internal/secure"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/kafka"
 	"github.com/vstream-cdc/vstream/sink/nats"
@@ -62,7 +63,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstream-sink: configuration is valid")
 		return 0
 	}
-	cl, err := client.Dial(cfg.Server, client.Options{Token: cfg.Token, Logger: log, Identity: "vstream-sink/" + cfg.Name})
+	cl, err := client.Dial(cfg.Server, client.Options{Token: p.token, Logger: log, Identity: "vstream-sink/" + cfg.Name,
+		DialOptions: secure.GRPC(p.serverTLS)})
 	if err != nil {
 		fmt.Fprintln(stderr, "vstream-sink:", err)
 		return 1
@@ -135,10 +137,10 @@ func newPublisher(cfg *config) (sink.Publisher, error) {
 	switch cfg.Sink {
 	case "kafka":
 		return kafka.New(kafka.Options{Brokers: p.brokers, Name: cfg.Name, OffsetsTopic: cfg.KafkaOffsetsTopic,
-			MaxRecordBytes: p.maxRecord, MaxBufferedBytes: p.maxBuffer})
+			MaxRecordBytes: p.maxRecord, MaxBufferedBytes: p.maxBuffer, Extra: p.kafkaOpts()})
 	case "nats":
 		return nats.New(nats.Options{URL: cfg.NATSURL, Name: cfg.Name, Stream: cfg.NATSStream, SubjectPrefix: cfg.TopicPrefix,
-			Duplicates: p.duplicates, Bucket: cfg.NATSBucket, MaxInFlight: p.inFlight})
+			Duplicates: p.duplicates, Bucket: cfg.NATSBucket, MaxInFlight: p.inFlight, Extra: p.natsAuth})
 	default:
 		return nil, fmt.Errorf("sink %q: want kafka or nats", cfg.Sink)
 	}

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -19,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,11 +31,12 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/render"
+	"github.com/vstream-cdc/vstream/internal/secure"
 )
 
 const defaultServer = "127.0.0.1:15991"
 
-const usage = `Usage: vstream [tables|position] --server ADDR [--token T] [--position P] [--tables RULES | --filter JSON]
+const usage = `Usage: vstream [tables|position] --server ADDR [--token-file F] [--tls-ca F [--tls-cert F --tls-key F]] [--position P] [--tables RULES | --filter JSON]
                [--output text|json|protojson] [--format F] [--max-events N] [--timeout D] [--heartbeat D] [--keyspace K]
 
 Prints the change stream of a vstreamd server: one line per row change as a person reads it
@@ -72,6 +75,7 @@ func main() {
 type config struct {
 	server    string
 	token     string
+	tls       *tls.Config
 	request   client.Request
 	maxEvents int
 	timeout   time.Duration
@@ -103,7 +107,13 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 		fs.PrintDefaults()
 	}
 	server := fs.String("server", orDefault(getenv("VSTREAM_SERVER"), defaultServer), "vstreamd gRPC `address` (env VSTREAM_SERVER)")
-	token := fs.String("token", getenv("VSTREAM_TOKEN"), "bearer `token` (env VSTREAM_TOKEN)")
+	token := fs.String("token", getenv("VSTREAM_TOKEN"), "bearer `token` (env VSTREAM_TOKEN; better there or in --token-file than on the command line)")
+	tokenFile := fs.String("token-file", getenv("VSTREAM_TOKEN_FILE"), "`file` holding the bearer token (env VSTREAM_TOKEN_FILE)")
+	tlsOn := fs.Bool("tls", envBool(getenv("VSTREAM_TLS")), "TLS to the server, verified with the system's roots unless --tls-ca is given; any --tls-* flag also turns it on (env VSTREAM_TLS)")
+	tlsCA := fs.String("tls-ca", getenv("VSTREAM_TLS_CA"), "PEM CA `file` that verifies the server's certificate (env VSTREAM_TLS_CA)")
+	tlsCert := fs.String("tls-cert", getenv("VSTREAM_TLS_CERT"), "PEM client certificate `file` for mutual TLS, with --tls-key (env VSTREAM_TLS_CERT)")
+	tlsKey := fs.String("tls-key", getenv("VSTREAM_TLS_KEY"), "PEM private key `file` of --tls-cert (env VSTREAM_TLS_KEY)")
+	tlsServerName := fs.String("tls-server-name", getenv("VSTREAM_TLS_SERVER_NAME"), "`name` the server's certificate must hold, when not the host of --server (env VSTREAM_TLS_SERVER_NAME)")
 	position := fs.String("position", "current",
 		"start `position`: current, copy (copy the selected tables first), MariaDB/<gtid set>, MySQL56/<gtid set>, FilePos/<binlog file>:<offset>, or a VGTID event or its vgtid as JSON")
 	keyspace := fs.String("keyspace", "", "`keyspace` for a current or GTID position; empty lets the server choose")
@@ -133,11 +143,19 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	cfg := &config{server: *server, token: *token, maxEvents: *maxEvents, timeout: *timeout}
+	cfg := &config{server: *server, maxEvents: *maxEvents, timeout: *timeout}
+	var err error
+	if cfg.token, err = secure.Secret("--token", *token, *tokenFile); err != nil {
+		return nil, usagef("%v", err)
+	}
+	files := secure.TLSFiles{On: *tlsOn, CA: *tlsCA, Cert: *tlsCert, Key: *tlsKey, ServerName: *tlsServerName}
+	if cfg.tls, err = files.Config("--"); err != nil {
+		return nil, usagef("%v", err)
+	}
 	if *output != "" {
-		o, err := render.ParseOutput(*output)
-		if err != nil {
-			return nil, usagef("--output: %v", err)
+		o, perr := render.ParseOutput(*output)
+		if perr != nil {
+			return nil, usagef("--output: %v", perr)
 		}
 		cfg.output = o
 	}
@@ -210,6 +228,12 @@ func buildFilter(tables string, tablesSet bool, filterJSON string, filterSet boo
 		return &f, nil
 	}
 	return client.ParseTables(tables), nil
+}
+
+// envBool reads a boolean environment variable: anything strconv.ParseBool takes as true.
+func envBool(v string) bool {
+	b, _ := strconv.ParseBool(v)
+	return b
 }
 
 func orDefault(v, def string) string {
@@ -285,7 +309,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logTo = bar.logWriter()
 	}
 	log := slog.New(slog.NewTextHandler(logTo, nil))
-	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, Identity: "vstream"})
+	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, Identity: "vstream", DialOptions: secure.GRPC(cfg.tls)})
 	if err != nil {
 		fmt.Fprintf(stderr, "vstream: %v\n", err)
 		return 1
@@ -319,7 +343,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, client.ErrStreamDown):
 		// --timeout or Ctrl-C while the server could not be reached: nothing was streamed.
-		fmt.Fprintf(stderr, "vstream: %v\n", err)
+		fmt.Fprintf(stderr, "vstream: vstreamd %s: %v\n", cfg.server, err)
 		return 1
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		// --timeout or Ctrl-C: what was received has been printed.
@@ -328,7 +352,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vstream: %v\nvstream: the position is purged from the server's binlogs; --on-purged when_needed copies the tables again and streams on\n", err)
 		return 1
 	default:
-		fmt.Fprintf(stderr, "vstream: %v\n", err)
+		fmt.Fprintf(stderr, "vstream: vstreamd %s: %v\n", cfg.server, err)
 		return 1
 	}
 }

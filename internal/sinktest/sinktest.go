@@ -6,6 +6,7 @@ package sinktest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -58,6 +59,26 @@ func KafkaCluster(t testing.TB, partitions int, configs map[string]string) *kfak
 	return c
 }
 
+// KafkaSASL starts an in-process Kafka cluster, as Kafka does, that wants SASL: a superuser
+// user with password pass under each of mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).
+// With tlsCfg it also serves TLS. It returns the cluster's seed brokers.
+func KafkaSASL(t testing.TB, partitions int, user, pass string, tlsCfg *tls.Config, mechanisms ...string) []string {
+	t.Helper()
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(partitions), kfake.EnableSASL()}
+	for _, m := range mechanisms {
+		opts = append(opts, kfake.Superuser(m, user, pass))
+	}
+	if tlsCfg != nil {
+		opts = append(opts, kfake.TLS(tlsCfg))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
 // Got is one record read back from a broker.
 type Got struct {
 	Topic, Key string
@@ -71,11 +92,12 @@ type Got struct {
 
 // ReadKafka reads, with isolation.level=read_committed, every record of the topics that
 // match the regular expression, until want records came or no record came for quiet.
-func ReadKafka(t testing.TB, brokers []string, topics string, want int, quiet time.Duration) []Got {
+// Extra are more client options: the cluster's SASL or TLS.
+func ReadKafka(t testing.TB, brokers []string, topics string, want int, quiet time.Duration, extra ...kgo.Opt) []Got {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeRegex(), kgo.ConsumeTopics(topics),
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ConsumeRegex(), kgo.ConsumeTopics(topics),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.MetadataMinAge(100*time.Millisecond))
+		kgo.MetadataMinAge(100 * time.Millisecond)}, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +135,23 @@ type NATSServer struct {
 	port int
 	dir  string
 	cmd  *exec.Cmd
+	// conf is the configuration file given to the server, when it has one.
+	conf string
+	// opts are the client options that reach it (its credentials, its TLS).
+	opts []nats.Option
+	tls  bool
+}
+
+// NATSConfig configures a nats-server that wants credentials or TLS.
+type NATSConfig struct {
+	// Conf is put in the server's configuration file, e.g. an authorization block or a tls
+	// block; the listen address, JetStream and its store are set apart from it.
+	Conf string
+	// TLS says the server wants TLS: its URL is tls://.
+	TLS bool
+	// ClientOptions are what a client needs to connect (credentials, TLS): the server's
+	// readiness check and the helpers given Options() use them.
+	ClientOptions []nats.Option
 }
 
 // RequireNATSEnv is the variable that makes a missing nats-server a failure rather than a
@@ -122,6 +161,12 @@ const RequireNATSEnv = "VSTREAM_REQUIRE_NATS"
 // StartNATS starts nats-server -js (Debian's nats-server package; scripts/install-deps.sh
 // installs it). Without it the test is skipped, or fails when RequireNATSEnv is set.
 func StartNATS(t testing.TB) *NATSServer {
+	t.Helper()
+	return StartNATSWith(t, NATSConfig{})
+}
+
+// StartNATSWith is StartNATS with a configuration: credentials, TLS.
+func StartNATSWith(t testing.TB, nc NATSConfig) *NATSServer {
 	t.Helper()
 	bin, err := exec.LookPath("nats-server")
 	if err != nil {
@@ -143,14 +188,34 @@ func StartNATS(t testing.TB) *NATSServer {
 	if err := lis.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s := &NATSServer{t: t, bin: bin, port: port, dir: t.TempDir()}
+	s := &NATSServer{t: t, bin: bin, port: port, dir: t.TempDir(), opts: nc.ClientOptions, tls: nc.TLS}
+	if nc.Conf != "" {
+		s.conf = filepath.Join(s.dir, "nats-server.conf")
+		if err := os.WriteFile(s.conf, []byte(nc.Conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Start()
 	t.Cleanup(s.Stop)
 	return s
 }
 
 // URL is the server's client URL.
-func (s *NATSServer) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", s.port) }
+func (s *NATSServer) URL() string {
+	if s.tls {
+		return fmt.Sprintf("tls://127.0.0.1:%d", s.port)
+	}
+	return fmt.Sprintf("nats://127.0.0.1:%d", s.port)
+}
+
+// Options are the client options that reach the server (NATSConfig.ClientOptions).
+func (s *NATSServer) Options() []nats.Option { return s.opts }
+
+// Log is what the server has logged so far.
+func (s *NATSServer) Log() string {
+	data, _ := os.ReadFile(filepath.Join(s.dir, "nats-server.log"))
+	return string(data)
+}
 
 // Start starts the process and waits until it accepts connections.
 func (s *NATSServer) Start() {
@@ -159,7 +224,11 @@ func (s *NATSServer) Start() {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.cmd = exec.Command(s.bin, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(s.port), "-sd", filepath.Join(s.dir, "store"))
+	args := []string{"-js", "-a", "127.0.0.1", "-p", strconv.Itoa(s.port), "-sd", filepath.Join(s.dir, "store")}
+	if s.conf != "" {
+		args = append(args, "-c", s.conf)
+	}
+	s.cmd = exec.Command(s.bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
@@ -167,7 +236,7 @@ func (s *NATSServer) Start() {
 	logf.Close()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		nc, err := nats.Connect(s.URL(), nats.Timeout(time.Second))
+		nc, err := nats.Connect(s.URL(), append([]nats.Option{nats.Timeout(time.Second)}, s.opts...)...)
 		if err == nil {
 			js, jerr := jetstream.New(nc)
 			if jerr == nil {
@@ -213,9 +282,9 @@ func (s *NATSServer) Restart() {
 
 // JetStream connects to the NATS server at url for a test's own reads and settings; the
 // connection closes with the test.
-func JetStream(t testing.TB, url string) jetstream.JetStream {
+func JetStream(t testing.TB, url string, opts ...nats.Option) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,9 +298,9 @@ func JetStream(t testing.TB, url string) jetstream.JetStream {
 
 // ReadNATS reads every message of a stream from its start, until want messages came or no
 // message came for quiet.
-func ReadNATS(t testing.TB, url, stream string, want int, quiet time.Duration) []Got {
+func ReadNATS(t testing.TB, url, stream string, want int, quiet time.Duration, opts ...nats.Option) []Got {
 	t.Helper()
-	js := JetStream(t, url)
+	js := JetStream(t, url, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})

@@ -15,6 +15,12 @@ import (
 // cleanup stops it.
 func Serve(t testing.TB, db *testdb.Server, database string) string {
 	t.Helper()
+	return ServeWith(t, db, database, server.Options{})
+}
+
+// ServeWith is Serve with the server's options, e.g. TLS and a token.
+func ServeWith(t testing.TB, db *testdb.Server, database string, opts server.Options) string {
+	t.Helper()
 	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: database})
 	if err != nil {
 		t.Fatal(err)
@@ -23,7 +29,7 @@ func Serve(t testing.TB, db *testdb.Server, database string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.New(e, server.Options{})
+	s := server.New(e, opts)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -137,6 +137,28 @@ func New(opts Options) (*Publisher, error) {
 // Resume connects (once; the connection reconnects by itself), makes the stream and the
 // bucket when missing and reads the checkpoint.
 func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
+	pos, err := p.resume(ctx)
+	if err == nil || p.nc == nil {
+		return pos, err
+	}
+	// A connection the server refused is closed by the client, and what it is asked next
+	// fails with "connection closed": the refusal itself is the connection's last error.
+	// Credentials the server refuses are refused again: the error names them (never their
+	// secret: the server's error holds none) and ends the sink.
+	last := p.nc.LastError()
+	if last == nil || !p.nc.IsClosed() {
+		return nil, err
+	}
+	p.nc.Close()
+	p.nc, p.js = nil, nil
+	if errors.Is(last, nats.ErrAuthorization) || errors.Is(last, nats.ErrAuthExpired) || errors.Is(last, nats.ErrAuthRevoked) ||
+		errors.Is(last, nats.ErrAccountAuthExpired) || errors.Is(last, nats.ErrPermissionViolation) {
+		return nil, sink.Permanent(fmt.Errorf("nats %s refused the credentials: %w", p.opts.URL, last))
+	}
+	return nil, fmt.Errorf("nats %s: %w (connection closed: %w)", p.opts.URL, last, err)
+}
+
+func (p *Publisher) resume(ctx context.Context) (*binlogdata.VGtid, error) {
 	p.drop()
 	if p.nc == nil {
 		nc, err := nats.Connect(p.opts.URL, append([]nats.Option{
