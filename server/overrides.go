@@ -32,7 +32,7 @@ const (
 // vitessOverrides are the keys Vitess's VReplication config reads (v0.24.4,
 // go/vt/vttablet/common/config.go), with how their values are read. vstream-packet-size is
 // honoured; the others tune Vitess's own replication workers or its dynamic packet sizing
-// and are accepted and checked without effect here (see the README).
+// and are accepted and checked without effect here (docs/consuming.md, "Vitess's API").
 var vitessOverrides = map[string]overrideKind{
 	"vreplication-experimental-flags":         overrideInt64,
 	"vreplication-net-read-timeout":           overrideInt,

@@ -183,7 +183,7 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 	stop()
 
 	// Stopped: the DDLs are read from the binlog when the tracker starts again, and each is
-	// described as the table is then (the README's "not exact").
+	// described as the table is then (docs/schema-history.md, "Not exact").
 	execSQL(t, "ALTER TABLE sh_tr ADD COLUMN b0 INT")
 	afterB0 := serverPos(t)
 	execSQL(t, "ALTER TABLE sh_tr CHANGE b0 b INT")

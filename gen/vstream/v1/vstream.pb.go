@@ -203,7 +203,7 @@ type Start struct {
 	// Output format; empty or "vevent" is the native VEvent batches. Other formats arrive as
 	// EncodedMessages.
 	Format string `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
-	// Options of the output format (see the README); unknown options are refused.
+	// Options of the output format (docs/formats.md); unknown options are refused.
 	FormatOptions map[string]string `protobuf:"bytes,5,rep,name=format_options,json=formatOptions,proto3" json:"format_options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
