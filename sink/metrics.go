@@ -11,6 +11,10 @@ type Metrics struct {
 	records, bytes, commits, retries prometheus.Counter
 	commitSeconds                    prometheus.Histogram
 	lastCommit                       prometheus.Gauge
+	// oversized counts records too large for the broker by what was done with them;
+	// claimBytes the values written to the claim-check store.
+	oversized  *prometheus.CounterVec
+	claimBytes prometheus.Counter
 }
 
 // NewMetrics registers the metrics of a sink of the given kind (kafka, nats) with reg.
@@ -29,8 +33,15 @@ func NewMetrics(reg prometheus.Registerer, kind string) *Metrics {
 			Help: "Time a commit took, records' acknowledgements included.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 		lastCommit: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "vstream_sink", Name: "last_commit_timestamp_seconds", ConstLabels: labels,
 			Help: "When the last commit finished, as a Unix time."}),
+		oversized: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "vstream_sink", Name: "oversize_records_total", ConstLabels: labels,
+			Help: "Records larger than the broker takes, by outcome: fail (the sink stopped), key-only or claim-check (a marker or reference record sent instead)."}, []string{"outcome"}),
+		claimBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vstream_sink", Name: "claim_check_bytes_total", ConstLabels: labels,
+			Help: "Bytes of record values written to the claim-check store."}),
 	}
-	reg.MustRegister(m.records, m.bytes, m.commits, m.retries, m.commitSeconds, m.lastCommit)
+	for _, o := range []string{OversizeFail, OversizeKeyOnly, OversizeClaimCheck} {
+		m.oversized.WithLabelValues(o)
+	}
+	reg.MustRegister(m.records, m.bytes, m.commits, m.retries, m.commitSeconds, m.lastCommit, m.oversized, m.claimBytes)
 	return m
 }
 
@@ -56,4 +67,14 @@ func (m *Metrics) retry() {
 		return
 	}
 	m.retries.Inc()
+}
+
+func (m *Metrics) oversize(outcome string, stored int) {
+	if m == nil {
+		return
+	}
+	m.oversized.WithLabelValues(outcome).Inc()
+	if outcome == OversizeClaimCheck {
+		m.claimBytes.Add(float64(stored))
+	}
 }

@@ -119,6 +119,10 @@ type Config struct {
 	Request client.Request
 	// Topics maps each message's topic to the destination's.
 	Topics TopicMap
+	// Oversize says what a record larger than the broker takes does, when the Publisher can
+	// tell (a Limiter): stop the sink (the default), or send a marker or a claim-check
+	// reference in its place.
+	Oversize Oversize
 	// CheckpointInterval bounds how long a resume point with no records after the last
 	// commit waits before it is committed alone; zero means 5s.
 	CheckpointInterval time.Duration
@@ -156,6 +160,9 @@ var errStopped = errors.New("sink stopped")
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Request.Format == "" || cfg.Request.Format == "vevent" {
 		return errors.New("sink: the request needs an encoded format (e.g. debezium-json), not native VEvents")
+	}
+	if err := cfg.Oversize.Validate(); err != nil {
+		return fmt.Errorf("sink: %w", err)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -363,6 +370,9 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 			if rec.Value == nil {
 				rec.Value = []byte{}
 			}
+		}
+		if rec, err = r.fit(ctx, rec); err != nil {
+			return err
 		}
 		if err := r.cfg.Publisher.Publish(ctx, rec); err != nil {
 			return fmt.Errorf("publish to %s: %w", topic, err)

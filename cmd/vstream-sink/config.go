@@ -18,6 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/cliconfig"
 	"github.com/vstream-cdc/vstream/sink"
+	"github.com/vstream-cdc/vstream/sink/claimcheck"
 )
 
 // config is vstream-sink's configuration: flags, environment variables (VSTREAM_SINK_ + the
@@ -51,6 +52,10 @@ type config struct {
 	TopicPrefix   string `yaml:"topic-prefix"`
 	TopicMap      string `yaml:"topic-map"`
 	DefaultTopic  string `yaml:"default-topic"`
+	// OnOversize is fail, key-only or claim-check: what a record larger than the broker
+	// takes does; ClaimCheckURL is the store of claim-check.
+	OnOversize    string `yaml:"on-oversize"`
+	ClaimCheckURL string `yaml:"claim-check-url"`
 	Checkpoint    string `yaml:"checkpoint-interval"`
 	DrainTimeout  string `yaml:"drain-timeout"`
 	MetricsListen string `yaml:"metrics-listen"`
@@ -139,6 +144,8 @@ var flagDefs = []cliconfig.Flag[config]{
 	{Name: "topic-prefix", Usage: "put before every topic (for nats, the subject prefix; required there, e.g. cdc.)", Field: func(c *config) *string { return &c.TopicPrefix }},
 	{Name: "topic-map", Usage: "from=to topic renames separated by commas, applied instead of the prefix", Field: func(c *config) *string { return &c.TopicMap }},
 	{Name: "default-topic", Usage: "topic of messages whose format names none", Field: func(c *config) *string { return &c.DefaultTopic }},
+	{Name: "on-oversize", Usage: "a record larger than the broker takes (kafka-max-record-bytes; NATS max_payload or the stream's max_msg_size): fail (stop the sink), key-only (send its key and headers with an empty value and vstream.oversize headers) or claim-check (write its value to claim-check-url, then send a reference to it)", Field: func(c *config) *string { return &c.OnOversize }, Default: "fail"},
+	{Name: "claim-check-url", Usage: "store of on-oversize claim-check: file:///dir, or s3://bucket/prefix?endpoint=https://host:port&region=r (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials or the instance's role)", Field: func(c *config) *string { return &c.ClaimCheckURL }},
 	{Name: "checkpoint-interval", Usage: "how long a position with no records after it waits before it is saved alone", Field: func(c *config) *string { return &c.Checkpoint }, Default: "5s"},
 	{Name: "drain-timeout", Usage: "on SIGTERM, how long to wait for a transaction boundary before dropping what is open", Field: func(c *config) *string { return &c.DrainTimeout }, Default: "10s"},
 	{Name: "metrics-listen", Usage: "HTTP address for Prometheus metrics at /metrics (default: off)", Field: func(c *config) *string { return &c.MetricsListen }},
@@ -255,6 +262,21 @@ func (c *config) validate() error {
 		return fmt.Errorf("topic-map: %w", err)
 	}
 	p.topics = sink.TopicMap{Names: names, Prefix: c.TopicPrefix, Default: c.DefaultTopic}
+	switch c.OnOversize {
+	case sink.OversizeFail, sink.OversizeKeyOnly:
+		if c.ClaimCheckURL != "" {
+			return fmt.Errorf("claim-check-url is set but on-oversize is %s: set on-oversize claim-check, or drop the URL", c.OnOversize)
+		}
+	case sink.OversizeClaimCheck:
+		if c.ClaimCheckURL == "" {
+			return errors.New("on-oversize claim-check needs claim-check-url: file:///dir or s3://bucket/prefix?endpoint=https://host:port")
+		}
+		if _, err = claimcheck.Parse(c.ClaimCheckURL); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("on-oversize %q: want %s, %s or %s", c.OnOversize, sink.OversizeFail, sink.OversizeKeyOnly, sink.OversizeClaimCheck)
+	}
 	switch c.Sink {
 	case "kafka":
 		for b := range strings.SplitSeq(c.KafkaBrokers, ",") {

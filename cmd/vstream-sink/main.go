@@ -27,6 +27,7 @@ import (
 	"github.com/vstream-cdc/vstream/internal/cliconfig"
 	"github.com/vstream-cdc/vstream/internal/secure"
 	"github.com/vstream-cdc/vstream/sink"
+	"github.com/vstream-cdc/vstream/sink/claimcheck"
 	"github.com/vstream-cdc/vstream/sink/kafka"
 	"github.com/vstream-cdc/vstream/sink/nats"
 )
@@ -117,12 +118,17 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 	}()
 
+	oversize, err := openOversize(ctx, cfg)
+	if err != nil {
+		log.Error("vstream-sink", "err", err)
+		return 1
+	}
 	log.Info("vstream-sink starting", "sink", cfg.Sink, "server", cfg.Server, "name", cfg.Name, "format", cfg.Format)
 	req := p.request
 	req.Snapshots = snapshots
 	err = sink.Run(ctx, sink.Config{
 		Name: cfg.Name, Client: cl, Publisher: pub, Request: req, Topics: p.topics,
-		CheckpointInterval: p.checkpoint, DrainTimeout: p.drain, Logger: log, Metrics: metrics, Stop: stop,
+		Oversize: oversize, CheckpointInterval: p.checkpoint, DrainTimeout: p.drain, Logger: log, Metrics: metrics, Stop: stop,
 	})
 	if err != nil {
 		log.Error("vstream-sink stopped", "err", err)
@@ -130,6 +136,22 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 	log.Info("vstream-sink stopped")
 	return 0
+}
+
+// openOversize opens the claim-check store, if any, checking that it can be written to.
+func openOversize(ctx context.Context, cfg *config) (sink.Oversize, error) {
+	o := sink.Oversize{Mode: cfg.OnOversize}
+	if o.Mode != sink.OversizeClaimCheck {
+		return o, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	st, err := claimcheck.Open(ctx, cfg.ClaimCheckURL)
+	if err != nil {
+		return o, err
+	}
+	o.Store = st
+	return o, nil
 }
 
 func newPublisher(cfg *config) (sink.Publisher, error) {

@@ -55,6 +55,15 @@ func (f *Flaky) Commit(ctx context.Context, pos *binlogdata.VGtid) error {
 	return errInjected
 }
 
+// Fit passes the wrapped Publisher's sink.Limiter on, so that a sink's oversize choice
+// applies through Flaky; a Publisher that cannot tell fits every record.
+func (f *Flaky) Fit(r *sink.Record) (size, limit int, what string) {
+	if l, ok := f.Publisher.(sink.Limiter); ok {
+		return l.Fit(r)
+	}
+	return 0, 1, ""
+}
+
 // ExactlyOnce runs a sink in format over a writer's transactions, with a commit failing
 // every failEvery commits when failEvery > 0, stops it through its Stop channel, and checks
 // that the broker holds every change exactly once, in order per key.

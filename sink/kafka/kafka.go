@@ -229,11 +229,7 @@ func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
 	if err := p.failure(); err != nil {
 		return err
 	}
-	size := len(r.Key) + len(r.Value)
-	for k, v := range r.Headers {
-		size += len(k) + len(v)
-	}
-	if size > p.opts.MaxRecordBytes {
+	if size := recordSize(r); size > p.opts.MaxRecordBytes {
 		return sink.Permanent(fmt.Errorf("record %s for topic %s is %d bytes, more than the %d a broker takes (max-record-bytes)",
 			r.ID, r.Topic, size, p.opts.MaxRecordBytes))
 	}
@@ -249,6 +245,21 @@ func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
 	}
 	p.cl.Produce(ctx, rec, p.promise)
 	return nil
+}
+
+// Fit says how large the record is as Publish counts it and the largest Publish takes
+// (sink.Limiter).
+func (p *Publisher) Fit(r *sink.Record) (size, limit int, what string) {
+	return recordSize(r), p.opts.MaxRecordBytes, "max-record-bytes"
+}
+
+// recordSize is the record's key, value and headers.
+func recordSize(r *sink.Record) int {
+	size := len(r.Key) + len(r.Value)
+	for k, v := range r.Headers {
+		size += len(k) + len(v)
+	}
+	return size
 }
 
 func (p *Publisher) begin() error {

@@ -323,15 +323,48 @@ func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
 // message makes the record's message and checks its size against the broker's limits.
 func (p *Publisher) message(r *sink.Record) (*nats.Msg, int, error) {
 	msg, size := newMsg(r)
-	limit, what := p.nc.MaxPayload(), "the server's max_payload"
-	if p.maxMsgSize > 0 && p.maxMsgSize < limit {
-		limit, what = p.maxMsgSize, "the stream "+p.opts.Stream+"'s max_msg_size"
-	}
+	limit, what := p.limit()
 	if int64(size) > limit {
 		return nil, 0, sink.Permanent(fmt.Errorf("record %s for subject %s is %d bytes, more than %s of %d",
 			r.ID, msg.Subject, size, what, limit))
 	}
 	return msg, size, nil
+}
+
+// limit is the largest message the broker takes and its name: the server's max_payload, or
+// the stream's max_msg_size when lower.
+func (p *Publisher) limit() (int64, string) {
+	limit, what := p.nc.MaxPayload(), "the server's max_payload"
+	if p.maxMsgSize > 0 && p.maxMsgSize < limit {
+		limit, what = p.maxMsgSize, "the stream "+p.opts.Stream+"'s max_msg_size"
+	}
+	return limit, what
+}
+
+// Fit says how large the record's message is as the server counts it (as newMsg does,
+// without making it) and the largest the broker takes (sink.Limiter).
+func (p *Publisher) Fit(r *sink.Record) (size, limit int, what string) {
+	l, what := p.limit()
+	return msgSize(r), int(l), what
+}
+
+// msgSize is the size newMsg returns, without making the message.
+func msgSize(r *sink.Record) int {
+	size := len(r.Value) + 12 + len(jetstream.MsgIDHeader) + len(r.ID) + 4
+	for k, v := range r.Headers {
+		size += len(k) + len(v) + 4
+	}
+	if len(r.Key) > 0 {
+		if printable(r.Key) {
+			size += len(HeaderKey) + len(r.Key) + 4
+		} else {
+			size += len(HeaderKey) + base64.StdEncoding.EncodedLen(len(r.Key)) + 4 + len(HeaderKeyEncoding) + len("base64") + 4
+		}
+	}
+	if r.Value == nil {
+		size += len(HeaderTombstone) + len("true") + 4
+	}
+	return size
 }
 
 // newMsg makes the record's message; size is its size as the server counts it.
