@@ -83,6 +83,17 @@ type Publisher interface {
 	Close() error
 }
 
+// Schemas takes over the avro format's schema messages (package sink/registry: a schema
+// registry). Run gives it each schema message instead of publishing it, and publishes the
+// keys and values of avro records as Reframe returns them.
+type Schemas interface {
+	// Register takes the schema the stream frames with streamID, for the keys (value false)
+	// or values of topic (the destination's). An error marked Permanent stops the sink.
+	Register(ctx context.Context, topic string, value bool, streamID int32, schema []byte) error
+	// Reframe returns a framed key or value with the id the stream gave its schema replaced.
+	Reframe(b []byte) ([]byte, error)
+}
+
 // permanent marks an error that retrying cannot cure.
 type permanent struct{ err error }
 
@@ -123,6 +134,9 @@ type Config struct {
 	// tell (a Limiter): stop the sink (the default), or send a marker or a claim-check
 	// reference in its place.
 	Oversize Oversize
+	// Schemas, when set, registers avro's schemas and reframes its records; nil publishes
+	// the schema messages as records, in the stream's framing.
+	Schemas Schemas
 	// CheckpointInterval bounds how long a resume point with no records after the last
 	// commit waits before it is committed alone; zero means 5s.
 	CheckpointInterval time.Duration
@@ -356,8 +370,15 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 		if err != nil {
 			return Permanent(err)
 		}
-		rec := &Record{Topic: topic, Key: m.GetKey(), Headers: m.GetHeaders(), Volatile: r.copying}
-		if h := m.GetHeaders(); h[avro.HeaderMessage] == avro.MessageSchema {
+		h := m.GetHeaders()
+		if r.cfg.Schemas != nil && h[avro.HeaderMessage] == avro.MessageSchema {
+			if err = r.registerSchema(ctx, topic, m); err != nil {
+				return err
+			}
+			continue
+		}
+		rec := &Record{Topic: topic, Key: m.GetKey(), Headers: h, Volatile: r.copying}
+		if h[avro.HeaderMessage] == avro.MessageSchema {
 			// A schema announcement comes again on every new stream, so it is no change of
 			// the source and takes no index: it is named by what it announces.
 			rec.ID = r.cfg.Name + "/schema/" + h[avro.HeaderSubject] + "/" + h[avro.HeaderSchemaID]
@@ -371,6 +392,16 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 				rec.Value = []byte{}
 			}
 		}
+		if r.cfg.Schemas != nil && m.GetFormat() == avro.Name {
+			if rec.Key, err = r.cfg.Schemas.Reframe(rec.Key); err != nil {
+				return Permanent(fmt.Errorf("key of a record for %s: %w", topic, err))
+			}
+			if rec.Value, err = r.cfg.Schemas.Reframe(rec.Value); err != nil {
+				return Permanent(fmt.Errorf("value of a record for %s: %w", topic, err))
+			}
+		}
+		// After the reframe: fit may put a marker or a claim-check reference in place
+		// of the value, which is no Avro datum.
 		if rec, err = r.fit(ctx, rec); err != nil {
 			return err
 		}
@@ -379,6 +410,20 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 		}
 		r.open++
 		r.cfg.Metrics.published(rec)
+	}
+	return nil
+}
+
+// registerSchema gives a schema message to the registry instead of the broker.
+func (r *runner) registerSchema(ctx context.Context, topic string, m *vstreamv1.EncodedMessage) error {
+	h := m.GetHeaders()
+	id, err := strconv.ParseInt(h[avro.HeaderSchemaID], 10, 32)
+	if err != nil {
+		return Permanent(fmt.Errorf("schema message for %s: schema id %q: %w", topic, h[avro.HeaderSchemaID], err))
+	}
+	value := strings.HasSuffix(h[avro.HeaderSubject], "-value")
+	if err := r.cfg.Schemas.Register(ctx, topic, value, int32(id), m.GetValue()); err != nil {
+		return fmt.Errorf("schema for %s: %w", topic, err)
 	}
 	return nil
 }

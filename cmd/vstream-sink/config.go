@@ -19,6 +19,7 @@ import (
 	"github.com/vstream-cdc/vstream/internal/cliconfig"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/claimcheck"
+	"github.com/vstream-cdc/vstream/sink/registry"
 )
 
 // config is vstream-sink's configuration: flags, environment variables (VSTREAM_SINK_ + the
@@ -96,6 +97,8 @@ type config struct {
 	NATSTLSKey        string `yaml:"nats-tls-key"`
 	NATSTLSServerName string `yaml:"nats-tls-server-name"`
 
+	Registry registryConfig `yaml:",inline"`
+
 	checkOnly bool
 	parsed    settings
 }
@@ -117,6 +120,8 @@ type settings struct {
 	// kafkaSASL and natsAuth are the brokers' credentials, as client options.
 	kafkaSASL []kgo.Opt
 	natsAuth  []natsgo.Option
+	// registry is the schema registry's configuration; nil is none.
+	registry *registry.Options
 }
 
 var flagDefs = []cliconfig.Flag[config]{
@@ -324,7 +329,8 @@ func (c *config) validate() error {
 	default:
 		return fmt.Errorf("sink %q: want kafka or nats", c.Sink)
 	}
-	return nil
+	p.registry, err = c.registryOptions()
+	return err
 }
 
 // parsePairs reads name=value pairs separated by commas.

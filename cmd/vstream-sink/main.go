@@ -123,11 +123,18 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		log.Error("vstream-sink", "err", err)
 		return 1
 	}
+	var schemas sink.Schemas
+	if reg, rerr := newRegistry(cfg, log); rerr != nil {
+		fmt.Fprintln(stderr, "vstream-sink:", rerr)
+		return 2
+	} else if reg != nil {
+		schemas = reg
+	}
 	log.Info("vstream-sink starting", "sink", cfg.Sink, "server", cfg.Server, "name", cfg.Name, "format", cfg.Format)
 	req := p.request
 	req.Snapshots = snapshots
 	err = sink.Run(ctx, sink.Config{
-		Name: cfg.Name, Client: cl, Publisher: pub, Request: req, Topics: p.topics,
+		Name: cfg.Name, Client: cl, Publisher: pub, Request: req, Topics: p.topics, Schemas: schemas,
 		Oversize: oversize, CheckpointInterval: p.checkpoint, DrainTimeout: p.drain, Logger: log, Metrics: metrics, Stop: stop,
 	})
 	if err != nil {
