@@ -112,7 +112,7 @@ func (c *Cluster) Sources(v *binlogdata.VGtid, base vstreamer.Request, sel Selec
 				return fmt.Errorf("%w: shard %s has no server in cells %s (cell_preference onlyspecified); name a cell of its servers or prefer them instead", vstreamer.ErrBadRequest, key, strings.Join(cells, ","))
 			}
 		}
-		out = append(out, Source{Members: order(ms, tabletType, cells), Request: req})
+		out = append(out, Source{Members: order(ms, tabletType, cells), TabletType: tabletType, Request: req})
 		return nil
 	}
 	for _, sg := range v.GetShardGtids() {

@@ -19,12 +19,14 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/topology"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -40,7 +42,12 @@ type Member struct {
 // what to stream.
 type Source struct {
 	Members []Member
-	Request vstreamer.Request
+	// TabletType is the type of server to stream from (empty: primary). A server's type is
+	// what it is now, not only what the topology says (see role): a stream moves, at a
+	// transaction boundary, off a server that is no longer of this type, such as a demoted
+	// primary, to one that is.
+	TabletType string
+	Request    vstreamer.Request
 	// Logger hears of failovers; nil discards.
 	Logger *slog.Logger
 }
@@ -62,7 +69,17 @@ type Options struct {
 	// DropShardHeartbeats keeps the shards' own heartbeats from the client: vtgate uses
 	// them only to keep time for MinimizeSkew.
 	DropShardHeartbeats bool
+	// RoleCheck is how often the role of each shard's streamed server is read (zero:
+	// DefaultRoleCheck; negative: never). One query per shard per interval: no cost per
+	// event.
+	RoleCheck time.Duration
 }
+
+// DefaultRoleCheck is how often a streamed server's role is read when Options.RoleCheck is
+// zero: a demoted primary is left within about this long of its demotion (and of the end of
+// the transaction the stream is in), as vtgate leaves a tablet whose type changed at its
+// next health report.
+const DefaultRoleCheck = time.Second
 
 // MaxSkew is how far ahead, in seconds of event time, a shard may run of the one furthest
 // behind under Options.MinimizeSkew. Event times are whole seconds, and a server's clock
@@ -86,7 +103,10 @@ func StreamWith(ctx context.Context, sources []Source, opts Options, send vstrea
 		return fmt.Errorf("%w: a stream needs at least one shard", vstreamer.ErrBadRequest)
 	}
 	m := &merge{send: send, token: make(chan struct{}, 1), pos: &binlogdata.VGtid{},
-		dropBeats: opts.DropShardHeartbeats, beat: opts.Heartbeat, lastSend: time.Now()}
+		dropBeats: opts.DropShardHeartbeats, beat: opts.Heartbeat, lastSend: time.Now(), roleCheck: opts.RoleCheck}
+	if m.roleCheck == 0 {
+		m.roleCheck = DefaultRoleCheck
+	}
 	if opts.MinimizeSkew {
 		m.skew = &skew{ts: make([]int64, len(sources)), laggard: -1, timeout: opts.SkewTimeout}
 		if m.skew.timeout <= 0 {
@@ -168,12 +188,19 @@ func (m *merge) heartbeats(ctx context.Context) error {
 	}
 }
 
-// run streams the shard from the first of its servers that answers, and when that server
-// goes away between two transactions, from the next one that answers, at the same
-// position: a replica has the primary's GTIDs, and the engine refuses a server that lacks
-// the position (ErrAhead names what it lacks). A server lost inside a transaction ends
-// the stream: the part of the transaction sent cannot be taken back, and the client
-// resumes from its last VGTID.
+// run streams the shard from the first of its servers of the source's tablet type that
+// answers (another one that answers when none of that type does), and moves to another
+// server at the same position:
+//   - when the server goes away between two transactions;
+//   - when the server is no longer of the tablet type (a primary demoted: read-only now)
+//     and another server of the shard is (its new primary), at the next transaction
+//     boundary (see watch), as vtgate restarts a tablet's stream when its type changes.
+//
+// A replica has the primary's GTIDs, and the engine refuses a server that lacks the
+// position (ErrAhead names what it lacks): that error ends the stream rather than skip
+// what the other server never had. A server lost inside a transaction ends the stream: the
+// part of the transaction sent cannot be taken back, and the client resumes from its last
+// VGTID.
 func (s *shard) run(ctx context.Context, src Source) error {
 	log := src.Logger
 	if log == nil {
@@ -181,9 +208,13 @@ func (s *shard) run(ctx context.Context, src Source) error {
 	}
 	cfg := src.Members[0].Engine.Config()
 	name := cfg.Keyspace + "/" + cfg.Shard
+	want := src.TabletType
+	if want == "" {
+		want = topology.Primary
+	}
 	at := 0
 	for {
-		m, err := pick(ctx, src.Members, at)
+		m, err := pick(ctx, src.Members, at, want)
 		if err != nil {
 			return fmt.Errorf("shard %s: %w", name, err)
 		}
@@ -193,41 +224,151 @@ func (s *shard) run(ctx context.Context, src Source) error {
 		req.Position, req.TableLastPKs = sg.GetGtid(), sg.GetTablePKs()
 		s.m.mu.Unlock()
 		s.inTxn, s.dirty = false, false
-		err = src.Members[m].Engine.Stream(ctx, req, func(events []*binlogdata.VEvent) error {
-			return s.batch(ctx, events)
+		sctx, scancel := context.WithCancelCause(ctx)
+		s.begin(scancel)
+		var watching sync.WaitGroup
+		if s.m.roleCheck > 0 && len(src.Members) > 1 {
+			watching.Go(func() { s.watch(sctx, src.Members, m, want) })
+		}
+		err = src.Members[m].Engine.Stream(sctx, req, func(events []*binlogdata.VEvent) error {
+			return s.batch(sctx, events)
 		})
+		scancel(nil)
+		watching.Wait()
 		midTxn := s.holding
 		s.release()
-		if err == nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return err
 		}
+		addr := src.Members[m].Engine.Config().Addr
+		if s.moving.Load() && !midTxn {
+			log.Warn("shard server no longer of the stream's tablet type: going on from another server of the shard",
+				"shard", name, "server", addr, "tablet_type", want, "position", s.position())
+			at = 0
+			continue
+		}
+		if err == nil {
+			return nil
+		}
 		if !errors.Is(err, vstreamer.ErrUnavailable) || midTxn || len(src.Members) == 1 {
-			return fmt.Errorf("shard %s (%s): %w", name, src.Members[m].Engine.Config().Addr, err)
+			return fmt.Errorf("shard %s (%s): %w", name, addr, err)
 		}
 		log.Warn("shard server lost between transactions: going on from another server of the shard",
-			"shard", name, "server", src.Members[m].Engine.Config().Addr, "position", req.Position, "err", err)
+			"shard", name, "server", addr, "position", req.Position, "err", err)
 		at = (m + 1) % len(src.Members)
 	}
 }
 
-// pick returns the index of the first member from at on (wrapping) whose server answers.
-func pick(ctx context.Context, members []Member, at int) (int, error) {
+// position is the shard's last position.
+func (s *shard) position() string {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	return s.m.pos.ShardGtids[s.index].GetGtid()
+}
+
+// role is what a server is now: a server that takes writes is a primary whatever the
+// topology says (a promoted replica), a read-only server listed as primary is a replica (a
+// demoted primary), and a read-only replica or rdonly is what the topology says.
+func role(ctx context.Context, m Member) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	ro, err := m.Engine.ReadOnly(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case !ro:
+		return topology.Primary, nil
+	case m.TabletType == topology.Primary:
+		return topology.Replica, nil
+	default:
+		return m.TabletType, nil
+	}
+}
+
+// pick returns the index of the first member from at on (wrapping) whose server answers
+// and is of type want now, or when none is, of the first that answers.
+func pick(ctx context.Context, members []Member, at int, want string) (int, error) {
 	var errs []error
+	fallback := -1
 	for k := range members {
 		i := (at + k) % len(members)
-		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
-		err := members[i].Engine.Ping(pctx)
-		cancel()
+		r, err := role(ctx, members[i])
 		if err == nil {
-			return i, nil
+			if r == want {
+				return i, nil
+			}
+			if fallback < 0 {
+				fallback = i
+			}
+			continue
 		}
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
 		errs = append(errs, fmt.Errorf("%s (%s): %w", members[i].Engine.Config().Addr, members[i].TabletType, err))
 	}
+	if fallback >= 0 {
+		return fallback, nil
+	}
 	return 0, fmt.Errorf("%w: no server of the shard answers: %w", vstreamer.ErrUnavailable, errors.Join(errs...))
 }
+
+// watch reads the role of the streamed server (members[cur]) every roleCheck until ctx
+// ends. When the server is not of type want (demoted, or a fallback picked when none
+// was) and another member is, the shard is told to move (moveAtBoundary). A server that
+// does not answer is left to the stream, which fails over when its connection breaks.
+func (s *shard) watch(ctx context.Context, members []Member, cur int, want string) {
+	t := time.NewTicker(s.m.roleCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.moving.Load() {
+			// Asked already: the shard was inside a transaction; try again at its end.
+			s.moveAtBoundary()
+			continue
+		}
+		if r, err := role(ctx, members[cur]); err != nil || r == want {
+			continue
+		}
+		for i, m := range members {
+			if i == cur {
+				continue
+			}
+			if r, err := role(ctx, m); err == nil && r == want {
+				s.moving.Store(true)
+				s.moveAtBoundary()
+				break
+			}
+		}
+	}
+}
+
+// begin readies the shard for a stream on a server, which cancel ends.
+func (s *shard) begin(cancel context.CancelCauseFunc) {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	s.moving.Store(false)
+	s.inBatch = false
+	s.cancel = cancel
+}
+
+// moveAtBoundary ends the shard's stream on its server when the shard is between
+// transactions and not handing a batch on; otherwise the shard's next batch at a boundary
+// ends it (batch), or the next call does.
+func (s *shard) moveAtBoundary() {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	if !s.inBatch && !s.holding {
+		s.cancel(errMove)
+	}
+}
+
+// errMove ends a shard's stream on a server it is to move off.
+var errMove = errors.New("moving to another server of the shard")
 
 // pingTimeout bounds how long a server may take to answer before the next is tried.
 const pingTimeout = 3 * time.Second
@@ -253,6 +394,8 @@ type merge struct {
 	dropBeats bool
 	// skew is nil unless Options.MinimizeSkew.
 	skew *skew
+	// roleCheck is Options.RoleCheck, with its default.
+	roleCheck time.Duration
 }
 
 // skew keeps each shard's time for Options.MinimizeSkew.
@@ -349,11 +492,32 @@ type shard struct {
 	// dirty when an event other than a heartbeat went out after its last VGTID.
 	holding, inTxn, dirty bool
 	out                   []*binlogdata.VEvent
+	// moving is set when the shard is to move to another server at its next transaction
+	// boundary (watch). bmu guards inBatch (a batch is being handed on), holding's changes
+	// and cancel (which ends the stream on the current server), so that the stream is only
+	// ended between transactions.
+	moving  atomic.Bool
+	bmu     sync.Mutex
+	inBatch bool
+	cancel  context.CancelCauseFunc
 }
 
 // batch hands a shard's batch on, holding the token until the shard stands at a VGTID
 // outside a transaction.
 func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
+	s.bmu.Lock()
+	if !s.holding && s.moving.Load() {
+		// Between transactions on a server the shard is to move off: nothing more from it.
+		s.bmu.Unlock()
+		return errMove
+	}
+	s.inBatch = true
+	s.bmu.Unlock()
+	defer func() {
+		s.bmu.Lock()
+		s.inBatch = false
+		s.bmu.Unlock()
+	}()
 	if !s.holding && (s.m.skew != nil || s.m.dropBeats) {
 		// At a boundary: the place to wait for other shards, and a batch of heartbeats
 		// alone need not take the token.
@@ -384,7 +548,9 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 	if !s.holding {
 		select {
 		case <-s.m.token:
+			s.bmu.Lock()
 			s.holding = true
+			s.bmu.Unlock()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -484,6 +650,8 @@ func hasOther(events []*binlogdata.VEvent) bool {
 
 // release gives the token back if the shard holds it.
 func (s *shard) release() {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
 	if s.holding {
 		s.holding = false
 		s.m.token <- struct{}{}

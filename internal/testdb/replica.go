@@ -449,6 +449,29 @@ func (s *Server) Promote() error {
 	return nil
 }
 
+// Demote makes a primary a replica of primary, as a switchover does to the old primary:
+// the server turns read-only and replicates primary from the GTIDs it has, so that what
+// the new primary writes reaches its binlog too (log_slave_updates / log_replica_updates).
+// The test user, which has every privilege, still writes through read_only: tests must stop
+// their writers on the server themselves.
+func (s *Server) Demote(primary *Server) error {
+	if err := s.execAdmin("SET GLOBAL read_only = ON"); err != nil {
+		return err
+	}
+	pos, err := s.Position()
+	if err != nil {
+		return fmt.Errorf("testdb: demote %s: %w", s.Addr(), err)
+	}
+	if err := s.replicateFrom(primary, strings.TrimPrefix(pos, s.PositionFlavor()+"/")); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.replica = true
+	s.mu.Unlock()
+	s.log.Info("testdb: primary demoted", "addr", s.Addr(), "new_primary", primary.Addr())
+	return nil
+}
+
 // ServerID returns the server's @@server_id.
 func (s *Server) ServerID() uint32 { return s.serverID }
 
