@@ -37,6 +37,13 @@ func clusterServer(t *testing.T) (addr string, other *testdb.Server) {
 			t.Fatal(err)
 		}
 	}
+	return serve(t, dbConfig(), Options{Cluster: clusterOf(t, other)}), other
+}
+
+// clusterOf is the cluster of clusterServer's topology: each call makes engines of its own,
+// as a second vstreamd process has.
+func clusterOf(t *testing.T, other *testdb.Server) *shards.Cluster {
+	t.Helper()
 	top, err := topology.Parse(fmt.Appendf(nil, `
 keyspaces:
   - name: commerce
@@ -54,7 +61,7 @@ keyspaces:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, dbConfig(), Options{Cluster: cluster}), other
+	return cluster
 }
 
 // insertBoth writes rows 1..n to shard -80's server and n+1..2n to 80-'s, one
@@ -71,7 +78,9 @@ func insertBoth(t *testing.T, other *testdb.Server, n int) {
 
 // A keyspace of the topology streams both shards as one stream, on the native API in
 // VEvents and in an encoded format: every row once, with its shard, each VGTID naming
-// both shards, and a stream resumed from one goes on.
+// both shards, and a stream resumed from one goes on, on a second server of the same
+// topology (vstreamd keeps no state: the client's VGTID is the whole position, so several
+// behind a load balancer serve one client).
 func TestClusterNative(t *testing.T) {
 	addr, other := clusterServer(t)
 	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
@@ -123,7 +132,13 @@ func TestClusterNative(t *testing.T) {
 		t.Fatalf("last VGTID %v", last)
 	}
 
-	// Resumed from the last VGTID, in debezium-json: only what comes after.
+	// Resumed from the last VGTID on a second server, in debezium-json: only what comes
+	// after.
+	cl2, err := client.Dial(serve(t, dbConfig(), Options{Cluster: clusterOf(t, other)}), client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cl2.Close() }()
 	insertBoth(t, other, 0)
 	execSQL(t, "INSERT INTO sh VALUES (100, 'a100')")
 	if err := other.Exec("INSERT INTO sh VALUES (200, 'b200')"); err != nil {
@@ -133,7 +148,7 @@ func TestClusterNative(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		done <- cl.Stream(ctx, client.Request{Position: last, Filter: client.ParseTables("sh"), Format: "debezium-json",
+		done <- cl2.Stream(ctx, client.Request{Position: last, Filter: client.ParseTables("sh"), Format: "debezium-json",
 			OnMessages: func(_ context.Context, ms []*vstreamv1.EncodedMessage) error {
 				mu.Lock()
 				defer mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/shards"
+	"github.com/vstream-cdc/vstream/topology"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -38,7 +40,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if start == nil {
 		return status.Error(codes.InvalidArgument, "the first message must be a start; acks come after it")
 	}
-	req, sources, err := v.request(start)
+	req, sources, mopts, err := v.request(start)
 	if err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 		ectx, ecancel := context.WithCancelCause(ctx)
 		snaps.run(ecancel)
 		if sources != nil {
-			err = shards.Stream(ectx, sources, send)
+			err = shards.StreamWith(ectx, sources, mopts, send)
 		} else {
 			err = v.srv.engine.Stream(ectx, req, send)
 		}
@@ -171,21 +173,56 @@ func formatName(f string) string {
 }
 
 // request reads a Start: the engine's request, or, for a VGtid of the topology's keyspaces,
-// the shards to stream (and the request for the logs and limits).
-func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, []shards.Source, error) {
+// the shards to stream (and the request for the logs and limits) and the merge's options.
+func (v *vstreamService) request(start *vstreamv1.Start) (vstreamer.Request, []shards.Source, shards.Options, error) {
+	var opts shards.Options
 	req, err := v.baseRequest(start)
 	if err != nil {
-		return req, nil, err
+		return req, nil, opts, err
 	}
-	sources, err := v.srv.clusterSources(start.GetVgtid(), req, shards.Selection{})
+	flags := start.GetFlags()
+	sel, err := nativeSelection(flags)
+	if err != nil {
+		return req, nil, opts, err
+	}
+	// The shards' engines send heartbeats only for minimize_skew to keep time by; the merge
+	// drops them and sends its own after heartbeat_interval without anything sent, as
+	// vtgate does (see vitessService.VStream).
+	base := req
+	base.HeartbeatInterval = 0
+	if flags.GetMinimizeSkew() {
+		base.HeartbeatInterval = tabletHeartbeat
+	}
+	sources, err := v.srv.clusterSources(start.GetVgtid(), base, sel)
 	if err != nil || sources != nil {
 		if sources != nil {
 			req.Keyspace, req.Position = sources[0].Request.Keyspace, sources[0].Request.Position
+			opts = shards.Options{MinimizeSkew: flags.GetMinimizeSkew(), Heartbeat: req.HeartbeatInterval, DropShardHeartbeats: true}
 		}
-		return req, sources, err
+		return req, sources, opts, err
+	}
+	if flags.GetMinimizeSkew() || flags.GetTabletType() != "" || len(flags.GetCells()) > 0 || flags.GetCellPreference() != "" {
+		return req, nil, opts, status.Error(codes.InvalidArgument, "minimize_skew, tablet_type, cells and cell_preference choose among the shards and servers of a keyspace of vstreamd --topology; this stream is of one server: leave them unset")
 	}
 	req, err = v.keyspaceRequest(start, req)
-	return req, nil, err
+	return req, nil, opts, err
+}
+
+// nativeSelection reads how a native request chooses a shard's servers.
+func nativeSelection(flags *vstreamv1.Flags) (shards.Selection, error) {
+	tt := strings.ToLower(strings.TrimSpace(flags.GetTabletType()))
+	switch tt {
+	case "", topology.Primary, topology.Replica, topology.RdOnly:
+	default:
+		return shards.Selection{}, status.Errorf(codes.InvalidArgument, "tablet_type %q: want primary (the default), replica or rdonly", flags.GetTabletType())
+	}
+	var cells []string
+	for _, c := range flags.GetCells() {
+		if c = strings.TrimSpace(c); c != "" {
+			cells = append(cells, c)
+		}
+	}
+	return cellSelection(tt, cells, flags.GetCellPreference())
 }
 
 // baseRequest reads a Start's flags.

@@ -162,23 +162,30 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 // know are refused as vtgate refuses them.
 func selection(req *vtgate.VStreamRequest) (shards.Selection, error) {
 	flags := req.GetFlags()
-	sel := shards.Selection{TabletType: strings.ToLower(req.GetTabletType().String())}
+	var cells []string
 	for c := range strings.SplitSeq(flags.GetCells(), ",") {
 		if c = strings.TrimSpace(c); c != "" {
-			sel.Cells = append(sel.Cells, c)
+			cells = append(cells, c)
 		}
-	}
-	switch p := strings.ToLower(flags.GetCellPreference()); p {
-	case "", "preferlocalwithalias":
-	case "onlyspecified":
-		sel.OnlyCells = true
-	default:
-		return sel, status.Errorf(codes.InvalidArgument, "cell_preference %q: want preferlocalwithalias (the default) or onlyspecified", flags.GetCellPreference())
 	}
 	switch o := strings.ToLower(flags.GetTabletOrder()); o {
 	case "", "any", "inorder":
 	default:
-		return sel, status.Errorf(codes.InvalidArgument, "tablet_order %q: want any (the default) or inorder", flags.GetTabletOrder())
+		return shards.Selection{}, status.Errorf(codes.InvalidArgument, "tablet_order %q: want any (the default) or inorder", flags.GetTabletOrder())
+	}
+	return cellSelection(strings.ToLower(req.GetTabletType().String()), cells, flags.GetCellPreference())
+}
+
+// cellSelection is the selection of servers of tabletType with cells and cell_preference
+// as vtgate reads them; values vtgate does not know are refused as vtgate refuses them.
+func cellSelection(tabletType string, cells []string, pref string) (shards.Selection, error) {
+	sel := shards.Selection{TabletType: tabletType, Cells: cells}
+	switch strings.ToLower(pref) {
+	case "", "preferlocalwithalias":
+	case "onlyspecified":
+		sel.OnlyCells = true
+	default:
+		return sel, status.Errorf(codes.InvalidArgument, "cell_preference %q: want preferlocalwithalias (the default) or onlyspecified", pref)
 	}
 	return sel, nil
 }

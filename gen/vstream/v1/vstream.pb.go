@@ -316,8 +316,24 @@ type Flags struct {
 	// lag and the bound never holds the copy. Unset or zero means the server's default
 	// (vstreamd --copy-max-replication-lag, 0 there for no bound).
 	CopyMaxReplicationLag *durationpb.Duration `protobuf:"bytes,10,opt,name=copy_max_replication_lag,json=copyMaxReplicationLag,proto3" json:"copy_max_replication_lag,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The fields below act on a stream of a keyspace of vstreamd --topology, as vtgate's
+	// VStreamFlags of the same names do (docs/shards.md); on any other stream they are refused.
+	// On such a stream heartbeat_interval is vtgate's too: a HEARTBEAT with no keyspace or shard
+	// whenever nothing was sent for that long, the shards' own never reaching the client.
+	//
+	// Hold a shard more than 2 s of event time ahead of the shard furthest behind at its next
+	// transaction until that one catches up; a shard held 10 minutes ends the stream.
+	MinimizeSkew bool `protobuf:"varint,11,opt,name=minimize_skew,json=minimizeSkew,proto3" json:"minimize_skew,omitempty"`
+	// The type of server to stream each shard from: "primary" (or empty), "replica" or
+	// "rdonly"; the shard's other servers are failed over to when none of the type answers.
+	TabletType string `protobuf:"bytes,12,opt,name=tablet_type,json=tabletType,proto3" json:"tablet_type,omitempty"`
+	// Prefer the servers of these cells, the earlier first.
+	Cells []string `protobuf:"bytes,13,rep,name=cells,proto3" json:"cells,omitempty"`
+	// "preferlocalwithalias" (or empty): cells first, then the others; "onlyspecified": the
+	// servers of cells only.
+	CellPreference string `protobuf:"bytes,14,opt,name=cell_preference,json=cellPreference,proto3" json:"cell_preference,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Flags) Reset() {
@@ -418,6 +434,34 @@ func (x *Flags) GetCopyMaxReplicationLag() *durationpb.Duration {
 		return x.CopyMaxReplicationLag
 	}
 	return nil
+}
+
+func (x *Flags) GetMinimizeSkew() bool {
+	if x != nil {
+		return x.MinimizeSkew
+	}
+	return false
+}
+
+func (x *Flags) GetTabletType() string {
+	if x != nil {
+		return x.TabletType
+	}
+	return ""
+}
+
+func (x *Flags) GetCells() []string {
+	if x != nil {
+		return x.Cells
+	}
+	return nil
+}
+
+func (x *Flags) GetCellPreference() string {
+	if x != nil {
+		return x.CellPreference
+	}
+	return ""
 }
 
 // Ack reports the last position the client has durably processed.
@@ -727,7 +771,7 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x0eformat_options\x18\x05 \x03(\v2$.vstream.v1.Start.FormatOptionsEntryR\rformatOptions\x1a@\n" +
 	"\x12FormatOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc2\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc7\x05\n" +
 	"\x05Flags\x12H\n" +
 	"\x12heartbeat_interval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\x12&\n" +
 	"\x0fmax_batch_bytes\x18\x02 \x01(\x03R\rmaxBatchBytes\x12$\n" +
@@ -740,7 +784,12 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x10copy_parallelism\x18\b \x01(\x05R\x0fcopyParallelism\x126\n" +
 	"\x18copy_max_rows_per_second\x18\t \x01(\x03R\x14copyMaxRowsPerSecond\x12R\n" +
 	"\x18copy_max_replication_lag\x18\n" +
-	" \x01(\v2\x19.google.protobuf.DurationR\x15copyMaxReplicationLag\".\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\x15copyMaxReplicationLag\x12#\n" +
+	"\rminimize_skew\x18\v \x01(\bR\fminimizeSkew\x12\x1f\n" +
+	"\vtablet_type\x18\f \x01(\tR\n" +
+	"tabletType\x12\x14\n" +
+	"\x05cells\x18\r \x03(\tR\x05cells\x12'\n" +
+	"\x0fcell_preference\x18\x0e \x01(\tR\x0ecellPreference\".\n" +
 	"\x03Ack\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"\xe2\x01\n" +
 	"\x0eStreamResponse\x12*\n" +
