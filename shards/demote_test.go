@@ -40,7 +40,9 @@ func (s *syncBuffer) String() string {
 // whichever is the primary. The merged stream leaves the demoted server for the new
 // primary at a transaction boundary, at the same position: every row the writer committed
 // arrives once, each transaction whole, and rows written to the new primary once the
-// demoted one has stopped replicating arrive too (the stream is on the new primary). When
+// demoted one has stopped replicating arrive too (the stream is on the new primary). A
+// stream of tablet_type replica moves likewise off the promoted replica to the demoted
+// primary (Vitess's "tablet type changed" case of its health check handling). When
 // the replica had not applied all of the primary's transactions, the move is refused as
 // ErrAhead naming the shard, rather than skip what the new primary never had.
 func TestMergedDemotion(t *testing.T) {
@@ -49,8 +51,12 @@ func TestMergedDemotion(t *testing.T) {
 		// behind: the replica stops replicating before the primary's last transactions and
 		// is promoted without them.
 		behind bool
+		// tabletType is the type streamed (empty: primary). A stream of replicas moves off
+		// the promoted replica to the demoted primary, now a replica.
+		tabletType string
 	}{
 		{name: "switchover"},
+		{name: "replica promoted", tabletType: "replica"},
 		{name: "new primary lacks the position", behind: true},
 	}
 	for _, c := range cases {
@@ -83,7 +89,7 @@ func TestMergedDemotion(t *testing.T) {
 			filter := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "dm"}}}
 			sources := []Source{
 				{Members: []Member{{Engine: engine(primary, "-80"), TabletType: "primary"}, {Engine: engine(replica, "-80"), TabletType: "replica"}},
-					Request: vstreamer.Request{Position: "current", Filter: filter}, Logger: slog.New(slog.NewTextHandler(logs, nil))},
+					TabletType: c.tabletType, Request: vstreamer.Request{Position: "current", Filter: filter}, Logger: slog.New(slog.NewTextHandler(logs, nil))},
 				{Members: []Member{{Engine: engine(servers[1], "80-"), TabletType: "primary"}}, Request: vstreamer.Request{Position: "current", Filter: filter}},
 			}
 			col := &collector{}
@@ -191,19 +197,28 @@ func TestMergedDemotion(t *testing.T) {
 				return
 			}
 
-			waitFor(t, "the move to the new primary", func() bool {
+			waitFor(t, "the move to the server of the type", func() bool {
 				return strings.Contains(logs.String(), "no longer of the stream's tablet type")
 			})
 			time.Sleep(300 * time.Millisecond)
 			close(stop)
 			writer.Wait()
-			// Rows that reach the new primary alone: only a stream on it sees them.
+			// Rows that reach the server the stream is to be on alone: only a stream on it
+			// sees them. The new primary's once the demoted one stops replicating; the
+			// demoted one's (the test user writes through read_only), which the new primary
+			// does not replicate.
 			if err := primary.WaitCaughtUp(replica); err != nil {
 				t.Fatal(err)
 			}
-			if err := primary.StopReplication(); err != nil {
+			onlyOn := replica
+			if c.tabletType == "replica" {
+				onlyOn = primary
+			} else if err := primary.StopReplication(); err != nil {
 				t.Fatal(err)
 			}
+			wmu.Lock()
+			target = onlyOn
+			wmu.Unlock()
 			for range 5 {
 				if err := write(); err != nil {
 					t.Fatal(err)
@@ -226,13 +241,14 @@ func TestMergedDemotion(t *testing.T) {
 			checkMerged(t, events)
 			checkPairs(t, events)
 			sameSet(t, rows(events), want)
-			// The replay equals the source: the new primary holds exactly the rows streamed.
-			n, err := countRows(replica)
+			// The replay equals the source: the server streamed last holds exactly the rows
+			// streamed.
+			n, err := countRows(onlyOn)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Count(strings.Join(rows(events), " "), "-80/"); got != n {
-				t.Fatalf("%d rows of -80 streamed, the new primary has %d", got, n)
+				t.Fatalf("%d rows of -80 streamed, %s has %d", got, onlyOn.Addr(), n)
 			}
 			t.Logf("%d transactions, moved: %s", next.Load(), firstLine(logs.String(), "no longer"))
 		})
