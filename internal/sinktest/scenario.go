@@ -27,6 +27,8 @@ type Broker struct {
 	Read func(t testing.TB, want int, quiet time.Duration) []Got
 	// Faulty says the broker itself fails some requests, so the sink must retry.
 	Faulty bool
+	// Schemas, when set, makes the sink's schema registry (sink.Config.Schemas).
+	Schemas func(t testing.TB) sink.Schemas
 }
 
 // Flaky wraps a Publisher so that every Every-th commit fails: odd failures before the
@@ -108,9 +110,13 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 	done := make(chan error, 1)
 	reg := prometheus.NewRegistry()
 	metrics := sink.NewMetrics(reg, "test")
+	var schemas sink.Schemas
+	if b.Schemas != nil {
+		schemas = b.Schemas(t)
+	}
 	go func() {
 		done <- sink.Run(context.Background(), sink.Config{
-			Name: "s-" + format, Client: cl, Publisher: pub, Stop: stop, Metrics: metrics,
+			Name: "s-" + format, Client: cl, Publisher: pub, Stop: stop, Metrics: metrics, Schemas: schemas,
 			Request: client.Request{Position: pos, Format: format, FormatOptions: options,
 				Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
 				// Small batches: many commits, and batches that end inside a transaction.
