@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 
+	"github.com/vstream-cdc/vstream/internal/secure/securetest"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/server/encoder/avro"
@@ -465,4 +468,88 @@ func TestRegistryConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSchemaRegistrySecured: vstream-sink reaches a registry (srfake's handler) served over
+// TLS that wants a client certificate and basic auth, through the schema-registry- flags
+// (CA, client certificate, user and password file): records are framed with its ids. With a
+// wrong password the sink retries instead of stopping, names the registry in its log and never
+// prints the password; SIGTERM then ends it with exit status 0.
+func TestSchemaRegistrySecured(t *testing.T) {
+	certs := securetest.New(t)
+	const user, pass = "sr-key", "sr-secret-Hx7"
+	fake := srfake.NewRegistry(srfake.WithAuth("Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))))
+	srv := httptest.NewUnstartedServer(fake.Handler())
+	srv.TLS = tlsFiles(t, certs.CA, certs.ServerCert, certs.ServerKey)
+	srv.TLS.ClientAuth = tls.RequireAndVerifyClientCert
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	url := "https://" + srv.Listener.Addr().String()
+
+	addr := testserver.Serve(t, db, "sinkcmd")
+	brokers := sinktest.Kafka(t, 1)
+	execOK(t, "DROP TABLE IF EXISTS sr_tls", "CREATE TABLE sr_tls (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO sr_tls VALUES (1, 'one')")
+	const topic = "cdc.srv.sinkcmd.sr_tls"
+	dir := t.TempDir()
+	pwFile, badFile := filepath.Join(dir, "pw"), filepath.Join(dir, "bad")
+	if err := os.WriteFile(pwFile, []byte(pass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(badFile, []byte("bad-"+pass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := func(name, passFile string) []string {
+		return []string{"--server", addr, "--sink", "kafka", "--kafka-brokers", strings.Join(brokers, ","), "--name", name,
+			"--format", "avro", "--format-options", "topic.prefix=srv", "--tables", "sr_tls", "--topic-prefix", "cdc.",
+			"--position", "copy", "--heartbeat", "200ms", "--checkpoint-interval", "200ms",
+			"--schema-registry-url", url, "--schema-registry-tls-ca", certs.CA, "--schema-registry-tls-cert", certs.ClientCert,
+			"--schema-registry-tls-key", certs.ClientKey, "--schema-registry-user", user, "--schema-registry-password-file", passFile}
+	}
+	sigterm := func(code chan int, stderr *syncBuffer) {
+		t.Helper()
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case c := <-code:
+			if c != 0 {
+				t.Fatalf("exit %d:\n%s", c, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no stop after SIGTERM:\n%s", stderr.String())
+		}
+	}
+
+	t.Run("wrong password", func(t *testing.T) {
+		code, stderr := startSink(args("sr-tls-bad", badFile))
+		deadline := time.Now().Add(time.Minute)
+		for strings.Count(stderr.String(), "sink attempt failed") < 2 {
+			select {
+			case c := <-code:
+				t.Fatalf("exit %d; want retries:\n%s", c, stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no retry in a minute:\n%s", stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		sigterm(code, stderr)
+		out := stderr.String()
+		if !strings.Contains(out, "schema registry") || strings.Contains(out, pass) {
+			t.Fatalf("want the registry named and the password absent:\n%s", out)
+		}
+		if got := sinktest.ReadKafka(t, brokers, strings.ReplaceAll(topic, ".", `\.`), 1, 300*time.Millisecond); len(got) != 0 {
+			t.Fatalf("%d records reached Kafka without a registered schema", len(got))
+		}
+	})
+	t.Run("right", func(t *testing.T) {
+		code, stderr := startSink(args("sr-tls", pwFile))
+		got := readTopic(t, brokers, topic, 1, code, stderr)
+		sigterm(code, stderr)
+		v1, ok := fake.GetSchema(topic+"-value", 1)
+		if !ok || frameID(t, got[0].Value) != v1.ID {
+			t.Fatalf("value version 1 %v; the record is framed with %d", ok, frameID(t, got[0].Value))
+		}
+	})
 }
