@@ -147,7 +147,9 @@ func TestMergedDemotion(t *testing.T) {
 				if err := servers[1].Exec(fmt.Sprintf("INSERT INTO dm VALUES (%d, 'w%d')", id, id)); err != nil {
 					t.Fatal(err)
 				}
+				wmu.Lock()
 				want = append(want, fmt.Sprintf("80-/%d=w%d", id, id))
+				wmu.Unlock()
 			}
 			time.Sleep(500 * time.Millisecond)
 
