@@ -303,3 +303,44 @@ func TestAuthAndReachability(t *testing.T) {
 		t.Fatal("a user and a token were both taken")
 	}
 }
+
+// TestTransitive: a schema compatible with the latest version but not with an earlier one
+// passes BACKWARD and is refused by BACKWARD_TRANSITIVE, naming the earlier version.
+func TestTransitive(t *testing.T) {
+	const (
+		v1 = `{"name":"id","type":"int"},{"name":"a","type":"string"}`
+		// v2 drops a: its readers ignore it in v1's records.
+		v2 = `{"name":"id","type":"int"}`
+		// v3 brings a back as an int with a default: v2's records lack it (the default
+		// fills in), v1's hold a string that an int reader cannot take.
+		v3 = `{"name":"id","type":"int"},{"name":"a","type":"int","default":0}`
+	)
+	for _, tc := range []struct {
+		level sr.CompatibilityLevel
+		want  string
+	}{
+		{sr.CompatBackward, ""},
+		{sr.CompatBackwardTransitive, "not BACKWARD_TRANSITIVE compatible with version 1: a reader with the new schema cannot read the old records: field before.a: string cannot be read as int"},
+	} {
+		t.Run(tc.level.String(), func(t *testing.T) {
+			fake, r := newRegistry(t, srfake.WithGlobalCompat(tc.level))
+			ctx := context.Background()
+			for i, f := range []string{v1, v2} {
+				if err := r.Register(ctx, "cdc.db.items", true, int32(i+1), []byte(envelope(f))); err != nil {
+					t.Fatalf("version %d: %v", i+1, err)
+				}
+			}
+			err := r.Register(ctx, "cdc.db.items", true, 3, []byte(envelope(v3)))
+			_, has3 := fake.GetSchema("cdc.db.items-value", 3)
+			if tc.want == "" {
+				if err != nil || !has3 {
+					t.Fatalf("version 3 %v: %v", has3, err)
+				}
+				return
+			}
+			if err == nil || has3 || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("version 3 %v, err %v; want %q", has3, err, tc.want)
+			}
+		})
+	}
+}
