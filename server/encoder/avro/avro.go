@@ -16,7 +16,8 @@
 // Ids are given by the encoder, per stream: 1, 2, ... in the order schemas are first used, one
 // id per distinct schema text, as a registry would. They mean nothing outside their stream; a
 // consumer that forwards records to Kafka registers each schema message's schema under its
-// subject and rewrites the id in the frame to the one the registry returned. A subject is
+// subject and rewrites the id in the frame to the one the registry returned, as vstream-sink
+// does with --schema-registry-url (package sink/registry). A subject is
 // announced again whenever the schema its records use changes: a table's value schema after a
 // DDL that changed its columns gets a new id and a new schema message.
 //
