@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all deps generate check-generate build vet lint test test-mysql test-interop test-deploy test-race bench soak run
+.PHONY: all deps generate check-generate build vet lint check fuzz test test-mysql test-interop test-deploy test-race bench soak run
 
 # The code generators and the linter are pinned in a module of their own, so that the
 # service's go.mod carries only what the service and its tests import.
@@ -38,6 +38,18 @@ vet:
 # errcheck, exhaustive, govet (with shadow), staticcheck and more: see .golangci.yml.
 lint:
 	$(TOOL) golangci-lint run ./...
+
+# The fast lane, for every change before make test: vet, lint (gofmt and goimports included)
+# and the tests of every package that starts no database server. Installs nothing.
+check:
+	$(GO) vet ./...
+	$(MAKE) lint
+	$(GO) test -count=1 $$(./scripts/db-packages.sh --others)
+
+# Every fuzz target for FUZZTIME each (default 10s); failing inputs land in testdata/fuzz/.
+FUZZTIME ?= 10s
+fuzz:
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 # vet and lint run in the recipe rather than as prerequisites so that 'make -j'
 # cannot check while generate is rewriting gen/.

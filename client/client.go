@@ -45,6 +45,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+
 	// Registers the vtprotobuf gRPC codec, so that this end encodes and decodes without reflection.
 	_ "github.com/vstream-cdc/vstream/internal/grpccodec"
 )

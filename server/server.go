@@ -29,6 +29,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/queryservice"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+
 	// Registers the vtprotobuf gRPC codec, so that this end encodes and decodes without reflection.
 	_ "github.com/vstream-cdc/vstream/internal/grpccodec"
 	"github.com/vstream-cdc/vstream/shards"

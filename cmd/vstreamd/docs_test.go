@@ -63,7 +63,6 @@ func TestDocsMetrics(t *testing.T) {
 	}
 }
 
-
 // mainMetrics reads the metrics main.go registers itself: the prometheus.*Opts literals with a
 // literal Namespace and Name.
 func mainMetrics(t *testing.T) []string {

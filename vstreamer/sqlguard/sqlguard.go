@@ -13,6 +13,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	// The parser needs a driver for literal values.
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
 )
