@@ -55,16 +55,18 @@ func TestMain(m *testing.M) {
 type vstreamd struct {
 	t    *testing.T
 	addr string
+	args []string
 	cmd  *exec.Cmd
 	log  *os.File
 }
 
-func startVstreamd(t *testing.T) *vstreamd {
+// startVstreamd starts vstreamd on a port of its own; args are added to its command line.
+func startVstreamd(t *testing.T, args ...string) *vstreamd {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &vstreamd{t: t, addr: lis.Addr().String()}
+	v := &vstreamd{t: t, addr: lis.Addr().String(), args: args}
 	lis.Close()
 	v.log, _ = os.Create(filepath.Join(t.TempDir(), "vstreamd.log"))
 	v.start()
@@ -73,7 +75,7 @@ func startVstreamd(t *testing.T) *vstreamd {
 }
 
 func (v *vstreamd) start() {
-	v.cmd = exec.Command(bin, "--mysql-dsn", db.DSN("chaos"), "--listen", v.addr)
+	v.cmd = exec.Command(bin, append([]string{"--mysql-dsn", db.DSN("chaos"), "--listen", v.addr}, v.args...)...)
 	v.cmd.Stdout, v.cmd.Stderr = v.log, v.log
 	if err := v.cmd.Start(); err != nil {
 		v.t.Fatal(err)

@@ -29,6 +29,13 @@ import (
 // Stream runs one change stream until ctx ends, send fails, or the binlog breaks. It returns
 // nil only when ctx was cancelled or send returned io.EOF.
 func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err error) {
+	// A stream its caller cancels ends without an error wherever the cancel finds it: in
+	// the setup's queries as much as in the stream.
+	defer func() {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			err = nil
+		}
+	}()
 	select {
 	case <-e.drain:
 		return fmt.Errorf("%w: not starting new streams", ErrShuttingDown)
@@ -191,7 +198,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 	}
 	s.use(keyspaces[0])
 	err = s.run(ctx, info, current)
-	if errors.Is(err, io.EOF) || ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	if errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
