@@ -26,6 +26,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +83,13 @@ type Options struct {
 	// bundle cannot be combined with it.
 	DialOptions []grpc.DialOption
 
+	// TLS, when set, secures the connection with this configuration (in place of
+	// DialOptions' transport credentials). A TLS handshake the server's certificate fails
+	// (an unknown authority, another name) or that the server refuses (a client
+	// certificate missing or not trusted) ends Stream with an error wrapping ErrTLS rather
+	// than a reconnect: a new connection would be refused the same way.
+	TLS *tls.Config
+
 	// WindowSize is the connection's fixed HTTP/2 flow-control window, per stream and per
 	// connection, in bytes. Zero means DefaultWindowSize; a negative value leaves grpc-go's
 	// own window, which grows with its estimate of the link's bandwidth.
@@ -110,6 +118,9 @@ type Options struct {
 
 // Client streams change events from one vstreamd server.
 type Client struct {
+	target string
+	// tls are the TLS credentials of Options.TLS, nil without.
+	tls  *tlsCreds
 	conn *grpc.ClientConn
 	svc  vstreamv1.VStreamServiceClient
 	opts Options
@@ -130,6 +141,11 @@ func Dial(target string, opts Options) (*Client, error) {
 		dopts = append(dopts, grpc.WithInitialWindowSize(opts.WindowSize), grpc.WithInitialConnWindowSize(opts.WindowSize))
 	}
 	dopts = append(dopts, opts.DialOptions...)
+	var creds *tlsCreds
+	if opts.TLS != nil {
+		creds = newTLSCreds(opts.TLS)
+		dopts = append(dopts, grpc.WithTransportCredentials(creds))
+	}
 	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", target, err)
@@ -142,10 +158,12 @@ func Dial(target string, opts Options) (*Client, error) {
 		opts.AckInterval = DefaultAckInterval
 	}
 	return &Client{
-		conn: conn,
-		svc:  vstreamv1.NewVStreamServiceClient(conn),
-		opts: opts,
-		log:  log,
+		target: target,
+		tls:    creds,
+		conn:   conn,
+		svc:    vstreamv1.NewVStreamServiceClient(conn),
+		opts:   opts,
+		log:    log,
 	}, nil
 }
 
@@ -322,6 +340,9 @@ func (c *Client) Stream(ctx context.Context, req Request, h Handler) error {
 		}
 		if !IsRetryable(err) {
 			return err
+		}
+		if terr := c.tlsRefused(err); terr != nil {
+			return terr
 		}
 		if progressed {
 			bo.Reset()

@@ -115,6 +115,10 @@ func (c *config) validateKafkaAuth() error {
 		return fmt.Errorf("kafka-sasl-mechanism %q: want plain, scram-sha-256, scram-sha-512 or oauthbearer", c.KafkaSASLMechanism)
 	}
 	p.kafkaSASL = []kgo.Opt{kgo.SASL(m)}
+	p.kafkaAuth = "SASL " + strings.ToUpper(mech)
+	if c.KafkaSASLUser != "" {
+		p.kafkaAuth += " as user " + c.KafkaSASLUser
+	}
 	return nil
 }
 

@@ -119,6 +119,8 @@ type settings struct {
 	serverTLS, kafkaTLS, natsTLS *tls.Config
 	// kafkaSASL and natsAuth are the brokers' credentials, as client options.
 	kafkaSASL []kgo.Opt
+	// kafkaAuth names the SASL mechanism and user in errors (never the secret).
+	kafkaAuth string
 	natsAuth  []natsgo.Option
 	// registry is the schema registry's configuration; nil is none.
 	registry *registry.Options

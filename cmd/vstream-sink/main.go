@@ -25,7 +25,6 @@ import (
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/cliconfig"
-	"github.com/vstream-cdc/vstream/internal/secure"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/claimcheck"
 	"github.com/vstream-cdc/vstream/sink/kafka"
@@ -65,7 +64,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		return 0
 	}
 	cl, err := client.Dial(cfg.Server, client.Options{Token: p.token, Logger: log, Identity: "vstream-sink/" + cfg.Name,
-		DialOptions: secure.GRPC(p.serverTLS)})
+		TLS: p.serverTLS})
 	if err != nil {
 		fmt.Fprintln(stderr, "vstream-sink:", err)
 		return 1
@@ -166,7 +165,7 @@ func newPublisher(cfg *config) (sink.Publisher, error) {
 	switch cfg.Sink {
 	case "kafka":
 		return kafka.New(kafka.Options{Brokers: p.brokers, Name: cfg.Name, OffsetsTopic: cfg.KafkaOffsetsTopic,
-			MaxRecordBytes: p.maxRecord, MaxBufferedBytes: p.maxBuffer, Extra: p.kafkaOpts()})
+			MaxRecordBytes: p.maxRecord, MaxBufferedBytes: p.maxBuffer, Extra: p.kafkaOpts(), Auth: p.kafkaAuth})
 	case "nats":
 		return nats.New(nats.Options{URL: cfg.NATSURL, Name: cfg.Name, Stream: cfg.NATSStream, SubjectPrefix: cfg.TopicPrefix,
 			Duplicates: p.duplicates, Bucket: cfg.NATSBucket, MaxInFlight: p.inFlight, Extra: p.natsAuth})

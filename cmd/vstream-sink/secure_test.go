@@ -115,17 +115,28 @@ func TestKafkaSASL(t *testing.T) {
 	const user, pass = "sinker", "kafka-pass-Zq8w"
 	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		t.Run(mech, func(t *testing.T) {
-			brokers := sinktest.KafkaSASL(t, 3, user, pass, tlsFiles(t, certs.CA, certs.ServerCert, certs.ServerKey), mech)
+			serverTLS := tlsFiles(t, certs.CA, certs.ServerCert, certs.ServerKey)
+			cluster := sinktest.KafkaSASLCluster(t, 3, user, pass, serverTLS, mech)
+			// kfake closes the connection on credentials it refuses; a broker answers first
+			// with SASL_AUTHENTICATION_FAILED, which RefuseSASL makes kfake do.
+			sinktest.RefuseSASL(t, cluster, tlsFiles(t, certs.CA, certs.ClientCert, certs.ClientKey), mech, user, pass)
+			brokers := cluster.ListenAddrs()
 			args := []string{"--sink", "kafka", "--format", "debezium-json", "--kafka-brokers", strings.Join(brokers, ","),
 				"--kafka-sasl-mechanism", strings.ToLower(mech), "--kafka-sasl-user", user, "--kafka-tls-ca", certs.CA}
 			t.Run("wrong password", func(t *testing.T) {
-				// kfake closes the connection on a failed SASL handshake instead of answering
-				// SASL_AUTHENTICATION_FAILED, so franz-go sees only EOF and the sink retries:
-				// not yet told apart (see the report of issue 28, item 1).
-				t.Skip("kfake answers a wrong SASL password with EOF: the sink retries instead of naming the refusal")
 				out := runFails(t, append(args, "--server", "127.0.0.1:1"), map[string]string{"VSTREAM_SINK_KAFKA_SASL_PASSWORD": "wrong-" + pass}, "wrong-"+pass)
-				if !strings.Contains(out, "kafka") || !strings.Contains(strings.ToUpper(out), "SASL") {
-					t.Fatalf("the error does not name Kafka and SASL:\n%s", out)
+				for _, want := range []string{"kafka " + brokers[0] + " refused the credentials (SASL " + mech + " as user " + user + ")", "SASL_AUTHENTICATION_FAILED"} {
+					if !strings.Contains(out, want) {
+						t.Fatalf("the error does not say %q:\n%s", want, out)
+					}
+				}
+			})
+			t.Run("unknown CA", func(t *testing.T) {
+				a := append(append([]string(nil), args...), "--server", "127.0.0.1:1")
+				a[len(a)-3] = certs.OtherCA
+				out := runFails(t, a, map[string]string{"VSTREAM_SINK_KAFKA_SASL_PASSWORD": pass}, pass)
+				if !strings.Contains(out, "kafka "+brokers[0]+": TLS handshake refused") || !strings.Contains(out, "unknown authority") {
+					t.Fatalf("the error does not name Kafka and the TLS refusal:\n%s", out)
 				}
 			})
 			t.Run("exactly once", func(t *testing.T) {
@@ -206,6 +217,19 @@ func TestNATSAuth(t *testing.T) {
 					t.Fatalf("the error does not name NATS and its authorization:\n%s", out)
 				}
 			})
+			t.Run("unknown CA", func(t *testing.T) {
+				a := append([]string{"--server", "127.0.0.1:1"}, args...)
+				a = append(a, tc.right...)
+				for i := range a {
+					if a[i] == certs.CA {
+						a[i] = certs.OtherCA
+					}
+				}
+				out := runFails(t, a, tc.rightEnv, "\x00no secret here")
+				if !strings.Contains(out, "nats "+ns.URL()+": TLS handshake refused") || !strings.Contains(out, "unknown authority") {
+					t.Fatalf("the error does not name NATS and the TLS refusal:\n%s", out)
+				}
+			})
 			t.Run("exactly once", func(t *testing.T) {
 				b := configBroker(append(args, tc.right...), tc.rightEnv, func(t testing.TB, want int, quiet time.Duration) []sinktest.Got {
 					return sinktest.ReadNATS(t, ns.URL(), "VSTREAM", want, quiet, ns.Options()...)
@@ -247,6 +271,25 @@ func TestServerTLS(t *testing.T) {
 			t.Fatalf("the error does not name vstreamd and the refusal:\n%s", out)
 		}
 	})
+	// A certificate the sink cannot verify, or a client certificate vstreamd refuses, ends
+	// the sink at once: a reconnect would meet the same refusal.
+	for _, tc := range []struct {
+		name, want string
+		edit       func([]string) []string
+	}{
+		{"unknown CA", "certificate signed by unknown authority", func(a []string) []string { return swap(a, certs.CA, certs.OtherCA) }},
+		{"wrong name", "not wrong.example", func(a []string) []string { return append(a, "--tls-server-name", "wrong.example") }},
+		{"no client certificate", "remote error: tls: certificate required", func(a []string) []string {
+			return swap(swap(a, certs.ClientCert, ""), certs.ClientKey, "")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := runFails(t, append(tc.edit(args), "--name", "tls"), map[string]string{"VSTREAM_SINK_TOKEN": token}, token)
+			if !strings.Contains(out, "vstreamd stream: TLS handshake refused by "+addr) || !strings.Contains(out, tc.want) {
+				t.Fatalf("the error does not name vstreamd and the TLS refusal (%s):\n%s", tc.want, out)
+			}
+		})
+	}
 	t.Run("right", func(t *testing.T) {
 		w := sinktest.NewWriter(t, db, 4, 1)
 		var stderr syncBuffer
@@ -285,4 +328,21 @@ func TestServerTLS(t *testing.T) {
 			t.Fatalf("the token is in the log:\n%s", stderr.String())
 		}
 	})
+}
+
+// swap returns args with the flag whose value is from given to, or dropped with its flag
+// when to is "".
+func swap(args []string, from, to string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if i+1 < len(args) && args[i+1] == from {
+			if to != "" {
+				out = append(out, args[i], to)
+			}
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }

@@ -309,7 +309,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logTo = bar.logWriter()
 	}
 	log := slog.New(slog.NewTextHandler(logTo, nil))
-	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, Identity: "vstream", DialOptions: secure.GRPC(cfg.tls)})
+	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, Identity: "vstream", TLS: cfg.tls})
 	if err != nil {
 		fmt.Fprintf(stderr, "vstream: %v\n", err)
 		return 1

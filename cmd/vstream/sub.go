@@ -17,7 +17,6 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
-	"github.com/vstream-cdc/vstream/internal/secure"
 )
 
 // errFound stops a stream once a subcommand has what it came for.
@@ -236,7 +235,7 @@ func (e *errWriter) printf(format string, args ...any) {
 func subcommand(ctx context.Context, name string, cfg *config, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	// A subcommand asks once: a server that cannot answer is reported, not retried forever.
-	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, MaxRetries: 3, AckInterval: -1, Identity: "vstream", DialOptions: secure.GRPC(cfg.tls)})
+	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, MaxRetries: 3, AckInterval: -1, Identity: "vstream", TLS: cfg.tls})
 	if err != nil {
 		fmt.Fprintf(stderr, "vstream %s: %v\n", name, err)
 		return 1

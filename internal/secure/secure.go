@@ -12,11 +12,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 )
 
 // TLSFiles are a TLS client's settings, as files, in the flags' words.
@@ -71,15 +69,6 @@ func (f TLSFiles) Config(prefix string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// GRPC returns the dial options of a gRPC client with cfg: TLS transport credentials, or
-// nothing when cfg is nil (the client's default, no TLS, stays).
-func GRPC(cfg *tls.Config) []grpc.DialOption {
-	if cfg == nil {
-		return nil
-	}
-	return []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(cfg))}
-}
-
 // Secret returns a secret given as a value or as a file that holds it (trimmed of
 // surrounding white space), named name in errors; at most one of the two may be given.
 // An empty file is an error; neither given is "".
@@ -103,4 +92,39 @@ func Secret(name, value, file string) (string, error) {
 		return "", fmt.Errorf("%s-file %s is empty", name, file)
 	}
 	return s, nil
+}
+
+// Refused reports whether err is a TLS verdict that a new connection would meet again, so
+// that retrying it only hides a configuration error: a server certificate that does not
+// verify (unknown authority, wrong name, expired), an alert by which the peer refused the
+// handshake (a client certificate missing or not trusted), or a peer that does not speak
+// TLS. A connection reset or a timeout is no verdict and is not one of them.
+func Refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[x509.CertificateInvalidError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[tls.RecordHeaderError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[tls.AlertError](err); ok {
+		return true
+	}
+	// crypto/tls reports an alert received from the peer as a net.OpError of Op "remote
+	// error" (its alert type is unexported).
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "remote error" {
+		return true
+	}
+	return false
 }

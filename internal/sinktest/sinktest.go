@@ -6,7 +6,6 @@ package sinktest
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -57,26 +56,6 @@ func KafkaCluster(t testing.TB, partitions int, configs map[string]string) *kfak
 	}
 	t.Cleanup(c.Close)
 	return c
-}
-
-// KafkaSASL starts an in-process Kafka cluster, as Kafka does, that wants SASL: a superuser
-// user with password pass under each of mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).
-// With tlsCfg it also serves TLS. It returns the cluster's seed brokers.
-func KafkaSASL(t testing.TB, partitions int, user, pass string, tlsCfg *tls.Config, mechanisms ...string) []string {
-	t.Helper()
-	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(partitions), kfake.EnableSASL()}
-	for _, m := range mechanisms {
-		opts = append(opts, kfake.Superuser(m, user, pass))
-	}
-	if tlsCfg != nil {
-		opts = append(opts, kfake.TLS(tlsCfg))
-	}
-	c, err := kfake.NewCluster(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c.ListenAddrs()
 }
 
 // Got is one record read back from a broker.

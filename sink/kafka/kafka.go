@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/secure"
 	"github.com/vstream-cdc/vstream/sink"
 )
 
@@ -53,6 +55,9 @@ type Options struct {
 	MaxBufferedBytes int
 	// Extra are more client options (TLS, SASL, ...).
 	Extra []kgo.Opt
+	// Auth says how Extra authenticates, for errors: e.g. "SASL SCRAM-SHA-256 as user
+	// sinker". It must hold no secret.
+	Auth string
 }
 
 // Publisher writes to Kafka; see the package comment.
@@ -93,6 +98,34 @@ func New(opts Options) (*Publisher, error) {
 // Resume starts a producer (fencing any earlier one of the same name) and reads the last
 // committed position.
 func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
+	pos, err := p.resume(ctx)
+	if err != nil {
+		return nil, p.refused(err)
+	}
+	return pos, nil
+}
+
+// refused marks the refusals of the brokers' SASL or TLS as permanent, naming Kafka and how
+// the sink authenticates: the brokers would refuse a new connection the same way, so a retry
+// would only hide the error. (franz-go reports a broker's SASL_AUTHENTICATION_FAILED as
+// kerr.SaslAuthenticationFailed, with the broker's message, which holds no secret.)
+func (p *Publisher) refused(err error) error {
+	brokers := strings.Join(p.opts.Brokers, ",")
+	switch {
+	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.UnsupportedSaslMechanism),
+		errors.Is(err, kerr.IllegalSaslState):
+		auth := p.opts.Auth
+		if auth == "" {
+			auth = "SASL"
+		}
+		return sink.Permanent(fmt.Errorf("kafka %s refused the credentials (%s): %w", brokers, auth, err))
+	case secure.Refused(err):
+		return sink.Permanent(fmt.Errorf("kafka %s: TLS handshake refused: %w", brokers, err))
+	}
+	return err
+}
+
+func (p *Publisher) resume(ctx context.Context) (*binlogdata.VGtid, error) {
 	p.closeClient()
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(p.opts.Brokers...),

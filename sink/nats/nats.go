@@ -40,6 +40,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/secure"
 	"github.com/vstream-cdc/vstream/sink"
 )
 
@@ -146,6 +147,13 @@ func (p *Publisher) Resume(ctx context.Context) (*binlogdata.VGtid, error) {
 	// Credentials the server refuses are refused again: the error names them (never their
 	// secret: the server's error holds none) and ends the sink.
 	last := p.nc.LastError()
+	if secure.Refused(last) {
+		// A TLS verdict (a certificate that does not verify, a client certificate the
+		// server refused): the client would reconnect to meet it again, forever.
+		p.nc.Close()
+		p.nc, p.js = nil, nil
+		return nil, sink.Permanent(fmt.Errorf("nats %s: TLS handshake refused: %w", p.opts.URL, last))
+	}
 	if last == nil || !p.nc.IsClosed() {
 		return nil, err
 	}
