@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
@@ -345,4 +347,63 @@ func swap(args []string, from, to string) []string {
 		out = append(out, args[i])
 	}
 	return out
+}
+
+// TestKafkaOAuthBearer: vstream-sink with SASL OAUTHBEARER over TLS, its token in a file.
+// The brokers take one token at a time and sessions last a second; partway through, the
+// token in the file is replaced and the old one refused: the sink reads the file again at
+// every authentication and delivers every change exactly once. A token the brokers refuse
+// stops the sink with an error naming Kafka and OAUTHBEARER, not the token.
+func TestKafkaOAuthBearer(t *testing.T) {
+	certs := securetest.New(t)
+	var mu sync.Mutex
+	current := "oauth-token-1-Kd2"
+	// The test's reader has a token of its own, so that only the sink sends the others.
+	const readerToken = "oauth-reader-token"
+	seen := map[string]int{}
+	tokFile := filepath.Join(t.TempDir(), "token")
+	write := func(tok string) {
+		if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
+			t.Error(err)
+		}
+	}
+	write(current)
+	brokers := sinktest.KafkaOAuth(t, 3, certs.ServerTLS(t), time.Second, func(tok string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[tok]++
+		if tok == readerToken {
+			return true
+		}
+		ok := tok == current
+		if ok && tok == "oauth-token-1-Kd2" && seen[tok] == 5 {
+			// The token is rotated: the file gets the new one, the old one is refused.
+			current = "oauth-token-2-Kd2"
+			write(current)
+		}
+		return ok
+	})
+	args := []string{"--sink", "kafka", "--format", "debezium-json", "--kafka-brokers", strings.Join(brokers, ","),
+		"--kafka-sasl-mechanism", "oauthbearer", "--kafka-tls-ca", certs.CA, "--kafka-tls-cert", certs.ClientCert, "--kafka-tls-key", certs.ClientKey}
+	t.Run("refused token", func(t *testing.T) {
+		out := runFails(t, append(args, "--server", "127.0.0.1:1"), map[string]string{"VSTREAM_SINK_KAFKA_SASL_TOKEN": "bad-oauth-token-Kd2"}, "bad-oauth-token-Kd2")
+		if !strings.Contains(out, "kafka "+brokers[0]+" refused the credentials (SASL OAUTHBEARER)") || !strings.Contains(out, "invalid_token") {
+			t.Fatalf("the error does not name Kafka, OAUTHBEARER and the refusal:\n%s", out)
+		}
+	})
+	t.Run("token file re-read", func(t *testing.T) {
+		readAuth := kgo.SASL(oauth.Oauth(func(context.Context) (oauth.Auth, error) {
+			return oauth.Auth{Token: readerToken}, nil
+		}))
+		b := configBroker(append(args, "--kafka-sasl-token-file", tokFile), nil, func(t testing.TB, want int, quiet time.Duration) []sinktest.Got {
+			return sinktest.ReadKafka(t, brokers, `cdc\..*`, want, quiet, readAuth, kgo.DialTLSConfig(certs.ClientTLS(t)))
+		})
+		sinktest.ExactlyOnce(t, db, "sinkcmd", b, "debezium-json", nil, 4)
+		mu.Lock()
+		defer mu.Unlock()
+		if seen["oauth-token-2-Kd2"] == 0 {
+			t.Errorf("the rotated token was never sent (tokens seen: %v)", seen)
+		}
+		t.Logf("authentications by token: %v", seen)
+	})
 }

@@ -207,3 +207,58 @@ func setSalt(t testing.TB, c *kfake.Cluster, tlsCfg *tls.Config, mechanism strin
 		}
 	}
 }
+
+// KafkaOAuth starts an in-process Kafka cluster whose brokers take SASL OAUTHBEARER tokens
+// that valid accepts, answering as Kafka does (RFC 7628: a refused token gets an error
+// challenge, {"status":"invalid_token"}, and after the client's reply
+// SASL_AUTHENTICATION_FAILED), with sessions of lifetime, after which the client
+// authenticates again on the same connection (KIP-368). kfake has no OAUTHBEARER of its
+// own: control functions answer SaslHandshake and SaslAuthenticate, and kfake's SASL gate
+// stays off, so that the cluster does not refuse a client that skips SASL altogether; what
+// this shows is what the client sends and how it takes a refusal. With tlsCfg the cluster
+// serves TLS. It returns the seed brokers.
+func KafkaOAuth(t testing.TB, partitions int, tlsCfg *tls.Config, lifetime time.Duration, valid func(token string) bool) []string {
+	t.Helper()
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(partitions)}
+	if tlsCfg != nil {
+		opts = append(opts, kfake.TLS(tlsCfg))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	c.ControlKey(int16(kmsg.SASLHandshake), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.SASLHandshakeRequest)
+		resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
+		resp.SupportedMechanisms = []string{"OAUTHBEARER"}
+		if req.Mechanism != "OAUTHBEARER" {
+			resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		}
+		return resp, nil, true
+	})
+	const invalid = `{"status":"invalid_token"}`
+	c.ControlKey(int16(kmsg.SASLAuthenticate), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.SASLAuthenticateRequest)
+		resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+		msg := string(req.SASLAuthBytes)
+		if msg == "\x01" {
+			// The client's reply to the error challenge: the broker fails the exchange.
+			resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+			m := invalid
+			resp.ErrorMessage = &m
+			return resp, nil, true
+		}
+		_, rest, _ := strings.Cut(msg, "\x01auth=Bearer ")
+		token, _, _ := strings.Cut(rest, "\x01")
+		if token == "" || !valid(token) {
+			resp.SASLAuthBytes = []byte(invalid)
+			return resp, nil, true
+		}
+		resp.SessionLifetimeMillis = lifetime.Milliseconds()
+		return resp, nil, true
+	})
+	return c.ListenAddrs()
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -112,4 +113,39 @@ func writePEM(t testing.TB, file, typ string, der []byte) {
 	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ServerTLS is a server's TLS configuration: the server certificate, and client
+// certificates required and verified by the CA.
+func (f Files) ServerTLS(t testing.TB) *tls.Config {
+	t.Helper()
+	cert, err := tls.LoadX509KeyPair(f.ServerCert, f.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: f.pool(t),
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+}
+
+// ClientTLS is a client's TLS configuration: the CA as its roots and the client certificate.
+func (f Files) ClientTLS(t testing.TB) *tls.Config {
+	t.Helper()
+	cert, err := tls.LoadX509KeyPair(f.ClientCert, f.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: f.pool(t), MinVersion: tls.VersionTLS12}
+}
+
+func (f Files) pool(t testing.TB) *x509.CertPool {
+	t.Helper()
+	data, err := os.ReadFile(f.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := x509.NewCertPool()
+	if !p.AppendCertsFromPEM(data) {
+		t.Fatalf("%s: no certificate", f.CA)
+	}
+	return p
 }
