@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -15,6 +16,11 @@ import (
 	"testing"
 	"time"
 
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/vstream-cdc/vstream/internal/secure/securetest"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 )
 
@@ -25,12 +31,14 @@ var sinkBin string
 type sinkProc struct {
 	t    *testing.T
 	args []string
-	cmd  *exec.Cmd
-	log  *os.File
+	// env are more environment variables (secrets).
+	env []string
+	cmd *exec.Cmd
+	log *os.File
 }
 
-func startSink(t *testing.T, args ...string) *sinkProc {
-	s := &sinkProc{t: t, args: args}
+func startSink(t *testing.T, env []string, args ...string) *sinkProc {
+	s := &sinkProc{t: t, args: args, env: env}
 	var err error
 	if s.log, err = os.Create(filepath.Join(t.TempDir(), "vstream-sink.log")); err != nil {
 		t.Fatal(err)
@@ -42,6 +50,7 @@ func startSink(t *testing.T, args ...string) *sinkProc {
 
 func (s *sinkProc) start() {
 	s.cmd = exec.Command(sinkBin, s.args...)
+	s.cmd.Env = append(os.Environ(), s.env...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
@@ -74,33 +83,53 @@ func (s *sinkProc) logTail(n int) string {
 // SIGTERM stops the sink with exit status 0. The snapshot cases start from a copy of a
 // 4,000-row table in 100-row chunks, paced by vstreamd so that most kills land mid-snapshot:
 // the topic holds each row once (its state at its chunk's snapshot), then every change after
-// it once, in order per key.
+// it once, in order per key. The secure cases do the same with every
+// connection secured: vstreamd with TLS, a client certificate and a token (file), Kafka with
+// SASL SCRAM-SHA-512 over mutual TLS, NATS with a user and password over mutual TLS, the
+// secrets given through the environment and files.
 func TestKillSink(t *testing.T) {
 	for _, c := range []struct {
 		broker, format string
 		seed           uint64
 		snapshot       int
+		secure         bool
 	}{
-		{"kafka", "debezium-json", 51, 0},
-		{"kafka", "canal-json", 52, 0},
-		{"nats", "debezium-json", 53, 0},
-		{"nats", "avro", 54, 0},
-		{"kafka", "debezium-json", 55, 4000},
-		{"nats", "debezium-json", 56, 4000},
+		{"kafka", "debezium-json", 51, 0, false},
+		{"kafka", "canal-json", 52, 0, false},
+		{"nats", "debezium-json", 53, 0, false},
+		{"nats", "avro", 54, 0, false},
+		{"kafka", "debezium-json", 55, 4000, false},
+		{"nats", "debezium-json", 56, 4000, false},
+		{"kafka", "debezium-json", 57, 0, true},
+		{"nats", "debezium-json", 58, 0, true},
 	} {
 		name := c.broker + "/" + c.format
 		if c.snapshot > 0 {
 			name += "/snapshot"
 		}
+		if c.secure {
+			name += "/secure"
+		}
 		t.Run(name, func(t *testing.T) {
-			var vargs []string
+			var vflags, sargs, env []string
+			var certs securetest.Files
+			const user, pass, token = "chaos-sink", "chaos-pass-8Fz", "chaos-token-3Lm"
+			if c.secure {
+				certs = securetest.New(t)
+				tokFile := filepath.Join(t.TempDir(), "token")
+				if err := os.WriteFile(tokFile, []byte(token), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				vflags = []string{"--tls-cert", certs.ServerCert, "--tls-key", certs.ServerKey, "--tls-client-ca", certs.CA, "--auth-token-file", tokFile}
+				sargs = []string{"--tls-ca", certs.CA, "--tls-cert", certs.ClientCert, "--tls-key", certs.ClientKey, "--token-file", tokFile}
+			}
 			if c.snapshot > 0 {
 				// Paced, the copy outlasts the kills on any machine: at 1,500 rows a second a
 				// 100-row chunk takes about 70 ms, so each start of the sink commits a few
 				// chunks before its kill, and most kills land mid-snapshot.
-				vargs = []string{"--copy-max-rows-per-second", "1500"}
+				vflags = append(vflags, "--copy-max-rows-per-second", "1500")
 			}
-			v := startVstreamd(t, vargs...)
+			v := startVstreamd(t, vflags...)
 			w := sinktest.NewWriter(t, db, max(20, c.snapshot), c.seed)
 			start := sinktest.Position(t, db, "chaos")
 			if c.snapshot > 0 {
@@ -117,17 +146,35 @@ func TestKillSink(t *testing.T) {
 			switch c.broker {
 			case "kafka":
 				brokers := sinktest.Kafka(t, 3)
+				var readOpts []kgo.Opt
+				if c.secure {
+					brokers = sinktest.KafkaSASL(t, 3, user, pass, certs.ServerTLS(t), "SCRAM-SHA-512")
+					args = append(args, "--kafka-sasl-mechanism", "scram-sha-512", "--kafka-sasl-user", user,
+						"--kafka-tls-ca", certs.CA, "--kafka-tls-cert", certs.ClientCert, "--kafka-tls-key", certs.ClientKey)
+					env = append(env, "VSTREAM_SINK_KAFKA_SASL_PASSWORD="+pass)
+					readOpts = []kgo.Opt{kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()), kgo.DialTLSConfig(certs.ClientTLS(t))}
+				}
 				args = append(args, "--kafka-brokers", strings.Join(brokers, ","))
 				read = func(want int, quiet time.Duration) []sinktest.Got {
-					return sinktest.ReadKafka(t, brokers, `^cdc\.`, want, quiet)
+					return sinktest.ReadKafka(t, brokers, `^cdc\.`, want, quiet, readOpts...)
 				}
 			case "nats":
-				nats = sinktest.StartNATS(t)
+				if c.secure {
+					nats = sinktest.StartNATSWith(t, sinktest.NATSConfig{TLS: true,
+						Conf: fmt.Sprintf("authorization { user: %q, password: %q }\ntls {\n  cert_file: %q\n  key_file: %q\n  ca_file: %q\n  verify: true\n}\n",
+							user, pass, certs.ServerCert, certs.ServerKey, certs.CA),
+						ClientOptions: []natsgo.Option{natsgo.UserInfo(user, pass), natsgo.Secure(certs.ClientTLS(t))}})
+					args = append(args, "--nats-user", user, "--nats-tls-ca", certs.CA, "--nats-tls-cert", certs.ClientCert, "--nats-tls-key", certs.ClientKey)
+					env = append(env, "VSTREAM_SINK_NATS_PASSWORD="+pass)
+				} else {
+					nats = sinktest.StartNATS(t)
+				}
 				args = append(args, "--nats-url", nats.URL())
 				read = func(want int, quiet time.Duration) []sinktest.Got {
-					return sinktest.ReadNATS(t, nats.URL(), "VSTREAM", want, quiet)
+					return sinktest.ReadNATS(t, nats.URL(), "VSTREAM", want, quiet, nats.Options()...)
 				}
 			}
+			args = append(args, sargs...)
 			lis, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -135,7 +182,7 @@ func TestKillSink(t *testing.T) {
 			metricsAddr := lis.Addr().String()
 			_ = lis.Close()
 			args = append(args, "--metrics-listen", metricsAddr)
-			s := startSink(t, args...)
+			s := startSink(t, env, args...)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			werr := make(chan error, 1)
@@ -206,6 +253,9 @@ func TestKillSink(t *testing.T) {
 			// Kills that landed while the writer ran: the sink resumed from a position it had
 			// committed, not from the start.
 			log := s.logTail(-1)
+			if c.secure && (strings.Contains(log, pass) || strings.Contains(log, token)) {
+				t.Error("a secret is in the sink's log")
+			}
 			// A snapshot's first commit waits for a whole chunk: on a busy machine the first
 			// kills land before it, and the sink starts the copy afresh (checked below:
 			// some resume mid-copy).
