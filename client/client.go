@@ -206,6 +206,9 @@ type Request struct {
 	// zero leaves them to the server.
 	CopyParallelism      int32
 	CopyMaxRowsPerSecond int64
+	// ColumnMasks name columns whose values the server replaces before they leave it (see
+	// ColumnMask in the .proto).
+	ColumnMasks []*vstreamv1.ColumnMask
 	// FailureMode is what the server does with an event it cannot decode or encode: "fail"
 	// (or empty) ends the stream with FailedPrecondition, which Stream returns without
 	// retrying; "warn" and "skip" skip the event (see Flags in the .proto).
@@ -429,7 +432,7 @@ func (s *stream) startRequest() *vstreamv1.StreamRequest {
 	flags := &vstreamv1.Flags{MaxBatchBytes: s.req.MaxBatchBytes, TablesToCopy: s.req.TablesToCopy,
 		CopyTablesWithoutKey: s.req.CopyTablesWithoutKey, CopyChunkRows: s.req.CopyChunkRows,
 		CopyParallelism: s.req.CopyParallelism, CopyMaxRowsPerSecond: s.req.CopyMaxRowsPerSecond,
-		EventProcessingFailureHandlingMode: s.req.FailureMode, EventTypes: s.req.EventTypes}
+		EventProcessingFailureHandlingMode: s.req.FailureMode, EventTypes: s.req.EventTypes, ColumnMasks: s.req.ColumnMasks}
 	if s.req.HeartbeatInterval > 0 {
 		flags.HeartbeatInterval = durationpb.New(s.req.HeartbeatInterval)
 	}

@@ -58,6 +58,8 @@ type Filter struct {
 	bestEffort bool
 	// vschema, when set, gives tables their keyspace ids.
 	vschema *VSchema
+	// masks replace the values of the columns they name (WithMasks).
+	masks []compiledMask
 }
 
 // WithVSchema returns the filter with tables' keyspace ids taken from vs (nil: from the hash

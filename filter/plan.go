@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,9 @@ type outColumn struct {
 	one    bool // the literal 1
 	// kid is keyspace_id()'s: the table's vindex over its columns.
 	kid *keyspaceIDOf
+	// mask replaces the column's values (Filter.WithMasks); charset is the column's.
+	mask    *compiledMask
+	charset uint32
 }
 
 // keyspaceIDOf computes a row's keyspace id: a vindex over some of the table's columns.
@@ -126,6 +130,9 @@ func (f *Filter) Plan(table string, fields []*query.Field, pk []int) (*TablePlan
 	p, err := r.plan(table, fields, pk, f.vschema)
 	if err != nil {
 		return nil, fmt.Errorf("%w: rule %d (match %q) on table %s: %v", ErrInvalid, r.Index+1, r.Match, table, err)
+	}
+	if err := p.applyMasks(f.masks, fields, pk); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return p, nil
 }
@@ -537,6 +544,35 @@ func (p *predicate) eval(cells [][]byte) bool {
 	return false
 }
 
+// applyMasks sets the masks of the plan's output columns and their FIELDs.
+func (p *TablePlan) applyMasks(masks []compiledMask, fields []*query.Field, pk []int) error {
+	if len(masks) == 0 {
+		return nil
+	}
+	copied := false
+	for i, o := range p.out {
+		if o.src < 0 {
+			continue
+		}
+		m := maskOf(masks, p.Table, fields[o.src].Name)
+		if m == nil {
+			continue
+		}
+		fld, err := applyMask(m, p.Table, fields[o.src], slices.Contains(pk, o.src))
+		if err != nil {
+			return err
+		}
+		if !copied {
+			// The fields may be the table's own: the plan gets a list of its own.
+			p.fields, copied = slices.Clone(p.fields), true
+		}
+		p.fields[i] = fld
+		p.out[i].mask, p.out[i].charset = m, fields[o.src].Charset
+		p.passthrough = false
+	}
+	return nil
+}
+
 // Match reports whether a row image, as cells in table order (nil for NULL), meets every
 // condition. It does not allocate.
 func (p *TablePlan) Match(cells [][]byte) bool {
@@ -572,7 +608,9 @@ func (p *TablePlan) AppendRow(values []byte, lengths []int64, cells [][]byte) ([
 			continue
 		}
 		start := len(values)
-		if o.latin1 {
+		if o.mask != nil {
+			values = o.mask.appendMasked(values, cell, o.charset)
+		} else if o.latin1 {
 			values = sqltypes.AppendLatin1(values, cell)
 		} else {
 			values = append(values, cell...)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/faults"
@@ -238,6 +239,9 @@ func (v *vstreamService) baseRequest(start *vstreamv1.Start) (vstreamer.Request,
 		CopyMaxRowsPerSecond: flags.GetCopyMaxRowsPerSecond(),
 		FailureMode:          flags.GetEventProcessingFailureHandlingMode(),
 		EventTypes:           flags.GetEventTypes(),
+	}
+	for _, m := range flags.GetColumnMasks() {
+		req.ColumnMasks = append(req.ColumnMasks, filter.Mask{Table: m.GetTable(), Column: m.GetColumn(), Rule: m.GetRule()})
 	}
 	if _, err := vstreamer.ParseFailureMode(req.FailureMode); err != nil {
 		return req, status.Error(codes.InvalidArgument, err.Error())

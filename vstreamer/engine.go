@@ -62,6 +62,9 @@ const CurrentPosition = "current"
 
 // Config says which server to stream from and how to label its events.
 type Config struct {
+	// ColumnMasks apply to every stream and row read, before a request's own (filter.Mask):
+	// the columns they name never leave the server in clear.
+	ColumnMasks []filter.Mask
 	// Addr is host:port of the MySQL or MariaDB server.
 	Addr     string
 	User     string
@@ -291,6 +294,8 @@ type Request struct {
 	Position string
 	// Filter selects tables; nil streams every table of the database.
 	Filter *binlogdata.Filter
+	// ColumnMasks replace the values of the columns they name, after Config.ColumnMasks.
+	ColumnMasks []filter.Mask
 	// HeartbeatInterval sends a HEARTBEAT after this much idle time; zero disables.
 	HeartbeatInterval time.Duration
 	// MaxBatchBytes overrides the engine's batch size bound when positive.
@@ -750,10 +755,15 @@ func collations(conn *client.Conn) (map[uint32]string, error) {
 
 // compileFilter compiles a request's filter on database db, with the engine's VSchema when
 // db is the configured database (the VSchema is its keyspace's).
-func (e *Engine) compileFilter(f *binlogdata.Filter, db string) (*filter.Filter, error) {
+func (e *Engine) compileFilter(f *binlogdata.Filter, db string, masks []filter.Mask) (*filter.Filter, error) {
 	flt, err := filter.New(f)
 	if err != nil {
 		return nil, err
+	}
+	if all := append(slices.Clip(e.cfg.ColumnMasks), masks...); len(all) > 0 {
+		if flt, err = flt.WithMasks(all); err != nil {
+			return nil, err
+		}
 	}
 	if db != e.cfg.Database {
 		return flt, nil

@@ -65,7 +65,7 @@ func keyspaceStarts(req *Request) ([]KeyspaceStart, string, error) {
 
 // keyspaceFilters resolves the database of each keyspace and compiles the request's filter
 // on it: Vitess gives every keyspace the request's filter, whose rules select tables of each.
-func (e *Engine) keyspaceFilters(starts []KeyspaceStart, f *binlogdata.Filter) ([]string, []*filter.Filter, error) {
+func (e *Engine) keyspaceFilters(starts []KeyspaceStart, f *binlogdata.Filter, masks []filter.Mask) ([]string, []*filter.Filter, error) {
 	dbs := make([]string, len(starts))
 	filters := make([]*filter.Filter, len(starts))
 	for i, ks := range starts {
@@ -78,7 +78,7 @@ func (e *Engine) keyspaceFilters(starts []KeyspaceStart, f *binlogdata.Filter) (
 				return nil, nil, fmt.Errorf("%w: keyspaces %q and %q of the vgtid are both database %s; name it once", ErrBadRequest, starts[j].Keyspace, ks.Keyspace, dbs[i])
 			}
 		}
-		if filters[i], err = e.compileFilter(f, dbs[i]); err != nil {
+		if filters[i], err = e.compileFilter(f, dbs[i], masks); err != nil {
 			return nil, nil, err
 		}
 	}

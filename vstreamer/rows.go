@@ -81,7 +81,7 @@ func (e *Engine) StreamRows(ctx context.Context, req RowsRequest, send RowsFunc)
 	if err != nil {
 		return err
 	}
-	flt, err := e.compileFilter(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table, Filter: req.Query}}}, db)
+	flt, err := e.compileFilter(&binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: table, Filter: req.Query}}}, db, nil)
 	if err != nil {
 		return err
 	}

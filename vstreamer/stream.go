@@ -51,7 +51,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 	if err != nil {
 		return err
 	}
-	dbs, filters, err := e.keyspaceFilters(starts, req.Filter)
+	dbs, filters, err := e.keyspaceFilters(starts, req.Filter, req.ColumnMasks)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/vstream-cdc/vstream/client"
+	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/cliconfig"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/claimcheck"
@@ -55,7 +57,9 @@ type config struct {
 	DefaultTopic  string `yaml:"default-topic"`
 	// OnOversize is fail, key-only or claim-check: what a record larger than the broker
 	// takes does; ClaimCheckURL is the store of claim-check.
-	OnOversize    string `yaml:"on-oversize"`
+	OnOversize string `yaml:"on-oversize"`
+	// ColumnMasks are masks the server applies to the stream (filter.ParseMasks).
+	ColumnMasks   string `yaml:"column-masks"`
 	ClaimCheckURL string `yaml:"claim-check-url"`
 	Checkpoint    string `yaml:"checkpoint-interval"`
 	DrainTimeout  string `yaml:"drain-timeout"`
@@ -151,6 +155,7 @@ var flagDefs = []cliconfig.Flag[config]{
 	{Name: "topic-prefix", Usage: "put before every topic (for nats, the subject prefix; required there, e.g. cdc.)", Field: func(c *config) *string { return &c.TopicPrefix }},
 	{Name: "topic-map", Usage: "from=to topic renames separated by commas, applied instead of the prefix", Field: func(c *config) *string { return &c.TopicMap }},
 	{Name: "default-topic", Usage: "topic of messages whose format names none", Field: func(c *config) *string { return &c.DefaultTopic }},
+	{Name: "column-masks", Usage: "columns the server replaces before they leave it: RULE=TABLE.COLUMN[,...] separated by ; with RULE mask.with.N.chars, mask.hash.ALGO.with.salt.SALT or truncate.to.N.chars (Debezium's)", Field: func(c *config) *string { return &c.ColumnMasks }},
 	{Name: "on-oversize", Usage: "a record larger than the broker takes (kafka-max-record-bytes; NATS max_payload or the stream's max_msg_size): fail (stop the sink), key-only (send its key and headers with an empty value and vstream.oversize headers) or claim-check (write its value to claim-check-url, then send a reference to it)", Field: func(c *config) *string { return &c.OnOversize }, Default: "fail"},
 	{Name: "claim-check-url", Usage: "store of on-oversize claim-check: file:///dir, or s3://bucket/prefix?endpoint=https://host:port&region=r (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials or the instance's role)", Field: func(c *config) *string { return &c.ClaimCheckURL }},
 	{Name: "checkpoint-interval", Usage: "how long a position with no records after it waits before it is saved alone", Field: func(c *config) *string { return &c.Checkpoint }, Default: "5s"},
@@ -247,6 +252,13 @@ func (c *config) validate() error {
 		req.Filter = f
 	} else {
 		req.Filter = client.ParseTables(c.Tables)
+	}
+	masks, err := filter.ParseMasks(c.ColumnMasks)
+	if err != nil {
+		return fmt.Errorf("column-masks: %w", err)
+	}
+	for _, m := range masks {
+		req.ColumnMasks = append(req.ColumnMasks, &vstreamv1.ColumnMask{Table: m.Table, Column: m.Column, Rule: m.Rule})
 	}
 	if req.FormatOptions, err = parsePairs(c.FormatOptions); err != nil {
 		return fmt.Errorf("format-options: %w", err)

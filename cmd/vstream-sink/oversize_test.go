@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -351,5 +353,40 @@ func TestClaimCheckNoBucket(t *testing.T) {
 		"--on-oversize", "claim-check", "--claim-check-url", "s3://nope/x?endpoint=" + s3URL}, nil, "claim-secret")
 	if !strings.Contains(out, "s3://nope") || !strings.Contains(out, "no such bucket") {
 		t.Fatalf("the error does not name the bucket:\n%s", out)
+	}
+}
+
+// TestColumnMasksSink: vstream-sink's --column-masks reach the server: the copied row and a
+// binlog row arrive in Kafka with the column hashed, never in clear.
+func TestColumnMasksSink(t *testing.T) {
+	addr := testserver.Serve(t, db, "sinkcmd")
+	if err := db.Exec("DROP TABLE IF EXISTS masked", "CREATE TABLE masked (id INT PRIMARY KEY, email VARCHAR(64))",
+		"INSERT INTO masked VALUES (1, 'one@secret.example')"); err != nil {
+		t.Fatal(err)
+	}
+	brokers := sinktest.Kafka(t, 1)
+	args := []string{"--sink", "kafka", "--kafka-brokers", strings.Join(brokers, ","), "--server", addr, "--format", "debezium-json",
+		"--tables", "masked", "--topic-prefix", "cdc.", "--name", "masks", "--position", "copy", "--heartbeat", "200ms",
+		"--checkpoint-interval", "200ms", "--column-masks", "mask.hash.SHA-256.with.salt.pepper=masked.email"}
+	var stderr syncBuffer
+	code := make(chan int, 1)
+	go func() { code <- run(args, env(nil), &stderr) }()
+	sinktest.WaitFor(t, time.Minute, "the copied row", func() bool {
+		return len(sinktest.ReadKafka(t, brokers, `^cdc\..*masked$`, 1, 300*time.Millisecond)) == 1
+	})
+	if err := db.Exec("INSERT INTO masked VALUES (2, 'two@secret.example')"); err != nil {
+		t.Fatal(err)
+	}
+	var got []sinktest.Got
+	sinktest.WaitFor(t, time.Minute, "the binlog row", func() bool {
+		got = sinktest.ReadKafka(t, brokers, `^cdc\..*masked$`, 2, 300*time.Millisecond)
+		return len(got) == 2
+	})
+	stopRun(t, code, &stderr)
+	for i, email := range []string{"one@secret.example", "two@secret.example"} {
+		sum := sha256.Sum256([]byte("pepper" + email))
+		if v := string(got[i].Value); strings.Contains(v, email) || !strings.Contains(v, hex.EncodeToString(sum[:])) {
+			t.Errorf("record %d: %s", i, v)
+		}
 	}
 }

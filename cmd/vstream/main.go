@@ -28,6 +28,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/vstream-cdc/vstream/client"
+	vfilter "github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/render"
@@ -120,6 +121,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	tables := fs.String("tables", "", "comma-separated table `rules`: names or /regex")
 	filterJSON := fs.String("filter", "", "binlogdata.Filter as `JSON`, e.g. {\"rules\":[{\"match\":\"t1\",\"filter\":\"select id from t1\"}]}")
 	format := fs.String("format", "", "server output `format`: vevent (default), avro, canal-json, canal-protobuf, debezium-json, drs-json, drs-json-c or streamsets")
+	columnMasks := fs.String("column-masks", "", "columns the server replaces before they leave it: `RULE=TABLE.COLUMN[,...]` separated by ; with RULE mask.with.N.chars, mask.hash.ALGO.with.salt.SALT or truncate.to.N.chars (Debezium's)")
 	var formatOptions optionList
 	fs.Var(&formatOptions, "format-option", "format `name=value`, repeatable (e.g. profile=dts)")
 	output := fs.String("output", "", "how to print: text (one line per row change, for people; the default on a terminal), json (one typed object per row change; the default otherwise) or protojson (every VEvent or encoded message as it arrives)")
@@ -203,6 +205,13 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 	}
 	if *onPurged == client.PurgedWhenNeeded {
 		cfg.request.WhenPurged = client.PurgedWhenNeeded
+	}
+	masks, err := vfilter.ParseMasks(*columnMasks)
+	if err != nil {
+		return nil, usagef("--column-masks: %v", err)
+	}
+	for _, m := range masks {
+		cfg.request.ColumnMasks = append(cfg.request.ColumnMasks, &vstreamv1.ColumnMask{Table: m.Table, Column: m.Column, Rule: m.Rule})
 	}
 	return cfg, nil
 }

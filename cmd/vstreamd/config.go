@@ -70,6 +70,8 @@ type config struct {
 	// VSchemaFile names the keyspace's VSchema in Vitess's JSON form (vschema.Keyspace):
 	// every stream takes tables' keyspace ids from their vindexes in it.
 	VSchemaFile string `yaml:"vschema-file"`
+	// ColumnMasks are masks every stream and row read gets (filter.ParseMasks).
+	ColumnMasks string `yaml:"column-masks"`
 	// SchemaHistoryDir, when set, keeps the tables' definitions by binlog position there, so
 	// that streams resumed from before a DDL describe rows as they were written.
 	SchemaHistoryDir string `yaml:"schema-history-dir"`
@@ -109,6 +111,8 @@ type settings struct {
 	ownReaders bool
 	// vschema is the parsed vschema-file; nil without one.
 	vschema *filter.VSchema
+	// masks are the parsed column-masks.
+	masks []filter.Mask
 	// databases is the parsed databases list; nil without one.
 	databases []string
 	// copyParallelism, copyMaxRows and copyMaxLag are the parsed copy defaults.
@@ -148,6 +152,7 @@ var flagDefs = []flagDef{
 	{"max-starts-per-second", "most stream starts per second per client IP (0: no limit)", func(c *config) *string { return &c.StartsPerSecond }, "0"},
 	{"max-batch-bytes", "largest max_batch_bytes a client may ask for (0: no limit)", func(c *config) *string { return &c.MaxBatchBytes }, "0"},
 	{"drain-timeout", "on SIGTERM, how long streams get to end at a transaction boundary", func(c *config) *string { return &c.DrainTimeout }, "10s"},
+	{"column-masks", "columns whose values never leave the server in clear, in every stream of both APIs and every row read: RULE=TABLE.COLUMN[,...] separated by ; with RULE mask.with.N.chars, mask.hash.ALGO.with.salt.SALT or truncate.to.N.chars (Debezium's)", func(c *config) *string { return &c.ColumnMasks }, ""},
 	{"vschema-file", "keyspace VSchema, Vitess's JSON: keyspace ids from its vindexes (default: hash of a one-integer primary key)", func(c *config) *string { return &c.VSchemaFile }, ""},
 	{"shared-reader", "false: every stream reads the binlog on a connection of its own instead of sharing one", func(c *config) *string { return &c.SharedReader }, "true"},
 	{"cpuprofile", "file to write a Go CPU profile of the run to on a clean shutdown (default: off)", func(c *config) *string { return &c.CPUProfile }, ""},
@@ -264,6 +269,9 @@ func (c *config) validate() error {
 	}
 	if err = c.copyDefaults(); err != nil {
 		return err
+	}
+	if c.parsed.masks, err = filter.ParseMasks(c.ColumnMasks); err != nil {
+		return fmt.Errorf("column-masks: %w", err)
 	}
 	if c.VSchemaFile != "" {
 		data, rerr := os.ReadFile(c.VSchemaFile)

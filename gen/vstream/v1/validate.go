@@ -50,6 +50,12 @@ func (s *Start) Validate() error {
 	if s.GetFlags().GetCopyChunkRows() < 0 {
 		return errors.New("start.flags.copy_chunk_rows is negative")
 	}
+	for i, m := range s.GetFlags().GetColumnMasks() {
+		if m.GetTable() == "" || m.GetColumn() == "" || m.GetRule() == "" {
+			return fmt.Errorf("start.flags.column_masks[%d] (table %q column %q rule %q): give a table (name or /regex), a column and a rule (mask.with.N.chars, mask.hash.ALGO.with.salt.SALT or truncate.to.N.chars)",
+				i, m.GetTable(), m.GetColumn(), m.GetRule())
+		}
+	}
 	for i, lp := range s.GetVgtid().GetShardGtids() {
 		for j, t := range lp.GetTablePKs() {
 			if t.GetTableName() == "" {

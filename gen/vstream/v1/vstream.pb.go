@@ -274,6 +274,72 @@ func (x *Start) GetFormatOptions() map[string]string {
 	return nil
 }
 
+// ColumnMask replaces a column's values, after Debezium's column.mask.with.N.chars,
+// column.mask.hash.ALGO.with.salt.SALT and column.truncate.to.N.chars.
+type ColumnMask struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A table name or /regex, as a filter rule's match.
+	Table string `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	// The column's name.
+	Column string `protobuf:"bytes,2,opt,name=column,proto3" json:"column,omitempty"`
+	// mask.with.N.chars, mask.hash.ALGO.with.salt.SALT (ALGO: MD5, SHA-1, SHA-256, SHA-384,
+	// SHA-512) or truncate.to.N.chars.
+	Rule          string `protobuf:"bytes,3,opt,name=rule,proto3" json:"rule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ColumnMask) Reset() {
+	*x = ColumnMask{}
+	mi := &file_vstream_v1_vstream_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ColumnMask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ColumnMask) ProtoMessage() {}
+
+func (x *ColumnMask) ProtoReflect() protoreflect.Message {
+	mi := &file_vstream_v1_vstream_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ColumnMask.ProtoReflect.Descriptor instead.
+func (*ColumnMask) Descriptor() ([]byte, []int) {
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ColumnMask) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *ColumnMask) GetColumn() string {
+	if x != nil {
+		return x.Column
+	}
+	return ""
+}
+
+func (x *ColumnMask) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
 // Flags tune the stream.
 type Flags struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -332,13 +398,17 @@ type Flags struct {
 	// "preferlocalwithalias" (or empty): cells first, then the others; "onlyspecified": the
 	// servers of cells only.
 	CellPreference string `protobuf:"bytes,14,opt,name=cell_preference,json=cellPreference,proto3" json:"cell_preference,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// (Any stream.) Columns whose values never leave the server in clear, in every format, in the copy as
+	// in the binlog (docs/filters.md#column-masks). The server's own --column-masks apply
+	// first; the first mask naming a column wins.
+	ColumnMasks   []*ColumnMask `protobuf:"bytes,15,rep,name=column_masks,json=columnMasks,proto3" json:"column_masks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Flags) Reset() {
 	*x = Flags{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[3]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +420,7 @@ func (x *Flags) String() string {
 func (*Flags) ProtoMessage() {}
 
 func (x *Flags) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[3]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +433,7 @@ func (x *Flags) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Flags.ProtoReflect.Descriptor instead.
 func (*Flags) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{3}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Flags) GetHeartbeatInterval() *durationpb.Duration {
@@ -464,6 +534,13 @@ func (x *Flags) GetCellPreference() string {
 	return ""
 }
 
+func (x *Flags) GetColumnMasks() []*ColumnMask {
+	if x != nil {
+		return x.ColumnMasks
+	}
+	return nil
+}
+
 // Ack reports the last position the client has durably processed.
 type Ack struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -474,7 +551,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[4]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -486,7 +563,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[4]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -499,7 +576,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{4}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Ack) GetVgtid() *binlogdata.VGtid {
@@ -528,7 +605,7 @@ type StreamResponse struct {
 
 func (x *StreamResponse) Reset() {
 	*x = StreamResponse{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +617,7 @@ func (x *StreamResponse) String() string {
 func (*StreamResponse) ProtoMessage() {}
 
 func (x *StreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[5]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +630,7 @@ func (x *StreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamResponse.ProtoReflect.Descriptor instead.
 func (*StreamResponse) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{5}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StreamResponse) GetEvents() []*binlogdata.VEvent {
@@ -600,7 +677,7 @@ type CopyProgress struct {
 
 func (x *CopyProgress) Reset() {
 	*x = CopyProgress{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -612,7 +689,7 @@ func (x *CopyProgress) String() string {
 func (*CopyProgress) ProtoMessage() {}
 
 func (x *CopyProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[6]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -625,7 +702,7 @@ func (x *CopyProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyProgress.ProtoReflect.Descriptor instead.
 func (*CopyProgress) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{6}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CopyProgress) GetTable() string {
@@ -672,7 +749,7 @@ type EncodedMessage struct {
 
 func (x *EncodedMessage) Reset() {
 	*x = EncodedMessage{}
-	mi := &file_vstream_v1_vstream_proto_msgTypes[7]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +761,7 @@ func (x *EncodedMessage) String() string {
 func (*EncodedMessage) ProtoMessage() {}
 
 func (x *EncodedMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_vstream_v1_vstream_proto_msgTypes[7]
+	mi := &file_vstream_v1_vstream_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -697,7 +774,7 @@ func (x *EncodedMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodedMessage.ProtoReflect.Descriptor instead.
 func (*EncodedMessage) Descriptor() ([]byte, []int) {
-	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{7}
+	return file_vstream_v1_vstream_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *EncodedMessage) GetFormat() string {
@@ -771,7 +848,12 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x0eformat_options\x18\x05 \x03(\v2$.vstream.v1.Start.FormatOptionsEntryR\rformatOptions\x1a@\n" +
 	"\x12FormatOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc7\x05\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"N\n" +
+	"\n" +
+	"ColumnMask\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12\x16\n" +
+	"\x06column\x18\x02 \x01(\tR\x06column\x12\x12\n" +
+	"\x04rule\x18\x03 \x01(\tR\x04rule\"\x82\x06\n" +
 	"\x05Flags\x12H\n" +
 	"\x12heartbeat_interval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\x12&\n" +
 	"\x0fmax_batch_bytes\x18\x02 \x01(\x03R\rmaxBatchBytes\x12$\n" +
@@ -789,7 +871,8 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\vtablet_type\x18\f \x01(\tR\n" +
 	"tabletType\x12\x14\n" +
 	"\x05cells\x18\r \x03(\tR\x05cells\x12'\n" +
-	"\x0fcell_preference\x18\x0e \x01(\tR\x0ecellPreference\".\n" +
+	"\x0fcell_preference\x18\x0e \x01(\tR\x0ecellPreference\x129\n" +
+	"\fcolumn_masks\x18\x0f \x03(\v2\x16.vstream.v1.ColumnMaskR\vcolumnMasks\".\n" +
 	"\x03Ack\x12'\n" +
 	"\x05vgtid\x18\x01 \x01(\v2\x11.binlogdata.VGtidR\x05vgtid\"\xe2\x01\n" +
 	"\x0eStreamResponse\x12*\n" +
@@ -828,49 +911,51 @@ func file_vstream_v1_vstream_proto_rawDescGZIP() []byte {
 	return file_vstream_v1_vstream_proto_rawDescData
 }
 
-var file_vstream_v1_vstream_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_vstream_v1_vstream_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_vstream_v1_vstream_proto_goTypes = []any{
 	(*StreamRequest)(nil),       // 0: vstream.v1.StreamRequest
 	(*Snapshot)(nil),            // 1: vstream.v1.Snapshot
 	(*Start)(nil),               // 2: vstream.v1.Start
-	(*Flags)(nil),               // 3: vstream.v1.Flags
-	(*Ack)(nil),                 // 4: vstream.v1.Ack
-	(*StreamResponse)(nil),      // 5: vstream.v1.StreamResponse
-	(*CopyProgress)(nil),        // 6: vstream.v1.CopyProgress
-	(*EncodedMessage)(nil),      // 7: vstream.v1.EncodedMessage
-	nil,                         // 8: vstream.v1.Start.FormatOptionsEntry
-	nil,                         // 9: vstream.v1.EncodedMessage.HeadersEntry
-	(*binlogdata.VGtid)(nil),    // 10: binlogdata.VGtid
-	(*binlogdata.Filter)(nil),   // 11: binlogdata.Filter
-	(*durationpb.Duration)(nil), // 12: google.protobuf.Duration
-	(binlogdata.VEventType)(0),  // 13: binlogdata.VEventType
-	(*binlogdata.VEvent)(nil),   // 14: binlogdata.VEvent
+	(*ColumnMask)(nil),          // 3: vstream.v1.ColumnMask
+	(*Flags)(nil),               // 4: vstream.v1.Flags
+	(*Ack)(nil),                 // 5: vstream.v1.Ack
+	(*StreamResponse)(nil),      // 6: vstream.v1.StreamResponse
+	(*CopyProgress)(nil),        // 7: vstream.v1.CopyProgress
+	(*EncodedMessage)(nil),      // 8: vstream.v1.EncodedMessage
+	nil,                         // 9: vstream.v1.Start.FormatOptionsEntry
+	nil,                         // 10: vstream.v1.EncodedMessage.HeadersEntry
+	(*binlogdata.VGtid)(nil),    // 11: binlogdata.VGtid
+	(*binlogdata.Filter)(nil),   // 12: binlogdata.Filter
+	(*durationpb.Duration)(nil), // 13: google.protobuf.Duration
+	(binlogdata.VEventType)(0),  // 14: binlogdata.VEventType
+	(*binlogdata.VEvent)(nil),   // 15: binlogdata.VEvent
 }
 var file_vstream_v1_vstream_proto_depIdxs = []int32{
 	2,  // 0: vstream.v1.StreamRequest.start:type_name -> vstream.v1.Start
-	4,  // 1: vstream.v1.StreamRequest.ack:type_name -> vstream.v1.Ack
+	5,  // 1: vstream.v1.StreamRequest.ack:type_name -> vstream.v1.Ack
 	1,  // 2: vstream.v1.StreamRequest.snapshot:type_name -> vstream.v1.Snapshot
-	10, // 3: vstream.v1.Start.vgtid:type_name -> binlogdata.VGtid
-	11, // 4: vstream.v1.Start.filter:type_name -> binlogdata.Filter
-	3,  // 5: vstream.v1.Start.flags:type_name -> vstream.v1.Flags
-	8,  // 6: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
-	12, // 7: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
-	13, // 8: vstream.v1.Flags.event_types:type_name -> binlogdata.VEventType
-	12, // 9: vstream.v1.Flags.copy_max_replication_lag:type_name -> google.protobuf.Duration
-	10, // 10: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
-	14, // 11: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
-	7,  // 12: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
-	10, // 13: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
-	6,  // 14: vstream.v1.StreamResponse.copy_progress:type_name -> vstream.v1.CopyProgress
-	9,  // 15: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
-	10, // 16: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
-	0,  // 17: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
-	5,  // 18: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
-	18, // [18:19] is the sub-list for method output_type
-	17, // [17:18] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	11, // 3: vstream.v1.Start.vgtid:type_name -> binlogdata.VGtid
+	12, // 4: vstream.v1.Start.filter:type_name -> binlogdata.Filter
+	4,  // 5: vstream.v1.Start.flags:type_name -> vstream.v1.Flags
+	9,  // 6: vstream.v1.Start.format_options:type_name -> vstream.v1.Start.FormatOptionsEntry
+	13, // 7: vstream.v1.Flags.heartbeat_interval:type_name -> google.protobuf.Duration
+	14, // 8: vstream.v1.Flags.event_types:type_name -> binlogdata.VEventType
+	13, // 9: vstream.v1.Flags.copy_max_replication_lag:type_name -> google.protobuf.Duration
+	3,  // 10: vstream.v1.Flags.column_masks:type_name -> vstream.v1.ColumnMask
+	11, // 11: vstream.v1.Ack.vgtid:type_name -> binlogdata.VGtid
+	15, // 12: vstream.v1.StreamResponse.events:type_name -> binlogdata.VEvent
+	8,  // 13: vstream.v1.StreamResponse.messages:type_name -> vstream.v1.EncodedMessage
+	11, // 14: vstream.v1.StreamResponse.position:type_name -> binlogdata.VGtid
+	7,  // 15: vstream.v1.StreamResponse.copy_progress:type_name -> vstream.v1.CopyProgress
+	10, // 16: vstream.v1.EncodedMessage.headers:type_name -> vstream.v1.EncodedMessage.HeadersEntry
+	11, // 17: vstream.v1.EncodedMessage.position:type_name -> binlogdata.VGtid
+	0,  // 18: vstream.v1.VStreamService.Stream:input_type -> vstream.v1.StreamRequest
+	6,  // 19: vstream.v1.VStreamService.Stream:output_type -> vstream.v1.StreamResponse
+	19, // [19:20] is the sub-list for method output_type
+	18, // [18:19] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_vstream_v1_vstream_proto_init() }
@@ -889,7 +974,7 @@ func file_vstream_v1_vstream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vstream_v1_vstream_proto_rawDesc), len(file_vstream_v1_vstream_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
