@@ -398,9 +398,9 @@ type Flags struct {
 	// "preferlocalwithalias" (or empty): cells first, then the others; "onlyspecified": the
 	// servers of cells only.
 	CellPreference string `protobuf:"bytes,14,opt,name=cell_preference,json=cellPreference,proto3" json:"cell_preference,omitempty"`
-	// (Any stream.) Columns whose values never leave the server in clear, in every format, in the copy as
-	// in the binlog (docs/filters.md#column-masks). The server's own --column-masks apply
-	// first; the first mask naming a column wins.
+	// (Any stream.) Columns whose values never leave the server in clear, in every format,
+	// in the copy as in the binlog (docs/filters.md#column-masks). The server's own
+	// --column-masks apply first; the first mask naming a column wins.
 	ColumnMasks   []*ColumnMask `protobuf:"bytes,15,rep,name=column_masks,json=columnMasks,proto3" json:"column_masks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
