@@ -74,7 +74,7 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 		return err
 	}
 	if sources != nil {
-		rw := vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), multi: true}
+		rw := &vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), multi: true}
 		resp := &vtgate.VStreamResponse{}
 		var out []*binlogdata.VEvent
 		opts := shards.Options{MinimizeSkew: flags.GetMinimizeSkew(), DropShardHeartbeats: true,
@@ -105,7 +105,7 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 	if multi {
 		ereq.Keyspaces = starts
 	}
-	rw := vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), shard: cfg.Shard, multi: multi}
+	rw := &vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), shard: cfg.Shard, multi: multi}
 	resp := &vtgate.VStreamResponse{}
 	var out []*binlogdata.VEvent
 	send := func(events []*binlogdata.VEvent) error {
@@ -348,6 +348,34 @@ type vtgateRewrite struct {
 	// multi is a stream of several keyspaces, whose engine sends the final COPY_COMPLETED
 	// itself once the last keyspace's copy is over.
 	multi bool
+	// names holds the qualified names made so far: a Vitess-shaped copy sends a ROW event
+	// per row, and qualifying each anew was an allocation per row.
+	names qualifiedNames
+}
+
+// qualifiedNames makes keyspace.table names once per stream and table.
+type qualifiedNames struct {
+	// last is the name made or found last: the rows of one table come in runs.
+	lastKeyspace, lastTable, last string
+	made                          map[[2]string]string
+}
+
+// name returns keyspace + "." + table.
+func (q *qualifiedNames) name(keyspace, table string) string {
+	if keyspace == q.lastKeyspace && table == q.lastTable && q.last != "" {
+		return q.last
+	}
+	key := [2]string{keyspace, table}
+	name, ok := q.made[key]
+	if !ok {
+		name = keyspace + "." + table
+		if q.made == nil {
+			q.made = map[[2]string]string{}
+		}
+		q.made[key] = name
+	}
+	q.lastKeyspace, q.lastTable, q.last = keyspace, table, name
+	return name
 }
 
 // rewrite turns engine events into what vtgate sends. The engine (Request.VitessCopy)
@@ -355,7 +383,7 @@ type vtgateRewrite struct {
 // VGTID moves into their place. A shard's COPY_COMPLETED is followed by the final one, with
 // no keyspace or shard, as vtgate sends once every shard has finished. A table name takes
 // the keyspace of its own event: in a stream of several keyspaces they differ.
-func (r vtgateRewrite) rewrite(out, events []*binlogdata.VEvent) []*binlogdata.VEvent {
+func (r *vtgateRewrite) rewrite(out, events []*binlogdata.VEvent) []*binlogdata.VEvent {
 	for i, ev := range events {
 		switch ev.GetType() {
 		case binlogdata.VEventType_GTID, binlogdata.VEventType_LASTPK:
@@ -377,12 +405,12 @@ func (r vtgateRewrite) rewrite(out, events []*binlogdata.VEvent) []*binlogdata.V
 			}
 		case binlogdata.VEventType_FIELD:
 			if r.qualify {
-				ev.FieldEvent.TableName = ev.GetFieldEvent().GetKeyspace() + "." + ev.FieldEvent.GetTableName()
+				ev.FieldEvent.TableName = r.names.name(ev.GetFieldEvent().GetKeyspace(), ev.FieldEvent.GetTableName())
 			}
 			out = append(out, ev)
 		case binlogdata.VEventType_ROW:
 			if r.qualify {
-				ev.RowEvent.TableName = ev.GetRowEvent().GetKeyspace() + "." + ev.RowEvent.GetTableName()
+				ev.RowEvent.TableName = r.names.name(ev.GetRowEvent().GetKeyspace(), ev.RowEvent.GetTableName())
 			}
 			out = append(out, ev)
 		case binlogdata.VEventType_HEARTBEAT:

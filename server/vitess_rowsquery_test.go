@@ -33,7 +33,7 @@ func TestVitessRewritesKeepRowsQuery(t *testing.T) {
 		out  []*binlogdata.VEvent
 		want []string
 	}{
-		{"vtgate", vtgateRewrite{qualify: true, shard: "0"}.rewrite(nil, events()), []string{"BEGIN", "ROWS_QUERY", "FIELD", "ROW", "VGTID", "COMMIT"}},
+		{"vtgate", (&vtgateRewrite{qualify: true, shard: "0"}).rewrite(nil, events()), []string{"BEGIN", "ROWS_QUERY", "FIELD", "ROW", "VGTID", "COMMIT"}},
 		{"tablet", rewriteTablet(nil, events()), []string{"BEGIN", "ROWS_QUERY", "FIELD", "ROW", "GTID", "COMMIT"}},
 	} {
 		if got := types(c.out); !slices.Equal(got, c.want) {
