@@ -458,6 +458,7 @@ func (s *stream) read(ctx context.Context, streamer binlogReader, events chan<- 
 	defer catch(&err, StageRead, func(pe *PanicError) { pe.Table = eventTable(ev) })
 	var where readPlace
 	where.names, _ = streamer.(tableNamer)
+	where.failedIn, _ = streamer.(interface{ FailedIn() string })
 	skip := unsent{s: s}
 	for {
 		ev, err = streamer.GetEvent(ctx)

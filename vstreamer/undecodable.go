@@ -23,6 +23,9 @@ type readPlace struct {
 	// those of the table maps the reader left out (fanout.Cursor).
 	tables map[uint64]string
 	names  tableNamer
+	// failedIn, if set, names the file a reader failed in (fanout.Cursor): one that joined a
+	// running dump may have been told no file.
+	failedIn interface{ FailedIn() string }
 }
 
 // tableNamer names a table id the reader has seen a table map of.
@@ -63,8 +66,12 @@ func (r *readPlace) undecodable(err error) error {
 		NoSkip: "the binlog reader cannot go past an event it cannot decode"}
 	if h := ee.Header; h != nil {
 		po.Row = h.EventType.String() + " event"
-		if r.file != "" {
-			po.Binlog = fmt.Sprintf("%s:%d", r.file, h.LogPos-min(h.EventSize, h.LogPos))
+		file := r.file
+		if file == "" && r.failedIn != nil {
+			file = r.failedIn.FailedIn()
+		}
+		if file != "" {
+			po.Binlog = fmt.Sprintf("%s:%d", file, h.LogPos-min(h.EventSize, h.LogPos))
 		}
 		// Every rows event starts with the 6-byte id of its table. go-mysql may hand out the
 		// error before the table map that precedes it, and the table is then unknown.

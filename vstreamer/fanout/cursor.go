@@ -38,6 +38,9 @@ type Cursor struct {
 	lastFile   string
 	lastPos    uint32
 	skipping   bool
+	// failedIn is the binlog file the hub was reading when it failed, once GetEvent returned
+	// its error.
+	failedIn string
 	closed     bool
 
 	// leaveOut says which tables' events the cursor leaves out (see LeaveOut); wants holds
@@ -72,6 +75,11 @@ func (c *Cursor) TableName(id uint64) (string, bool) {
 	}
 	return "", false
 }
+
+// FailedIn names the binlog file the hub was reading when it failed, once GetEvent has
+// returned the hub's error: a cursor placed inside a running dump may never have been told
+// the file by a rotate event.
+func (c *Cursor) FailedIn() string { return c.failedIn }
 
 // TxnEnds is a run of consecutive transactions of which a cursor hands out only the first and
 // the last event each (a GTID event and, say, an XID, the others left out): it hands the run out
@@ -307,6 +315,7 @@ func (c *Cursor) fill() (<-chan struct{}, error) {
 	}
 	if h.err != nil {
 		err := h.err
+		c.failedIn = h.file
 		h.mu.Unlock()
 		return nil, err
 	}

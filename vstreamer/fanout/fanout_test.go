@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -23,6 +24,8 @@ type binlog struct {
 	txns   [][]*replication.BinlogEvent
 	grow   chan struct{}
 	opened int
+	// broken, when set, is what a dump returns once it has sent every transaction.
+	broken error
 }
 
 func newBinlog() *binlog { return &binlog{grow: make(chan struct{})} }
@@ -101,8 +104,11 @@ func (d *dump) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
 			d.b.mu.Unlock()
 			break
 		}
-		grow := d.b.grow
+		grow, broken := d.b.grow, d.b.broken
 		d.b.mu.Unlock()
+		if broken != nil {
+			return nil, broken
+		}
 		select {
 		case <-grow:
 		case <-ctx.Done():
@@ -662,5 +668,37 @@ func TestCatchUpAloneNotHeld(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("a stream resuming alone was held for streams starting at its position")
+	}
+}
+
+// TestFailedIn: when the dump fails (an event go-mysql cannot decode, say), every cursor
+// returns its error once it has read what the ring holds, and names the file the dump was
+// in: a cursor placed inside a running dump may have been told no file by a rotate.
+func TestFailedIn(t *testing.T) {
+	b := newBinlog()
+	p := NewPool(Config{MaxBytes: 100000, NewMarker: func() Marker { return marks{} }})
+	first := p.Attach(pos(t, 0), true, b.open, nil)
+	defer first.Close()
+	b.write(5, 2)
+	read(t, first, 5)
+	second := p.Attach(pos(t, 3), false, b.open, nil)
+	defer second.Close()
+	broken := errors.New("event cannot be decoded")
+	b.mu.Lock()
+	b.broken = broken
+	close(b.grow)
+	b.grow = make(chan struct{})
+	b.mu.Unlock()
+	for name, c := range map[string]*Cursor{"first": first, "second": second} {
+		if c.FailedIn() != "" {
+			t.Errorf("%s cursor: FailedIn %q before any failure", name, c.FailedIn())
+		}
+		_, _, err := readUntil(c, 1000, nil)
+		if !errors.Is(err, broken) {
+			t.Fatalf("%s cursor: %v, want the dump's error", name, err)
+		}
+		if got := c.FailedIn(); got != "binlog.000001" {
+			t.Errorf("%s cursor: FailedIn %q, want binlog.000001", name, got)
+		}
 	}
 }
