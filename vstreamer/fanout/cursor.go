@@ -41,7 +41,7 @@ type Cursor struct {
 	// failedIn is the binlog file the hub was reading when it failed, once GetEvent returned
 	// its error.
 	failedIn string
-	closed     bool
+	closed   bool
 
 	// leaveOut says which tables' events the cursor leaves out (see LeaveOut); wants holds
 	// its verdicts, and last the last one asked. leaveTypes are the event types it leaves out.
