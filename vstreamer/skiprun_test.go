@@ -157,7 +157,7 @@ func TestRunBeforeQueued(t *testing.T) {
 			events <- queued
 			for i := range 4 {
 				if full {
-					s.quick = fairEvery
+					s.in.quick = fairEvery
 				}
 				ev, err := s.nextEvent(context.Background(), events)
 				if err != nil {

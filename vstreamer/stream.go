@@ -386,21 +386,9 @@ type stream struct {
 	observedAt   int64
 	unobserved   bool
 	unobservedTS uint32
-	// quick counts the events nextEvent took without its full select since it last ran it.
-	quick int
-	// ends is what is left of a run of transactions the shared reader handed out by their
-	// ends as one event (fanout.TxnEnds). nextEvent hands them out one at a time, as pair,
-	// before any event queued behind them: the loops handle each as they would one the
-	// reader had handed out alone (the heartbeat, the lone VGTID, the flush, a copy's
-	// snapshot come between two as between two such events).
-	ends     []fanout.Ends
-	pair     replication.BinlogEvent
-	pairEnds fanout.TxnEnds
+	// in is what nextEvent keeps of the events it takes (intake).
+	in intake
 }
-
-// fairEvery bounds how many events nextEvent takes from a backlog before it looks at the
-// drain, heartbeat and pending-position channels again.
-const fairEvery = 16
 
 // observeEvery bounds how often the observer hears the position moved by skipped
 // transactions: formatting the position for each would cost a filtered stream more than
@@ -605,7 +593,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			// now, whatever is queued behind it.
 			s.add(s.vgtidEvent())
 		}
-		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0 && len(s.ends) == 0) {
+		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0 && !s.in.running()) {
 			if err := s.flush(); err != nil {
 				return err
 			}
@@ -627,25 +615,25 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 	// was, per stream and event, the stream goroutine's largest cost; every fairEvery-th
 	// call selects over all, so a drain or a due heartbeat or position still goes first
 	// sometimes, as it would by chance anyway.
-	if s.quick < fairEvery {
-		if len(s.ends) > 0 {
-			s.quick++
-			return s.nextEnd(), nil
+	if s.in.quick < fairEvery {
+		if s.in.running() {
+			s.in.quick++
+			return s.in.nextEnd(), nil
 		}
 		select {
 		case ev, ok := <-events:
 			if !ok {
 				return nil, context.Canceled
 			}
-			s.quick++
-			return s.unrun(ev), nil
+			s.in.quick++
+			return s.in.unrun(ev), nil
 		default:
 		}
 	}
-	s.quick = 0
+	s.in.quick = 0
 	// The events of a run go before those queued behind it.
 	in, inRun := events, (<-chan struct{})(nil)
-	if len(s.ends) > 0 {
+	if s.in.running() {
 		in, inRun = nil, alwaysReady
 	}
 	select {
@@ -653,9 +641,9 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		if !ok {
 			return nil, context.Canceled
 		}
-		return s.unrun(ev), nil
+		return s.in.unrun(ev), nil
 	case <-inRun:
-		return s.nextEnd(), nil
+		return s.in.nextEnd(), nil
 	case <-s.drain:
 		// Finish the transaction in progress, then end (see loop).
 		s.draining, s.drain = true, nil
@@ -701,26 +689,6 @@ var alwaysReady = func() chan struct{} {
 	close(c)
 	return c
 }()
-
-// unrun returns ev, or the first transaction of the run of them it is (see ends).
-func (s *stream) unrun(ev *replication.BinlogEvent) *replication.BinlogEvent {
-	if run, ok := ev.Event.(*fanout.TxnEnds); ok && len(run.Txns) > 1 {
-		s.ends = run.Txns
-		return s.nextEnd()
-	}
-	return ev
-}
-
-// nextEnd hands out the next transaction of the run in ends, in pair: the loops handle it
-// before they call nextEvent again.
-func (s *stream) nextEnd() *replication.BinlogEvent {
-	s.pairEnds.Txns = s.ends[:1]
-	s.pair = replication.BinlogEvent{Header: s.ends[0].Last.Header, Event: &s.pairEnds}
-	if s.ends = s.ends[1:]; len(s.ends) == 0 {
-		s.ends = nil
-	}
-	return &s.pair
-}
 
 // wants reports whether events of type t are sent.
 func (s *stream) wants(t binlogdata.VEventType) bool {
