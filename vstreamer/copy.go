@@ -590,8 +590,8 @@ func (s *stream) catchUp(ctx context.Context, events <-chan *replication.BinlogE
 				return false, err
 			}
 		}
-		if s.overBatch() {
-			if err = s.flush(); err != nil {
+		if s.out.overBatch() {
+			if err = s.out.flush(); err != nil {
 				return false, err
 			}
 		}
@@ -935,7 +935,7 @@ func charsetName(t *copyTable, f *query.Field) string {
 // Each GTID is followed by the VGTID that replaces it at vtgate.
 func (s *stream) copyTellPosition(open bool) error {
 	if open {
-		if err := s.flush(); err != nil {
+		if err := s.out.flush(); err != nil {
 			return err
 		}
 	}
@@ -949,7 +949,7 @@ func (s *stream) copyTellPosition(open bool) error {
 	if !open {
 		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
 	}
-	return s.flush()
+	return s.out.flush()
 }
 
 func (t *copyTable) setLastPK(key [][]byte) {

@@ -22,14 +22,14 @@ func (s *stream) copyChunk(ctx context.Context, t *copyTable) error {
 	sql, cols := s.chunkSQL(t, limit)
 	if c.vitess {
 		// The catch-up's transactions go out before the chunk, as their own packets.
-		if err := s.flush(); err != nil {
+		if err := s.out.flush(); err != nil {
 			return err
 		}
 	}
 	s.now = nowNanos()
 	// A copy's events are sent whatever event types were asked for, as in Vitess.
-	s.inChunk = true
-	defer func() { s.inChunk = false }()
+	s.out.inChunk = true
+	defer func() { s.out.inChunk = false }()
 	k := s.newChunk(t, cols)
 	k.ctx, k.throttle = ctx, c.throttle
 	if err := k.start(); err != nil {
@@ -382,10 +382,10 @@ func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
 	}
 	k.rowEv.RowChanges = append(k.rowEv.RowChanges, rc)
 	qr := rc.After
-	s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
-	s.rowBytes += len(qr.Values)
+	s.out.batchSize += len(qr.Values) + 2*len(qr.Lengths)
+	s.out.rowBytes += len(qr.Values)
 	t.setLastPK(k.last)
-	if s.copyBatchFull() {
+	if s.out.copyBatchFull() {
 		// The next row starts a new ROW event in the next batch, with new buffers: the
 		// events sent may still be held by the receiver.
 		k.rowEv = nil
@@ -400,15 +400,15 @@ func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
 func (k *chunk) flushRows() error {
 	s := k.s
 	if k.sender == nil {
-		k.sender = s.newBatchSender(k.t.name)
+		k.sender = s.out.newBatchSender(k.t.name)
 	}
-	next, err := k.sender.push(s.batch)
+	next, err := k.sender.push(s.out.batch)
 	if err != nil {
 		k.sendErr = err
 		return err
 	}
-	s.batch, s.batchSize, s.rowBytes = next, 0, 0
-	s.flushes++
+	s.out.batch, s.out.batchSize, s.out.rowBytes = next, 0, 0
+	s.out.flushes++
 	return nil
 }
 
@@ -421,10 +421,10 @@ func (k *chunk) emitVitess(rc *binlogdata.RowChange) error {
 	}
 	s.add(k.slabs.rowEvent(rc, t.name, s.cfg.Keyspace, s.cfg.Shard, k.src))
 	qr := rc.After
-	s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
+	s.out.batchSize += len(qr.Values) + 2*len(qr.Lengths)
 	t.setLastPK(k.last)
 	// Vitess's rowstreamer measures a packet by its rows' values.
-	if k.packet += len(qr.Values); k.packet >= s.vitessPacket {
+	if k.packet += len(qr.Values); k.packet >= s.out.vitessPacket {
 		k.newArenas()
 		k.closePacket()
 		return k.flushRows()
@@ -483,7 +483,7 @@ func (k *chunk) endNative(done bool) error {
 	if s.observer != nil {
 		s.observer.Position(s.pos.String(), time.Now())
 	}
-	return s.flush()
+	return s.out.flush()
 }
 
 // endVitess ends a Vitess-shaped chunk: the open packet closes with the last key read,
@@ -493,7 +493,7 @@ func (k *chunk) endVitess(done bool) error {
 	s, t, c := k.s, k.t, k.s.copy
 	if k.open {
 		k.closePacket()
-		if err := s.flush(); err != nil {
+		if err := s.out.flush(); err != nil {
 			return err
 		}
 	}
@@ -510,7 +510,7 @@ func (k *chunk) endVitess(done bool) error {
 		if c.finished {
 			// COPY_COMPLETED goes out alone, and replication after it describes every table
 			// again, as after Vitess's copy.
-			if err := s.flush(); err != nil {
+			if err := s.out.flush(); err != nil {
 				return err
 			}
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COPY_COMPLETED})
@@ -528,5 +528,5 @@ func (k *chunk) endVitess(done bool) error {
 	if s.observer != nil {
 		s.observer.Position(s.pos.String(), time.Now())
 	}
-	return s.flush()
+	return s.out.flush()
 }

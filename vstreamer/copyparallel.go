@@ -402,8 +402,8 @@ func (s *stream) readAhead(c *copier, k *chunk, conn *client.Conn, sql string, k
 func (s *stream) emitPrefetched(ctx context.Context, p *prefetch) error {
 	t := p.t
 	s.now = nowNanos()
-	s.inChunk = true
-	defer func() { s.inChunk = false }()
+	s.out.inChunk = true
+	defer func() { s.out.inChunk = false }()
 	k := s.newChunk(t, p.cols)
 	if err := k.start(); err != nil {
 		return err
@@ -445,9 +445,9 @@ func (s *stream) takePieces(ctx context.Context, k *chunk, p *prefetch) (int, er
 			}
 			k.rowEv.RowChanges = append(k.rowEv.RowChanges, rc)
 			qr := rc.After
-			s.batchSize += len(qr.Values) + 2*len(qr.Lengths)
-			s.rowBytes += len(qr.Values)
-			if s.copyBatchFull() {
+			s.out.batchSize += len(qr.Values) + 2*len(qr.Lengths)
+			s.out.rowBytes += len(qr.Values)
+			if s.out.copyBatchFull() {
 				k.rowEv = nil
 				if err := k.flushRows(); err != nil {
 					return 0, err

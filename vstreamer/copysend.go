@@ -12,7 +12,7 @@ import (
 // over, one at a time under the stream's send lock, and the chunk waits for it before adding
 // its closing events: the stream's sends stay in order and never overlap.
 type batchSender struct {
-	s     *stream
+	out   *outbox
 	table string
 	// queue holds the batch waiting while another is sent: at most two batches are in
 	// flight, so a slow client still holds the read back.
@@ -27,9 +27,9 @@ type batchSender struct {
 	closed bool
 }
 
-func (s *stream) newBatchSender(table string) *batchSender {
+func (o *outbox) newBatchSender(table string) *batchSender {
 	b := &batchSender{
-		s: s, table: table,
+		out: o, table: table,
 		queue: make(chan []*binlogdata.VEvent, 1),
 		spare: make(chan []*binlogdata.VEvent, 2),
 		done:  make(chan struct{}),
@@ -57,7 +57,7 @@ func (b *batchSender) run() {
 // sendOne sends one batch; a panic in the send ends the stream as one of the copy's.
 func (b *batchSender) sendOne(batch []*binlogdata.VEvent) (err error) {
 	defer catch(&err, StageCopy, func(pe *PanicError) { pe.Table = b.table })
-	return b.s.sendLocked(batch)
+	return b.out.sendLocked(batch)
 }
 
 // push hands a full batch over and returns an empty slice for the next one, or the error of

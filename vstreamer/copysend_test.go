@@ -20,7 +20,7 @@ func TestBatchSender(t *testing.T) {
 		var mu sync.Mutex
 		var got []int64
 		busy := false
-		s := &stream{send: func(evs []*binlogdata.VEvent) error {
+		o := &outbox{send: func(evs []*binlogdata.VEvent) error {
 			mu.Lock()
 			if busy {
 				t.Error("two sends at once")
@@ -33,7 +33,7 @@ func TestBatchSender(t *testing.T) {
 			mu.Unlock()
 			return nil
 		}}
-		b := s.newBatchSender("t")
+		b := o.newBatchSender("t")
 		for i := range 100 {
 			next, err := b.push(batch(i))
 			if err != nil {
@@ -61,11 +61,11 @@ func TestBatchSender(t *testing.T) {
 	t.Run("failed send", func(t *testing.T) {
 		boom := errors.New("client gone")
 		sent := 0
-		s := &stream{send: func([]*binlogdata.VEvent) error {
+		o := &outbox{send: func([]*binlogdata.VEvent) error {
 			sent++
 			return boom
 		}}
-		b := s.newBatchSender("t")
+		b := o.newBatchSender("t")
 		if _, err := b.push(batch(0)); err != nil {
 			t.Fatalf("first push: %v", err)
 		}
@@ -84,8 +84,8 @@ func TestBatchSender(t *testing.T) {
 		}
 	})
 	t.Run("panic", func(t *testing.T) {
-		s := &stream{send: func([]*binlogdata.VEvent) error { panic("encoder bug") }}
-		b := s.newBatchSender("orders")
+		o := &outbox{send: func([]*binlogdata.VEvent) error { panic("encoder bug") }}
+		b := o.newBatchSender("orders")
 		if _, err := b.push(batch(0)); err != nil {
 			t.Fatal(err)
 		}

@@ -56,8 +56,8 @@ func (s *stream) payload(outer *replication.BinlogEvent, p *replication.Transact
 		}
 		// A payload holds a whole transaction, however large: its events go out in batches of
 		// the stream's bound, as the events of an uncompressed one do.
-		if s.overBatch() {
-			if err := s.flush(); err != nil {
+		if s.out.overBatch() {
+			if err := s.out.flush(); err != nil {
 				return err
 			}
 		}
@@ -189,7 +189,7 @@ func (s *stream) unhandled(ev *replication.BinlogEvent) error {
 	if !s.inTxn {
 		// The transactions before the event are complete: the client gets them, and their
 		// position, before the error.
-		if err := s.flush(); err != nil {
+		if err := s.out.flush(); err != nil {
 			return err
 		}
 	}

@@ -175,8 +175,8 @@ func (s *stream) enter(k *keyspaceStream) {
 	}
 	s.txnKs = k
 	// A BEGIN still due is labelled when it is added (openTxn).
-	if !s.txn.beginDue && s.flushes == s.txn.begun.flushes && s.txn.beginAt < len(s.batch) {
-		if b := s.batch[s.txn.beginAt]; b.Type == binlogdata.VEventType_BEGIN {
+	if !s.txn.beginDue && s.out.flushes == s.txn.begun.flushes && s.txn.beginAt < len(s.out.batch) {
+		if b := s.out.batch[s.txn.beginAt]; b.Type == binlogdata.VEventType_BEGIN {
 			b.Keyspace = k.cfg.Keyspace
 		}
 	}

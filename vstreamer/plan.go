@@ -71,7 +71,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 		}
 		s.plans[tm.TableID] = p
 	}
-	if !p.selected || !s.wants(binlogdata.VEventType_ROW) && !s.wants(binlogdata.VEventType_FIELD) {
+	if !p.selected || !s.out.wants(binlogdata.VEventType_ROW) && !s.out.wants(binlogdata.VEventType_FIELD) {
 		return nil
 	}
 	s.use(p.ks)
@@ -255,7 +255,7 @@ func (s *stream) rows(ts uint32, typ replication.EventType, e *replication.RowsE
 // its copy. It fails an event this server cannot read.
 func (s *stream) rowsPlan(e *replication.RowsEvent) (*tablePlan, *copyTable, error) {
 	p := s.plans[e.TableID]
-	if p == nil || !p.selected || !s.wants(binlogdata.VEventType_ROW) {
+	if p == nil || !p.selected || !s.out.wants(binlogdata.VEventType_ROW) {
 		return nil, nil, nil
 	}
 	if i := rowcodec.CompressedColumn(p.cols); i >= 0 {
@@ -508,15 +508,15 @@ func (s *stream) sendRows(ts uint32, e *replication.RowsEvent, p *tablePlan, b *
 	for i := range changes {
 		ptrs[i] = &changes[i]
 	}
-	if s.packetSize > 0 {
+	if s.out.packetSize > 0 {
 		// Vitess's vstreamer: the event that would take the batch's row values past the
 		// packet size goes to the next batch.
-		if len(s.batch) > 0 && s.rowBytes+len(b.arena) > s.packetSize {
-			if err := s.flush(); err != nil {
+		if len(s.out.batch) > 0 && s.out.rowBytes+len(b.arena) > s.out.packetSize {
+			if err := s.out.flush(); err != nil {
 				return err
 			}
 		}
-		s.rowBytes += len(b.arena)
+		s.out.rowBytes += len(b.arena)
 	}
 	s.begin(ts)
 	s.enter(p.ks)
@@ -539,7 +539,7 @@ func (s *stream) sendRows(ts uint32, e *replication.RowsEvent, p *tablePlan, b *
 		ev.Source.Query = s.txn.query
 	}
 	s.add(ev)
-	s.batchSize += size
+	s.out.batchSize += size
 	return nil
 }
 

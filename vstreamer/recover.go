@@ -261,16 +261,6 @@ func (s *stream) poisoned(err error) error {
 	return nil
 }
 
-// fail makes every later send of the stream return *err, when set.
-func (s *stream) fail(err *error) {
-	if *err == nil {
-		return
-	}
-	s.sendMu.Lock()
-	s.failed = *err
-	s.sendMu.Unlock()
-}
-
 func (t *copyTable) tableName() string {
 	if t == nil {
 		return ""

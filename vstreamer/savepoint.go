@@ -40,7 +40,7 @@ func (s *stream) savepoint(sql string) error {
 			// A rollback to the savepoint keeps what comes before it: the BEGIN, first.
 			s.openTxn()
 		}
-		s.txn.savepoints = append(s.txn.savepoints, savepoint{name: name, mark: len(s.batch), flushes: s.flushes})
+		s.txn.savepoints = append(s.txn.savepoints, savepoint{name: name, mark: len(s.out.batch), flushes: s.out.flushes})
 	case ddl.ReleaseSavepoint:
 		if i >= 0 {
 			s.txn.savepoints = s.txn.savepoints[:i]
@@ -81,11 +81,11 @@ func (s *stream) rollback(sql string) error {
 // on non-transactional tables stay and the others are undone, and which is which the binlog
 // does not say, so the stream ends. It ends too when the events went out in an earlier batch.
 func (s *stream) undo(sp savepoint, sql string) error {
-	if sp.flushes != s.flushes {
+	if sp.flushes != s.out.flushes {
 		return fmt.Errorf("%w: transaction %s undoes changes with %q after they were sent; "+
 			"start the stream with a max_batch_bytes above the transaction's size", ErrPartialRollback, s.gti(), sql)
 	}
-	for _, ev := range s.batch[sp.mark:] {
+	for _, ev := range s.out.batch[sp.mark:] {
 		if statementEvent(ev) {
 			return fmt.Errorf("%w: transaction %s undoes statement-based changes with %q; those on non-transactional "+
 				"tables stay and the binlog does not tell them from the others; set binlog_format=ROW on the source",
@@ -120,12 +120,12 @@ func (s *stream) findSavepoint(name string) int {
 // discard drops the batch's events after mark. A FIELD event among them was not sent after
 // all: its table's next row sends one again.
 func (s *stream) discard(mark int) {
-	for _, ev := range s.batch[mark:] {
+	for _, ev := range s.out.batch[mark:] {
 		if ev.GetType() == binlogdata.VEventType_FIELD {
 			s.forgetField(ev)
 		}
 	}
-	clear(s.batch[mark:])
-	s.batch = s.batch[:mark]
+	clear(s.out.batch[mark:])
+	s.out.batch = s.out.batch[:mark]
 	// batchSize keeps counting the dropped events: the batch is sent a little early at worst.
 }

@@ -235,8 +235,8 @@ func skippingStream(t testing.TB, from string) (*stream, *int, *positions) {
 		fieldsFor: map[string]*tablePlan{}, copyPlans: map[string]*tablePlan{}}
 	s := &stream{
 		keyspaces: []*keyspaceStream{ks}, pos: start, plans: map[uint64]*tablePlan{}, skipEmpty: true, observer: obs,
-		maxBatch: 1 << 20, lastVGTID: nowNanos(),
-		send: func([]*binlogdata.VEvent) error { *sent++; return nil },
+		lastVGTID: nowNanos(),
+		out:       outbox{maxBatch: 1 << 20, send: func([]*binlogdata.VEvent) error { *sent++; return nil }},
 	}
 	s.use(ks)
 	t.Cleanup(func() {
@@ -274,8 +274,8 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	if got, want := s.pos.String(), want+strconv.Itoa(1+i); got != want {
 		t.Errorf("position after %d skipped transactions: %s, want %s", i, got, want)
 	}
-	if len(s.batch) != 0 || *sent != 0 || !s.pending || s.inTxn {
-		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.batch), *sent, s.pending, s.inTxn)
+	if len(s.out.batch) != 0 || *sent != 0 || !s.pending || s.inTxn {
+		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.out.batch), *sent, s.pending, s.inTxn)
 	}
 	if obs.n < 1 || obs.n > 2+int(time.Since(time.Unix(0, s.lastVGTID))/observeEvery) {
 		t.Errorf("the observer heard %d positions", obs.n)
@@ -286,7 +286,7 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	if s.unobserved || was && obs.n != reported+1 {
 		t.Errorf("the VGTID did not tell the observer the position (%d, then %d reports)", reported, obs.n)
 	}
-	if got := s.batch[0].Vgtid.ShardGtids[0].Gtid; got != s.pos.String() {
+	if got := s.out.batch[0].Vgtid.ShardGtids[0].Gtid; got != s.pos.String() {
 		t.Errorf("VGTID %s, want %s", got, s.pos)
 	}
 }

@@ -59,7 +59,7 @@ func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.
 		ev.Source.GtidSet = s.txnGTIDSet()
 	}
 	s.add(ev)
-	s.batchSize += len(sql)
+	s.out.batchSize += len(sql)
 	if standalone {
 		// A statement with no transaction around it (none is open: the server logged no
 		// BEGIN) commits by itself.

@@ -145,12 +145,10 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		keyspaces: keyspaces,
 		log:       e.cfg.Logger.With("stream_start", start.String()),
 		sql:       e.sqlUse(ctx),
-		send:      send,
 		pos:       start,
 		start:     start.Clone(),
 		plans:     make(map[uint64]*tablePlan),
 		heartbeat: req.HeartbeatInterval,
-		maxBatch:  e.cfg.MaxBatchBytes,
 		drain:     e.drain,
 		observer:  req.Observer,
 		withSrc:   req.WithSource,
@@ -160,25 +158,12 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		copyMaxLag: req.CopyMaxReplicationLag,
 	}
 	s.use(keyspaces[0])
-	if req.MaxBatchBytes > 0 {
-		s.maxBatch = req.MaxBatchBytes
-	}
-	s.packetSize = req.PacketSize
-	for _, t := range req.EventTypes {
-		if t < 0 || t >= 64 {
-			return fmt.Errorf("%w: event type %d is not a VEventType", ErrBadRequest, t)
-		}
-		s.types |= 1 << t
+	if err = s.out.init(&req, send, e.cfg.MaxBatchBytes); err != nil {
+		return err
 	}
 	if !creq.emptyPosition {
 		// The client knows the position it gave.
 		s.gtidSent = start.String()
-	}
-	s.vitessPacket = VitessPacketSize
-	if req.PacketSize > 0 {
-		s.vitessPacket = req.PacketSize
-	} else if req.MaxBatchBytes > 0 {
-		s.vitessPacket = req.MaxBatchBytes
 	}
 	for _, k := range keyspaces {
 		kreq := creq
@@ -274,7 +259,6 @@ type stream struct {
 	// the engine's pool for that use only.
 	sql    sqlUse
 	filter *filter.Filter
-	send   SendFunc
 
 	// keyspaces are the keyspaces streamed, in the client's order; ks is the one cfg, filter,
 	// fieldsFor, copyPlans and copy are of (see use), and txnKs the keyspace of the
@@ -300,25 +284,10 @@ type stream struct {
 	// fieldsFor is the plan whose FIELD event was last sent for a table name.
 	fieldsFor map[string]*tablePlan
 
-	batch     []*binlogdata.VEvent
-	batchSize int
-	maxBatch  int
-	// packetSize is Vitess's vstream-packet-size when the client set it, and rowBytes the
-	// row values in the batch, which it bounds (see Request.PacketSize).
-	packetSize int
-	rowBytes   int
-	// types is the set of event types sent, as bits; zero sends every type.
-	types uint64
-	// inChunk is set while a copy chunk is read: its events are sent whatever types says.
-	inChunk bool
-	// flushes counts the batches sent, so that a savepoint knows whether its events went out.
-	flushes uint64
+	// out is the batch of events being put together and the send that takes it.
+	out outbox
 
 	heartbeat time.Duration
-	// sendMu orders calls of send: the stream goroutine's, and heartbeats sent while it waits
-	// on a long read (heartbeatWhile). lastSend is read and written under it.
-	sendMu   sync.Mutex
-	lastSend time.Time
 
 	// scratch holds the before and after image of a row being filtered.
 	scratch [2]rowScratch
@@ -343,8 +312,6 @@ type stream struct {
 	// gtidSent is the position of the last GTID event sent, so that a copy tells the client
 	// its snapshot's position only when it moved (Vitess's shape).
 	gtidSent string
-	// vitessPacket bounds a Vitess-shaped copy packet: the bytes of its rows' values.
-	vitessPacket int
 	// copyMaxLag holds copy chunks while the server lags its source by more (waitForLag);
 	// readLag, when set, reads the lag instead of the server (tests).
 	copyMaxLag time.Duration
@@ -364,8 +331,6 @@ type stream struct {
 	copying *copyTable
 	// failMode is what a poison event does (FailStop, FailWarn, FailSkip).
 	failMode string
-	// failed, under sendMu, is a panic of the heartbeat goroutine: every later send returns it.
-	failed error
 	// atCurrent is set for a stream from "current" without a copy: it may start at any
 	// position from the server's head on (the shared reader's head, say).
 	atCurrent bool
@@ -539,7 +504,7 @@ func isNetErr(err error) bool {
 }
 
 func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEvent, current bool) error {
-	s.lastSend = time.Now()
+	s.out.lastSend = time.Now()
 	s.lastVGTID = nowNanos()
 	defer func() {
 		if s.pendTimer != nil {
@@ -550,7 +515,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 		// Starting "now" gives the client a resume point at once.
 		s.now = nowNanos()
 		s.add(s.gtidEvent(0), &binlogdata.VEvent{Type: binlogdata.VEventType_OTHER}, s.vgtidEvent())
-		if err := s.flush(); err != nil {
+		if err := s.out.flush(); err != nil {
 			return err
 		}
 	}
@@ -563,7 +528,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			if s.pending {
 				s.add(s.vgtidEvent())
 			}
-			if err := s.flush(); err != nil {
+			if err := s.out.flush(); err != nil {
 				return err
 			}
 			return fmt.Errorf("%w: the stream ended after position %s; resume from the last VGTID received", ErrShuttingDown, s.pos)
@@ -593,8 +558,8 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			// now, whatever is queued behind it.
 			s.add(s.vgtidEvent())
 		}
-		if lone || s.overBatch() || (len(s.batch) > 0 && !s.inTxn && len(events) == 0 && !s.in.running()) {
-			if err := s.flush(); err != nil {
+		if lone || s.out.overBatch() || (len(s.out.batch) > 0 && !s.inTxn && len(events) == 0 && !s.in.running()) {
+			if err := s.out.flush(); err != nil {
 				return err
 			}
 		}
@@ -649,9 +614,9 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		s.draining, s.drain = true, nil
 		return nil, nil
 	case <-tick:
-		s.sendMu.Lock()
-		idle := time.Since(s.lastSend)
-		s.sendMu.Unlock()
+		s.out.sendMu.Lock()
+		idle := time.Since(s.out.lastSend)
+		s.out.sendMu.Unlock()
 		if idle >= s.heartbeat {
 			s.now = nowNanos()
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
@@ -659,7 +624,7 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 				// The heartbeat carries the position skipped transactions moved.
 				s.add(s.vgtidEvent())
 			}
-			if err := s.flush(); err != nil {
+			if err := s.out.flush(); err != nil {
 				return nil, err
 			}
 			s.timer.Reset(s.heartbeat)
@@ -671,7 +636,7 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		if s.pending && !s.inTxn {
 			s.now = nowNanos()
 			s.add(s.vgtidEvent())
-			if err := s.flush(); err != nil {
+			if err := s.out.flush(); err != nil {
 				return nil, err
 			}
 		}
@@ -690,36 +655,12 @@ var alwaysReady = func() chan struct{} {
 	return c
 }()
 
-// wants reports whether events of type t are sent.
-func (s *stream) wants(t binlogdata.VEventType) bool {
-	return s.types == 0 || s.inChunk || t == binlogdata.VEventType_VGTID || s.types&(1<<t) != 0
-}
-
-// overBatch reports a batch of binlog events to send now for its size. With a packet size
-// the ROW events bound their values themselves (rows); the rest of the batch (events of many
-// small transactions read back to back) is still bounded by the batch size.
-func (s *stream) overBatch() bool {
-	if s.packetSize > 0 {
-		return s.batchSize-s.rowBytes >= s.maxBatch
-	}
-	return s.batchSize >= s.maxBatch
-}
-
-// copyBatchFull reports a batch of copied rows to send now, by Vitess's row streamer's rule
-// when the client set a packet size.
-func (s *stream) copyBatchFull() bool {
-	if s.packetSize > 0 {
-		return s.rowBytes >= s.packetSize
-	}
-	return s.batchSize >= s.maxBatch
-}
-
 // add appends events to the batch, stamping the fields every event carries. Events of types
 // the client did not ask for are dropped here; those that end a batch still end it, since
 // the callers flush after them.
 func (s *stream) add(evs ...*binlogdata.VEvent) {
 	for _, ev := range evs {
-		if !s.wants(ev.Type) {
+		if !s.out.wants(ev.Type) {
 			continue
 		}
 		if s.txn.beginDue && ev.Type != binlogdata.VEventType_HEARTBEAT {
@@ -734,8 +675,8 @@ func (s *stream) push(ev *binlogdata.VEvent) {
 	ev.CurrentTime = s.clock()
 	ev.Keyspace = s.cfg.Keyspace
 	ev.Shard = s.cfg.Shard
-	s.batch = append(s.batch, ev)
-	s.batchSize += 32
+	s.out.batch = append(s.out.batch, ev)
+	s.out.batchSize += 32
 }
 
 // clock is now, read once per event handled.
@@ -744,32 +685,6 @@ func (s *stream) clock() int64 {
 		s.now = nowNanos()
 	}
 	return s.now
-}
-
-func (s *stream) flush() error {
-	if len(s.batch) == 0 {
-		return nil
-	}
-	err := s.sendLocked(s.batch)
-	s.flushes++
-	clear(s.batch)
-	s.batch = s.batch[:0]
-	s.batchSize = 0
-	s.rowBytes = 0
-	return err
-}
-
-// sendLocked sends under sendMu, released even if send panics: the heartbeat goroutine must
-// not be left waiting for it while the stream unwinds.
-func (s *stream) sendLocked(batch []*binlogdata.VEvent) error {
-	s.sendMu.Lock()
-	defer s.sendMu.Unlock()
-	if s.failed != nil {
-		return s.failed
-	}
-	err := s.send(batch)
-	s.lastSend = time.Now()
-	return err
 }
 
 // heartbeatWhile sends heartbeats from a second goroutine while the stream goroutine is
@@ -786,7 +701,7 @@ func (s *stream) heartbeatWhile() (stop func()) {
 		defer wg.Done()
 		// A panic here ends the stream at the stream goroutine's next send.
 		var failed error
-		defer s.fail(&failed)
+		defer s.out.fail(&failed)
 		defer catch(&failed, StageHeartbeat, func(pe *PanicError) { pe.Table = s.copying.tableName() })
 		t := time.NewTicker(s.heartbeat / 2)
 		defer t.Stop()
@@ -806,9 +721,9 @@ func (s *stream) heartbeatWhile() (stop func()) {
 }
 
 func (s *stream) beat() {
-	s.sendMu.Lock()
-	defer s.sendMu.Unlock()
-	if time.Since(s.lastSend) < s.heartbeat || s.failed != nil {
+	s.out.sendMu.Lock()
+	defer s.out.sendMu.Unlock()
+	if time.Since(s.out.lastSend) < s.heartbeat || s.out.failed != nil {
 		return
 	}
 	if faults.Enabled() {
@@ -818,8 +733,8 @@ func (s *stream) beat() {
 	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: now / int64(time.Second),
 		CurrentTime: now, Keyspace: s.keyspaces[0].cfg.Keyspace, Shard: s.keyspaces[0].cfg.Shard}
 	// A failed send surfaces on the stream goroutine's next send.
-	if s.send([]*binlogdata.VEvent{ev}) == nil {
-		s.lastSend = time.Now()
+	if s.out.send([]*binlogdata.VEvent{ev}) == nil {
+		s.out.lastSend = time.Now()
 	}
 }
 
@@ -1013,11 +928,11 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 		if s.withSrc {
 			s.txn.query = string(e.Query)
 		}
-		if s.wants(binlogdata.VEventType_ROWS_QUERY) {
+		if s.out.wants(binlogdata.VEventType_ROWS_QUERY) {
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.gti(),
 				Statement: string(e.Query)})
 			// A statement may be megabytes (a multi-row INSERT): it counts toward the batch.
-			s.batchSize += len(e.Query)
+			s.out.batchSize += len(e.Query)
 		}
 	case *replication.TableMapEvent:
 		return s.tableMap(ts, e)
@@ -1054,8 +969,8 @@ func (s *stream) begin(ts uint32) {
 // openTxn adds the BEGIN of the transaction begin opened, before its first event.
 func (s *stream) openTxn() {
 	s.txn.beginDue = false
-	s.txn.beginAt = len(s.batch)
-	if s.wants(binlogdata.VEventType_BEGIN) {
+	s.txn.beginAt = len(s.out.batch)
+	if s.out.wants(binlogdata.VEventType_BEGIN) {
 		ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(s.txn.beginTS), EventGtid: s.gti(),
 			Source: s.txn.beginSrc}
 		s.push(ev)
@@ -1069,7 +984,7 @@ func (s *stream) openTxn() {
 			ev.Keyspace = k.cfg.Keyspace
 		}
 	}
-	s.txn.begun = savepoint{mark: len(s.batch), flushes: s.flushes}
+	s.txn.begun = savepoint{mark: len(s.out.batch), flushes: s.out.flushes}
 }
 
 func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
@@ -1281,7 +1196,7 @@ func (s *stream) emptyTxn() bool {
 	if s.nextCopy() != nil {
 		return false
 	}
-	return s.txn.beginDue || s.flushes == s.txn.begun.flushes && len(s.batch) == s.txn.begun.mark
+	return s.txn.beginDue || s.out.flushes == s.txn.begun.flushes && len(s.out.batch) == s.txn.begun.mark
 }
 
 // skipTxn closes an empty transaction without sending it: its BEGIN leaves the batch and its
