@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -148,7 +147,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		pos:       start,
 		start:     start.Clone(),
 		plans:     make(map[uint64]*tablePlan),
-		heartbeat: req.HeartbeatInterval,
+		beats:     heartbeat{interval: req.HeartbeatInterval},
 		drain:     e.drain,
 		observer:  req.Observer,
 		withSrc:   req.WithSource,
@@ -287,7 +286,8 @@ type stream struct {
 	// out is the batch of events being put together and the send that takes it.
 	out outbox
 
-	heartbeat time.Duration
+	// beats is the heartbeat the client asked for.
+	beats heartbeat
 
 	// scratch holds the before and after image of a row being filtered.
 	scratch [2]rowScratch
@@ -323,7 +323,6 @@ type stream struct {
 	// copy is the table copy in progress, if any.
 	copy      *copier
 	copyPlans map[string]*tablePlan
-	timer     *time.Timer
 
 	// cur is the binlog event being handled and copying the table whose chunk is being
 	// read, to name them if the stream panics.
@@ -519,10 +518,8 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			return err
 		}
 	}
-	if s.heartbeat > 0 {
-		s.timer = time.NewTimer(s.heartbeat)
-		defer s.timer.Stop()
-	}
+	s.beats.start()
+	defer s.beats.stop()
 	for {
 		if s.draining && !s.inTxn {
 			if s.pending {
@@ -570,9 +567,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 // idle for the requested interval, and then returns a nil event.
 func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.BinlogEvent) (*replication.BinlogEvent, error) {
 	var tick, pend <-chan time.Time
-	if s.timer != nil {
-		tick = s.timer.C
-	}
+	tick = s.beats.tick()
 	if s.pending && s.pendTimer != nil {
 		pend = s.pendTimer.C
 	}
@@ -614,10 +609,7 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		s.draining, s.drain = true, nil
 		return nil, nil
 	case <-tick:
-		s.out.sendMu.Lock()
-		idle := time.Since(s.out.lastSend)
-		s.out.sendMu.Unlock()
-		if idle >= s.heartbeat {
+		if s.beats.due(&s.out) {
 			s.now = nowNanos()
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
 			if s.pending && !s.inTxn {
@@ -627,9 +619,7 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 			if err := s.out.flush(); err != nil {
 				return nil, err
 			}
-			s.timer.Reset(s.heartbeat)
-		} else {
-			s.timer.Reset(s.heartbeat - idle)
+			s.beats.rearm()
 		}
 		return nil, nil
 	case <-pend:
@@ -654,6 +644,17 @@ var alwaysReady = func() chan struct{} {
 	close(c)
 	return c
 }()
+
+// heartbeatWhile sends heartbeats from a second goroutine while the stream goroutine is
+// blocked in a long server-side read (a copy chunk whose rows the server filters out). It
+// returns the function that stops it.
+func (s *stream) heartbeatWhile() (stop func()) {
+	if s.beats.interval <= 0 {
+		return func() {}
+	}
+	first := s.keyspaces[0].cfg
+	return s.beats.while(&s.out, first.Keyspace, first.Shard, func() string { return s.copying.tableName() })
+}
 
 // add appends events to the batch, stamping the fields every event carries. Events of types
 // the client did not ask for are dropped here; those that end a batch still end it, since
@@ -685,57 +686,6 @@ func (s *stream) clock() int64 {
 		s.now = nowNanos()
 	}
 	return s.now
-}
-
-// heartbeatWhile sends heartbeats from a second goroutine while the stream goroutine is
-// blocked in a long server-side read (a copy chunk whose rows the server filters out). It
-// returns the function that stops it.
-func (s *stream) heartbeatWhile() (stop func()) {
-	if s.heartbeat <= 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		// A panic here ends the stream at the stream goroutine's next send.
-		var failed error
-		defer s.out.fail(&failed)
-		defer catch(&failed, StageHeartbeat, func(pe *PanicError) { pe.Table = s.copying.tableName() })
-		t := time.NewTicker(s.heartbeat / 2)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			s.beat()
-		}
-	}()
-	return func() {
-		close(done)
-		wg.Wait()
-	}
-}
-
-func (s *stream) beat() {
-	s.out.sendMu.Lock()
-	defer s.out.sendMu.Unlock()
-	if time.Since(s.out.lastSend) < s.heartbeat || s.out.failed != nil {
-		return
-	}
-	if faults.Enabled() {
-		faults.At(faults.Heartbeat, s.copying.tableName(), nil)
-	}
-	now := nowNanos()
-	ev := &binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: now / int64(time.Second),
-		CurrentTime: now, Keyspace: s.keyspaces[0].cfg.Keyspace, Shard: s.keyspaces[0].cfg.Shard}
-	// A failed send surfaces on the stream goroutine's next send.
-	if s.out.send([]*binlogdata.VEvent{ev}) == nil {
-		s.out.lastSend = time.Now()
-	}
 }
 
 func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
