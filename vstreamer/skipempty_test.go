@@ -234,15 +234,13 @@ func skippingStream(t testing.TB, from string) (*stream, *int, *positions) {
 	ks := &keyspaceStream{cfg: &Config{Database: "test", Keyspace: "test", Shard: "0"}, filter: flt,
 		fieldsFor: map[string]*tablePlan{}, copyPlans: map[string]*tablePlan{}}
 	s := &stream{
-		keyspaces: []*keyspaceStream{ks}, pos: start, plans: map[uint64]*tablePlan{}, skipEmpty: true, observer: obs,
-		lastVGTID: nowNanos(),
-		out:       outbox{maxBatch: 1 << 20, send: func([]*binlogdata.VEvent) error { *sent++; return nil }},
+		keyspaces: []*keyspaceStream{ks}, pos: start, plans: map[uint64]*tablePlan{}, observer: obs,
+		skip: skips{enabled: true, lastVGTID: nowNanos()},
+		out:  outbox{maxBatch: 1 << 20, send: func([]*binlogdata.VEvent) error { *sent++; return nil }},
 	}
 	s.use(ks)
 	t.Cleanup(func() {
-		if s.pendTimer != nil {
-			s.pendTimer.Stop()
-		}
+		s.skip.stop()
 	})
 	return s, sent, obs
 }
@@ -274,16 +272,16 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	if got, want := s.pos.String(), want+strconv.Itoa(1+i); got != want {
 		t.Errorf("position after %d skipped transactions: %s, want %s", i, got, want)
 	}
-	if len(s.out.batch) != 0 || *sent != 0 || !s.pending || s.inTxn {
-		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.out.batch), *sent, s.pending, s.inTxn)
+	if len(s.out.batch) != 0 || *sent != 0 || !s.skip.pending || s.inTxn {
+		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.out.batch), *sent, s.skip.pending, s.inTxn)
 	}
-	if obs.n < 1 || obs.n > 2+int(time.Since(time.Unix(0, s.lastVGTID))/observeEvery) {
+	if obs.n < 1 || obs.n > 2+int(time.Since(time.Unix(0, s.skip.lastVGTID))/observeEvery) {
 		t.Errorf("the observer heard %d positions", obs.n)
 	}
 	// The VGTID that carries the position tells the observer the last one.
-	reported, was := obs.n, s.unobserved
+	reported, was := obs.n, s.skip.unobserved
 	s.add(s.vgtidEvent())
-	if s.unobserved || was && obs.n != reported+1 {
+	if s.skip.unobserved || was && obs.n != reported+1 {
 		t.Errorf("the VGTID did not tell the observer the position (%d, then %d reports)", reported, obs.n)
 	}
 	if got := s.out.batch[0].Vgtid.ShardGtids[0].Gtid; got != s.pos.String() {

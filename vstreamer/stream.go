@@ -152,7 +152,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		observer:  req.Observer,
 		withSrc:   req.WithSource,
 		failMode:  req.FailureMode,
-		skipEmpty: req.SkipEmptyTransactions,
+		skip:      skips{enabled: req.SkipEmptyTransactions},
 
 		copyMaxLag: req.CopyMaxReplicationLag,
 	}
@@ -334,40 +334,11 @@ type stream struct {
 	// position from the server's head on (the shared reader's head, say).
 	atCurrent bool
 
-	// skipEmpty drops transactions the filter left empty (Request.SkipEmptyTransactions).
-	// pending is set when s.pos moved past such a transaction and no VGTID has carried it
-	// yet; lastVGTID (unix nanos) is when the last VGTID was added, and pendTimer wakes an
-	// idle stream to send a pending position after pendingPositionDelay.
-	skipEmpty bool
-	pending   bool
-	lastVGTID int64
-	pendTimer *time.Timer
-	// skipRun counts the transactions skipped since the last VGTID (see clockEvery).
-	skipRun int
-	// observedAt (unix nanos) is when the observer last heard the position; unobserved is
-	// set when a skipped transaction moved it since, and unobservedTS is that
-	// transaction's binlog time (see observeSkipped).
-	observedAt   int64
-	unobserved   bool
-	unobservedTS uint32
+	// skip is what the stream keeps of the transactions it skips.
+	skip skips
 	// in is what nextEvent keeps of the events it takes (intake).
 	in intake
 }
-
-// observeEvery bounds how often the observer hears the position moved by skipped
-// transactions: formatting the position for each would cost a filtered stream more than
-// skipping the transaction. A VGTID that carries the position tells the observer too.
-const observeEvery = 100 * time.Millisecond
-
-// clockEvery is how many skipped transactions in a row a stream handles between readings of
-// the clock for the pending position (the lone VGTID and the observer): a clock reading
-// costs as much as skipping a transaction, and a run of them takes microseconds. A stream
-// that waits for events sends the pending position by its timer (nextEvent).
-const clockEvery = 8
-
-// pendingPositionDelay bounds how long a position moved only by skipped transactions waits
-// for a VGTID to carry it, so that a client's resume point and acks keep moving.
-const pendingPositionDelay = time.Second
 
 // Queue lengths between the binlog connection, its decoder and the stream loop. They bound
 // what a stalled client makes the server hold (a few dozen binlog events per stream) while
@@ -504,12 +475,8 @@ func isNetErr(err error) bool {
 
 func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEvent, current bool) error {
 	s.out.lastSend = time.Now()
-	s.lastVGTID = nowNanos()
-	defer func() {
-		if s.pendTimer != nil {
-			s.pendTimer.Stop()
-		}
-	}()
+	s.skip.lastVGTID = nowNanos()
+	defer s.skip.stop()
 	if current {
 		// Starting "now" gives the client a resume point at once.
 		s.now = nowNanos()
@@ -522,7 +489,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 	defer s.beats.stop()
 	for {
 		if s.draining && !s.inTxn {
-			if s.pending {
+			if s.skip.pending {
 				s.add(s.vgtidEvent())
 			}
 			if err := s.out.flush(); err != nil {
@@ -549,7 +516,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 				return err
 			}
 		}
-		lone := s.pending && !s.inTxn && s.skipRun%clockEvery == 0 && s.clock()-s.lastVGTID >= int64(pendingPositionDelay)
+		lone := s.skip.pending && !s.inTxn && s.skip.readsClock() && s.skip.loneDue(s.clock())
 		if lone {
 			// A run of skipped transactions longer than the delay: its position goes out
 			// now, whatever is queued behind it.
@@ -568,9 +535,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.BinlogEvent) (*replication.BinlogEvent, error) {
 	var tick, pend <-chan time.Time
 	tick = s.beats.tick()
-	if s.pending && s.pendTimer != nil {
-		pend = s.pendTimer.C
-	}
+	pend = s.skip.tick()
 	// A waiting event is taken without the full select, which locks every channel in it and
 	// was, per stream and event, the stream goroutine's largest cost; every fairEvery-th
 	// call selects over all, so a drain or a due heartbeat or position still goes first
@@ -612,7 +577,7 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		if s.beats.due(&s.out) {
 			s.now = nowNanos()
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
-			if s.pending && !s.inTxn {
+			if s.skip.pending && !s.inTxn {
 				// The heartbeat carries the position skipped transactions moved.
 				s.add(s.vgtidEvent())
 			}
@@ -623,7 +588,7 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		}
 		return nil, nil
 	case <-pend:
-		if s.pending && !s.inTxn {
+		if s.skip.pending && !s.inTxn {
 			s.now = nowNanos()
 			s.add(s.vgtidEvent())
 			if err := s.out.flush(); err != nil {
@@ -694,10 +659,8 @@ func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
-	s.pending, s.skipRun = false, 0
-	s.lastVGTID = s.clock()
-	if s.unobserved {
-		s.observe(s.unobservedTS)
+	if ts, unobserved := s.skip.carried(s.clock()); unobserved {
+		s.observe(ts)
 	}
 	if s.multi() {
 		return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: s.shardGtids()}}
@@ -738,7 +701,7 @@ func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 			return false, fmt.Errorf("advance position %s by %s: %w", s.pos, s.gti(), err)
 		}
 	}
-	if s.skipEmpty && s.inTxn && isCommit && s.emptyTxn() {
+	if s.skip.enabled && s.inTxn && isCommit && s.emptyTxn() {
 		s.skipTxn(ts)
 		return true, nil
 	}
@@ -755,7 +718,7 @@ func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 		src.GtidSet = gtid.Gtid
 	}
 	// The observer hears this transaction's position, which holds the skipped ones'.
-	s.unobserved = false
+	s.skip.unobserved = false
 	s.add(gtid, terminal, s.vgtidEvent())
 	s.observe(ts)
 	s.inTxn = false
@@ -793,28 +756,6 @@ func (s *stream) gti() string {
 		// No GTID event: eventGTI is all there is.
 	}
 	return s.eventGTI
-}
-
-// observe tells the observer the position, moved by a transaction of binlog time ts.
-func (s *stream) observe(ts uint32) {
-	if s.observer == nil {
-		return
-	}
-	s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
-	s.observedAt, s.unobserved = s.clock(), false
-}
-
-// observeSkipped tells the observer the position a skipped transaction moved, at most
-// every observeEvery (looking at the clock every clockEvery skipped transactions); the next
-// VGTID carries a position it was not told.
-func (s *stream) observeSkipped(ts uint32) {
-	if s.observer == nil {
-		return
-	}
-	s.unobserved, s.unobservedTS = true, ts
-	if s.skipRun%clockEvery == 0 && s.clock()-s.observedAt >= int64(observeEvery) {
-		s.observe(ts)
-	}
 }
 
 func (s *stream) handle(ev *replication.BinlogEvent) error {
@@ -1138,37 +1079,4 @@ func (s *stream) txnGTIDSet() string {
 		return s.pos.String()
 	}
 	return p.String()
-}
-
-// emptyTxn reports a transaction in which nothing was added after BEGIN, and nothing sent:
-// the filter left out all its changes (or a rollback dropped them).
-func (s *stream) emptyTxn() bool {
-	if s.nextCopy() != nil {
-		return false
-	}
-	return s.txn.beginDue || s.out.flushes == s.txn.begun.flushes && len(s.out.batch) == s.txn.begun.mark
-}
-
-// skipTxn closes an empty transaction without sending it: its BEGIN leaves the batch and its
-// position, already in s.pos, waits for the next VGTID the stream sends (see pending).
-func (s *stream) skipTxn(ts uint32) {
-	if !s.txn.beginDue {
-		s.discard(s.txn.beginAt)
-	}
-	s.skipRun++
-	s.observeSkipped(ts)
-	s.inTxn = false
-	s.eventGTI, s.eventID = "", txnGTID{}
-	s.txn = txnSource{}
-	s.txnKs = nil
-	if s.pending {
-		return // the timer is armed
-	}
-	s.pending = true
-	wait := max(time.Duration(int64(pendingPositionDelay)-(s.clock()-s.lastVGTID)), 0)
-	if s.pendTimer == nil {
-		s.pendTimer = time.NewTimer(wait)
-	} else {
-		s.pendTimer.Reset(wait)
-	}
 }
