@@ -637,15 +637,15 @@ func (s *stream) reached(snap snapshot) bool {
 		return false
 	}
 	if snap.file == "" {
-		return s.pos.Contains(snap.gtid)
+		return s.cursor.pos.Contains(snap.gtid)
 	}
-	if s.binlogFile == "" {
+	if s.cursor.binlogFile == "" {
 		return false
 	}
-	if c := compareBinlogFiles(s.binlogFile, snap.file); c != 0 {
+	if c := compareBinlogFiles(s.cursor.binlogFile, snap.file); c != 0 {
 		return c > 0
 	}
-	return s.binlogPos >= snap.pos
+	return s.cursor.binlogPos >= snap.pos
 }
 
 // compareBinlogFiles orders binlog file names by their sequence number.
@@ -685,7 +685,7 @@ func (s *stream) openSnapshotOn(ctx context.Context, conn *client.Conn, tables .
 		}
 		return r, nil
 	}
-	if s.pos.Flavor == position.MariaDB {
+	if s.cursor.pos.Flavor == position.MariaDB {
 		if _, err := exec(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 			return snapshot{}, err
 		}
@@ -744,7 +744,7 @@ func (s *stream) openSnapshotOn(ctx context.Context, conn *client.Conn, tables .
 		defer s.unlockTables()
 	}
 	var snap snapshot
-	if s.binlogFile == "" {
+	if s.cursor.binlogFile == "" {
 		// Copied rows carry the snapshot's place in the binlog, and the stream has none yet.
 		// Read before the GTID set, it is at or before the snapshot: nothing the snapshot
 		// lacks comes before it.
@@ -939,7 +939,7 @@ func (s *stream) copyTellPosition(open bool) error {
 			return err
 		}
 	}
-	if s.pos.String() == s.gtidSent {
+	if s.cursor.pos.String() == s.gtidSent {
 		return nil
 	}
 	if !open {
@@ -1137,13 +1137,13 @@ func (s *stream) copySource(t *copyTable) *binlogdata.EventSource {
 		StartPos: uint64(snap.pos),
 		EndPos:   uint64(snap.pos),
 		Database: s.cfg.Database,
-		GtidSet:  s.pos.String(),
+		GtidSet:  s.cursor.pos.String(),
 		Snapshot: true,
 	}
 	if snap.file == "" {
 		// A GTID snapshot (MySQL): the stream stands at it, so its file and offset are the
 		// stream's; before the stream has read the binlog, the server's as the snapshot began.
-		file, pos := s.binlogFile, s.binlogPos
+		file, pos := s.cursor.binlogFile, s.cursor.binlogPos
 		if file == "" {
 			file, pos = snap.nearFile, snap.nearPos
 		}

@@ -481,7 +481,7 @@ func (k *chunk) endNative(done bool) error {
 	s.add(s.vgtidEvent())
 	s.inTxn = false
 	if s.observer != nil {
-		s.observer.Position(s.pos.String(), time.Now())
+		s.observer.Position(s.cursor.pos.String(), time.Now())
 	}
 	return s.out.flush()
 }
@@ -526,7 +526,7 @@ func (k *chunk) endVitess(done bool) error {
 	}
 	s.inTxn = false
 	if s.observer != nil {
-		s.observer.Position(s.pos.String(), time.Now())
+		s.observer.Position(s.cursor.pos.String(), time.Now())
 	}
 	return s.out.flush()
 }

@@ -2,7 +2,6 @@ package vstreamer
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -19,21 +18,14 @@ import (
 func (s *stream) mysqlGTID(e *replication.GTIDEvent) error {
 	if len(e.SID) != 16 || isZero(e.SID) {
 		return fmt.Errorf("%w: a transaction without a GTID (ANONYMOUS_GTID_LOG_EVENT) at %s:%d: gtid_mode is no longer ON; the stream needs gtid_mode=ON",
-			ErrServerConfig, s.binlogFile, s.binlogPos)
+			ErrServerConfig, s.cursor.binlogFile, s.cursor.binlogPos)
 	}
 	// Its text is written when an event or an error needs it (gti).
 	id := txnGTID{flavor: position.MySQL56, tag: e.Tag, gno: e.GNO}
 	copy(id.sid[:], e.SID)
-	s.eventGTI, s.eventID = "", id
+	s.cursor.enter(id)
 	s.txn = txnSource{originalCommitUs: int64(e.OriginalCommitTimestamp)}
 	return nil
-}
-
-// formatMySQLTaggedGTID writes uuid:tag:number, as MySQL prints a tagged GTID.
-func formatMySQLTaggedGTID(sid []byte, tag string, gno int64) string {
-	plain := formatMySQLGTID(sid, gno)
-	u := plain[:36]
-	return u + ":" + tag + ":" + strconv.FormatInt(gno, 10)
 }
 
 // payload streams the events of a compressed transaction (MySQL 8.0.20+ with
@@ -52,7 +44,7 @@ func (s *stream) payload(outer *replication.BinlogEvent, p *replication.Transact
 		ev := *inner
 		ev.Header = &hdr
 		if err := s.handle(&ev); err != nil {
-			return fmt.Errorf("compressed transaction (TRANSACTION_PAYLOAD_EVENT) at %s:%d: %w", s.binlogFile, outer.Header.LogPos, err)
+			return fmt.Errorf("compressed transaction (TRANSACTION_PAYLOAD_EVENT) at %s:%d: %w", s.cursor.binlogFile, outer.Header.LogPos, err)
 		}
 		// A payload holds a whole transaction, however large: its events go out in batches of
 		// the stream's bound, as the events of an uncompressed one do.
@@ -89,7 +81,7 @@ func (s *stream) checkRows(typ replication.EventType, e *replication.RowsEvent) 
 		for _, v := range row {
 			if _, ok := v.(*replication.JsonDiff); ok {
 				return fmt.Errorf("%w: %s of table %s at %s:%d holds a JSON column logged as a partial diff (binlog_row_value_options is PARTIAL_JSON in the session that wrote it) whose value before the update is not logged (binlog_row_image is MINIMAL in that session), so the diff cannot be applied; the stream needs binlog_row_image=FULL or binlog_row_value_options=''",
-					ErrServerConfig, typ, p.name, s.binlogFile, s.binlogPos)
+					ErrServerConfig, typ, p.name, s.cursor.binlogFile, s.cursor.binlogPos)
 			}
 		}
 	}
@@ -109,7 +101,7 @@ func (s *stream) checkQuery(e *replication.QueryEvent) error {
 	}
 	if ddl.CommitsPrepared(string(e.Query)) {
 		return fmt.Errorf("%w: %q at %s:%d after position %s commits an XA transaction prepared before that position, whose rows cannot be sent",
-			ErrUnsupportedEvent, e.Query, s.binlogFile, s.binlogPos, s.pos)
+			ErrUnsupportedEvent, e.Query, s.cursor.binlogFile, s.cursor.binlogPos, s.cursor.pos)
 	}
 	return nil
 }
@@ -193,5 +185,5 @@ func (s *stream) unhandled(ev *replication.BinlogEvent) error {
 			return err
 		}
 	}
-	return fmt.Errorf("%w: %s (type %d) at %s:%d after position %s: %s", ErrUnsupportedEvent, typ, byte(typ), s.binlogFile, ev.Header.LogPos, s.pos, why)
+	return fmt.Errorf("%w: %s (type %d) at %s:%d after position %s: %s", ErrUnsupportedEvent, typ, byte(typ), s.cursor.binlogFile, ev.Header.LogPos, s.cursor.pos, why)
 }

@@ -269,8 +269,8 @@ func TestBadOffsetFromReaderPlace(t *testing.T) {
 		{"failed in a later file", readPlace{file: "binlog.000003", pos: 4}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := &stream{pos: start, start: start} // the stream goroutine has seen no event
-			if got := s.atBadOffset(c.place.failed(refused)); got != c.want {
+			s := &stream{cursor: cursor{pos: start, start: start}} // the stream goroutine has seen no event
+			if got := s.cursor.atBadOffset(c.place.failed(refused)); got != c.want {
 				t.Errorf("atBadOffset = %v, want %v", got, c.want)
 			}
 		})

@@ -229,7 +229,7 @@ func (s *stream) forgetField(ev *binlogdata.VEvent) {
 // shardGtids is the stream's position as VGtid entries: one per keyspace, each with its
 // own copy state.
 func (s *stream) shardGtids() []*binlogdata.ShardGtid {
-	pos := s.pos.String()
+	pos := s.cursor.pos.String()
 	out := make([]*binlogdata.ShardGtid, len(s.keyspaces))
 	for i, k := range s.keyspaces {
 		out[i] = &binlogdata.ShardGtid{Keyspace: k.cfg.Keyspace, Shard: k.cfg.Shard, Gtid: pos, TablePKs: k.copy.tablePKs()}
@@ -257,7 +257,7 @@ func (s *stream) statementKeyspace(defaultDB string, tables []ddl.Table, sql str
 		}
 		if found != nil {
 			return nil, fmt.Errorf("%w: transaction %s changes tables of keyspaces %q and %q by one statement (%q), which one event cannot carry; "+
-				"set binlog_format=ROW on the source, or stream the keyspaces separately", ErrStatementChange, s.gti(), found.cfg.Keyspace, k.cfg.Keyspace, sql)
+				"set binlog_format=ROW on the source, or stream the keyspaces separately", ErrStatementChange, s.cursor.gti(), found.cfg.Keyspace, k.cfg.Keyspace, sql)
 		}
 		found = k
 	}

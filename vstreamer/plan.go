@@ -88,7 +88,7 @@ func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
 	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_FIELD,
 		Timestamp: int64(ts),
-		EventGtid: s.gti(),
+		EventGtid: s.cursor.gti(),
 		FieldEvent: &binlogdata.FieldEvent{
 			TableName:           p.name,
 			Fields:              p.fields,
@@ -172,7 +172,7 @@ func (s *stream) tableInfo(table string, cols []rowcodec.Column, hasNames bool) 
 	// The history records the configured database's tables only.
 	if h, wait := s.eng.history(); h != nil && s.cfg.Database == s.eng.cfg.Database {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		info, ok, err := h.Lookup(ctx, s.cfg.Database, table, s.pos)
+		info, ok, err := h.Lookup(ctx, s.cfg.Database, table, s.cursor.pos)
 		cancel()
 		switch {
 		case err != nil:
@@ -523,7 +523,7 @@ func (s *stream) sendRows(ts uint32, e *replication.RowsEvent, p *tablePlan, b *
 	ev := &binlogdata.VEvent{
 		Type:      binlogdata.VEventType_ROW,
 		Timestamp: int64(ts),
-		EventGtid: s.gti(),
+		EventGtid: s.cursor.gti(),
 		RowEvent: &binlogdata.RowEvent{
 			TableName:  p.name,
 			RowChanges: ptrs,

@@ -171,7 +171,7 @@ func (s *stream) where(pe *PanicError) {
 		pe.Stage, pe.Table = StageCopy, s.copying.name
 		return
 	}
-	pe.Table = eventTable(s.cur)
+	pe.Table = eventTable(s.cursor.ev)
 }
 
 // eventTable is the table a binlog event is about, or "".
@@ -199,24 +199,16 @@ func (s *stream) readTable(ev *replication.BinlogEvent) string {
 	return ""
 }
 
-// binlogAt is the file:offset of the last event read.
-func (s *stream) binlogAt() string {
-	if s.binlogFile == "" && s.binlogPos == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", s.binlogFile, s.binlogPos)
-}
-
 // settle names where a stream that failed was, once its goroutines have stopped, and logs a
 // panic with its stack.
 func (s *stream) settle(err error) {
 	var pe *PanicError
 	if errors.As(err, &pe) {
 		if pe.Position == "" {
-			pe.Position = s.pos.String()
+			pe.Position = s.cursor.pos.String()
 		}
 		if pe.Binlog == "" {
-			pe.Binlog = s.binlogAt()
+			pe.Binlog = s.cursor.binlogAt()
 		}
 		s.log.Error("stream panicked; it ends, the server and its other streams go on",
 			slog.String("stage", pe.Stage), slog.String("table", pe.Table), slog.String("position", pe.Position),
@@ -232,11 +224,11 @@ func (s *stream) settle(err error) {
 // locate fills in where a poison event sits.
 func (s *stream) locate(po *PoisonError) {
 	if po.Position == "" {
-		po.Position = s.pos.String()
+		po.Position = s.cursor.pos.String()
 	}
 	// A copied row is named by its key, not by where the binlog stream is.
 	if po.Binlog == "" && po.Row == "" && s.copying == nil {
-		po.Binlog = s.binlogAt()
+		po.Binlog = s.cursor.binlogAt()
 	}
 }
 

@@ -44,7 +44,7 @@ func (r *replaySource) inspect(context.Context, *Engine, bool) (*serverInfo, err
 
 func (r *replaySource) open(s *stream, _ *serverInfo) (binlogReader, func(), error) {
 	r.mu.Lock()
-	r.opened = append(r.opened, s.pos.Clone())
+	r.opened = append(r.opened, s.cursor.pos.Clone())
 	r.mu.Unlock()
 	return &replayReader{events: r.events}, func() {}, nil
 }

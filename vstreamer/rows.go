@@ -192,7 +192,7 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter, db string) 
 		log:    e.cfg.Logger,
 		sql:    e.sqlUse(ctx),
 		filter: flt,
-		pos:    position.Position{Flavor: info.flavor},
+		cursor: cursor{pos: position.Position{Flavor: info.flavor}},
 		copy:   &copier{conn: cc},
 	}
 	return &snapshotReader{s: s}, nil

@@ -48,7 +48,7 @@ func (s *stream) savepoint(sql string) error {
 	case ddl.RollbackToSavepoint:
 		if i < 0 {
 			return fmt.Errorf("%w: transaction %s rolls back to savepoint %s (%q), which it did not set in the binlog",
-				ErrPartialRollback, s.gti(), name, sql)
+				ErrPartialRollback, s.cursor.gti(), name, sql)
 		}
 		if err := s.undo(s.txn.savepoints[i], sql); err != nil {
 			return err
@@ -58,7 +58,7 @@ func (s *stream) savepoint(sql string) error {
 	case ddl.NotSavepoint:
 		// Classify called it a savepoint statement, but its name could not be read. Were it a
 		// ROLLBACK TO, ignoring it would stream changes the transaction undid.
-		return fmt.Errorf("%w: transaction %s: cannot read the savepoint statement %q", ErrStatementChange, s.gti(), sql)
+		return fmt.Errorf("%w: transaction %s: cannot read the savepoint statement %q", ErrStatementChange, s.cursor.gti(), sql)
 	}
 	return nil
 }
@@ -83,13 +83,13 @@ func (s *stream) rollback(sql string) error {
 func (s *stream) undo(sp savepoint, sql string) error {
 	if sp.flushes != s.out.flushes {
 		return fmt.Errorf("%w: transaction %s undoes changes with %q after they were sent; "+
-			"start the stream with a max_batch_bytes above the transaction's size", ErrPartialRollback, s.gti(), sql)
+			"start the stream with a max_batch_bytes above the transaction's size", ErrPartialRollback, s.cursor.gti(), sql)
 	}
 	for _, ev := range s.out.batch[sp.mark:] {
 		if statementEvent(ev) {
 			return fmt.Errorf("%w: transaction %s undoes statement-based changes with %q; those on non-transactional "+
 				"tables stay and the binlog does not tell them from the others; set binlog_format=ROW on the source",
-				ErrStatementChange, s.gti(), sql)
+				ErrStatementChange, s.cursor.gti(), sql)
 		}
 	}
 	s.discard(sp.mark)

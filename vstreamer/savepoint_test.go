@@ -132,7 +132,7 @@ func TestRollbackOfStatements(t *testing.T) {
 // streaming on would send changes the transaction undid.
 func TestUnreadableSavepointStatement(t *testing.T) {
 	for _, sql := range []string{"ROLLBACK TO", "ROLLBACK WORK TO SAVEPOINT", "SAVEPOINT `unterminated", "RELEASE sp1"} {
-		s := &stream{inTxn: true, eventGTI: "0-1-7"}
+		s := &stream{inTxn: true, cursor: cursor{eventGTI: "0-1-7"}}
 		err := s.query(0, &replication.QueryEvent{Query: []byte(sql)})
 		if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "0-1-7") || !strings.Contains(err.Error(), sql) {
 			t.Errorf("%q: err = %v, want ErrStatementChange naming the transaction and the statement", sql, err)

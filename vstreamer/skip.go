@@ -92,7 +92,7 @@ func (s *stream) observe(ts uint32) {
 	if s.observer == nil {
 		return
 	}
-	s.observer.Position(s.pos.String(), time.Unix(int64(ts), 0))
+	s.observer.Position(s.cursor.pos.String(), time.Unix(int64(ts), 0))
 	s.skip.observed(s.clock())
 }
 
@@ -127,7 +127,7 @@ func (s *stream) skipTxn(ts uint32) {
 	s.skip.run++
 	s.observeSkipped(ts)
 	s.inTxn = false
-	s.eventGTI, s.eventID = "", txnGTID{}
+	s.cursor.enter(txnGTID{})
 	s.txn = txnSource{}
 	s.txnKs = nil
 	if !s.skip.pending {

@@ -234,7 +234,7 @@ func skippingStream(t testing.TB, from string) (*stream, *int, *positions) {
 	ks := &keyspaceStream{cfg: &Config{Database: "test", Keyspace: "test", Shard: "0"}, filter: flt,
 		fieldsFor: map[string]*tablePlan{}, copyPlans: map[string]*tablePlan{}}
 	s := &stream{
-		keyspaces: []*keyspaceStream{ks}, pos: start, plans: map[uint64]*tablePlan{}, observer: obs,
+		keyspaces: []*keyspaceStream{ks}, cursor: cursor{pos: start}, plans: map[uint64]*tablePlan{}, observer: obs,
 		skip: skips{enabled: true, lastVGTID: nowNanos()},
 		out:  outbox{maxBatch: 1 << 20, send: func([]*binlogdata.VEvent) error { *sent++; return nil }},
 	}
@@ -269,7 +269,7 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	if allocs != 0 {
 		t.Errorf("a skipped transaction costs %v allocations", allocs)
 	}
-	if got, want := s.pos.String(), want+strconv.Itoa(1+i); got != want {
+	if got, want := s.cursor.pos.String(), want+strconv.Itoa(1+i); got != want {
 		t.Errorf("position after %d skipped transactions: %s, want %s", i, got, want)
 	}
 	if len(s.out.batch) != 0 || *sent != 0 || !s.skip.pending || s.inTxn {
@@ -284,7 +284,7 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	if s.skip.unobserved || was && obs.n != reported+1 {
 		t.Errorf("the VGTID did not tell the observer the position (%d, then %d reports)", reported, obs.n)
 	}
-	if got := s.out.batch[0].Vgtid.ShardGtids[0].Gtid; got != s.pos.String() {
-		t.Errorf("VGTID %s, want %s", got, s.pos)
+	if got := s.out.batch[0].Vgtid.ShardGtids[0].Gtid; got != s.cursor.pos.String() {
+		t.Errorf("VGTID %s, want %s", got, s.cursor.pos)
 	}
 }

@@ -116,7 +116,7 @@ func TestSharedSkippedTransactionAllocs(t *testing.T) {
 	if per > 0.25 {
 		t.Errorf("a skipped transaction costs %.3f allocations", per)
 	}
-	if got, want := s.pos.String(), "MariaDB/0-1-"+strconv.Itoa(txns+1); got != want {
+	if got, want := s.cursor.pos.String(), "MariaDB/0-1-"+strconv.Itoa(txns+1); got != want {
 		t.Errorf("position %s, want %s", got, want)
 	}
 	if len(s.out.batch) != 0 || *sent != 0 || !s.skip.pending || s.inTxn {
@@ -179,7 +179,7 @@ func TestRunBeforeQueued(t *testing.T) {
 				if err := s.handle(ev); err != nil {
 					t.Fatal(err)
 				}
-				if got, want := s.pos.String(), "MariaDB/0-1-"+strconv.Itoa(2+i); got != want {
+				if got, want := s.cursor.pos.String(), "MariaDB/0-1-"+strconv.Itoa(2+i); got != want {
 					t.Errorf("position %s after transaction %d, want %s", got, i, want)
 				}
 			}

@@ -41,7 +41,7 @@ func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 	s.log.Info("binlog reader", "reader", ReaderOwn)
 	s.readerKind(ReaderOwn)
 	cfg := syncerConfig(s.cfg, info, s.withSrc, s.log.With("component", "binlog"))
-	src, stop, err := openDump(cfg, s.pos)
+	src, stop, err := openDump(cfg, s.cursor.pos)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,17 +105,17 @@ func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 		s.log.Info("binlog reader", "reader", string(k))
 		s.readerKind(string(k))
 	}
-	if s.atCurrent {
+	if s.cursor.atCurrent {
 		// "current" is wherever the shared reader is: streams that start together then
 		// share it even when the server's head moved between them.
 		if c, pos, ok := e.readers.AttachHead(open, onKind); ok {
-			s.pos = pos
+			s.cursor.pos = pos
 			s.leaveOut(c)
 			return c, c.Close, nil
 		}
 	}
-	atHead := s.pos.Contains(info.current) && info.current.Contains(s.pos)
-	c := e.readers.Attach(s.pos, atHead, open, onKind)
+	atHead := s.cursor.pos.Contains(info.current) && info.current.Contains(s.cursor.pos)
+	c := e.readers.Attach(s.cursor.pos, atHead, open, onKind)
 	s.leaveOut(c)
 	return c, c.Close, nil
 }

@@ -52,11 +52,11 @@ func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.
 	}
 	s.begin(ts)
 	s.enter(k)
-	ev := &binlogdata.VEvent{Type: statementTypes[kind], Timestamp: int64(ts), EventGtid: s.gti(), Dml: sql}
+	ev := &binlogdata.VEvent{Type: statementTypes[kind], Timestamp: int64(ts), EventGtid: s.cursor.gti(), Dml: sql}
 	if ev.Source = s.source(); ev.Source != nil {
 		ev.Source.Database = db
 		ev.Source.ThreadId = s.txn.threadID
-		ev.Source.GtidSet = s.txnGTIDSet()
+		ev.Source.GtidSet = s.cursor.txnGTIDSet()
 	}
 	s.add(ev)
 	s.out.batchSize += len(sql)
@@ -115,7 +115,7 @@ func (s *stream) statementDuringCopy(names []string, unread bool, sql string) (s
 		default:
 			return false, fmt.Errorf("%w: transaction %s changes table %s by a statement (%q) while the table is being copied, "+
 				"and a statement cannot be split at the copied key; set binlog_format=ROW on the source, or start the copy again",
-				ErrStatementChange, s.gti(), name, sql)
+				ErrStatementChange, s.cursor.gti(), name, sql)
 		}
 	}
 	if held > 0 && notHeld > 0 || unread && notHeld > 0 {
@@ -124,7 +124,7 @@ func (s *stream) statementDuringCopy(names []string, unread bool, sql string) (s
 			what = "(its tables could not be read)"
 		}
 		return false, fmt.Errorf("%w: transaction %s changes tables %s by a statement (%q), some copied and some not yet; "+
-			"set binlog_format=ROW on the source, or start the copy again", ErrStatementChange, s.gti(), what, sql)
+			"set binlog_format=ROW on the source, or start the copy again", ErrStatementChange, s.cursor.gti(), what, sql)
 	}
 	return notHeld == 0, nil
 }
@@ -151,7 +151,7 @@ func (s *stream) loadData(raw []byte) error {
 		}
 		return fmt.Errorf("%w: transaction %s loads rows into %s with LOAD DATA logged as a statement (%q), "+
 			"whose rows are not in the binlog as row images; set binlog_format=ROW on the source",
-			ErrStatementChange, s.gti(), what, sql)
+			ErrStatementChange, s.cursor.gti(), what, sql)
 	}
 	return nil
 }

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
-	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vstream-cdc/vstream/filter"
@@ -144,8 +142,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		keyspaces: keyspaces,
 		log:       e.cfg.Logger.With("stream_start", start.String()),
 		sql:       e.sqlUse(ctx),
-		pos:       start,
-		start:     start.Clone(),
+		cursor:    cursor{pos: start, start: start.Clone()},
 		plans:     make(map[uint64]*tablePlan),
 		beats:     heartbeat{interval: req.HeartbeatInterval},
 		drain:     e.drain,
@@ -266,15 +263,9 @@ type stream struct {
 	ks        *keyspaceStream
 	txnKs     *keyspaceStream
 
-	pos position.Position
-	// start is where the stream started, which pos leaves at the first commit.
-	start position.Position
-	// eventGTI is the GTID of the transaction being read, e.g. "0-1-100" (see gti).
-	eventGTI string
-	// eventID is that GTID as its binlog event gave it: the position moves by it without
-	// parsing text, and gti writes eventGTI from it.
-	eventID txnGTID
-	inTxn   bool
+	// cursor is where the stream is in the binlog.
+	cursor cursor
+	inTxn  bool
 	// now is the wall clock (ns) stamped as current_time on the events being produced; 0
 	// until clock reads it for the event being handled.
 	now int64
@@ -292,17 +283,11 @@ type stream struct {
 	// scratch holds the before and after image of a row being filtered.
 	scratch [2]rowScratch
 
-	// binlogFile and binlogPos are where the stream is in the server's binlog files: the
-	// end of the last event read.
-	binlogFile string
-	binlogPos  uint32
-
 	observer Observer
 
-	// withSrc stamps events with their EventSource; hdr is the binlog event being handled
-	// and txn what the binlog said about the transaction being read.
+	// withSrc stamps events with their EventSource, and txn is what the binlog said about
+	// the transaction being read.
 	withSrc bool
-	hdr     *replication.EventHeader
 	txn     txnSource
 
 	// drain closes when the engine drains; nil once the stream has seen it.
@@ -324,15 +309,10 @@ type stream struct {
 	copy      *copier
 	copyPlans map[string]*tablePlan
 
-	// cur is the binlog event being handled and copying the table whose chunk is being
-	// read, to name them if the stream panics.
-	cur     *replication.BinlogEvent
+	// copying is the table whose chunk is being read, to name it if the stream panics.
 	copying *copyTable
 	// failMode is what a poison event does (FailStop, FailWarn, FailSkip).
 	failMode string
-	// atCurrent is set for a stream from "current" without a copy: it may start at any
-	// position from the server's head on (the shared reader's head, say).
-	atCurrent bool
 
 	// skip is what the stream keeps of the transactions it skips.
 	skip skips
@@ -349,7 +329,7 @@ const (
 )
 
 func (s *stream) run(ctx context.Context, info *serverInfo, current bool) error {
-	s.atCurrent = current
+	s.cursor.atCurrent = current
 	streamer, closeReader, err := s.eng.source().open(s, info)
 	if err != nil {
 		return err
@@ -416,15 +396,15 @@ func (s *stream) classify(err error) error {
 	}
 	var me *mysql.MyError
 	if errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
-		if s.atBadOffset(err) {
+		if s.cursor.atBadOffset(err) {
 			return fmt.Errorf("%w: position %s is not where a binlog event starts: %s (errno %d); resume from a position this server sent",
-				position.ErrBadPosition, s.pos, me.Message, me.Code)
+				position.ErrBadPosition, s.cursor.pos, me.Message, me.Code)
 		}
 		if diverged(me.Message) {
 			return fmt.Errorf("%w: at %s: the server's binlog lacks the position's GTID: its history diverged from that of the server the position was taken on (a replica promoted before it applied its primary's last transactions writes others under their numbers): %s (errno %d)",
-				ErrAhead, s.pos, me.Message, me.Code)
+				ErrAhead, s.cursor.pos, me.Message, me.Code)
 		}
-		return fmt.Errorf("%w: at %s: %s (errno %d)", ErrPurged, s.pos, me.Message, me.Code)
+		return fmt.Errorf("%w: at %s: %s (errno %d)", ErrPurged, s.cursor.pos, me.Message, me.Code)
 	}
 	for _, sentinel := range []error{ErrSchema, ErrUnavailable, filter.ErrInvalid, ErrPanic, ErrPoison} {
 		if errors.Is(err, sentinel) {
@@ -432,9 +412,9 @@ func (s *stream) classify(err error) error {
 		}
 	}
 	if errors.Is(err, replication.ErrNeedSyncAgain) || errors.Is(err, replication.ErrSyncClosed) || isNetErr(err) {
-		return fmt.Errorf("%w: binlog connection lost at %s: %v", ErrUnavailable, s.pos, err)
+		return fmt.Errorf("%w: binlog connection lost at %s: %v", ErrUnavailable, s.cursor.pos, err)
 	}
-	return fmt.Errorf("stream at %s: %w", s.pos, err)
+	return fmt.Errorf("stream at %s: %w", s.cursor.pos, err)
 }
 
 // diverged reports MariaDB's refusal of a start GTID its binlog lacks although the binlog
@@ -447,24 +427,6 @@ func (s *stream) classify(err error) error {
 // skip it.
 func diverged(msg string) bool {
 	return strings.Contains(msg, "requested to start from GTID") && strings.Contains(msg, "which is not in the")
-}
-
-// atBadOffset reports a file-position stream that failed before it read any event past its
-// start: the server could not read the binlog at the requested offset, which resolve checked
-// is inside a file the server has, so the offset is not an event's start.
-func (s *stream) atBadOffset(err error) bool {
-	file, pos, ok := s.pos.FilePos()
-	at, atPos := s.binlogFile, s.binlogPos
-	var rf *readFailure
-	if errors.As(err, &rf) {
-		at, atPos = rf.file, rf.pos
-	}
-	if at == "" {
-		// No event came before the failure (go-mysql may hand out the server's error before
-		// the rotate event it read first): the reader failed where it started.
-		at, atPos = file, uint32(min(pos, uint64(^uint32(0))))
-	}
-	return ok && s.pos.Equal(s.start) && at == file && uint64(atPos) <= pos
 }
 
 func isNetErr(err error) bool {
@@ -495,7 +457,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 			if err := s.out.flush(); err != nil {
 				return err
 			}
-			return fmt.Errorf("%w: the stream ended after position %s; resume from the last VGTID received", ErrShuttingDown, s.pos)
+			return fmt.Errorf("%w: the stream ended after position %s; resume from the last VGTID received", ErrShuttingDown, s.cursor.pos)
 		}
 		if k := s.nextCopy(); k != nil {
 			s.use(k)
@@ -654,8 +616,8 @@ func (s *stream) clock() int64 {
 }
 
 func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
-	s.gtidSent = s.pos.String()
-	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.gti()}
+	s.gtidSent = s.cursor.pos.String()
+	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.cursor.gti()}
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
@@ -668,7 +630,7 @@ func (s *stream) vgtidEvent() *binlogdata.VEvent {
 	return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{
 		Keyspace: s.cfg.Keyspace,
 		Shard:    s.cfg.Shard,
-		Gtid:     s.pos.String(),
+		Gtid:     s.cursor.pos.String(),
 		TablePKs: s.copy.tablePKs(),
 	}}}}
 }
@@ -685,21 +647,8 @@ func (s *stream) commit(ts uint32, terminal *binlogdata.VEvent) error {
 // endTxn moves the position past the transaction that ends, and skips it when it is an
 // empty one to skip (isCommit: it ends in a COMMIT). It reports whether it skipped it.
 func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
-	if fp, ok := s.pos.GTIDSet.(*position.FilePosSet); ok {
-		fp.File, fp.Pos = s.binlogFile, uint64(s.binlogPos)
-	} else if s.eventID.flavor != "" || s.eventGTI != "" {
-		var err error
-		switch id := &s.eventID; id.flavor {
-		case position.MariaDB:
-			err = s.pos.AddMariaDB(id.mariadb)
-		case position.MySQL56:
-			err = s.pos.AddMySQL(id.sid, id.tag, id.gno)
-		default:
-			err = s.pos.Update(s.eventGTI)
-		}
-		if err != nil {
-			return false, fmt.Errorf("advance position %s by %s: %w", s.pos, s.gti(), err)
-		}
+	if err := s.cursor.advance(); err != nil {
+		return false, err
 	}
 	if s.skip.enabled && s.inTxn && isCommit && s.emptyTxn() {
 		s.skipTxn(ts)
@@ -712,7 +661,7 @@ func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	s.useTxnKeyspace()
 	terminal.Timestamp = int64(ts)
-	terminal.EventGtid = s.gti()
+	terminal.EventGtid = s.cursor.gti()
 	gtid := s.gtidEvent(ts)
 	if src := terminal.Source; src != nil && terminal.Type != binlogdata.VEventType_COMMIT {
 		src.GtidSet = gtid.Gtid
@@ -722,40 +671,9 @@ func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	s.add(gtid, terminal, s.vgtidEvent())
 	s.observe(ts)
 	s.inTxn = false
-	s.eventGTI, s.eventID = "", txnGTID{}
+	s.cursor.enter(txnGTID{})
 	s.txn = txnSource{}
 	return nil
-}
-
-// txnGTID is a transaction's GTID as its binlog GTID event gives it: a MariaDB GTID, or a
-// MySQL source uuid, tag and number.
-type txnGTID struct {
-	flavor  position.Flavor // "" when no GTID event gave one
-	mariadb mysql.MariadbGTID
-	sid     uuid.UUID
-	tag     mysql.Tag
-	gno     int64
-}
-
-// gti is the GTID of the transaction being read, as text. It is written only when an event
-// or an error names it: a filtered stream skips most transactions unnamed.
-func (s *stream) gti() string {
-	if s.eventGTI != "" {
-		return s.eventGTI
-	}
-	switch id := &s.eventID; id.flavor {
-	case position.MariaDB:
-		s.eventGTI = formatMariaDBGTID(id.mariadb)
-	case position.MySQL56:
-		if tag := id.tag.String(); tag != "" {
-			s.eventGTI = formatMySQLTaggedGTID(id.sid[:], tag, id.gno)
-		} else {
-			s.eventGTI = formatMySQLGTID(id.sid[:], id.gno)
-		}
-	default:
-		// No GTID event: eventGTI is all there is.
-	}
-	return s.eventGTI
 }
 
 func (s *stream) handle(ev *replication.BinlogEvent) error {
@@ -776,18 +694,14 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 	// Read by clock when an event or the pending position needs it: most events of a
 	// filtered stream need none.
 	s.now = 0
-	s.hdr = ev.Header
-	s.cur = ev
+	s.cursor.saw(ev)
 	ts := ev.Header.Timestamp
-	if ev.Header.LogPos != 0 {
-		s.binlogPos = ev.Header.LogPos
-	}
 	switch e := ev.Event.(type) {
 	case *replication.RotateEvent:
-		s.binlogFile, s.binlogPos = string(e.NextLogName), uint32(e.Position)
+		s.cursor.rotate(e)
 	case *replication.MariadbGTIDEvent:
 		// Its text is written when an event or an error needs it (gti).
-		s.eventGTI, s.eventID = "", txnGTID{flavor: position.MariaDB, mariadb: e.GTID}
+		s.cursor.enter(txnGTID{flavor: position.MariaDB, mariadb: e.GTID})
 		s.txn = txnSource{}
 		if !e.IsStandalone() {
 			s.begin(ts)
@@ -820,7 +734,7 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 			s.txn.query = string(e.Query)
 		}
 		if s.out.wants(binlogdata.VEventType_ROWS_QUERY) {
-			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.gti(),
+			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROWS_QUERY, Timestamp: int64(ts), EventGtid: s.cursor.gti(),
 				Statement: string(e.Query)})
 			// A statement may be megabytes (a multi-row INSERT): it counts toward the batch.
 			s.out.batchSize += len(e.Query)
@@ -851,7 +765,7 @@ func (s *stream) begin(ts uint32) {
 	s.txn.beginDue, s.txn.beginTS = true, ts
 	s.txnKs = nil
 	if src := s.source(); src != nil {
-		src.GtidSet = s.txnGTIDSet()
+		src.GtidSet = s.cursor.txnGTIDSet()
 		src.ThreadId = s.txn.threadID
 		s.txn.beginSrc = src
 	}
@@ -862,7 +776,7 @@ func (s *stream) openTxn() {
 	s.txn.beginDue = false
 	s.txn.beginAt = len(s.out.batch)
 	if s.out.wants(binlogdata.VEventType_BEGIN) {
-		ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(s.txn.beginTS), EventGtid: s.gti(),
+		ev := &binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Timestamp: int64(s.txn.beginTS), EventGtid: s.cursor.gti(),
 			Source: s.txn.beginSrc}
 		s.push(ev)
 		if s.multi() {
@@ -998,31 +912,6 @@ func (s *stream) forget(defaultDB string, tables []ddl.Table, parsed bool) {
 	}
 }
 
-func formatMariaDBGTID(g mysql.MariadbGTID) string {
-	var b [64]byte
-	out := strconv.AppendUint(b[:0], uint64(g.DomainID), 10)
-	out = append(out, '-')
-	out = strconv.AppendUint(out, uint64(g.ServerID), 10)
-	out = append(out, '-')
-	out = strconv.AppendUint(out, g.SequenceNumber, 10)
-	return string(out)
-}
-
-func formatMySQLGTID(sid []byte, gno int64) string {
-	const hex = "0123456789abcdef"
-	var b [64]byte
-	out := b[:0]
-	for i, c := range sid {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
-		}
-		out = append(out, hex[c>>4], hex[c&0xf])
-	}
-	out = append(out, ':')
-	out = strconv.AppendInt(out, gno, 10)
-	return string(out)
-}
-
 func isZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
@@ -1055,28 +944,15 @@ type txnSource struct {
 // source is the EventSource of the binlog event being handled, or nil when the stream does
 // not carry sources.
 func (s *stream) source() *binlogdata.EventSource {
-	if !s.withSrc || s.hdr == nil {
+	if !s.withSrc || s.cursor.hdr == nil {
 		return nil
 	}
-	h := s.hdr
+	h := s.cursor.hdr
 	return &binlogdata.EventSource{
-		File:             s.binlogFile,
+		File:             s.cursor.binlogFile,
 		StartPos:         uint64(h.LogPos) - uint64(min(h.EventSize, h.LogPos)),
 		EndPos:           uint64(h.LogPos),
 		ServerId:         h.ServerID,
 		OriginalCommitUs: s.txn.originalCommitUs,
 	}
-}
-
-// txnGTIDSet is the executed GTID set including the transaction being read.
-func (s *stream) txnGTIDSet() string {
-	if s.gti() == "" {
-		return s.pos.String()
-	}
-	p := s.pos.Clone()
-	if err := p.Update(s.gti()); err != nil {
-		// commit reports the same error with its context.
-		return s.pos.String()
-	}
-	return p.String()
 }
