@@ -363,11 +363,11 @@ func TestWaitForLag(t *testing.T) {
 	lagPoll = time.Millisecond
 	lags := []time.Duration{30 * time.Second, -1, 11 * time.Second, 10 * time.Second, 0}
 	reads := 0
-	s := &stream{log: slog.New(slog.DiscardHandler), copyMaxLag: 10 * time.Second, readLag: func() (time.Duration, bool, error) {
+	s := &stream{log: slog.New(slog.DiscardHandler), lag: lagGate{max: 10 * time.Second, read: func() (time.Duration, bool, error) {
 		l := lags[min(reads, len(lags)-1)]
 		reads++
 		return max(l, 0), l >= 0, nil
-	}}
+	}}}
 	if err := s.waitForLag(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestWaitForLag(t *testing.T) {
 	if err := s.waitForLag(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("waiting with the stream ended: err = %v, want context.Canceled", err)
 	}
-	s.copyMaxLag = 0
+	s.lag.max = 0
 	reads = 0
 	if err := s.waitForLag(context.Background()); err != nil || reads != 0 {
 		t.Errorf("without a bound: err %v, %d reads; want none", err, reads)
@@ -394,10 +394,10 @@ func TestLagWithin(t *testing.T) {
 	defer func(d time.Duration) { lagPoll = d }(lagPoll)
 	lagPoll = time.Hour
 	lag, reads := 20*time.Second, 0
-	s := &stream{copyMaxLag: 10 * time.Second, readLag: func() (time.Duration, bool, error) {
+	s := &stream{lag: lagGate{max: 10 * time.Second, read: func() (time.Duration, bool, error) {
 		reads++
 		return lag, true, nil
-	}}
+	}}}
 	if ok, err := s.lagWithin(); ok || err != nil {
 		t.Errorf("lag 20s, bound 10s: within=%v err=%v", ok, err)
 	}
@@ -409,7 +409,7 @@ func TestLagWithin(t *testing.T) {
 	if ok, _ := s.lagWithin(); !ok || reads != 2 {
 		t.Errorf("after a poll, lag 0: within=%v after %d reads; want true after 2", ok, reads)
 	}
-	s.copyMaxLag = 0
+	s.lag.max = 0
 	if ok, _ := s.lagWithin(); !ok || reads != 2 {
 		t.Errorf("without a bound: within=%v after %d reads; want true, no read", ok, reads)
 	}

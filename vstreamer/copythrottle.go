@@ -52,6 +52,18 @@ func (t *copyThrottle) take(ctx context.Context, n int) error {
 // variable for tests).
 var lagPoll = time.Second
 
+// lagGate holds a copy back, before a chunk, while the server is a replica lagging behind its
+// source by more than the stream's bound (Request.CopyMaxReplicationLag).
+type lagGate struct {
+	// max is the bound; zero holds nothing.
+	max time.Duration
+	// read, when set, reads the lag instead of the server (tests).
+	read func() (time.Duration, bool, error)
+	// readAt is when lagWithin last read the lag, ok what it found.
+	readAt time.Time
+	ok     bool
+}
+
 // waitForLag holds the copy, before a chunk, while the server is a replica lagging behind
 // its source by more than the stream's bound (Request.CopyMaxReplicationLag). It reads
 // SHOW REPLICA STATUS: on a primary (no replication configured) it returns no row, there
@@ -59,7 +71,7 @@ var lagPoll = time.Second
 // lag (NULL) and falls further behind every second: the copy waits for it as for a lag
 // above the bound, saying so in the log once. Heartbeats go on while it waits.
 func (s *stream) waitForLag(ctx context.Context) error {
-	bound := s.copyMaxLag
+	bound := s.lag.max
 	if bound <= 0 {
 		return nil
 	}
@@ -69,7 +81,7 @@ func (s *stream) waitForLag(ctx context.Context) error {
 			stopBeats()
 		}
 	}()
-	read := s.readLag
+	read := s.lag.read
 	if read == nil {
 		read = s.replicationLag
 	}
@@ -100,13 +112,13 @@ func (s *stream) waitForLag(ctx context.Context) error {
 // waiting; the lag is read at most once per lagPoll, a chained read ahead asking at every
 // piece of a chunk sent.
 func (s *stream) lagWithin() (bool, error) {
-	if s.copyMaxLag <= 0 {
+	if s.lag.max <= 0 {
 		return true, nil
 	}
-	if time.Since(s.lagReadAt) < lagPoll {
-		return s.lagOK, nil
+	if time.Since(s.lag.readAt) < lagPoll {
+		return s.lag.ok, nil
 	}
-	read := s.readLag
+	read := s.lag.read
 	if read == nil {
 		read = s.replicationLag
 	}
@@ -114,8 +126,8 @@ func (s *stream) lagWithin() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.lagReadAt, s.lagOK = time.Now(), known && lag <= s.copyMaxLag
-	return s.lagOK, nil
+	s.lag.readAt, s.lag.ok = time.Now(), known && lag <= s.lag.max
+	return s.lag.ok, nil
 }
 
 // replicationLag reads the server's replication lag: the largest Seconds_Behind_Source (or

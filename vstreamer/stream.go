@@ -151,7 +151,7 @@ func (e *Engine) Stream(ctx context.Context, req Request, send SendFunc) (err er
 		failMode:  req.FailureMode,
 		skip:      skips{enabled: req.SkipEmptyTransactions},
 
-		copyMaxLag: req.CopyMaxReplicationLag,
+		lag: lagGate{max: req.CopyMaxReplicationLag},
 	}
 	s.use(keyspaces[0])
 	if err = s.out.init(&req, send, e.cfg.MaxBatchBytes); err != nil {
@@ -297,13 +297,8 @@ type stream struct {
 	// gtidSent is the position of the last GTID event sent, so that a copy tells the client
 	// its snapshot's position only when it moved (Vitess's shape).
 	gtidSent string
-	// copyMaxLag holds copy chunks while the server lags its source by more (waitForLag);
-	// readLag, when set, reads the lag instead of the server (tests).
-	copyMaxLag time.Duration
-	readLag    func() (time.Duration, bool, error)
-	// lagReadAt is when lagWithin last read the lag, lagOK what it found.
-	lagReadAt time.Time
-	lagOK     bool
+	// lag holds the copy back while the server lags its source (copythrottle.go).
+	lag lagGate
 
 	// copy is the table copy in progress, if any.
 	copy      *copier
