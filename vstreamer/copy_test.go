@@ -299,7 +299,7 @@ func TestCopyPushdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	s := &stream{cfg: &Config{Database: "test"}, sql: onConn(conn), filter: flt}
+	s := &stream{sql: onConn(conn), keyspaceStream: keyspaceStream{cfg: &Config{Database: "test"}, filter: flt}}
 	ct := &copyTable{name: "cpd"}
 	if err := s.describeCopy(ct, false, false); err != nil {
 		t.Fatal(err)

@@ -225,7 +225,7 @@ func TestCopyEnumSetKeyOrder(t *testing.T) {
 			}
 			execSQL(t, "INSERT INTO "+table+" VALUES ('"+strings.Join(vals, "'), ('")+"')")
 			keys := queryColumn(t, "SELECT k FROM "+table+" ORDER BY k")
-			s := &stream{cfg: &Config{Database: "test"}, sql: onConn(conn), filter: mustFilter(t, table)}
+			s := &stream{sql: onConn(conn), keyspaceStream: keyspaceStream{cfg: &Config{Database: "test"}, filter: mustFilter(t, table)}}
 			ct := &copyTable{name: table}
 			if err := s.describeCopy(ct, false, false); err != nil {
 				t.Fatal(err)

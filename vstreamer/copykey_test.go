@@ -128,7 +128,7 @@ func TestCopyKeyServerCompareFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stream{cfg: &Config{Database: "test"}, sql: onConn(conn)}
+	s := &stream{sql: onConn(conn), keyspaceStream: keyspaceStream{cfg: &Config{Database: "test"}}}
 	flt, err := filter.New(rules(&binlogdata.Rule{Match: "kc_fail"}))
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestCopyKeyServerOrder(t *testing.T) {
 				}
 				keys = append(keys, b)
 			}
-			s := &stream{cfg: &Config{Database: "test"}, sql: onConn(conn), filter: mustFilter(t, table)}
+			s := &stream{sql: onConn(conn), keyspaceStream: keyspaceStream{cfg: &Config{Database: "test"}, filter: mustFilter(t, table)}}
 			ct := &copyTable{name: table}
 			if err := s.describeCopy(ct, false, false); err != nil {
 				t.Fatal(err)

@@ -255,7 +255,7 @@ func TestCopyReplicationLagOnPrimary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	s := &stream{cfg: &Config{Database: "test"}, sql: onConn(conn)}
+	s := &stream{sql: onConn(conn), keyspaceStream: keyspaceStream{cfg: &Config{Database: "test"}}}
 	lag, known, err := s.replicationLag()
 	if err != nil || !known || lag != 0 {
 		t.Errorf("replication lag on a primary: %s known=%v err=%v; want 0, known", lag, known, err)

@@ -28,11 +28,14 @@ type KeyspaceStart struct {
 // and one position: one stream reads the binlog once and hands each table's changes to the
 // keyspace of the table's database.
 type keyspaceStream struct {
-	cfg       *Config
-	filter    *filter.Filter
+	cfg    *Config
+	filter *filter.Filter
+	// fieldsFor is the plan whose FIELD event was last sent for a table name; copyPlans the
+	// plans of the tables the copy reads, by name.
 	fieldsFor map[string]*tablePlan
 	copyPlans map[string]*tablePlan
-	copy      *copier
+	// copy is the keyspace's table copy, nil when it copies nothing.
+	copy *copier
 	// lastPKs is the keyspace's copy state as the client sent it.
 	lastPKs []*binlogdata.TableLastPK
 }
@@ -151,7 +154,7 @@ func (s *stream) use(k *keyspaceStream) {
 		return
 	}
 	s.ks = k
-	s.cfg, s.filter, s.fieldsFor, s.copyPlans, s.copy = k.cfg, k.filter, k.fieldsFor, k.copyPlans, k.copy
+	s.keyspaceStream = *k
 }
 
 // keyspaceOf is the keyspace streaming database db, nil when none does.

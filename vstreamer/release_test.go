@@ -27,7 +27,7 @@ func killed(t *testing.T, e *Engine) *client.Conn {
 func TestEndSnapshotDropsBrokenConnection(t *testing.T) {
 	e := newEngine(t)
 	var logs strings.Builder
-	s := &stream{log: slog.New(slog.NewTextHandler(&logs, nil)), copy: &copier{conn: killed(t, e)}}
+	s := &stream{log: slog.New(slog.NewTextHandler(&logs, nil)), keyspaceStream: keyspaceStream{copy: &copier{conn: killed(t, e)}}}
 	s.endSnapshot()
 	if s.copy.conn != nil {
 		t.Fatal("the broken copy connection was kept")
@@ -64,7 +64,7 @@ func TestUnlockTables(t *testing.T) {
 	if _, err := lock.Execute("LOCK TABLES test.unlock_t READ"); err != nil {
 		t.Fatal(err)
 	}
-	s := &stream{log: slog.New(slog.DiscardHandler), copy: &copier{lock: lock}}
+	s := &stream{log: slog.New(slog.DiscardHandler), keyspaceStream: keyspaceStream{copy: &copier{lock: lock}}}
 	s.unlockTables()
 	if s.copy.lock != lock {
 		t.Fatal("a healthy lock connection was dropped")

@@ -187,13 +187,11 @@ func (e *Engine) openReader(ctx context.Context, flt *filter.Filter, db string) 
 		return nil, err
 	}
 	s := &stream{
-		eng:    e,
-		cfg:    cfg,
-		log:    e.cfg.Logger,
-		sql:    e.sqlUse(ctx),
-		filter: flt,
-		cursor: cursor{pos: position.Position{Flavor: info.flavor}},
-		copy:   &copier{conn: cc},
+		eng:            e,
+		log:            e.cfg.Logger,
+		sql:            e.sqlUse(ctx),
+		keyspaceStream: keyspaceStream{cfg: cfg, filter: flt, copy: &copier{conn: cc}},
+		cursor:         cursor{pos: position.Position{Flavor: info.flavor}},
 	}
 	return &snapshotReader{s: s}, nil
 }

@@ -249,19 +249,19 @@ func checkTables(sqlConn func() (*client.Conn, error), db string, f *filter.Filt
 // stream is the state of one stream. One goroutine (run) owns it.
 type stream struct {
 	eng *Engine
-	cfg *Config
 	log *slog.Logger
 	// sql runs a short use of a SQL connection (table definitions, collations), leased from
 	// the engine's pool for that use only.
-	sql    sqlUse
-	filter *filter.Filter
+	sql sqlUse
 
-	// keyspaces are the keyspaces streamed, in the client's order; ks is the one cfg, filter,
-	// fieldsFor, copyPlans and copy are of (see use), and txnKs the keyspace of the
-	// transaction being read (see enter).
+	// keyspaces are the keyspaces streamed, in the client's order; ks is the one the stream's
+	// code works with (see use), whose database, labels, filter, FIELD record and copy the
+	// embedded keyspaceStream holds as a copy of *ks, read without going through ks; txnKs
+	// is the keyspace of the transaction being read (see enter).
 	keyspaces []*keyspaceStream
 	ks        *keyspaceStream
-	txnKs     *keyspaceStream
+	keyspaceStream
+	txnKs *keyspaceStream
 
 	// cursor is where the stream is in the binlog.
 	cursor cursor
@@ -270,9 +270,8 @@ type stream struct {
 	// until clock reads it for the event being handled.
 	now int64
 
+	// plans are the plans of the binlog's table ids.
 	plans map[uint64]*tablePlan
-	// fieldsFor is the plan whose FIELD event was last sent for a table name.
-	fieldsFor map[string]*tablePlan
 
 	// out is the batch of events being put together and the send that takes it.
 	out outbox
@@ -299,10 +298,6 @@ type stream struct {
 	gtidSent string
 	// lag holds the copy back while the server lags its source (copythrottle.go).
 	lag lagGate
-
-	// copy is the table copy in progress, if any.
-	copy      *copier
-	copyPlans map[string]*tablePlan
 
 	// copying is the table whose chunk is being read, to name it if the stream panics.
 	copying *copyTable
