@@ -575,7 +575,7 @@ func (s *stream) copyStep(ctx context.Context, events <-chan *replication.Binlog
 // stream is draining (the loop then ends the stream).
 func (s *stream) catchUp(ctx context.Context, events <-chan *replication.BinlogEvent, snap snapshot) (bool, error) {
 	for !s.reached(snap) {
-		if s.draining && !s.inTxn {
+		if s.drain.seen && !s.cursor.inTxn {
 			return false, nil
 		}
 		ev, err := s.nextEvent(ctx, events)
@@ -633,7 +633,7 @@ type snapshot struct {
 
 // reached reports whether the stream is at the snapshot, between transactions.
 func (s *stream) reached(snap snapshot) bool {
-	if s.inTxn {
+	if s.cursor.inTxn {
 		return false
 	}
 	if snap.file == "" {
@@ -939,7 +939,7 @@ func (s *stream) copyTellPosition(open bool) error {
 			return err
 		}
 	}
-	if s.cursor.pos.String() == s.gtidSent {
+	if s.cursor.pos.String() == s.out.gtidSent {
 		return nil
 	}
 	if !open {

@@ -178,7 +178,7 @@ func (s *stream) newChunk(t *copyTable, cols []int) *chunk {
 // begin opens the chunk's copy transaction.
 func (k *chunk) begin() {
 	k.s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN, Source: k.src})
-	k.s.inTxn = true
+	k.s.cursor.inTxn = true
 	k.open = true
 }
 
@@ -448,7 +448,7 @@ func (k *chunk) closePacket() {
 		}})
 	}
 	s.add(s.vgtidEvent(), &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
-	s.inTxn, k.open, k.packet = false, false, 0
+	s.cursor.inTxn, k.open, k.packet = false, false, 0
 }
 
 // endNative ends a native chunk's transaction: the last key read (completed when the table
@@ -479,7 +479,7 @@ func (k *chunk) endNative(done bool) error {
 	}
 	s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
 	s.add(s.vgtidEvent())
-	s.inTxn = false
+	s.cursor.inTxn = false
 	if s.observer != nil {
 		s.observer.Position(s.cursor.pos.String(), time.Now())
 	}
@@ -524,7 +524,7 @@ func (k *chunk) endVitess(done bool) error {
 			clear(s.fieldsFor)
 		}
 	}
-	s.inTxn = false
+	s.cursor.inTxn = false
 	if s.observer != nil {
 		s.observer.Position(s.cursor.pos.String(), time.Now())
 	}

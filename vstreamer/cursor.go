@@ -24,6 +24,9 @@ type cursor struct {
 	// eventID is that GTID as its binlog event gave it: the position moves by it without
 	// parsing text, and gti writes eventGTI from it.
 	eventID txnGTID
+	// inTxn is set between a transaction's BEGIN (or the MariaDB GTID event that opens it)
+	// and its end.
+	inTxn bool
 	// binlogFile and binlogPos are where the stream is in the server's binlog files: the
 	// end of the last event read.
 	binlogFile string

@@ -178,7 +178,7 @@ func (s *stream) unhandled(ev *replication.BinlogEvent) error {
 	default:
 		// The general reason above.
 	}
-	if !s.inTxn {
+	if !s.cursor.inTxn {
 		// The transactions before the event are complete: the client gets them, and their
 		// position, before the error.
 		if err := s.out.flush(); err != nil {

@@ -173,7 +173,7 @@ func (s *stream) keyspaceOf(db []byte) *keyspaceStream {
 // while it waits in the batch.
 func (s *stream) enter(k *keyspaceStream) {
 	s.use(k)
-	if !s.multi() || !s.inTxn || s.txnKs != nil {
+	if !s.multi() || !s.cursor.inTxn || s.txnKs != nil {
 		return
 	}
 	s.txnKs = k

@@ -27,6 +27,9 @@ type outbox struct {
 	types uint64
 	// inChunk is set while a copy chunk is read: its events are sent whatever types says.
 	inChunk bool
+	// gtidSent is the position of the last GTID event sent, so that a copy tells the client
+	// its snapshot's position only when it moved (Vitess's shape).
+	gtidSent string
 	// flushes counts the batches sent, so that a savepoint knows whether its events went out.
 	flushes uint64
 

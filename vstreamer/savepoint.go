@@ -29,7 +29,7 @@ type savepoint struct {
 // them unless it was sent in between (a transaction larger than the batch limit); then the
 // stream ends naming the transaction, since what was sent cannot be taken back.
 func (s *stream) savepoint(sql string) error {
-	if !s.inTxn {
+	if !s.cursor.inTxn {
 		return nil
 	}
 	op, name := ddl.ReadSavepoint(sql)
@@ -68,7 +68,7 @@ func (s *stream) savepoint(sql string) error {
 // dropped, BEGIN kept, so that the client sees an empty transaction that moves the position
 // past its GTID.
 func (s *stream) rollback(sql string) error {
-	if !s.inTxn || s.txn.beginDue {
+	if !s.cursor.inTxn || s.txn.beginDue {
 		// Nothing of the transaction was added: there is nothing to drop.
 		return nil
 	}

@@ -132,14 +132,14 @@ func TestRollbackOfStatements(t *testing.T) {
 // streaming on would send changes the transaction undid.
 func TestUnreadableSavepointStatement(t *testing.T) {
 	for _, sql := range []string{"ROLLBACK TO", "ROLLBACK WORK TO SAVEPOINT", "SAVEPOINT `unterminated", "RELEASE sp1"} {
-		s := &stream{inTxn: true, cursor: cursor{eventGTI: "0-1-7"}}
+		s := &stream{cursor: cursor{inTxn: true, eventGTI: "0-1-7"}}
 		err := s.query(0, &replication.QueryEvent{Query: []byte(sql)})
 		if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "0-1-7") || !strings.Contains(err.Error(), sql) {
 			t.Errorf("%q: err = %v, want ErrStatementChange naming the transaction and the statement", sql, err)
 		}
 	}
 	// Readable ones are kept, as before.
-	s := &stream{inTxn: true}
+	s := &stream{cursor: cursor{inTxn: true}}
 	for _, sql := range []string{"SAVEPOINT sp1", "ROLLBACK TO sp1", "RELEASE SAVEPOINT sp1"} {
 		if err := s.query(0, &replication.QueryEvent{Query: []byte(sql)}); err != nil {
 			t.Errorf("%q: %v", sql, err)

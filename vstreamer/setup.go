@@ -216,7 +216,7 @@ func (e *Engine) newStream(ctx context.Context, req *Request, send SendFunc, p *
 		cursor:    cursor{pos: start, start: start.Clone()},
 		plans:     make(map[uint64]*tablePlan),
 		beats:     heartbeat{interval: req.HeartbeatInterval},
-		drain:     e.drain,
+		drain:     drainWatch{ch: e.drain},
 		observer:  req.Observer,
 		withSrc:   req.WithSource,
 		failMode:  req.FailureMode,
@@ -229,7 +229,7 @@ func (e *Engine) newStream(ctx context.Context, req *Request, send SendFunc, p *
 	}
 	if !p.copy.emptyPosition {
 		// The client knows the position it gave.
-		s.gtidSent = start.String()
+		s.out.gtidSent = start.String()
 	}
 	return s, nil
 }

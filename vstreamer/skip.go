@@ -126,7 +126,7 @@ func (s *stream) skipTxn(ts uint32) {
 	}
 	s.skip.run++
 	s.observeSkipped(ts)
-	s.inTxn = false
+	s.cursor.inTxn = false
 	s.cursor.enter(txnGTID{})
 	s.txn = txnSource{}
 	s.txnKs = nil

@@ -272,8 +272,8 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 	if got, want := s.cursor.pos.String(), want+strconv.Itoa(1+i); got != want {
 		t.Errorf("position after %d skipped transactions: %s, want %s", i, got, want)
 	}
-	if len(s.out.batch) != 0 || *sent != 0 || !s.skip.pending || s.inTxn {
-		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.out.batch), *sent, s.skip.pending, s.inTxn)
+	if len(s.out.batch) != 0 || *sent != 0 || !s.skip.pending || s.cursor.inTxn {
+		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.out.batch), *sent, s.skip.pending, s.cursor.inTxn)
 	}
 	if obs.n < 1 || obs.n > 2+int(time.Since(time.Unix(0, s.skip.lastVGTID))/observeEvery) {
 		t.Errorf("the observer heard %d positions", obs.n)

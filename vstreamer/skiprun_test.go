@@ -119,8 +119,8 @@ func TestSharedSkippedTransactionAllocs(t *testing.T) {
 	if got, want := s.cursor.pos.String(), "MariaDB/0-1-"+strconv.Itoa(txns+1); got != want {
 		t.Errorf("position %s, want %s", got, want)
 	}
-	if len(s.out.batch) != 0 || *sent != 0 || !s.skip.pending || s.inTxn {
-		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.out.batch), *sent, s.skip.pending, s.inTxn)
+	if len(s.out.batch) != 0 || *sent != 0 || !s.skip.pending || s.cursor.inTxn {
+		t.Errorf("after skipped transactions: batch %d, sent %d, pending %v, in transaction %v", len(s.out.batch), *sent, s.skip.pending, s.cursor.inTxn)
 	}
 }
 

@@ -30,7 +30,7 @@ var statementTypes = map[ddl.Kind]binlogdata.VEventType{
 // session's binlog_format was STATEMENT or MIXED) as an event of that type carrying the
 // statement in dml, as Vitess does: there are no row images to send.
 func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.Table, parsed bool, sql string) error {
-	standalone := !s.inTxn
+	standalone := !s.cursor.inTxn
 	k, err := s.statementKeyspace(db, tables, sql)
 	if err != nil {
 		return err

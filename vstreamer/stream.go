@@ -40,7 +40,6 @@ type stream struct {
 
 	// cursor is where the stream is in the binlog.
 	cursor cursor
-	inTxn  bool
 	// now is the wall clock (ns) stamped as current_time on the events being produced; 0
 	// until clock reads it for the event being handled.
 	now int64
@@ -64,13 +63,9 @@ type stream struct {
 	withSrc bool
 	txn     txnSource
 
-	// drain closes when the engine drains; nil once the stream has seen it.
-	drain    <-chan struct{}
-	draining bool
+	// drain is the engine's drain, as the stream sees it.
+	drain drainWatch
 
-	// gtidSent is the position of the last GTID event sent, so that a copy tells the client
-	// its snapshot's position only when it moved (Vitess's shape).
-	gtidSent string
 	// lag holds the copy back while the server lags its source (copythrottle.go).
 	lag lagGate
 
@@ -215,7 +210,7 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 	s.beats.start()
 	defer s.beats.stop()
 	for {
-		if s.draining && !s.inTxn {
+		if s.drain.seen && !s.cursor.inTxn {
 			if s.skip.pending {
 				s.add(s.vgtidEvent())
 			}
@@ -243,13 +238,13 @@ func (s *stream) loop(ctx context.Context, events <-chan *replication.BinlogEven
 				return err
 			}
 		}
-		lone := s.skip.pending && !s.inTxn && s.skip.readsClock() && s.skip.loneDue(s.clock())
+		lone := s.skip.pending && !s.cursor.inTxn && s.skip.readsClock() && s.skip.loneDue(s.clock())
 		if lone {
 			// A run of skipped transactions longer than the delay: its position goes out
 			// now, whatever is queued behind it.
 			s.add(s.vgtidEvent())
 		}
-		if lone || s.out.overBatch() || (len(s.out.batch) > 0 && !s.inTxn && len(events) == 0 && !s.in.running()) {
+		if lone || s.out.overBatch() || (len(s.out.batch) > 0 && !s.cursor.inTxn && len(events) == 0 && !s.in.running()) {
 			if err := s.out.flush(); err != nil {
 				return err
 			}
@@ -296,15 +291,15 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		return s.in.unrun(ev), nil
 	case <-inRun:
 		return s.in.nextEnd(), nil
-	case <-s.drain:
+	case <-s.drain.ch:
 		// Finish the transaction in progress, then end (see loop).
-		s.draining, s.drain = true, nil
+		s.drain.seen, s.drain.ch = true, nil
 		return nil, nil
 	case <-tick:
 		if s.beats.due(&s.out) {
 			s.now = nowNanos()
 			s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_HEARTBEAT, Timestamp: s.now / int64(time.Second)})
-			if s.skip.pending && !s.inTxn {
+			if s.skip.pending && !s.cursor.inTxn {
 				// The heartbeat carries the position skipped transactions moved.
 				s.add(s.vgtidEvent())
 			}
@@ -315,7 +310,7 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 		}
 		return nil, nil
 	case <-pend:
-		if s.skip.pending && !s.inTxn {
+		if s.skip.pending && !s.cursor.inTxn {
 			s.now = nowNanos()
 			s.add(s.vgtidEvent())
 			if err := s.out.flush(); err != nil {
@@ -329,6 +324,13 @@ func (s *stream) nextEvent(ctx context.Context, events <-chan *replication.Binlo
 }
 
 func nowNanos() int64 { return time.Now().UnixNano() }
+
+// drainWatch is the engine's drain as a stream sees it.
+type drainWatch struct {
+	// ch closes when the engine drains; nil once the stream has seen it (seen).
+	ch   <-chan struct{}
+	seen bool
+}
 
 // alwaysReady is a closed channel: a select case on it is always ready.
 var alwaysReady = func() chan struct{} {
@@ -381,8 +383,8 @@ func (s *stream) clock() int64 {
 }
 
 func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
-	s.gtidSent = s.cursor.pos.String()
-	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.gtidSent, EventGtid: s.cursor.gti()}
+	s.out.gtidSent = s.cursor.pos.String()
+	return &binlogdata.VEvent{Type: binlogdata.VEventType_GTID, Timestamp: int64(ts), Gtid: s.out.gtidSent, EventGtid: s.cursor.gti()}
 }
 
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
@@ -415,7 +417,7 @@ func (s *stream) endTxn(ts uint32, isCommit bool) (skipped bool, err error) {
 	if err := s.cursor.advance(); err != nil {
 		return false, err
 	}
-	if s.skip.enabled && s.inTxn && isCommit && s.emptyTxn() {
+	if s.skip.enabled && s.cursor.inTxn && isCommit && s.emptyTxn() {
 		s.skipTxn(ts)
 		return true, nil
 	}
@@ -435,7 +437,7 @@ func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	s.skip.unobserved = false
 	s.add(gtid, terminal, s.vgtidEvent())
 	s.observe(ts)
-	s.inTxn = false
+	s.cursor.inTxn = false
 	s.cursor.enter(txnGTID{})
 	s.txn = txnSource{}
 	return nil
@@ -523,10 +525,10 @@ func (s *stream) handle(ev *replication.BinlogEvent) error {
 // begin opens a transaction. Its BEGIN is added to the batch with the transaction's first
 // event (openTxn): a filtered stream skips most transactions, and builds none for them.
 func (s *stream) begin(ts uint32) {
-	if s.inTxn {
+	if s.cursor.inTxn {
 		return
 	}
-	s.inTxn = true
+	s.cursor.inTxn = true
 	s.txn.beginDue, s.txn.beginTS = true, ts
 	s.txnKs = nil
 	if src := s.source(); src != nil {
@@ -587,7 +589,7 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 	default:
 		// DDL, LOAD, executable comments and the other statements, below.
 	}
-	if s.inTxn {
+	if s.cursor.inTxn {
 		// Other statements inside a transaction (temporary tables and the like) change no
 		// streamed table; the transaction's changes and commit follow.
 		return nil
