@@ -676,41 +676,54 @@ func (s *stream) openSnapshotOf(ctx context.Context, tables ...string) (snapshot
 // worker's (copyparallel.go). The lock connection is the copier's, used by the stream
 // goroutine only.
 func (s *stream) openSnapshotOn(ctx context.Context, conn *client.Conn, tables ...string) (snapshot, error) {
-	c := s.copy
 	what := strings.Join(tables, ", ")
-	exec := func(conn *client.Conn, q string, args ...any) (*mysql.Result, error) {
-		r, err := conn.Execute(q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("%w: copy of %s: %s: %v", ErrUnavailable, what, q, err)
-		}
-		return r, nil
-	}
 	if s.cursor.pos.Flavor == position.MariaDB {
-		if _, err := exec(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
-			return snapshot{}, err
-		}
-		r, err := exec(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")
-		if err != nil {
-			return snapshot{}, err
-		}
-		var file, off string
-		for i := 0; i < r.RowNumber(); i++ {
-			name := resultString(r, i, 0)
-			val := resultString(r, i, 1)
-			switch strings.ToLower(name) {
-			case "binlog_snapshot_file":
-				file = val
-			case "binlog_snapshot_position":
-				off = val
-			}
-		}
-		p, err := strconv.ParseUint(off, 10, 32)
-		if file == "" || err != nil {
-			return snapshot{}, fmt.Errorf("copy of %s: the server reports no binlog snapshot position (%q %q); is log_bin on?", what, file, off)
-		}
-		return snapshot{file: file, pos: uint32(p)}, nil
+		return mariadbSnapshot(conn, what)
 	}
-	// MySQL has no snapshot position: hold writes to the table while the snapshot starts.
+	return s.mysqlSnapshot(ctx, conn, what, tables)
+}
+
+// snapshotExec runs q on conn for the copy of what.
+func snapshotExec(conn *client.Conn, what, q string) (*mysql.Result, error) {
+	r, err := conn.Execute(q)
+	if err != nil {
+		return nil, fmt.Errorf("%w: copy of %s: %s: %v", ErrUnavailable, what, q, err)
+	}
+	return r, nil
+}
+
+// mariadbSnapshot starts a MariaDB snapshot on conn, which tells its place in the binlog.
+func mariadbSnapshot(conn *client.Conn, what string) (snapshot, error) {
+	if _, err := snapshotExec(conn, what, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+		return snapshot{}, err
+	}
+	r, err := snapshotExec(conn, what, "SHOW STATUS LIKE 'binlog_snapshot_%'")
+	if err != nil {
+		return snapshot{}, err
+	}
+	var file, off string
+	for i := 0; i < r.RowNumber(); i++ {
+		name := resultString(r, i, 0)
+		val := resultString(r, i, 1)
+		switch strings.ToLower(name) {
+		case "binlog_snapshot_file":
+			file = val
+		case "binlog_snapshot_position":
+			off = val
+		}
+	}
+	p, err := strconv.ParseUint(off, 10, 32)
+	if file == "" || err != nil {
+		return snapshot{}, fmt.Errorf("copy of %s: the server reports no binlog snapshot position (%q %q); is log_bin on?", what, file, off)
+	}
+	return snapshot{file: file, pos: uint32(p)}, nil
+}
+
+// mysqlSnapshot starts a MySQL snapshot on conn. MySQL has no snapshot position: the copy's
+// lock connection holds writes to the tables while the snapshot starts, and reads the GTID
+// set then.
+func (s *stream) mysqlSnapshot(ctx context.Context, conn *client.Conn, what string, tables []string) (snapshot, error) {
+	c := s.copy
 	if c.lock == nil {
 		lock, err := s.eng.connect(ctx)
 		if err != nil {
@@ -718,27 +731,11 @@ func (s *stream) openSnapshotOn(ctx context.Context, conn *client.Conn, tables .
 		}
 		c.lock = lock
 	}
-	if _, err := exec(c.lock, "SET SESSION lock_wait_timeout = 30"); err != nil {
+	if _, err := snapshotExec(c.lock, what, "SET SESSION lock_wait_timeout = 30"); err != nil {
 		return snapshot{}, err
 	}
-	locks := make([]string, len(tables))
-	for i, t := range tables {
-		locks[i] = filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t) + " READ"
-	}
-	if len(locks) > 0 {
-		// The lock waits for a session that holds a table locked (up to lock_wait_timeout): a
-		// client that leaves meanwhile has its wait killed, and the read ends at once.
-		stopKill := context.AfterFunc(ctx, func() { s.killQuery(c.lock, "a snapshot's table lock") })
-		_, err := exec(c.lock, "LOCK TABLES "+strings.Join(locks, ", "))
-		if !stopKill() && ctx.Err() != nil {
-			// Killed, or about to be: the connection's next statement must not be the one
-			// the KILL ends; the stream is over anyway.
-			if err == nil {
-				s.unlockTables()
-			}
-			return snapshot{}, fmt.Errorf("copy of %s: %w", what, ctx.Err())
-		}
-		if err != nil {
+	if len(tables) > 0 {
+		if err := s.lockTables(ctx, what, tables); err != nil {
 			return snapshot{}, err
 		}
 		defer s.unlockTables()
@@ -758,7 +755,7 @@ func (s *stream) openSnapshotOn(ctx context.Context, conn *client.Conn, tables .
 	if err != nil {
 		return snapshot{}, err
 	}
-	if _, err = exec(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+	if _, err = snapshotExec(conn, what, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 		return snapshot{}, err
 	}
 	snap.gtid, err = position.ParseBody(position.MySQL56, body)
@@ -766,6 +763,29 @@ func (s *stream) openSnapshotOn(ctx context.Context, conn *client.Conn, tables .
 		return snapshot{}, fmt.Errorf("copy of %s: snapshot position %q: %w", what, body, err)
 	}
 	return snap, nil
+}
+
+// lockTables read-locks tables on the copy's lock connection; the caller unlocks them
+// (unlockTables) once it succeeded.
+func (s *stream) lockTables(ctx context.Context, what string, tables []string) error {
+	c := s.copy
+	locks := make([]string, len(tables))
+	for i, t := range tables {
+		locks[i] = filter.QuoteIdent(s.cfg.Database) + "." + filter.QuoteIdent(t) + " READ"
+	}
+	// The lock waits for a session that holds a table locked (up to lock_wait_timeout): a
+	// client that leaves meanwhile has its wait killed, and the read ends at once.
+	stopKill := context.AfterFunc(ctx, func() { s.killQuery(c.lock, "a snapshot's table lock") })
+	_, err := snapshotExec(c.lock, what, "LOCK TABLES "+strings.Join(locks, ", "))
+	if !stopKill() && ctx.Err() != nil {
+		// Killed, or about to be: the connection's next statement must not be the one
+		// the KILL ends; the stream is over anyway.
+		if err == nil {
+			s.unlockTables()
+		}
+		return fmt.Errorf("copy of %s: %w", what, ctx.Err())
+	}
+	return err
 }
 
 // killQuery ends the statement conn runs, from a connection of its own, for a client that
