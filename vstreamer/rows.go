@@ -267,11 +267,7 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 		defer sendMu.Unlock()
 		return send(b)
 	}
-	pkFields := make([]*query.Field, len(t.keyFields))
-	for i, f := range t.keyFields {
-		pkFields[i] = &query.Field{Name: f.Name, Type: f.Type, Charset: f.Charset, Flags: f.Flags}
-	}
-	if err := safeSend(&RowsBatch{Table: t.name, Fields: t.plan.Fields(), PKFields: pkFields, GTID: r.gtid}); err != nil {
+	if err := safeSend(&RowsBatch{Table: t.name, Fields: t.plan.Fields(), PKFields: rowsPKFields(t), GTID: r.gtid}); err != nil {
 		return err
 	}
 	stopBeats := rowsHeartbeat(heartbeat, t.name, safeSend)
@@ -292,28 +288,12 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 	}
 	rc := newCopiedRow(t, cols)
 	cells := rc.cells
+	last := make([][]byte, len(keyIdx))
+	b := &rowsBatcher{t: t, maxBatch: maxBatch, send: safeSend, batch: &RowsBatch{Table: t.name}}
 	var (
-		last    = make([][]byte, len(keyIdx))
-		arena   []byte
-		lensAr  []int64
-		slab    []query.Row
-		batch   = &RowsBatch{Table: t.name}
-		size    int
 		sendErr error
 		result  mysql.Result
 	)
-	flush := func() error {
-		if len(batch.Rows) == 0 {
-			return nil
-		}
-		batch.LastPK = t.lastPKResult().Rows[0]
-		if err := safeSend(batch); err != nil {
-			return err
-		}
-		// The receiver is done with the rows: their memory is reused.
-		batch.Rows, arena, lensAr, slab, size = batch.Rows[:0], arena[:0], lensAr[:0], slab[:0], 0
-		return nil
-	}
 	err := r.s.copy.conn.ExecuteSelectStreaming(sql, &result, func(row []mysql.FieldValue) error {
 		if _, err := rc.read(row); err != nil {
 			return err
@@ -322,22 +302,7 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 			last[i] = cells[ki]
 		}
 		t.setLastPK(last)
-		if !t.plan.Match(cells) {
-			return nil
-		}
-		start, lstart := len(arena), len(lensAr)
-		arena, lensAr = t.plan.AppendRow(arena, lensAr, cells)
-		slab = append(slab, query.Row{Lengths: lensAr[lstart:len(lensAr):len(lensAr)], Values: arena[start:len(arena):len(arena)]})
-		size += len(arena) - start + 2*(len(lensAr)-lstart)
-		if size < maxBatch {
-			return nil
-		}
-		// Rows point into slab; rebuild the list, as slab may have moved while it grew.
-		batch.Rows = batch.Rows[:0]
-		for i := range slab {
-			batch.Rows = append(batch.Rows, &slab[i])
-		}
-		if err := flush(); err != nil {
+		if err := b.add(cells); err != nil {
 			sendErr = err
 			return err
 		}
@@ -352,11 +317,64 @@ func (r *snapshotReader) read(ctx context.Context, t *copyTable, maxBatch int, h
 		}
 		return fmt.Errorf("%w: read %s: %v", ErrUnavailable, t.name, err)
 	}
-	batch.Rows = batch.Rows[:0]
-	for i := range slab {
-		batch.Rows = append(batch.Rows, &slab[i])
+	return b.flush()
+}
+
+// rowsPKFields are the fields of t's key, as a StreamRows response's first batch gives them.
+func rowsPKFields(t *copyTable) []*query.Field {
+	pkFields := make([]*query.Field, len(t.keyFields))
+	for i, f := range t.keyFields {
+		pkFields[i] = &query.Field{Name: f.Name, Type: f.Type, Charset: f.Charset, Flags: f.Flags}
 	}
-	return flush()
+	return pkFields
+}
+
+// rowsBatcher puts the rows a StreamRows read keeps into batches of about maxBatch bytes,
+// and sends each once it is full. The rows' values go into one arena and their structs into
+// one slab, reused once a batch is sent.
+type rowsBatcher struct {
+	t        *copyTable
+	maxBatch int
+	send     RowsFunc
+	batch    *RowsBatch
+	arena    []byte
+	lens     []int64
+	slab     []query.Row
+	size     int
+}
+
+// add adds the row of cells if the table's plan keeps it, and sends the batch once full.
+func (b *rowsBatcher) add(cells [][]byte) error {
+	if !b.t.plan.Match(cells) {
+		return nil
+	}
+	start, lstart := len(b.arena), len(b.lens)
+	b.arena, b.lens = b.t.plan.AppendRow(b.arena, b.lens, cells)
+	b.slab = append(b.slab, query.Row{Lengths: b.lens[lstart:len(b.lens):len(b.lens)], Values: b.arena[start:len(b.arena):len(b.arena)]})
+	b.size += len(b.arena) - start + 2*(len(b.lens)-lstart)
+	if b.size < b.maxBatch {
+		return nil
+	}
+	return b.flush()
+}
+
+// flush sends the batch's rows, if any, with the key of the last row read.
+func (b *rowsBatcher) flush() error {
+	// Rows point into slab; rebuild the list, as slab may have moved while it grew.
+	b.batch.Rows = b.batch.Rows[:0]
+	for i := range b.slab {
+		b.batch.Rows = append(b.batch.Rows, &b.slab[i])
+	}
+	if len(b.batch.Rows) == 0 {
+		return nil
+	}
+	b.batch.LastPK = b.t.lastPKResult().Rows[0]
+	if err := b.send(b.batch); err != nil {
+		return err
+	}
+	// The receiver is done with the rows: their memory is reused.
+	b.batch.Rows, b.arena, b.lens, b.slab, b.size = b.batch.Rows[:0], b.arena[:0], b.lens[:0], b.slab[:0], 0
+	return nil
 }
 
 // kill stops the query running on the reader's copy connection, from a connection of its own.
