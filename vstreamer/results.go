@@ -45,16 +45,7 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 		return err
 	}
 	defer r.close()
-	// Unqualified table names are the database's. A result's text columns may come from any
-	// expression, which has no column character set to keep: text comes as utf8mb4, labelled
-	// so, as Vitess's own result stream returns it.
-	for _, q := range []string{"USE " + filter.QuoteIdent(db), "SET SESSION character_set_results = utf8mb4"} {
-		if _, err = r.s.copy.conn.Execute(q); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrUnavailable, q, err)
-		}
-	}
-	// On MySQL the tables read are locked while the snapshot starts, as for a copy.
-	if err = r.snapshot(ctx, tables...); err != nil {
+	if err = r.resultsSnapshot(ctx, db, tables); err != nil {
 		return err
 	}
 	maxBatch := req.MaxBatchBytes
@@ -67,51 +58,19 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 	var (
 		cols    []rowcodec.Column
 		raw     []bool
-		arena   []byte
-		lensAr  []int64
-		slab    []query.Row
-		batch   = &RowsBatch{}
-		size    int
+		b       = &rowsBatcher{maxBatch: maxBatch, send: send, batch: &RowsBatch{}}
 		sendErr error
 		result  mysql.Result
 	)
-	flush := func() error {
-		batch.Rows = batch.Rows[:0]
-		for i := range slab {
-			batch.Rows = append(batch.Rows, &slab[i])
-		}
-		if len(batch.Rows) == 0 {
-			return nil
-		}
-		if serr := send(batch); serr != nil {
-			return serr
-		}
-		batch.Rows, arena, lensAr, slab, size = batch.Rows[:0], arena[:0], lensAr[:0], slab[:0], 0
-		return nil
-	}
 	err = r.s.copy.conn.ExecuteSelectStreaming(req.Query, &result, func(row []mysql.FieldValue) error {
-		start, lstart := len(arena), len(lensAr)
-		for i := range row {
-			before := len(arena)
-			var null bool
-			var cerr error
-			if raw[i] && row[i].Type == mysql.FieldValueTypeString {
-				arena = append(arena, row[i].AsString()...)
-			} else if arena, null, cerr = cols[i].AppendCopied(arena, &row[i]); cerr != nil {
-				return cerr
-			}
-			if null {
-				lensAr = append(lensAr, -1)
-			} else {
-				lensAr = append(lensAr, int64(len(arena)-before))
-			}
+		start, lstart := len(b.arena), len(b.lens)
+		if aerr := b.appendResult(row, cols, raw); aerr != nil {
+			return aerr
 		}
-		slab = append(slab, query.Row{Lengths: lensAr[lstart:len(lensAr):len(lensAr)], Values: arena[start:len(arena):len(arena)]})
-		size += len(arena) - start + 2*(len(lensAr)-lstart)
-		if size < maxBatch {
+		if !b.addRow(start, lstart) {
 			return nil
 		}
-		if ferr := flush(); ferr != nil {
+		if ferr := b.flush(); ferr != nil {
 			sendErr = ferr
 			return ferr
 		}
@@ -138,18 +97,59 @@ func (e *Engine) StreamResults(ctx context.Context, req ResultsRequest, send Row
 		return sendErr
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		var me *mysql.MyError
-		if errors.As(err, &me) {
-			// The server refused the query (a missing column, a syntax it does not take):
-			// the client's to fix.
-			return fmt.Errorf("%w: %s (errno %d)", sqlguard.ErrNotAllowed, me.Message, me.Code)
-		}
-		return fmt.Errorf("%w: query: %v", ErrUnavailable, err)
+		return resultsErr(ctx, err)
 	}
-	return flush()
+	return b.flush()
+}
+
+// resultsSnapshot readies the reader's connection for a query of database db, and starts
+// its snapshot; on MySQL the tables read are locked while the snapshot starts, as for a copy.
+func (r *snapshotReader) resultsSnapshot(ctx context.Context, db string, tables []string) error {
+	// Unqualified table names are the database's. A result's text columns may come from any
+	// expression, which has no column character set to keep: text comes as utf8mb4, labelled
+	// so, as Vitess's own result stream returns it.
+	for _, q := range []string{"USE " + filter.QuoteIdent(db), "SET SESSION character_set_results = utf8mb4"} {
+		if _, err := r.s.copy.conn.Execute(q); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrUnavailable, q, err)
+		}
+	}
+	return r.snapshot(ctx, tables...)
+}
+
+// appendResult appends a result row's values and lengths to the batcher's arena: FLOAT and
+// DOUBLE (raw) as the server printed them, the others as a copy encodes them.
+func (b *rowsBatcher) appendResult(row []mysql.FieldValue, cols []rowcodec.Column, raw []bool) error {
+	for i := range row {
+		before := len(b.arena)
+		var null bool
+		var err error
+		if raw[i] && row[i].Type == mysql.FieldValueTypeString {
+			b.arena = append(b.arena, row[i].AsString()...)
+		} else if b.arena, null, err = cols[i].AppendCopied(b.arena, &row[i]); err != nil {
+			return err
+		}
+		if null {
+			b.lens = append(b.lens, -1)
+		} else {
+			b.lens = append(b.lens, int64(len(b.arena)-before))
+		}
+	}
+	return nil
+}
+
+// resultsErr is the error of a query that failed: the client's to fix when the server
+// refused it.
+func resultsErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		// The server refused the query (a missing column, a syntax it does not take):
+		// the client's to fix.
+		return fmt.Errorf("%w: %s (errno %d)", sqlguard.ErrNotAllowed, me.Message, me.Code)
+	}
+	return fmt.Errorf("%w: query: %v", ErrUnavailable, err)
 }
 
 // resultColumns describes a result's columns as the server sent them, and how to encode

@@ -329,10 +329,12 @@ func rowsPKFields(t *copyTable) []*query.Field {
 	return pkFields
 }
 
-// rowsBatcher puts the rows a StreamRows read keeps into batches of about maxBatch bytes,
-// and sends each once it is full. The rows' values go into one arena and their structs into
-// one slab, reused once a batch is sent.
+// rowsBatcher puts rows into batches of about maxBatch bytes, to send each once it is full:
+// the rows a StreamRows read keeps, and a VStreamResults query's. The rows' values go into
+// one arena and their structs into one slab, reused once a batch is sent.
 type rowsBatcher struct {
+	// t is the table a StreamRows read copies, whose last key read each batch carries; nil
+	// for a query's results.
 	t        *copyTable
 	maxBatch int
 	send     RowsFunc
@@ -350,12 +352,18 @@ func (b *rowsBatcher) add(cells [][]byte) error {
 	}
 	start, lstart := len(b.arena), len(b.lens)
 	b.arena, b.lens = b.t.plan.AppendRow(b.arena, b.lens, cells)
+	if b.addRow(start, lstart) {
+		return b.flush()
+	}
+	return nil
+}
+
+// addRow adds the row whose values and lengths were appended to the arena from start and
+// lstart, and reports whether the batch is full.
+func (b *rowsBatcher) addRow(start, lstart int) (full bool) {
 	b.slab = append(b.slab, query.Row{Lengths: b.lens[lstart:len(b.lens):len(b.lens)], Values: b.arena[start:len(b.arena):len(b.arena)]})
 	b.size += len(b.arena) - start + 2*(len(b.lens)-lstart)
-	if b.size < b.maxBatch {
-		return nil
-	}
-	return b.flush()
+	return b.size >= b.maxBatch
 }
 
 // flush sends the batch's rows, if any, with the key of the last row read.
@@ -368,7 +376,9 @@ func (b *rowsBatcher) flush() error {
 	if len(b.batch.Rows) == 0 {
 		return nil
 	}
-	b.batch.LastPK = b.t.lastPKResult().Rows[0]
+	if b.t != nil {
+		b.batch.LastPK = b.t.lastPKResult().Rows[0]
+	}
 	if err := b.send(b.batch); err != nil {
 		return err
 	}
