@@ -624,6 +624,11 @@ func startVstreamd(b *testing.B, db *testdb.Server, phase string) *vstreamd {
 // startVstreamdOn starts vstreamd on db's database; with -bench.cpuprofile it profiles into
 // <dir>/<phase>.pprof.
 func startVstreamdOn(b *testing.B, db *testdb.Server, database, phase string) *vstreamd {
+	return startVstreamdBin(b, vstreamdBin, db, database, phase)
+}
+
+// startVstreamdBin is startVstreamdOn with the vstreamd binary bin.
+func startVstreamdBin(b *testing.B, bin string, db *testdb.Server, database, phase string) *vstreamd {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -634,7 +639,7 @@ func startVstreamdOn(b *testing.B, db *testdb.Server, database, phase string) *v
 	if *cpuProfileDir != "" {
 		args = append(args, "--cpuprofile", filepath.Join(*cpuProfileDir, phase+".pprof"), "--drain-timeout", "1s")
 	}
-	d.cmd = exec.Command(vstreamdBin, args...)
+	d.cmd = exec.Command(bin, args...)
 	d.cmd.Stdout, d.cmd.Stderr = &d.log, &d.log
 	if err := d.cmd.Start(); err != nil {
 		b.Fatal(err)

@@ -52,6 +52,7 @@ var (
 	procCopyScale = flag.Int("process.copy-scale", 2, "BenchmarkProcess/copy: issue 29's 500,000-row table divided by this")
 	procTPS       = flag.Int("process.tps", 500, "BenchmarkProcess/latency: single-row transactions per second")
 	procLatency   = flag.Duration("process.latency", 5*time.Second, "BenchmarkProcess/latency: how long the writer commits, per consumer")
+	procCompare   = flag.String("process.compare", "", "BenchmarkProcess: a second vstreamd binary (an earlier build, say) whose consumers run in the same rounds, named native-before and vtgate-before")
 )
 
 const (
@@ -234,7 +235,12 @@ func (s *procRun) add(r procRun) {
 // rounds runs every reader once per iteration, the order turning, and reports each one's rate
 // in rows/s, its ratio to the anchor (readers[0]) and every process's CPU seconds per million
 // rows.
-func (w *procWorkload) rounds(b *testing.B, job string, rows int, readers []*procReader) {
+// With -process.compare, compare makes the readers of the second vstreamd (native-before,
+// vtgate-before), which join the rounds.
+func (w *procWorkload) rounds(b *testing.B, job string, rows int, readers []*procReader, compare func(bin, name string) *procReader) {
+	if *procCompare != "" {
+		readers = append(readers, compare(*procCompare, "native-before"), compare(*procCompare, "vtgate-before"))
+	}
 	dbPid := dbPID(b, w.db)
 	for i := 0; i < b.N; i++ {
 		for k := range readers {
@@ -280,8 +286,10 @@ func (w *procWorkload) benchBinlog(b *testing.B) {
 	}
 	w.rounds(b, "binlog", w.binlogRows, []*procReader{
 		{name: "anchor", run: anchor},
-		{name: "native", run: w.consume(consumerBin, "binlog", w.binlogFrom, procTable, w.binlogRows)},
-		{name: "vtgate", run: w.consume(vtgateConsumerBin, "binlog", w.binlogFrom, procTable, w.binlogRows)},
+		{name: "native", run: w.consume(vstreamdBin, consumerBin, "binlog", w.binlogFrom, procTable, w.binlogRows)},
+		{name: "vtgate", run: w.consume(vstreamdBin, vtgateConsumerBin, "binlog", w.binlogFrom, procTable, w.binlogRows)},
+	}, func(bin, name string) *procReader {
+		return &procReader{name: name, run: w.consume(bin, consumerFor(name), "binlog", w.binlogFrom, procTable, w.binlogRows)}
 	})
 }
 
@@ -296,20 +304,35 @@ func (w *procWorkload) benchCopy(b *testing.B) {
 	}
 	w.rounds(b, "copy", w.copyRows, []*procReader{
 		{name: "anchor", run: anchor},
-		{name: "native", run: w.consume(consumerBin, "copy", "", procCopy, w.copyRows)},
-		{name: "vtgate", run: w.consume(vtgateConsumerBin, "copy", "", procCopy, w.copyRows)},
+		{name: "native", run: w.consume(vstreamdBin, consumerBin, "copy", "", procCopy, w.copyRows)},
+		{name: "vtgate", run: w.consume(vstreamdBin, vtgateConsumerBin, "copy", "", procCopy, w.copyRows)},
+	}, func(bin, name string) *procReader {
+		return &procReader{name: name, run: w.consume(bin, consumerFor(name), "copy", "", procCopy, w.copyRows)}
 	})
 }
 
-// consume is a run of consumer bin in mode against a vstreamd started for it: the consumer's
-// time from its start to its exit, its CPU, and vstreamd's CPU over that time.
-func (w *procWorkload) consume(bin, mode, gtid, table string, rows int) func(b *testing.B) procRun {
+// consumerFor is the consumer of a reader named native... or vtgate...
+func consumerFor(name string) string {
+	if strings.HasPrefix(name, "vtgate") {
+		return vtgateConsumerBin
+	}
+	return consumerBin
+}
+
+// consume is a run of consumer bin in mode against a vstreamd (the binary server) started for
+// it: the consumer's time from its start to its exit, its CPU, and vstreamd's CPU over that
+// time.
+func (w *procWorkload) consume(server, bin, mode, gtid, table string, rows int) func(b *testing.B) procRun {
 	return func(b *testing.B) procRun {
-		d := startVstreamdOn(b, w.db, procKeyspace, "process-"+mode+"-"+filepath.Base(bin))
+		phase := "process-" + mode + "-" + filepath.Base(bin)
+		if server != vstreamdBin {
+			phase += "-before"
+		}
+		d := startVstreamdBin(b, server, w.db, procKeyspace, phase)
 		defer d.stop(b)
 		v0 := d.cpu(b)
-		p := startProc(b, bin, "--addr", d.addr, "--mode", mode, "--gtid", gtid, "--table", table,
-			"--keyspace", procKeyspace, "--rows", strconv.Itoa(rows))
+		p := startProc(b, bin, append(clientProfile(phase), "--addr", d.addr, "--mode", mode, "--gtid", gtid, "--table", table,
+			"--keyspace", procKeyspace, "--rows", strconv.Itoa(rows))...)
 		lines := p.wait(b)
 		run := procRun{elapsed: p.elapsed, client: p.cpu, vstreamd: d.cpu(b) - v0}
 		if _, err := fmt.Sscanf(lines[len(lines)-1], "done %d %d %d", new(int), &run.responses, &run.events); err != nil {
@@ -317,6 +340,15 @@ func (w *procWorkload) consume(bin, mode, gtid, table string, rows int) func(b *
 		}
 		return run
 	}
+}
+
+// clientProfile is the consumer's flag for a CPU profile of phase beside vstreamd's, in
+// <-bench.cpuprofile>/<phase>-client.pprof; none without -bench.cpuprofile.
+func clientProfile(phase string) []string {
+	if *cpuProfileDir == "" {
+		return nil
+	}
+	return []string{"--cpuprofile", filepath.Join(*cpuProfileDir, phase+"-client.pprof")}
 }
 
 // proc is a benchmark process: a consumer or an anchor, its stdout read line by line.
@@ -397,14 +429,18 @@ type latencySide struct {
 func (w *procWorkload) benchLatency(b *testing.B) {
 	sides := map[string]*latencySide{"native": {}, "vtgate": {}}
 	names := []string{"native", "vtgate"}
+	if *procCompare != "" {
+		sides["native-before"], sides["vtgate-before"] = &latencySide{}, &latencySide{}
+		names = append(names, "native-before", "vtgate-before")
+	}
 	for i := 0; i < b.N; i++ {
 		for k := range names {
 			name := names[(i+k)%len(names)]
-			bin := consumerBin
-			if name == "vtgate" {
-				bin = vtgateConsumerBin
+			server := vstreamdBin
+			if strings.HasSuffix(name, "-before") {
+				server = *procCompare
 			}
-			r := w.latencyRun(b, bin)
+			r := w.latencyRun(b, server, consumerFor(name))
 			s := sides[name]
 			s.consumer = append(s.consumer, r.consumer...)
 			s.anchor = append(s.anchor, r.anchor...)
@@ -439,10 +475,10 @@ func (w *procWorkload) benchLatency(b *testing.B) {
 	fmt.Println(line)
 }
 
-// latencyRun starts vstreamd, the consumer bin and the in-process anchor at the binlog's head,
-// waits until both have the warm-up row, then commits single-row INSERTs at -process.tps for
-// -process.latency and waits until both have every row.
-func (w *procWorkload) latencyRun(b *testing.B, bin string) latencySide {
+// latencyRun starts vstreamd (the binary server), the consumer bin and the in-process anchor
+// at the binlog's head, waits until both have the warm-up row, then commits single-row INSERTs
+// at -process.tps for -process.latency and waits until both have every row.
+func (w *procWorkload) latencyRun(b *testing.B, server, bin string) latencySide {
 	txns := int(int64(*procTPS) * int64(*procLatency) / int64(time.Second))
 	pos, err := binlogPos(w.db)
 	if err != nil {
@@ -455,7 +491,11 @@ func (w *procWorkload) latencyRun(b *testing.B, bin string) latencySide {
 	first := warm + 1
 	w.nextID.Add(int64(txns))
 
-	d := startVstreamdOn(b, w.db, procKeyspace, "process-latency-"+filepath.Base(bin))
+	phase := "process-latency-" + filepath.Base(bin)
+	if server != vstreamdBin {
+		phase += "-before"
+	}
+	d := startVstreamdBin(b, server, w.db, procKeyspace, phase)
 	// Stopped last: it ends the binlog dumps left on the source, the anchors' too.
 	defer d.stop(b)
 
@@ -507,8 +547,8 @@ func (w *procWorkload) latencyRun(b *testing.B, bin string) latencySide {
 	}()
 	defer func() { cancel(); <-done }()
 
-	p := startProc(b, bin, "--addr", d.addr, "--mode", "latency", "--gtid", pos.String(), "--table", procLatTable,
-		"--keyspace", procKeyspace, "--rows", strconv.Itoa(txns))
+	p := startProc(b, bin, append(clientProfile(phase), "--addr", d.addr, "--mode", "latency", "--gtid", pos.String(), "--table", procLatTable,
+		"--keyspace", procKeyspace, "--rows", strconv.Itoa(txns))...)
 	if l := p.line(b); l != "ready" {
 		b.Fatalf("consumer said %q before it was ready", l)
 	}

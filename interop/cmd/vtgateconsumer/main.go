@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -39,11 +40,40 @@ func main() {
 	table := flag.String("table", "", "table to stream")
 	rows := flag.Int("rows", 0, "rows to receive")
 	keyspace := flag.String("keyspace", "", "the keyspace vstreamd serves (its database)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
-	if err := run(*addr, *mode, *gtid, *table, *keyspace, *rows); err != nil {
+	stop, err := profile(*cpuprofile)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "vtgateconsumer:", err)
 		os.Exit(1)
 	}
+	err = run(*addr, *mode, *gtid, *table, *keyspace, *rows)
+	if perr := stop(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vtgateconsumer:", err)
+		os.Exit(1)
+	}
+}
+
+// profile starts a CPU profile into path (none when it is empty); stop ends it and writes it.
+func profile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func run(addr, mode, gtid, table, keyspace string, want int) error {
