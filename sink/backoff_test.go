@@ -38,7 +38,7 @@ func TestRunRetriesWithBackoff(t *testing.T) {
 	d := &down{stop: make(chan struct{}), after: 7}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	m := NewMetrics(prometheus.NewRegistry(), "test")
+	m := NewMetrics(prometheus.NewRegistry(), "test", "backoff")
 	err := Run(ctx, Config{Name: "down", Publisher: d, Stop: d.stop, Request: client.Request{Format: "debezium-json"},
 		Metrics: m, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

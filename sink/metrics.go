@@ -17,9 +17,15 @@ type Metrics struct {
 	claimBytes prometheus.Counter
 }
 
-// NewMetrics registers the metrics of a sink of the given kind (kafka, nats) with reg.
-func NewMetrics(reg prometheus.Registerer, kind string) *Metrics {
+// NewMetrics registers the metrics of a sink of the given kind (kafka, nats) with reg, each
+// series labelled sink=kind. A pipeline, when not empty, names the sink among others that
+// register with the same reg (vstream-sink's pipelines): its series are labelled
+// pipeline=<name> too, so that they count apart.
+func NewMetrics(reg prometheus.Registerer, kind, pipeline string) *Metrics {
 	labels := prometheus.Labels{"sink": kind}
+	if pipeline != "" {
+		labels["pipeline"] = pipeline
+	}
 	m := &Metrics{
 		records: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "vstream_sink", Name: "records_total", ConstLabels: labels,
 			Help: "Records published to the broker, including ones published again after an abort."}),

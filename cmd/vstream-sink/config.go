@@ -12,6 +12,7 @@ import (
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/vstream-cdc/vstream/client"
@@ -103,8 +104,14 @@ type config struct {
 
 	Registry registryConfig `yaml:",inline"`
 
+	// Pipelines, in the YAML file only, are named pipelines run by one process: each entry
+	// a name and the keys it sets apart from the ones above, which it inherits (pipelines.go).
+	Pipelines []yaml.Node `yaml:"pipelines"`
+
 	checkOnly bool
 	parsed    settings
+	// pipelines are the configurations to run: this one alone, or one per Pipelines entry.
+	pipelines []*config
 }
 
 // settings are the parsed values of a valid config.
@@ -205,13 +212,17 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 		return nil, err
 	}
 	cfg.checkOnly = checkOnly
+	if len(cfg.Pipelines) > 0 {
+		return cfg, cfg.expandPipelines()
+	}
+	cfg.pipelines = []*config{cfg}
 	return cfg, cfg.validate()
 }
 
 func (c *config) validate() error {
 	p := &c.parsed
-	if err := p.level.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		return fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel)
+	if err := c.validateProcess(); err != nil {
+		return err
 	}
 	if c.Server == "" {
 		return errors.New("server is empty")
@@ -224,11 +235,6 @@ func (c *config) validate() error {
 	}
 	if c.Format == "" || c.Format == "vevent" {
 		return errors.New("format is required: an encoded format such as debezium-json (records need a topic, a key and a value)")
-	}
-	if c.MetricsListen != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
-			return fmt.Errorf("metrics-listen %q: %w", c.MetricsListen, err)
-		}
 	}
 	pos, err := client.ParsePosition(c.Position, c.Keyspace, "")
 	if err != nil {

@@ -141,4 +141,29 @@ func TestDeployExampleConfig(t *testing.T) {
 	if len(keys) != len(flagDefs) {
 		t.Errorf("%s has %d keys, vstream-sink accepts %d", file, len(keys), len(flagDefs))
 	}
+	// The commented example of pipelines loads too, uncommented, over the keys above it.
+	var lines []string
+	in := false
+	for l := range strings.Lines(string(data)) {
+		if strings.HasPrefix(l, "# pipelines:") {
+			in = true
+		} else if in && !strings.HasPrefix(l, "#   ") {
+			in = false
+		}
+		if in {
+			l = strings.TrimPrefix(l, "# ")
+		}
+		lines = append(lines, l)
+	}
+	uncommented := filepath.Join(t.TempDir(), "pipelines.yaml")
+	if err := os.WriteFile(uncommented, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadConfig([]string{"--config", uncommented}, env(nil))
+	if err != nil {
+		t.Fatalf("%s with its pipelines uncommented: %v", file, err)
+	}
+	if names := pipelineNames(c.pipelines); len(names) != 2 || c.pipelines[1].Format != "canal-json" {
+		t.Fatalf("%s: pipelines %q, want two, the second canal-json", file, names)
+	}
 }

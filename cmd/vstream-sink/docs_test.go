@@ -33,7 +33,7 @@ func TestDocsMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &doccheck.Describer{}
-	sink.NewMetrics(rec, "kafka")
+	sink.NewMetrics(rec, "kafka", "orders")
 	for _, e := range doccheck.Diff(page+" (## vstream-sink metrics)", rec.Names, documented) {
 		t.Error(e)
 	}

@@ -2,8 +2,10 @@
 // formats, into Kafka or NATS JetStream, each change exactly once: see package sink.
 //
 // It is configured like vstreamd: flags, VSTREAM_SINK_* environment variables and a YAML
-// file (--config); --check-config validates and exits. SIGTERM or SIGINT stop it at the next
-// transaction boundary, after committing it; it then exits 0.
+// file (--config); --check-config validates and exits. The file may list named pipelines
+// (pipelines.go), which the process runs side by side, each a sink of its own. SIGTERM or
+// SIGINT stop every pipeline at its next transaction boundary, after committing it; it then
+// exits 0. A pipeline that fails stops the others the same way, and the process exits 1.
 package main
 
 import (
@@ -16,6 +18,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,12 +50,27 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vstream-sink:", err)
 		return 2
 	}
-	p := cfg.parsed
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: p.level}))
-	pub, err := newPublisher(cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "vstream-sink:", err)
-		return 2
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.parsed.level}))
+	// named says the pipelines come from a pipelines list: errors and log lines name them.
+	named := len(cfg.Pipelines) > 0
+	pipes := make([]*pipe, len(cfg.pipelines))
+	for i, pc := range cfg.pipelines {
+		p := &pipe{cfg: pc, log: log, snapshots: make(chan client.Snapshot)}
+		if named {
+			p.log = log.With("pipeline", pc.Name)
+		}
+		if p.pub, err = newPublisher(pc); err != nil {
+			fmt.Fprintln(stderr, "vstream-sink:", p.errorf(named, err))
+			return 2
+		}
+		// A nil *registry.Registry must not become a non-nil sink.Schemas.
+		if r, rerr := newRegistry(pc, p.log); rerr != nil {
+			fmt.Fprintln(stderr, "vstream-sink:", p.errorf(named, rerr))
+			return 2
+		} else if r != nil {
+			p.schemas = r
+		}
+		pipes[i] = p
 	}
 	if cfg.checkOnly {
 		if cfg.MetricsListen != "" {
@@ -60,21 +79,35 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 				return 2
 			}
 		}
+		if named {
+			fmt.Fprintf(stderr, "vstream-sink: configuration is valid: %d pipelines (%s)\n", len(pipes), strings.Join(pipelineNames(cfg.pipelines), ", "))
+			return 0
+		}
 		fmt.Fprintln(stderr, "vstream-sink: configuration is valid")
 		return 0
 	}
-	cl, err := client.Dial(cfg.Server, client.Options{Token: p.token, Logger: log, Identity: "vstream-sink/" + cfg.Name,
-		TLS: p.serverTLS})
-	if err != nil {
-		fmt.Fprintln(stderr, "vstream-sink:", err)
-		return 1
+	for _, p := range pipes {
+		p.client, err = client.Dial(p.cfg.Server, client.Options{Token: p.cfg.parsed.token, Logger: p.log,
+			Identity: "vstream-sink/" + p.cfg.Name, TLS: p.cfg.parsed.serverTLS})
+		if err != nil {
+			fmt.Fprintln(stderr, "vstream-sink:", p.errorf(named, err))
+			return 1
+		}
+		defer func() { _ = p.client.Close() }()
 	}
-	defer func() { _ = cl.Close() }()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := sink.NewMetrics(reg, cfg.Sink)
-	snapshots := make(chan client.Snapshot)
+	snapshots := map[string]chan<- client.Snapshot{}
+	for _, p := range pipes {
+		// A single sink's series keep the labels they always had; pipelines' carry their names.
+		label := ""
+		if named {
+			label = p.cfg.Name
+		}
+		p.metrics = sink.NewMetrics(reg, p.cfg.Sink, label)
+		snapshots[p.cfg.Name] = p.snapshots
+	}
 	if cfg.MetricsListen != "" {
 		lis, lerr := net.Listen("tcp", cfg.MetricsListen)
 		if lerr != nil {
@@ -95,8 +128,14 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		log.Info("metrics serving", "listen", lis.Addr().String())
 	}
 
-	// The first signal stops at the next transaction boundary; a second one at once.
+	// The first signal stops every pipeline at its next transaction boundary; a second one
+	// at once. A pipeline that fails stops the others the way the first signal does.
+	drain := time.Duration(0)
+	for _, p := range pipes {
+		drain = max(drain, p.cfg.parsed.drain)
+	}
 	stop := make(chan struct{})
+	stopAll := sync.OnceFunc(func() { close(stop) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
@@ -108,8 +147,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		case <-ctx.Done():
 			return
 		}
-		log.Info("stopping at the next transaction boundary", "drain_timeout", p.drain)
-		close(stop)
+		log.Info("stopping at the next transaction boundary", "drain_timeout", drain)
+		stopAll()
 		select {
 		case <-sigs:
 			cancel()
@@ -117,31 +156,78 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 	}()
 
-	oversize, err := openOversize(ctx, cfg)
-	if err != nil {
-		log.Error("vstream-sink", "err", err)
-		return 1
+	for _, p := range pipes {
+		if p.oversize, err = openOversize(ctx, p.cfg); err != nil {
+			p.log.Error("vstream-sink", "err", err)
+			return 1
+		}
 	}
-	var schemas sink.Schemas
-	if reg, rerr := newRegistry(cfg, log); rerr != nil {
-		fmt.Fprintln(stderr, "vstream-sink:", rerr)
-		return 2
-	} else if reg != nil {
-		schemas = reg
+	type result struct {
+		p   *pipe
+		err error
 	}
-	log.Info("vstream-sink starting", "sink", cfg.Sink, "server", cfg.Server, "name", cfg.Name, "format", cfg.Format)
-	req := p.request
-	req.Snapshots = snapshots
-	err = sink.Run(ctx, sink.Config{
-		Name: cfg.Name, Client: cl, Publisher: pub, Request: req, Topics: p.topics, Schemas: schemas,
-		Oversize: oversize, CheckpointInterval: p.checkpoint, DrainTimeout: p.drain, Logger: log, Metrics: metrics, Stop: stop,
-	})
-	if err != nil {
-		log.Error("vstream-sink stopped", "err", err)
-		return 1
+	results := make(chan result, len(pipes))
+	for _, p := range pipes {
+		c := p.cfg
+		p.log.Info("vstream-sink starting", "sink", c.Sink, "server", c.Server, "name", c.Name, "format", c.Format)
+		req := c.parsed.request
+		req.Snapshots = p.snapshots
+		go func() {
+			results <- result{p, sink.Run(ctx, sink.Config{
+				Name: c.Name, Client: p.client, Publisher: p.pub, Request: req, Topics: c.parsed.topics, Schemas: p.schemas,
+				Oversize: p.oversize, CheckpointInterval: c.parsed.checkpoint, DrainTimeout: c.parsed.drain, Logger: p.log,
+				Metrics: p.metrics, Stop: stop,
+			})}
+		}()
 	}
-	log.Info("vstream-sink stopped")
-	return 0
+	code := 0
+	for range pipes {
+		r := <-results
+		if r.err == nil {
+			if named {
+				r.p.log.Info("pipeline stopped")
+			}
+			continue
+		}
+		if code == 0 && len(pipes) > 1 {
+			r.p.log.Error("pipeline failed: stopping the others at their next transaction boundary", "err", r.err)
+		}
+		code = 1
+		stopAll()
+		r.p.log.Error("vstream-sink stopped", "err", r.p.errorf(named, r.err))
+	}
+	if code == 0 {
+		log.Info("vstream-sink stopped")
+	}
+	return code
+}
+
+// pipe is one pipeline being run: its configuration and what is made of it.
+type pipe struct {
+	cfg       *config
+	log       *slog.Logger
+	pub       sink.Publisher
+	schemas   sink.Schemas
+	oversize  sink.Oversize
+	client    *client.Client
+	metrics   *sink.Metrics
+	snapshots chan client.Snapshot
+}
+
+// errorf names the pipeline in err when the pipelines are named.
+func (p *pipe) errorf(named bool, err error) error {
+	if !named {
+		return err
+	}
+	return fmt.Errorf("pipeline %q: %w", p.cfg.Name, err)
+}
+
+func pipelineNames(ps []*config) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
 }
 
 // openOversize opens the claim-check store, if any, checking that it can be written to.

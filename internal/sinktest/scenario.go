@@ -109,7 +109,7 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	reg := prometheus.NewRegistry()
-	metrics := sink.NewMetrics(reg, "test")
+	metrics := sink.NewMetrics(reg, "test", "s-"+format)
 	var schemas sink.Schemas
 	if b.Schemas != nil {
 		schemas = b.Schemas(t)

@@ -319,12 +319,13 @@ func ReadNATS(t testing.TB, url, stream string, want int, quiet time.Duration, o
 	return out
 }
 
-// Writer changes rows of table t (id INT PRIMARY KEY, note VARCHAR(32)) in transactions;
-// each change writes a note k<id>-s<seq> with a sequence number of its own, so a record
-// names the change it carries, in any format.
+// Writer changes rows of a table (id INT PRIMARY KEY, note VARCHAR(32)), t unless
+// NewTableWriter names another, in transactions; each change writes a note k<id>-s<seq>
+// with a sequence number of its own, so a record names the change it carries, in any format.
 type Writer struct {
 	DB    *testdb.Server
 	Keys  int
+	table string
 	rng   *rand.Rand
 	seq   int
 	mu    sync.Mutex
@@ -335,10 +336,17 @@ type Writer struct {
 // NewWriter creates the table (dropping an old one) and returns a writer over keys rows.
 func NewWriter(t testing.TB, db *testdb.Server, keys int, seed uint64) *Writer {
 	t.Helper()
-	if err := db.Exec("DROP TABLE IF EXISTS t", "CREATE TABLE t (id INT PRIMARY KEY, note VARCHAR(32))"); err != nil {
+	return NewTableWriter(t, db, "t", keys, seed)
+}
+
+// NewTableWriter is NewWriter on the table named table: writers of two tables, each
+// checking what reached the topics of its own.
+func NewTableWriter(t testing.TB, db *testdb.Server, table string, keys int, seed uint64) *Writer {
+	t.Helper()
+	if err := db.Exec("DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (id INT PRIMARY KEY, note VARCHAR(32))"); err != nil {
 		t.Fatal(err)
 	}
-	return &Writer{DB: db, Keys: keys, rng: rand.New(rand.NewPCG(seed, 7)), perID: map[int][]int{}, exist: map[int]bool{}}
+	return &Writer{DB: db, Keys: keys, table: table, rng: rand.New(rand.NewPCG(seed, 7)), perID: map[int][]int{}, exist: map[int]bool{}}
 }
 
 // Txn writes one transaction of 1 to 3 changes (an insert for a new id, an update
@@ -354,9 +362,9 @@ func (w *Writer) Txn() error {
 		w.seq++
 		note := fmt.Sprintf("k%03d-s%08d", id, w.seq)
 		if w.exist[id] || exist[id] {
-			stmts = append(stmts, fmt.Sprintf("UPDATE t SET note = '%s' WHERE id = %d", note, id))
+			stmts = append(stmts, fmt.Sprintf("UPDATE %s SET note = '%s' WHERE id = %d", w.table, note, id))
 		} else {
-			stmts = append(stmts, fmt.Sprintf("INSERT INTO t VALUES (%d, '%s')", id, note))
+			stmts = append(stmts, fmt.Sprintf("INSERT INTO %s VALUES (%d, '%s')", w.table, id, note))
 			exist[id] = true
 		}
 		changes = append(changes, change{id, w.seq})
@@ -381,7 +389,7 @@ func (w *Writer) Txn() error {
 func (w *Writer) Fill(n int) error {
 	for from := 0; from < n; from += 500 {
 		var b strings.Builder
-		b.WriteString("INSERT INTO t VALUES ")
+		b.WriteString("INSERT INTO " + w.table + " VALUES ")
 		var seqs []int
 		for id := from; id < min(from+500, n); id++ {
 			if id > from {
