@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -74,6 +75,34 @@ func (s *sinkProc) logTail(n int) string {
 		data = data[len(data)-n:]
 	}
 	return string(data)
+}
+
+var commitsMetric = regexp.MustCompile(`(?m)^vstream_sink_commits_total\{[^}]*\} ([0-9.e+]+)$`)
+
+// waitCommitted waits (up to 20 s, then goes on) until the sink process serving metrics on
+// addr has committed once (its counter starts at 0 in each process), while writing reports
+// that there are changes to commit: a sink that has caught up commits nothing.
+func waitCommitted(t *testing.T, addr string, writing func() bool) {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && writing(); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		m := commitsMetric.FindSubmatch(body)
+		if m != nil && string(m[1]) != "0" {
+			return
+		}
+		last = fmt.Sprintf("%q", m)
+	}
+	if !writing() {
+		return
+	}
+	t.Logf("the sink did not commit within 20 s of its start (%s); killing it anyway", last)
 }
 
 // TestKillSink kills vstream-sink with SIGKILL 10 times at random moments while a writer
@@ -186,9 +215,19 @@ func TestKillSink(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			werr := make(chan error, 1)
-			go func() { werr <- w.Run(ctx, 400, 3*time.Millisecond) }()
+			var wrote atomic.Bool
+			writing := func() bool { return !wrote.Load() }
+			go func() {
+				defer wrote.Store(true)
+				werr <- w.Run(ctx, 400, 3*time.Millisecond)
+			}()
 			rng := rand.New(rand.NewPCG(c.seed, 2))
 			for i := range 10 {
+				// Most kills come after the start has committed (on a loaded machine a start
+				// can take longer than the pause alone), every fourth at any moment.
+				if i%4 != 3 {
+					waitCommitted(t, metricsAddr, writing)
+				}
 				time.Sleep(time.Duration(100+rng.IntN(300)) * time.Millisecond)
 				_ = s.signal(os.Kill)
 				if nats != nil && i%2 == 1 {
@@ -198,6 +237,7 @@ func TestKillSink(t *testing.T) {
 				if i%3 == 2 {
 					// vstreamd too, under the running sink: the client reconnects, inside a
 					// transaction at times, and the sink aborts what it held of it.
+					waitCommitted(t, metricsAddr, writing)
 					time.Sleep(time.Duration(100+rng.IntN(200)) * time.Millisecond)
 					v.kill()
 					v.start()
