@@ -231,7 +231,9 @@ func TestOversizedStart(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "at most 10000") {
 		t.Fatalf("start with %d rules: %v, want InvalidArgument naming the limit", len(many), err)
 	}
-	if took > 10*time.Second {
+	// Compiling the rules before counting them would take minutes; a minute allows for a
+	// loaded machine.
+	if took > time.Minute {
 		t.Errorf("refusing it took %v", took)
 	}
 

@@ -374,7 +374,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start %s: %v", chrome, err)
 	}
-	tctx, tcancel := context.WithTimeout(bctx, 60*time.Second)
+	tctx, tcancel := context.WithTimeout(bctx, 3*time.Minute)
 	defer tcancel()
 	eval := func(js string) float64 {
 		t.Helper()
