@@ -38,46 +38,40 @@ type stream struct {
 	keyspaceStream
 	txnKs *keyspaceStream
 
-	// cursor is where the stream is in the binlog.
+	// cursor is where the stream is in the binlog, and txn what the binlog said about the
+	// transaction being read (txn.go).
 	cursor cursor
+	txn    txnSource
 	// now is the wall clock (ns) stamped as current_time on the events being produced; 0
 	// until clock reads it for the event being handled.
 	now int64
 
-	// plans are the plans of the binlog's table ids.
-	plans map[uint64]*tablePlan
-
-	// out is the batch of events being put together and the send that takes it.
-	out outbox
-
-	// beats is the heartbeat the client asked for.
-	beats heartbeat
-
-	// scratch holds the before and after image of a row being filtered.
+	// plans are the plans of the binlog's table ids (plan.go), and scratch the before and
+	// after image of a row being filtered.
+	plans   map[uint64]*tablePlan
 	scratch [2]rowScratch
 
-	observer Observer
-
-	// withSrc stamps events with their EventSource, and txn is what the binlog said about
-	// the transaction being read.
-	withSrc bool
-	txn     txnSource
-
-	// drain is the engine's drain, as the stream sees it.
+	// out is the batch of events being put together and the send that takes it (outbox.go),
+	// beats the heartbeat the client asked for (heartbeat.go), skip what the stream keeps of
+	// the transactions it skips (skip.go), in what nextEvent keeps of the events it takes
+	// (intake.go), and drain the engine's drain, as the stream sees it.
+	out   outbox
+	beats heartbeat
+	skip  skips
+	in    intake
 	drain drainWatch
 
-	// lag holds the copy back while the server lags its source (copythrottle.go).
-	lag lagGate
-
+	// lag holds the copy back while the server lags its source (copythrottle.go), and
 	// copying is the table whose chunk is being read, to name it if the stream panics.
+	lag     lagGate
 	copying *copyTable
-	// failMode is what a poison event does (FailStop, FailWarn, FailSkip).
-	failMode string
 
-	// skip is what the stream keeps of the transactions it skips.
-	skip skips
-	// in is what nextEvent keeps of the events it takes (intake).
-	in intake
+	// observer hears the stream's position, copy progress, reader and poison events, when
+	// the caller set one; withSrc stamps events with their EventSource; failMode is what a
+	// poison event does (FailStop, FailWarn, FailSkip).
+	observer Observer
+	withSrc  bool
+	failMode string
 }
 
 // Queue lengths between the binlog connection, its decoder and the stream loop. They bound
