@@ -83,10 +83,8 @@ type copyTable struct {
 	fieldsSent bool
 	// ahead is the table's last chunk read ahead (copyparallel.go), nil when none is in flight.
 	ahead *prefetch
-	// copied counts rows read so far; estimated is the server's guess of the table's rows.
-	copied, estimated int64
-	// estimatedAt is when estimated was read.
-	estimatedAt time.Time
+	// progress is how far the copy is, for the observer.
+	progress copyProgress
 	// serverKeys has, per key column, how the server is asked to order its values when
 	// filter.Compare cannot (a UCA collation); filled in at the first such comparison.
 	serverKeys []*serverKey
@@ -332,17 +330,25 @@ func baseTables(conn *client.Conn, db string) ([]string, error) {
 // would be wasted on small chunks.
 const estimateEvery = time.Second
 
-// estimateRows reads the server's estimate of t's rows into t.estimated. An estimate is only
+// copyProgress is how far a table's copy is, as the observer hears it.
+type copyProgress struct {
+	// copied counts rows read so far; estimated is the server's guess of the table's rows.
+	copied, estimated int64
+	// estimatedAt is when estimated was read.
+	estimatedAt time.Time
+}
+
+// estimateRows reads the server's estimate of t's rows into t.progress.estimated. An estimate is only
 // for progress reports, so a failure to read it leaves the previous one.
 func (s *stream) estimateRows(t *copyTable) {
-	t.estimatedAt = time.Now()
+	t.progress.estimatedAt = time.Now()
 	_ = s.sql(func(conn *client.Conn) error {
 		r, err := conn.Execute("SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", s.cfg.Database, t.name)
 		if err != nil {
 			return err // closes the connection; the estimate stays
 		}
 		if r.RowNumber() > 0 {
-			t.estimated, _ = r.GetInt(0, 0)
+			t.progress.estimated, _ = r.GetInt(0, 0)
 		}
 		r.Close()
 		return nil

@@ -28,13 +28,24 @@ type binaryTemporal struct {
 	buf []byte
 }
 
+// binaryTemporals are a chunk's result columns of temporal types, whose packed values it
+// prints (see above).
+type binaryTemporals struct {
+	cols []binaryTemporal
+	// packed keeps their values as go-mysql decoded them while the row holds their text.
+	packed []mysql.FieldValue
+	// at is the index in cols of each result column, -1 for the others.
+	at []int
+}
+
 // takeTemporals is a SELECT's per-result callback: it marks the result's temporal columns,
 // whose values go-mysql then passes on as the bytes the server packed.
 func (k *chunk) takeTemporals(res *mysql.Result) error {
-	k.temporals = k.temporals[:0]
-	k.temporalAt = k.temporalAt[:0]
+	bts := &k.temps
+	bts.cols = bts.cols[:0]
+	bts.at = bts.at[:0]
 	for j, f := range res.Fields {
-		k.temporalAt = append(k.temporalAt, -1)
+		bts.at = append(bts.at, -1)
 		switch f.Type {
 		case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP,
 			mysql.MYSQL_TYPE_TIME:
@@ -43,28 +54,28 @@ func (k *chunk) takeTemporals(res *mysql.Result) error {
 				// Not a column's own precision (31: not fixed); the column's is.
 				fsp = k.t.cols[k.cols[j]].Decimals
 			}
-			k.temporalAt[j] = len(k.temporals)
-			k.temporals = append(k.temporals, binaryTemporal{col: j, typ: f.Type, fsp: min(fsp, 6)})
+			bts.at[j] = len(bts.cols)
+			bts.cols = append(bts.cols, binaryTemporal{col: j, typ: f.Type, fsp: min(fsp, 6)})
 			f.Type = mysql.MYSQL_TYPE_BLOB
 		}
 	}
-	k.packed = make([]mysql.FieldValue, len(k.temporals))
+	bts.packed = make([]mysql.FieldValue, len(bts.cols))
 	return nil
 }
 
 // packedAt is the temporal column j of the result, or nil when it is not one.
-func (k *chunk) packedAt(j int) *binaryTemporal {
-	if j >= len(k.temporalAt) || k.temporalAt[j] < 0 {
+func (bts *binaryTemporals) packedAt(j int) *binaryTemporal {
+	if j >= len(bts.at) || bts.at[j] < 0 {
 		return nil
 	}
-	return &k.temporals[k.temporalAt[j]]
+	return &bts.cols[bts.at[j]]
 }
 
-// printTemporals replaces the packed temporal values of row with their text, as the text
+// print replaces the packed temporal values of row with their text, as the text
 // protocol sends them. It returns the result column of a value that does not unpack.
-func (k *chunk) printTemporals(row []mysql.FieldValue) (int, error) {
-	for i := range k.temporals {
-		bt := &k.temporals[i]
+func (bts *binaryTemporals) print(row []mysql.FieldValue) (int, error) {
+	for i := range bts.cols {
+		bt := &bts.cols[i]
 		fv := &row[bt.col]
 		if fv.Type != mysql.FieldValueTypeString {
 			continue
@@ -74,19 +85,19 @@ func (k *chunk) printTemporals(row []mysql.FieldValue) (int, error) {
 			return bt.col, err
 		}
 		// go-mysql decodes the next row into the value's own buffer: it is put back once the
-		// row is encoded (restoreTemporals).
-		k.packed[i] = *fv
+		// row is encoded (restore).
+		bts.packed[i] = *fv
 		*fv = mysql.NewFieldValue(mysql.FieldValueTypeString, 0, bt.buf)
 	}
 	return 0, nil
 }
 
-// restoreTemporals gives go-mysql back the buffers printTemporals took out of row.
-func (k *chunk) restoreTemporals(row []mysql.FieldValue) {
-	for i := range k.temporals {
-		if k.packed[i].Type == mysql.FieldValueTypeString {
-			row[k.temporals[i].col] = k.packed[i]
-			k.packed[i] = mysql.FieldValue{}
+// restore gives go-mysql back the buffers print took out of row.
+func (bts *binaryTemporals) restore(row []mysql.FieldValue) {
+	for i := range bts.cols {
+		if bts.packed[i].Type == mysql.FieldValueTypeString {
+			row[bts.cols[i].col] = bts.packed[i]
+			bts.packed[i] = mysql.FieldValue{}
 		}
 	}
 }

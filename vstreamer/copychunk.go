@@ -57,12 +57,12 @@ func (k *chunk) end(n int) error {
 	s, t, c := k.s, k.t, k.s.copy
 	limit := c.chunkRows
 	t.status = copyRunning
-	t.copied += int64(n)
+	t.progress.copied += int64(n)
 	if s.observer != nil {
-		if time.Since(t.estimatedAt) >= estimateEvery {
+		if time.Since(t.progress.estimatedAt) >= estimateEvery {
 			s.estimateRows(t)
 		}
-		s.observer.CopyProgress(t.name, t.copied, max(t.estimated, t.copied))
+		s.observer.CopyProgress(t.name, t.progress.copied, max(t.progress.estimated, t.progress.copied))
 	}
 	done := len(t.key) == 0 || t.oneRead || n < limit
 	if c.vitess {
@@ -98,12 +98,8 @@ type chunk struct {
 	n int
 	// sendErr is a failed send inside the read, returned as is rather than as a read error.
 	sendErr error
-	// temporals are the result's date and time columns, which come packed (copybinary.go);
-	// packed keeps their values as go-mysql decoded them while the row holds their text.
-	temporals []binaryTemporal
-	packed    []mysql.FieldValue
-	// temporalAt is the index in temporals of each result column, -1 for the others.
-	temporalAt []int
+	// temps are the result's date and time columns, which come packed (copybinary.go).
+	temps binaryTemporals
 	// sender sends the chunk's full batches while the next rows are read; nil until the
 	// first batch fills.
 	sender *batchSender
@@ -254,20 +250,20 @@ func (k *chunk) onRow(row []mysql.FieldValue) error {
 			return err
 		}
 	}
-	if len(k.temporals) == 0 {
+	if len(k.temps.cols) == 0 {
 		return k.encode(row)
 	}
 	if k.direct && !faults.Enabled() {
 		// Packed values are printed straight into the arenas.
 		return k.encodeWhole(row, true)
 	}
-	if j, err := k.printTemporals(row); err != nil {
+	if j, err := k.temps.print(row); err != nil {
 		err = k.poison(row, k.cols[j], err, false)
-		k.restoreTemporals(row)
+		k.temps.restore(row)
 		return err
 	}
 	err := k.encode(row)
-	k.restoreTemporals(row)
+	k.temps.restore(row)
 	return err
 }
 
@@ -277,8 +273,8 @@ func (k *chunk) poison(row []mysql.FieldValue, ci int, cause error, packed bool)
 	if packed {
 		// A date or time that does not unpack is left packed: the key, if it is one, then
 		// does not decode, and the row cannot be skipped.
-		_, _ = k.printTemporals(row)
-		defer k.restoreTemporals(row)
+		_, _ = k.temps.print(row)
+		defer k.temps.restore(row)
 	}
 	if k.pre != nil {
 		return k.pre.poison(k, row, ci, cause)
@@ -306,7 +302,7 @@ func (k *chunk) encodeWhole(row []mysql.FieldValue, packed bool) error {
 		before := len(k.arena)
 		var null bool
 		var err error
-		if bt := k.packedAt(j); packed && bt != nil && row[j].Type == mysql.FieldValueTypeString {
+		if bt := k.temps.packedAt(j); packed && bt != nil && row[j].Type == mysql.FieldValueTypeString {
 			k.arena, err = appendTemporal(k.arena, bt.typ, bt.fsp, row[j].AsString())
 		} else {
 			k.arena, null, err = t.cols[j].AppendCopied(k.arena, &row[j])
