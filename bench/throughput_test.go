@@ -22,9 +22,9 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/server"
 	"github.com/vstream-cdc/vstream/vstreamer"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 const (

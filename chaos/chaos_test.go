@@ -23,7 +23,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/applier"
 	"github.com/vstream-cdc/vstream/internal/testdb"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 var (

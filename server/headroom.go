@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 // PurgeWarn configures the purge alarm: a warning (status page, status JSON and the

@@ -15,9 +15,9 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 // serveWithHistory serves an engine keeping a schema history in a new directory, once its

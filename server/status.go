@@ -11,9 +11,9 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/vstreamer"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/sqlguard"
 )
 

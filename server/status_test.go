@@ -12,8 +12,8 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 func TestToStatus(t *testing.T) {

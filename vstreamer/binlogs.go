@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // BinlogFile is one of the server's binlog files.

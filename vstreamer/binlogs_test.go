@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // TestBinlogsLocate: a position maps to the binlog file a resume from it starts reading, as

@@ -21,8 +21,8 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/sqltypes"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )

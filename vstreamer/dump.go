@@ -12,7 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/filter"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // DumpRequest starts a binlog dump from a GTID set, the way Vitess's BinlogDumpGTID does.

@@ -16,7 +16,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/client/binlogdump"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // packet builds a MySQL packet.

@@ -24,9 +24,9 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/coalesce"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/sqlpool"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // This file holds what handle() does with MySQL 8 events and with events it has no case for.
@@ -99,7 +99,7 @@ func (s *stream) checkQuery(e *replication.QueryEvent) error {
 	if c := e.Query[0] | 0x20; c >= 'a' && c <= 'z' && c != 'x' {
 		return nil
 	}
-	if ddl.CommitsPrepared(string(e.Query)) {
+	if sqltext.CommitsPrepared(string(e.Query)) {
 		return fmt.Errorf("%w: %q at %s:%d after position %s commits an XA transaction prepared before that position, whose rows cannot be sent",
 			ErrUnsupportedEvent, e.Query, s.cursor.binlogFile, s.cursor.binlogPos, s.cursor.pos)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // Positions says how streams name where they are.

@@ -11,7 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 func newFilePosEngine(t testing.TB) *Engine {

@@ -8,7 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/internal/testdb"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // onMySQL reports whether the test server is MySQL rather than MariaDB.

@@ -10,9 +10,9 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/internal/faults"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/position"
+	"github.com/vstream-cdc/vstream/sqltext"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
@@ -240,14 +240,14 @@ func (t *historyTracker) handle(ev *replication.BinlogEvent) error {
 			return t.commit(nil)
 		}
 	case *replication.QueryEvent:
-		kind, tables, parsed := ddl.Classify(string(e.Query))
+		kind, tables, parsed := sqltext.Classify(string(e.Query))
 		switch kind {
-		case ddl.Begin:
+		case sqltext.Begin:
 			t.inTxn = true
 			return nil
-		case ddl.Commit, ddl.Rollback:
+		case sqltext.Commit, sqltext.Rollback:
 			return t.commit(nil)
-		case ddl.DDL, ddl.Executable:
+		case sqltext.DDL, sqltext.Executable:
 			if t.inTxn {
 				t.pending = append(t.pending, t.ddlTables(string(e.Schema), tables, parsed)...)
 				return nil
@@ -275,7 +275,7 @@ func (t *historyTracker) mysqlGTID(e *replication.GTIDEvent) error {
 
 // ddlTables are the tables of the tracked database a DDL changes: those it names, or, for a
 // DDL it cannot read, every table the database has or the history knows.
-func (t *historyTracker) ddlTables(defaultDB string, tables []ddl.Table, parsed bool) []string {
+func (t *historyTracker) ddlTables(defaultDB string, tables []sqltext.Table, parsed bool) []string {
 	if !parsed {
 		out := t.h.Tables(t.db)
 		res, err := t.conn.Execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE'", t.db)

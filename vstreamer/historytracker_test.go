@@ -17,8 +17,8 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 // historyEngine is an engine keeping a schema history in dir, its tracker running until the

@@ -3,7 +3,7 @@ package vstreamer
 import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltext"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 )
 
@@ -57,15 +57,15 @@ func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid string, start, end bo
 
 // query is what query() and statementDML() do with the transaction.
 func (m *txnMarks) query(sql string) bool {
-	kind, _, _ := ddl.Classify(sql)
+	kind, _, _ := sqltext.Classify(sql)
 	switch kind {
-	case ddl.Begin:
+	case sqltext.Begin:
 		m.inTxn = true
 		return false
-	case ddl.Commit, ddl.Rollback:
+	case sqltext.Commit, sqltext.Rollback:
 		m.inTxn = false
 		return true
-	case ddl.Savepoint:
+	case sqltext.Savepoint:
 		return false
 	default:
 		// A statement inside a transaction is part of it; outside one it commits by itself.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // KeyspaceStart is where one keyspace of a stream of several starts: a ShardGtid of the
@@ -244,7 +244,7 @@ func (s *stream) shardGtids() []*binlogdata.ShardGtid {
 // to: that of the databases of the tables it names, or of its default database when they
 // cannot be read. It fails a statement writing tables of two streamed keyspaces, whose
 // changes one event of one keyspace cannot carry.
-func (s *stream) statementKeyspace(defaultDB string, tables []ddl.Table, sql string) (*keyspaceStream, error) {
+func (s *stream) statementKeyspace(defaultDB string, tables []sqltext.Table, sql string) (*keyspaceStream, error) {
 	if !s.multi() {
 		return s.ks, nil
 	}

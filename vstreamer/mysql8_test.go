@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // The captured compressed transaction (testdata/mysql8/payload_insert.hex) was written by

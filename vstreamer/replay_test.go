@@ -16,7 +16,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // This file replays binlog events captured from MySQL servers (testdata/mysql8, see its

@@ -11,7 +11,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // The failover of a shard's stream rests on one fact these tests show on real servers: a

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // TestResumeFromEveryVGTID records a stream, then restarts it from each VGTID it carried and

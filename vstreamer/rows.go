@@ -14,7 +14,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // RowsRequest asks for the rows of one table as of a consistent snapshot, the way Vitess's

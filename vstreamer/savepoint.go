@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // ErrPartialRollback: a transaction rolled back to a savepoint after the changes it undid had
@@ -32,20 +32,20 @@ func (s *stream) savepoint(sql string) error {
 	if !s.cursor.inTxn {
 		return nil
 	}
-	op, name := ddl.ReadSavepoint(sql)
+	op, name := sqltext.ReadSavepoint(sql)
 	i := s.findSavepoint(name)
 	switch op {
-	case ddl.SetSavepoint:
+	case sqltext.SetSavepoint:
 		if s.txn.beginDue {
 			// A rollback to the savepoint keeps what comes before it: the BEGIN, first.
 			s.openTxn()
 		}
 		s.txn.savepoints = append(s.txn.savepoints, savepoint{name: name, mark: len(s.out.batch), flushes: s.out.flushes})
-	case ddl.ReleaseSavepoint:
+	case sqltext.ReleaseSavepoint:
 		if i >= 0 {
 			s.txn.savepoints = s.txn.savepoints[:i]
 		}
-	case ddl.RollbackToSavepoint:
+	case sqltext.RollbackToSavepoint:
 		if i < 0 {
 			return fmt.Errorf("%w: transaction %s rolls back to savepoint %s (%q), which it did not set in the binlog",
 				ErrPartialRollback, s.cursor.gti(), name, sql)
@@ -55,7 +55,7 @@ func (s *stream) savepoint(sql string) error {
 		}
 		// Savepoints set after this one are gone; this one stays.
 		s.txn.savepoints = s.txn.savepoints[:i+1]
-	case ddl.NotSavepoint:
+	case sqltext.NotSavepoint:
 		// Classify called it a savepoint statement, but its name could not be read. Were it a
 		// ROLLBACK TO, ignoring it would stream changes the transaction undid.
 		return fmt.Errorf("%w: transaction %s: cannot read the savepoint statement %q", ErrStatementChange, s.cursor.gti(), sql)

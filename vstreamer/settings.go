@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // binlogSetting is a server variable a change stream depends on and the value it needs.

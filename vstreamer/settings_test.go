@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 func TestSettingsProblem(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"github.com/vstream-cdc/vstream/filter"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 

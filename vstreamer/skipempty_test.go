@@ -13,7 +13,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 var filterSKA = &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "ska"}}}

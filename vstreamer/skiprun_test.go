@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 // eventList is a dump of the events given, which then waits.

@@ -9,8 +9,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 // binlogSource is where a stream learns about its server and reads its binlog. In production

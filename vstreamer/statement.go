@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltext"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
@@ -19,17 +19,17 @@ import (
 var ErrStatementChange = errors.New("statement-based change cannot be streamed exactly")
 
 // statementTypes are the events of statement-based DML, as Vitess names them.
-var statementTypes = map[ddl.Kind]binlogdata.VEventType{
-	ddl.Insert:  binlogdata.VEventType_INSERT,
-	ddl.Update:  binlogdata.VEventType_UPDATE,
-	ddl.Delete:  binlogdata.VEventType_DELETE,
-	ddl.Replace: binlogdata.VEventType_REPLACE,
+var statementTypes = map[sqltext.Kind]binlogdata.VEventType{
+	sqltext.Insert:  binlogdata.VEventType_INSERT,
+	sqltext.Update:  binlogdata.VEventType_UPDATE,
+	sqltext.Delete:  binlogdata.VEventType_DELETE,
+	sqltext.Replace: binlogdata.VEventType_REPLACE,
 }
 
 // statementDML streams an INSERT, UPDATE, DELETE or REPLACE logged as a statement (the
 // session's binlog_format was STATEMENT or MIXED) as an event of that type carrying the
 // statement in dml, as Vitess does: there are no row images to send.
-func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.Table, parsed bool, sql string) error {
+func (s *stream) statementDML(ts uint32, kind sqltext.Kind, db string, tables []sqltext.Table, parsed bool, sql string) error {
 	standalone := !s.cursor.inTxn
 	k, err := s.statementKeyspace(db, tables, sql)
 	if err != nil {
@@ -73,7 +73,7 @@ func (s *stream) statementDML(ts uint32, kind ddl.Kind, db string, tables []ddl.
 // own. unread is true when its tables could not be read and its default database is the
 // keyspace's (or none): it is then sent, as Vitess decides for every statement, since sending
 // one too many is better than losing a change.
-func (s *stream) statementTables(defaultDB string, tables []ddl.Table, parsed bool) (names []string, unread bool) {
+func (s *stream) statementTables(defaultDB string, tables []sqltext.Table, parsed bool) (names []string, unread bool) {
 	if !parsed || len(tables) == 0 {
 		return nil, defaultDB == "" || defaultDB == s.cfg.Database
 	}
@@ -135,8 +135,8 @@ func (s *stream) statementDuringCopy(names []string, unread bool, sql string) (s
 // naming it; a load into another table changes nothing streamed.
 func (s *stream) loadData(raw []byte) error {
 	db, sql, ok := decodeExecuteLoadQuery(raw)
-	kind, tables, parsed := ddl.Classify(sql)
-	if !ok || kind != ddl.Load {
+	kind, tables, parsed := sqltext.Classify(sql)
+	if !ok || kind != sqltext.Load {
 		parsed = false
 	}
 	for _, k := range s.keyspaces {

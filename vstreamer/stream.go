@@ -16,9 +16,9 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/faults"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/position"
+	"github.com/vstream-cdc/vstream/sqltext"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
 )
 
 // stream is the state of one stream. One goroutine (run) owns it.
@@ -463,24 +463,24 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 		return nil
 	}
 	sql := string(e.Query)
-	kind, tables, parsed := ddl.Classify(sql)
+	kind, tables, parsed := sqltext.Classify(sql)
 	s.txn.threadID = uint64(e.SlaveProxyID)
 	db := string(e.Schema)
 	switch kind {
-	case ddl.Begin:
+	case sqltext.Begin:
 		s.begin(ts)
 		return nil
-	case ddl.Commit:
+	case sqltext.Commit:
 		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
-	case ddl.Rollback:
+	case sqltext.Rollback:
 		if err := s.rollback(sql); err != nil {
 			return err
 		}
 		// The transaction's GTID is spent: the position moves past it.
 		return s.commit(ts, &binlogdata.VEvent{Type: binlogdata.VEventType_COMMIT})
-	case ddl.Savepoint:
+	case sqltext.Savepoint:
 		return s.savepoint(sql)
-	case ddl.Insert, ddl.Update, ddl.Delete, ddl.Replace:
+	case sqltext.Insert, sqltext.Update, sqltext.Delete, sqltext.Replace:
 		return s.statementDML(ts, kind, db, tables, parsed, sql)
 	default:
 		// DDL, LOAD, executable comments and the other statements, below.
@@ -491,7 +491,7 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 		return nil
 	}
 	typ := binlogdata.VEventType_OTHER
-	if kind == ddl.DDL || kind == ddl.Executable {
+	if kind == sqltext.DDL || kind == sqltext.Executable {
 		typ = s.ddlKeyspaces(kind, db, tables, parsed)
 	}
 	// OTHER carries no statement, as in Vitess: it may be a DDL of a table the filter leaves
@@ -511,10 +511,10 @@ func (s *stream) query(ts uint32, e *replication.QueryEvent) error {
 // and says whether it is a DDL of a streamed table (DDL) or not (OTHER). Its event goes to
 // the first keyspace it names a streamed table of, else to the keyspace of its default
 // database.
-func (s *stream) ddlKeyspaces(kind ddl.Kind, db string, tables []ddl.Table, parsed bool) binlogdata.VEventType {
+func (s *stream) ddlKeyspaces(kind sqltext.Kind, db string, tables []sqltext.Table, parsed bool) binlogdata.VEventType {
 	if !s.multi() {
 		typ := binlogdata.VEventType_OTHER
-		if kind == ddl.DDL && s.ddlMatches(db, tables, parsed) {
+		if kind == sqltext.DDL && s.ddlMatches(db, tables, parsed) {
 			typ = binlogdata.VEventType_DDL
 		}
 		s.forget(db, tables, parsed)
@@ -524,7 +524,7 @@ func (s *stream) ddlKeyspaces(kind ddl.Kind, db string, tables []ddl.Table, pars
 	s.txnKs = s.keyspaceOf([]byte(db))
 	for _, k := range s.keyspaces {
 		s.use(k)
-		if typ == binlogdata.VEventType_OTHER && kind == ddl.DDL && s.ddlMatches(db, tables, parsed) {
+		if typ == binlogdata.VEventType_OTHER && kind == sqltext.DDL && s.ddlMatches(db, tables, parsed) {
 			typ, s.txnKs = binlogdata.VEventType_DDL, k
 		}
 		s.forget(db, tables, parsed)
@@ -533,7 +533,7 @@ func (s *stream) ddlKeyspaces(kind ddl.Kind, db string, tables []ddl.Table, pars
 }
 
 // ddlMatches reports whether a DDL names a streamed table of the keyspace's database.
-func (s *stream) ddlMatches(defaultDB string, tables []ddl.Table, parsed bool) bool {
+func (s *stream) ddlMatches(defaultDB string, tables []sqltext.Table, parsed bool) bool {
 	if !parsed {
 		// A DDL we cannot read is sent as is, as Vitess does.
 		return defaultDB == s.cfg.Database
@@ -552,7 +552,7 @@ func (s *stream) ddlMatches(defaultDB string, tables []ddl.Table, parsed bool) b
 
 // forget drops what is known about tables a DDL touched, so their schema is read again and
 // their next row is preceded by a FIELD event.
-func (s *stream) forget(defaultDB string, tables []ddl.Table, parsed bool) {
+func (s *stream) forget(defaultDB string, tables []sqltext.Table, parsed bool) {
 	if !parsed {
 		clear(s.plans)
 		clear(s.fieldsFor)

@@ -41,7 +41,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/testdb"
 	"github.com/vstream-cdc/vstream/internal/testserver"
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // Table is the workload's table.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // ErrStatementDML: a change logged as a statement (an INSERT, UPDATE, DELETE or REPLACE event
@@ -90,7 +90,7 @@ func (s *Statements) Recycle() {
 // table is the first table a statement writes, as database.table; an unqualified name is in
 // the session's database when the event says which, else in the stream's.
 func (s *Statements) table(ev *binlogdata.VEvent) string {
-	_, tables, ok := ddl.Classify(ev.GetDml())
+	_, tables, ok := sqltext.Classify(ev.GetDml())
 	if !ok || len(tables) == 0 {
 		return ""
 	}

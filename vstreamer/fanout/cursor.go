@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // readAhead is how many events a cursor takes from its ring per lock.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // Kind names what serves a cursor: the hub that follows the server's head (Shared) or one

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // entry is one event of a hub's ring, with what its cursors read of it (the event itself only

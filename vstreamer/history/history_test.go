@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vstream-cdc/vstream/vstreamer/position"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )

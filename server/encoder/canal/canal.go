@@ -12,8 +12,8 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltext"
 	"github.com/vstream-cdc/vstream/sqltypes"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
 )
 
 // Options are the value-rendering options every canal format takes.
@@ -269,7 +269,7 @@ func AppendKeyPart[T string | []byte](dst []byte, value T) []byte {
 // changes. defaultDB is the schema of an unqualified table.
 func DDL(sql, defaultDB string) (kind, db, table string) {
 	db = defaultDB
-	if _, tables, ok := ddl.Classify(sql); ok && len(tables) > 0 {
+	if _, tables, ok := sqltext.Classify(sql); ok && len(tables) > 0 {
 		table = tables[0].Name
 		if tables[0].DB != "" {
 			db = tables[0].DB
@@ -280,7 +280,7 @@ func DDL(sql, defaultDB string) (kind, db, table string) {
 
 // DDLType is canal's kind of a DDL statement, as its DDL parser assigns it.
 func DDLType(sql string) string {
-	w := ddl.Keywords(sql, 64)
+	w := sqltext.Keywords(sql, 64)
 	at := func(i int) string {
 		if i < len(w) {
 			return w[i]

@@ -11,7 +11,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // Record is one Kafka Connect record, before a converter serializes it. Its values alias
@@ -446,7 +446,7 @@ func (r *Records) ddl(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([
 	if db == "" {
 		db = r.p.Database
 	}
-	_, tables, _ := ddl.Classify(sql)
+	_, tables, _ := sqltext.Classify(sql)
 	var names []string
 	for i, t := range tables {
 		if i == 0 && t.DB != "" {
@@ -458,7 +458,7 @@ func (r *Records) ddl(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([
 		ServerID: int64(src.GetServerId()), GTID: ev.GetEventGtid(), File: src.GetFile(), Pos: int64(src.GetStartPos()),
 		Thread: int64(src.GetThreadId())}
 	now := r.p.Clock()
-	if kw := ddl.Keywords(sql, 1); len(kw) == 1 && kw[0] == "TRUNCATE" {
+	if kw := sqltext.Keywords(sql, 1); len(kw) == 1 && kw[0] == "TRUNCATE" {
 		return r.truncate(out, tables, &info, now)
 	}
 	if !r.cfg.SchemaChanges {
@@ -475,7 +475,7 @@ func (r *Records) ddl(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([
 }
 
 // truncate appends the 't' record of a TRUNCATE TABLE of a table whose schema is known.
-func (r *Records) truncate(out []*vstreamv1.EncodedMessage, tables []ddl.Table, info *SourceInfo, now time.Time) ([]*vstreamv1.EncodedMessage, error) {
+func (r *Records) truncate(out []*vstreamv1.EncodedMessage, tables []sqltext.Table, info *SourceInfo, now time.Time) ([]*vstreamv1.EncodedMessage, error) {
 	if r.cfg.Skips('t') || len(tables) != 1 {
 		return out, nil
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/server/encoder"
-	"github.com/vstream-cdc/vstream/vstreamer/ddl"
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // Format names.
@@ -492,7 +492,7 @@ func (e *Encoder) initDDL(ev *binlogdata.VEvent, t *table) *vstreamv1.EncodedMes
 func (e *Encoder) ddl(ev *binlogdata.VEvent) *vstreamv1.EncodedMessage {
 	sql := ev.GetStatement()
 	db, table := e.database(ev.GetSource()), ""
-	if _, tables, ok := ddl.Classify(sql); ok && len(tables) > 0 {
+	if _, tables, ok := sqltext.Classify(sql); ok && len(tables) > 0 {
 		table = tables[0].Name
 		if tables[0].DB != "" {
 			db = tables[0].DB

@@ -1,8 +1,8 @@
-// Package ddl reads what a binlog QUERY event's statement means for a change stream: a
-// transaction boundary, a savepoint, a DDL or a statement-based INSERT, UPDATE, DELETE or
-// REPLACE and the tables it names, or something else. It is just enough of a MySQL lexer for
-// that; statements it cannot read are reported as such.
-package ddl
+// Package sqltext reads SQL text: what a binlog QUERY event's statement means for a change
+// stream (a transaction boundary, a savepoint, a DDL or a statement-based INSERT, UPDATE,
+// DELETE or REPLACE and the tables it names, or something else). It is just enough of a MySQL
+// lexer for that; statements it cannot read are reported as such.
+package sqltext
 
 import "strings"
 

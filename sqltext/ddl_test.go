@@ -1,4 +1,4 @@
-package ddl
+package sqltext
 
 import (
 	"reflect"
