@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // Directives are the Vitess comment directives of a row streamer query that say which key
@@ -94,30 +96,27 @@ func ParseDirectives(query string) (Directives, error) {
 }
 
 func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+	for i < len(s) && sqltext.IsSpace(s[i]) {
 		i++
 	}
 	return i
 }
 
-// skipSpaceAndComments skips what may come before a statement's first keyword.
+// skipSpaceAndComments skips what may come before a statement's first keyword. An executable
+// comment is skipped whole, as Vitess's directive reader does.
 func skipSpaceAndComments(s string, i int) int {
 	for {
 		i = skipSpace(s, i)
-		switch {
-		case strings.HasPrefix(s[i:], "/*"):
+		switch kind, n, _ := sqltext.Comment(s[i:]); kind {
+		case sqltext.BlockComment, sqltext.ExecutableComment:
 			end := strings.Index(s[i+2:], "*/")
 			if end < 0 {
 				return len(s)
 			}
 			i += 2 + end + 2
-		case strings.HasPrefix(s[i:], "#"), strings.HasPrefix(s[i:], "-- "):
-			nl := strings.IndexByte(s[i:], '\n')
-			if nl < 0 {
-				return len(s)
-			}
-			i += nl + 1
-		default:
+		case sqltext.LineComment:
+			i += n
+		case sqltext.NoComment:
 			return i
 		}
 	}
@@ -128,5 +127,5 @@ func hasKeywordAt(s string, i int, kw string) bool {
 	if len(s)-i < len(kw) || !strings.EqualFold(s[i:i+len(kw)], kw) {
 		return false
 	}
-	return i+len(kw) == len(s) || !isIdentByte(s[i+len(kw)])
+	return i+len(kw) == len(s) || !sqltext.IsIdentByte(s[i+len(kw)])
 }

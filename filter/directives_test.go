@@ -26,6 +26,8 @@ func TestParseDirectives(t *testing.T) {
 		{"select /* hello */ /*vt+ ukForce=\"k\" */\n/*vt+ ukColumns=\"x\" other=1 flag */ * from t", []string{"x"}, "k"},
 		// A comment before the statement, and leading space, are not in the way.
 		{"  /* lead */ select /*vt+ ukForce=k */ * from t", nil, "k"},
+		// Line comments before the SELECT, "--" ended by a tab or a newline too (sqltext.Comment).
+		{"# lead\n-- lead\n--\tlead\n--\nselect /*vt+ ukForce=k */ * from t", nil, "k"},
 		// Only comments right after SELECT hold directives, as in Vitess's grammar.
 		{`select * from t /*vt+ ukForce="k" */`, nil, ""},
 		{`select id /*vt+ ukForce="k" */ from t`, nil, ""},

@@ -4,6 +4,8 @@ import (
 	hexenc "encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // The filter language is the select Vitess's vstreamer plans: a list of columns (or `*`, the
@@ -128,44 +130,34 @@ func tokenize(s string) ([]token, error) {
 	for i < len(s) {
 		c := s[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case sqltext.IsSpace(c):
 			i++
-		case c == '#' || c == '-' && strings.HasPrefix(s[i:], "-- ") || c == '-' && s[i:] == "--":
-			// A comment to the end of the line.
-			for i < len(s) && s[i] != '\n' {
+		case c == '#' || c == '-' || c == '/':
+			kind, n, closed := sqltext.Comment(s[i:])
+			switch kind {
+			case sqltext.NoComment:
+				// Punctuation: '-' or '/'.
+				out = append(out, token{kind: tkPunct, text: string(c), pos: i, end: i + 1})
 				i++
+			case sqltext.ExecutableComment:
+				// MySQL (or MariaDB) runs what such a comment holds; a filter does not.
+				return nil, syntaxError(s, token{kind: tkPunct, end: i + strings.IndexByte(s[i:], '!') + 1}, "executable comments are not supported")
+			case sqltext.BlockComment:
+				if !closed {
+					return nil, syntaxError(s, token{kind: tkEOF}, "unterminated comment")
+				}
+				i += n
+			case sqltext.LineComment:
+				i += n
 			}
-		case c == '/' && strings.HasPrefix(s[i:], "/*"):
-			if strings.HasPrefix(s[i:], "/*!") {
-				// MySQL runs what such a comment holds; a filter does not.
-				return nil, syntaxError(s, token{kind: tkPunct, end: i + 3}, "executable comments are not supported")
-			}
-			end := strings.Index(s[i+2:], "*/")
-			if end < 0 {
-				return nil, syntaxError(s, token{kind: tkEOF}, "unterminated comment")
-			}
-			i += 2 + end + 2
 		case c == '`':
 			start := i
-			i++
-			var b strings.Builder
-			for {
-				if i >= len(s) {
-					return nil, syntaxError(s, token{kind: tkEOF}, "unterminated `identifier")
-				}
-				if s[i] == '`' {
-					if i+1 < len(s) && s[i+1] == '`' {
-						b.WriteByte('`')
-						i += 2
-						continue
-					}
-					i++
-					break
-				}
-				b.WriteByte(s[i])
-				i++
+			name, n, ok := sqltext.QuotedIdent(s[i:])
+			if !ok {
+				return nil, syntaxError(s, token{kind: tkEOF}, "unterminated `identifier")
 			}
-			out = append(out, token{kind: tkIdent, text: b.String(), quoted: true, pos: start, end: i})
+			i += n
+			out = append(out, token{kind: tkIdent, text: name, quoted: true, pos: start, end: i})
 		case c == '\'' || c == '"':
 			start := i
 			q := c
@@ -195,13 +187,13 @@ func tokenize(s string) ([]token, error) {
 			}
 			out = append(out, token{kind: tkString, text: b.String(), pos: start, end: i})
 		case (c == 'x' || c == 'X' || c == 'b' || c == 'B') && i+1 < len(s) && s[i+1] == '\'',
-			c == '0' && i+2 < len(s) && (s[i+1] == 'x' || s[i+1] == 'b') && isIdentByte(s[i+2]):
+			c == '0' && i+2 < len(s) && (s[i+1] == 'x' || s[i+1] == 'b') && sqltext.IsIdentByte(s[i+2]):
 			start := i
 			var digits string
 			hex := c == 'x' || c == 'X' || s[i+1] == 'x'
 			if c == '0' {
 				j := i + 2
-				for j < len(s) && isIdentByte(s[j]) {
+				for j < len(s) && sqltext.IsIdentByte(s[j]) {
 					j++
 				}
 				digits, i = s[i+2:j], j
@@ -234,16 +226,16 @@ func tokenize(s string) ([]token, error) {
 					}
 				}
 			}
-			if i < len(s) && isIdentByte(s[i]) {
-				for i < len(s) && isIdentByte(s[i]) {
+			if i < len(s) && sqltext.IsIdentByte(s[i]) {
+				for i < len(s) && sqltext.IsIdentByte(s[i]) {
 					i++
 				}
 				return nil, syntaxError(s, token{kind: tkNumber, text: s[start:i], end: i}, "malformed number")
 			}
 			out = append(out, token{kind: tkNumber, text: s[start:i], pos: start, end: i})
-		case isIdentByte(c):
+		case sqltext.IsIdentByte(c):
 			start := i
-			for i < len(s) && isIdentByte(s[i]) {
+			for i < len(s) && sqltext.IsIdentByte(s[i]) {
 				i++
 			}
 			out = append(out, token{kind: tkIdent, text: s[start:i], pos: start, end: i})
@@ -320,10 +312,6 @@ func unescape(c byte) byte {
 		return 0
 	}
 	return c
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 // reserved words that cannot be bare names where the grammar takes a column or an alias.
@@ -502,7 +490,7 @@ func needsQuote(name string) bool {
 		return true
 	}
 	for i := 0; i < len(name); i++ {
-		if !isIdentByte(name[i]) {
+		if !sqltext.IsIdentByte(name[i]) {
 			return true
 		}
 	}

@@ -291,6 +291,10 @@ func TestParseErrors(t *testing.T) {
 		{"select id from t where raw = b'102'", "malformed hexadecimal or bit literal"},
 		{"select X'01' from t", "only integer literals are supported"},
 		{"select id from t where id = 1 /*! and 1 */", "syntax error at position 34 (executable comments are not supported)"},
+		// MariaDB runs /*M! ... */ as MySQL runs /*! ... */: the same refusal (sqltext.Comment).
+		{"select id from t where id = 1 /*M!100100 and 1 */", "syntax error at position 35 (executable comments are not supported)"},
+		// "--" followed by neither a space nor a control character is two minus signs.
+		{"select id from t where id = 1 --x", "unexpected: 1 - -x"},
 		{"select id from t /* open", "unterminated comment"},
 	}
 	for _, c := range cases {

@@ -212,6 +212,9 @@ func TestPlanBuilder(t *testing.T) {
 			plan: "id:INT64<-id val:VARCHAR<-val keyspace_id:VARBINARY<-ksid(hash(id))"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select t1.* from t1 /* all */ where id > 1 -- the rest\n and val = 'x' # end"},
 			plan: allT1 + " | id > 1 AND val = 'x'"},
+		// A tab after "--" opens a comment too, as in MySQL and MariaDB (sqltext.Comment).
+		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "select t1.* from t1 where id > 1 --\tthe rest\n and val = 'x' --"},
+			plan: allT1 + " | id > 1 AND val = 'x'"},
 		{table: pbT1, rule: &binlogdata.Rule{Match: "t1", Filter: "SELECT `id`, `val` FROM `t1` WHERE `id` IN (1) AND `val` IS NOT NULL;"},
 			plan: allT1 + " | id IN 1 AND val IS NOT NULL"},
 	}

@@ -241,21 +241,14 @@ func deleteTables(l *lexer) (Kind, []Table, bool) {
 func executableComment(sql string) bool {
 	for {
 		sql = strings.TrimLeft(sql, " \t\r\n")
-		switch {
-		case strings.HasPrefix(sql, "/*!"), strings.HasPrefix(sql, "/*M!"):
+		switch kind, n, closed := Comment(sql); kind {
+		case ExecutableComment:
 			return true
-		case strings.HasPrefix(sql, "/*"):
-			end := strings.Index(sql[2:], "*/")
-			if end < 0 {
+		case LineComment, BlockComment:
+			if !closed || n == len(sql) {
 				return false
 			}
-			sql = sql[end+4:]
-		case strings.HasPrefix(sql, "#"), strings.HasPrefix(sql, "-- "):
-			end := strings.IndexByte(sql, '\n')
-			if end < 0 {
-				return false
-			}
-			sql = sql[end+1:]
+			sql = sql[n:]
 		default:
 			return false
 		}
@@ -400,36 +393,21 @@ type lexer struct {
 func (l *lexer) space() {
 	for l.pos < len(l.s) {
 		c := l.s[l.pos]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		if IsSpace(c) {
 			l.pos++
-		case c == '#' || (c == '-' && strings.HasPrefix(l.s[l.pos:], "-- ")):
-			for l.pos < len(l.s) && l.s[l.pos] != '\n' {
-				l.pos++
-			}
-		case c == '/' && strings.HasPrefix(l.s[l.pos:], "/*"):
-			// Executable comments (/*!50100 ... */) hold SQL: read their body as SQL.
-			if strings.HasPrefix(l.s[l.pos:], "/*!") || strings.HasPrefix(l.s[l.pos:], "/*M!") {
-				l.pos += 3
-				if l.pos < len(l.s) && l.s[l.pos-1] == 'M' {
-					l.pos++
-				}
-				for l.pos < len(l.s) && l.s[l.pos] >= '0' && l.s[l.pos] <= '9' {
-					l.pos++
-				}
-				continue
-			}
-			end := strings.Index(l.s[l.pos+2:], "*/")
-			if end < 0 {
-				l.pos = len(l.s)
-			} else {
-				l.pos += end + 4
-			}
-		case c == '*' && strings.HasPrefix(l.s[l.pos:], "*/"):
+			continue
+		}
+		if c == '*' && strings.HasPrefix(l.s[l.pos:], "*/") {
+			// The end of an executable comment, whose body was read as SQL.
 			l.pos += 2
-		default:
+			continue
+		}
+		// Executable comments (/*!50100 ... */) hold SQL: their body is read as SQL.
+		kind, n, _ := Comment(l.s[l.pos:])
+		if kind == NoComment {
 			return
 		}
+		l.pos += n
 	}
 }
 
@@ -438,15 +416,11 @@ func (l *lexer) done() bool {
 	return l.pos >= len(l.s)
 }
 
-func isIdent(c byte) bool {
-	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
 // keyword reads a bare word, upper-cased; "" when the next token is not a bare word.
 func (l *lexer) keyword() string {
 	l.space()
 	start := l.pos
-	for l.pos < len(l.s) && isIdent(l.s[l.pos]) {
+	for l.pos < len(l.s) && IsIdentByte(l.s[l.pos]) {
 		l.pos++
 	}
 	return strings.ToUpper(l.s[start:l.pos])
@@ -475,26 +449,12 @@ func (l *lexer) ident() (string, bool) {
 		return "", false
 	}
 	if l.s[l.pos] == '`' {
-		var b strings.Builder
-		l.pos++
-		for l.pos < len(l.s) {
-			c := l.s[l.pos]
-			if c == '`' {
-				if l.pos+1 < len(l.s) && l.s[l.pos+1] == '`' {
-					b.WriteByte('`')
-					l.pos += 2
-					continue
-				}
-				l.pos++
-				return b.String(), true
-			}
-			b.WriteByte(c)
-			l.pos++
-		}
-		return "", false
+		name, n, ok := QuotedIdent(l.s[l.pos:])
+		l.pos += n
+		return name, ok
 	}
 	start := l.pos
-	for l.pos < len(l.s) && isIdent(l.s[l.pos]) {
+	for l.pos < len(l.s) && IsIdentByte(l.s[l.pos]) {
 		l.pos++
 	}
 	if start == l.pos {
@@ -777,8 +737,8 @@ func (l *lexer) skip() {
 		}
 	case c == '`':
 		l.ident()
-	case isIdent(c):
-		for l.pos < len(l.s) && isIdent(l.s[l.pos]) {
+	case IsIdentByte(c):
+		for l.pos < len(l.s) && IsIdentByte(l.s[l.pos]) {
 			l.pos++
 		}
 	default:
