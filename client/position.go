@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 const positionForms = `"current", "copy" (copy the tables, then stream), "MariaDB/<domain>-<server>-<seq>[,...]", "MySQL56/<uuid>:<from>-<to>[,...]", "FilePos/<binlog file>:<offset>", ` +
@@ -41,22 +42,20 @@ func ParsePosition(s, keyspace, shard string) (*binlogdata.VGtid, error) {
 		// An empty position: copy the selected tables, then stream from where the copy ended.
 		return single(keyspace, shard, ""), nil
 	}
-	if place, ok := strings.CutPrefix(s, "FilePos/"); ok {
-		file, off, ok := strings.Cut(place, ":")
-		if _, err := strconv.ParseUint(off, 10, 64); !ok || file == "" || err != nil || strings.ContainsAny(place, " \t\r\n") {
+	flavor, body, ok := position.Cut(s)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("invalid position %q: want %s", s, positionForms)
+	case flavor == position.FilePos:
+		file, off, ok := strings.Cut(body, ":")
+		if _, err := strconv.ParseUint(off, 10, 64); !ok || file == "" || err != nil || strings.ContainsAny(body, " \t\r\n") {
 			return nil, fmt.Errorf("invalid position %q: want FilePos/<binlog file>:<offset>, e.g. FilePos/mysql-bin.000003:1234", s)
 		}
-		return single(keyspace, shard, s), nil
+	case body == "" || strings.ContainsAny(body, " \t\r\n"):
+		return nil, fmt.Errorf("invalid position %q: no GTID set after %q, or it contains spaces", s, string(flavor)+"/")
 	}
-	for _, flavor := range []string{"MariaDB/", "MySQL56/"} {
-		if gtids, ok := strings.CutPrefix(s, flavor); ok {
-			if gtids == "" || strings.ContainsAny(gtids, " \t\r\n") {
-				return nil, fmt.Errorf("invalid position %q: no GTID set after %q, or it contains spaces", s, flavor)
-			}
-			return single(keyspace, shard, s), nil
-		}
-	}
-	return nil, fmt.Errorf("invalid position %q: want %s", s, positionForms)
+	// The server parses the set itself, and names what is wrong with it.
+	return single(keyspace, shard, s), nil
 }
 
 func single(keyspace, shard, gtid string) *binlogdata.VGtid {

@@ -99,20 +99,15 @@ type Position struct {
 // empty set. Whitespace is ignored. Every error wraps ErrBadPosition.
 func Parse(s string) (Position, error) {
 	t := strings.TrimSpace(s)
-	var f Flavor
-	var body string
+	f, body, ok := Cut(t)
 	switch {
-	case strings.HasPrefix(t, string(MariaDB)+"/"):
-		f, body = MariaDB, t[len(MariaDB)+1:]
-	case strings.HasPrefix(t, string(MySQL56)+"/"):
-		f, body = MySQL56, t[len(MySQL56)+1:]
-	case strings.HasPrefix(t, string(FilePos)+"/"):
-		fp, err := parseFilePos(t[len(FilePos)+1:])
+	case f == FilePos:
+		fp, err := parseFilePos(body)
 		if err != nil {
 			return Position{}, badf("position %s: %s", quote(s), err)
 		}
 		return Position{Flavor: FilePos, GTIDSet: fp}, nil
-	default:
+	case !ok:
 		if t == "" {
 			return Position{}, badf("empty position; %s", wantFormat)
 		}
@@ -126,6 +121,28 @@ func Parse(s string) (Position, error) {
 		return Position{}, badf("position %s: %s", quote(s), err)
 	}
 	return Position{Flavor: f, GTIDSet: set}, nil
+}
+
+// Cut splits a position's text at its flavor prefix: "MariaDB/0-1-5" is MariaDB and
+// "0-1-5". ok is false when s does not start with a known flavor and "/" (MariaDB/,
+// MySQL56/, FilePos/); the body is not checked.
+func Cut(s string) (f Flavor, body string, ok bool) {
+	prefix, body, ok := strings.Cut(s, "/")
+	switch f := Flavor(prefix); f {
+	case MariaDB, MySQL56, FilePos:
+		if ok {
+			return f, body, true
+		}
+	}
+	return "", s, false
+}
+
+// Bare is a position's text without its flavor prefix: the GTID set (or binlog file and
+// offset) as the server writes it, which formats such as canal, DRS and StreamSets carry.
+// Text without a known prefix is returned as it is.
+func Bare(s string) string {
+	_, body, _ := Cut(s)
+	return body
 }
 
 // ParseBody parses an unprefixed GTID set of the given flavor, as the server

@@ -756,3 +756,28 @@ func BenchmarkUpdateString(b *testing.B) {
 		})
 	}
 }
+
+func TestCut(t *testing.T) {
+	for _, tc := range []struct {
+		in, body string
+		flavor   Flavor
+		ok       bool
+	}{
+		{"MariaDB/0-1-5", "0-1-5", MariaDB, true},
+		{"MySQL56/3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", MySQL56, true},
+		{"FilePos/binlog.000003:1234", "binlog.000003:1234", FilePos, true},
+		{"MariaDB/", "", MariaDB, true},
+		{"0-1-5", "0-1-5", "", false},
+		{"Postgres/0/1", "Postgres/0/1", "", false},
+		{"MariaDB", "MariaDB", "", false},
+		{"", "", "", false},
+	} {
+		f, body, ok := Cut(tc.in)
+		if f != tc.flavor || body != tc.body || ok != tc.ok {
+			t.Errorf("Cut(%q) = %q, %q, %v; want %q, %q, %v", tc.in, f, body, ok, tc.flavor, tc.body, tc.ok)
+		}
+		if got := Bare(tc.in); got != tc.body {
+			t.Errorf("Bare(%q) = %q, want %q", tc.in, got, tc.body)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/sqltext"
 	"github.com/vstream-cdc/vstream/sqltypes"
@@ -64,12 +65,7 @@ func (o Options) MySQLType(columnType string) string {
 
 // GTIDSet is a position as canal writes it in header.gtid: the bare GTID set, without the
 // flavor prefix ("MariaDB/", "MySQL56/") positions carry.
-func GTIDSet(pos string) string {
-	if i := strings.IndexByte(pos, '/'); i >= 0 {
-		return pos[i+1:]
-	}
-	return pos
-}
+func GTIDSet(pos string) string { return position.Bare(pos) }
 
 // ExecuteTime is canal's event time in milliseconds: the binlog header's seconds × 1000.
 // Copied rows have no binlog time; they get the encode time.

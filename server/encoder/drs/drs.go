@@ -22,6 +22,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/sqltext"
 )
@@ -318,11 +319,8 @@ func eventID(src *binlogdata.EventSource) string {
 		sb.WriteByte(':')
 		sb.WriteString(strconv.FormatUint(src.GetStartPos(), 10))
 	}
-	gtids := src.GetGtidSet()
 	// The set is flavor-prefixed ("MySQL56/...", "MariaDB/..."); DRS prints the bare set.
-	if i := strings.IndexByte(gtids, '/'); i >= 0 {
-		gtids = gtids[i+1:]
-	}
+	gtids := position.Bare(src.GetGtidSet())
 	if gtids != "" {
 		if sb.Len() > 0 {
 			sb.WriteByte(';')

@@ -5,16 +5,13 @@ import (
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // stripFlavor drops the "MariaDB/" or "MySQL56/" prefix of a position: the origin's GTID
 // sets are the server's own text.
-func stripFlavor(set string) string {
-	if _, body, ok := strings.Cut(set, "/"); ok {
-		return body
-	}
-	return set
-}
+func stripFlavor(set string) string { return position.Bare(set) }
 
 // setBefore is the executed GTID set before a transaction, given the set including it (a
 // flavor-prefixed position) and the transaction's GTID.
@@ -24,18 +21,22 @@ func stripFlavor(set string) string {
 // server id (or disappears at 0); this assumes the domain's previous transaction came from the
 // same server, as it does without multi-source writes into one domain.
 func setBefore(set, gtid string) (string, error) {
-	flavor, body, ok := strings.Cut(set, "/")
+	flavor, body, ok := position.Cut(set)
 	if !ok {
-		flavor, body = "MariaDB", set
+		if prefix, _, found := strings.Cut(set, "/"); found {
+			return "", fmt.Errorf("GTID set %q: unknown flavor %q", set, prefix)
+		}
+		flavor = position.MariaDB
 		if strings.Contains(gtid, ":") {
-			flavor = "MySQL56"
+			flavor = position.MySQL56
 		}
 	}
 	switch flavor {
-	case "MariaDB":
+	case position.MariaDB:
 		return mariaDBBefore(body, gtid)
-	case "MySQL56":
+	case position.MySQL56:
 		return mySQLBefore(body, gtid)
+	case position.FilePos:
 	}
 	return "", fmt.Errorf("GTID set %q: unknown flavor %q", set, flavor)
 }
