@@ -54,7 +54,7 @@ func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (binlogReader, func(), error) {
 	raw := cfg.Flavor == mysql.MySQLFlavor
 	cfg.RawModeEnabled = raw
-	syncer := replication.NewBinlogSyncer(cfg)
+	syncer := replication.NewBinlogSyncer(watchReads(cfg))
 	var streamer *replication.BinlogStreamer
 	var err error
 	if file, off, ok := pos.FilePos(); ok {
