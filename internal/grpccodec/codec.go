@@ -10,6 +10,8 @@ package grpccodec
 
 import (
 	"fmt"
+	"math/bits"
+	"sync"
 
 	"google.golang.org/grpc/encoding"
 	// Imported so that its init, which registers gRPC's default codec under the same
@@ -45,8 +47,8 @@ var _ encoding.CodecV2 = Codec{}
 func (Codec) Name() string { return Name }
 
 // Marshal implements encoding.CodecV2. Like gRPC's default codec, a message large enough
-// for gRPC's buffer pool is written into a pooled buffer, which gRPC returns to the pool
-// once the bytes are on the wire; small ones get a buffer of their own.
+// for gRPC's buffer pool is written into a pooled buffer (marshalPool), which gRPC returns to
+// the pool once the bytes are on the wire; small ones get a buffer of their own.
 func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(vtMessage)
 	if !ok {
@@ -60,15 +62,14 @@ func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 		}
 		return mem.BufferSlice{mem.SliceBuffer(buf)}, nil
 	}
-	pool := mem.DefaultBufferPool()
-	buf := pool.Get(size)
-	// MarshalToSizedBufferVT fills the buffer from its end, so it must be exactly size long.
-	*buf = (*buf)[:size]
+	// MarshalToSizedBufferVT fills the buffer from its end, so it must be exactly size long
+	// (Get's length).
+	buf := marshalPool.Get(size)
 	if _, err := m.MarshalToSizedBufferVT(*buf); err != nil {
-		pool.Put(buf)
+		marshalPool.Put(buf)
 		return nil, fmt.Errorf("grpccodec: marshal %T: %w", v, err)
 	}
-	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
+	return mem.BufferSlice{mem.NewBuffer(buf, marshalPool)}, nil
 }
 
 // Unmarshal implements encoding.CodecV2. UnmarshalVT copies every string and bytes field
@@ -133,4 +134,43 @@ func messageOf(v any) proto.Message {
 		return protoadapt.MessageV2Of(v)
 	}
 	return nil
+}
+
+// marshalPool holds the buffers messages are marshalled into. Unlike gRPC's default pool it
+// does not clear a buffer it hands out: MarshalToSizedBufferVT writes every byte of it before
+// gRPC reads any, and the default pool's clearing of each buffer's whole capacity was a
+// twentieth of vstreamd's CPU while streaming.
+var marshalPool mem.BufferPool = &dirtyPool{}
+
+// dirtyPool hands out buffers of a power-of-two capacity, as they were left.
+type dirtyPool struct {
+	// classes[k] holds buffers of capacity 1<<k.
+	classes [31]sync.Pool
+}
+
+// Get returns a buffer of length n (at least 1), its contents whatever they were.
+func (p *dirtyPool) Get(n int) *[]byte {
+	k := bits.Len(uint(n - 1))
+	if k >= len(p.classes) {
+		b := make([]byte, n)
+		return &b
+	}
+	if b, ok := p.classes[k].Get().(*[]byte); ok {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]byte, n, 1<<k)
+	return &b
+}
+
+// Put keeps a buffer Get handed out for a later Get.
+func (p *dirtyPool) Put(b *[]byte) {
+	c := cap(*b)
+	if c == 0 || c&(c-1) != 0 {
+		// Not a size class: not one of Get's.
+		return
+	}
+	if k := bits.Len(uint(c)) - 1; k < len(p.classes) {
+		p.classes[k].Put(b)
+	}
 }

@@ -227,6 +227,61 @@ func TestSameBytesAsProtoMarshal(t *testing.T) {
 	}
 }
 
+// TestMarshalIntoUsedBuffers: the codec's pool does not clear the buffers it hands out, so a
+// message marshalled into buffers that held other bytes must still come out exactly as
+// proto.Marshal writes it, at several sizes.
+func TestMarshalIntoUsedBuffers(t *testing.T) {
+	c := encoding.GetCodecV2(Name)
+	full := batch()
+	for _, n := range []int{1, 3, 10, len(full.Events)} {
+		m := &vstreamv1.StreamResponse{Events: full.Events[:n]}
+		want, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("%d bytes", len(want)), func(t *testing.T) {
+			for range 3 {
+				// Buffers of this size class, dirtied and given back.
+				for range 4 {
+					b := marshalPool.Get(len(want))
+					for i := range *b {
+						(*b)[i] = 0xff
+					}
+					marshalPool.Put(b)
+				}
+				got, err := c.Marshal(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotBytes := got.Materialize()
+				got.Free()
+				if !bytes.Equal(gotBytes, want) {
+					t.Fatalf("codec bytes differ from proto.Marshal's:\n got %x\nwant %x", gotBytes, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDirtyPoolSizes: Get hands out the length asked for, in a capacity of the next power of
+// two, and Put keeps only buffers of such a capacity.
+func TestDirtyPoolSizes(t *testing.T) {
+	p := &dirtyPool{}
+	for _, tt := range []struct{ n, wantCap int }{{1, 1}, {2, 2}, {3, 4}, {1024, 1024}, {1025, 2048}, {300000, 1 << 19}} {
+		b := p.Get(tt.n)
+		if len(*b) != tt.n || cap(*b) != tt.wantCap {
+			t.Errorf("Get(%d): len %d cap %d, want len %d cap %d", tt.n, len(*b), cap(*b), tt.n, tt.wantCap)
+		}
+		p.Put(b)
+	}
+	// A buffer of another capacity is dropped, never handed out for a size it cannot hold.
+	odd := make([]byte, 3000)
+	p.Put(&odd)
+	if b := p.Get(2049); cap(*b) != 4096 {
+		t.Errorf("Get(2049) after Put of a 3000-byte buffer: cap %d, want 4096", cap(*b))
+	}
+}
+
 // split cuts b into buffers of n bytes, as gRPC hands over a message that came in several
 // frames.
 func split(b []byte, n int) mem.BufferSlice {
