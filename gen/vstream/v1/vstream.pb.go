@@ -742,7 +742,13 @@ type EncodedMessage struct {
 	Headers   map[string]string `protobuf:"bytes,6,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The position to resume from to receive this message again: the last transaction
 	// boundary before it.
-	Position      *binlogdata.VGtid `protobuf:"bytes,7,opt,name=position,proto3" json:"position,omitempty"`
+	Position *binlogdata.VGtid `protobuf:"bytes,7,opt,name=position,proto3" json:"position,omitempty"`
+	// The database and table whose rows (or, for avro's schema messages, whose schema) the
+	// message carries, so that a consumer can route it without decoding it; empty for a
+	// message of no one table (transaction records, a schema change of the whole database,
+	// canal-protobuf's packets and entries).
+	Database      string `protobuf:"bytes,8,opt,name=database,proto3" json:"database,omitempty"`
+	Table         string `protobuf:"bytes,9,opt,name=table,proto3" json:"table,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -826,6 +832,20 @@ func (x *EncodedMessage) GetPosition() *binlogdata.VGtid {
 	return nil
 }
 
+func (x *EncodedMessage) GetDatabase() string {
+	if x != nil {
+		return x.Database
+	}
+	return ""
+}
+
+func (x *EncodedMessage) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
 var File_vstream_v1_vstream_proto protoreflect.FileDescriptor
 
 const file_vstream_v1_vstream_proto_rawDesc = "" +
@@ -884,7 +904,7 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x1f\n" +
 	"\vrows_copied\x18\x02 \x01(\x03R\n" +
 	"rowsCopied\x12%\n" +
-	"\x0erows_estimated\x18\x03 \x01(\x03R\rrowsEstimated\"\xb2\x02\n" +
+	"\x0erows_estimated\x18\x03 \x01(\x03R\rrowsEstimated\"\xe4\x02\n" +
 	"\x0eEncodedMessage\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x10\n" +
@@ -892,7 +912,9 @@ const file_vstream_v1_vstream_proto_rawDesc = "" +
 	"\x05value\x18\x04 \x01(\fR\x05value\x12\x1c\n" +
 	"\ttombstone\x18\x05 \x01(\bR\ttombstone\x12A\n" +
 	"\aheaders\x18\x06 \x03(\v2'.vstream.v1.EncodedMessage.HeadersEntryR\aheaders\x12-\n" +
-	"\bposition\x18\a \x01(\v2\x11.binlogdata.VGtidR\bposition\x1a:\n" +
+	"\bposition\x18\a \x01(\v2\x11.binlogdata.VGtidR\bposition\x12\x1a\n" +
+	"\bdatabase\x18\b \x01(\tR\bdatabase\x12\x14\n" +
+	"\x05table\x18\t \x01(\tR\x05table\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012U\n" +

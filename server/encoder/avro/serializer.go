@@ -249,7 +249,11 @@ func (s *Serializer) serialize(r *debezium.Record) (*vstreamv1.EncodedMessage, [
 	b = s.slab.Commit(b)
 	s.hint = len(b) + len(b)/8
 	m := s.slab.Message()
-	m.Format, m.Topic = s.format, r.Topic
+	m.Format, m.Topic, m.Database, m.Table = s.format, r.Topic, r.Database, r.Table
+	// A table's schema messages go where its records go.
+	for _, sm := range schemas {
+		sm.Database, sm.Table = r.Database, r.Table
+	}
 	if keyLen > 0 {
 		m.Key = b[:keyLen:keyLen]
 	}

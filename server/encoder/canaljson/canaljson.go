@@ -338,6 +338,9 @@ func (e *Encoder) finish(m *message) *vstreamv1.EncodedMessage {
 	e.buf = b
 	msg := e.slab.Message()
 	msg.Format, msg.Value = Name, e.slab.Bytes(b)
+	if !m.isDDL {
+		msg.Database, msg.Table = m.database, m.table
+	}
 	if !m.isDDL && len(m.t.PK) > 0 && len(e.data) > 0 {
 		e.buf = e.key(e.buf[:0], m)
 		msg.Key = e.slab.Bytes(e.buf)

@@ -138,7 +138,7 @@ func compileJSON(s *Schema, done map[*Schema]*jsonNode) *jsonNode {
 // Serialize implements Serializer.
 func (j *JSONSerializer) Serialize(r *Record) (*vstreamv1.EncodedMessage, error) {
 	m := j.slab.Message()
-	m.Format, m.Topic = j.Format, r.Topic
+	m.Format, m.Topic, m.Database, m.Table = j.Format, r.Topic, r.Database, r.Table
 	w := jsonWriter{markAt: -1, rows: r.Rows, arena: j.arena, source: &j.source, ints: &j.ints, sourceID: r.SourceID}
 	if r.KeySchema != nil {
 		m.Key = j.slabDocument(&w, j.plan(r.KeySchema, false), r.Key)

@@ -18,6 +18,9 @@ import (
 // buffers of the Records that made it and are valid only during Serialize.
 type Record struct {
 	Topic string
+	// Database and Table name the table whose row the record carries (a data record's,
+	// a tombstone's); empty for the records of no one table.
+	Database, Table string
 	// KeySchema is nil for a null key.
 	KeySchema *Schema
 	Key       Value
@@ -247,6 +250,7 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	// write barrier while the collector marks.
 	rec := &r.rec
 	rec.Topic, rec.KeySchema, rec.ValueSchema, rec.Rows = ts.Topic, ts.Key, ts.Envelope, &r.images
+	rec.Database, rec.Table = ts.Database, ts.Table
 	rec.Value = StructOf(r.env...)
 	if r.images.Table != ts {
 		r.images.Table = ts
@@ -485,7 +489,7 @@ func (r *Records) truncate(out []*vstreamv1.EncodedMessage, tables []sqltext.Tab
 	}
 	r.src = info.AppendValues(r.src[:0], &r.cfg)
 	r.env = r.envelope(r.env[:0], Null, Null, StructOf(r.src...), Null, "t", now)
-	rec := Record{Topic: ts.Topic, ValueSchema: ts.Envelope, Value: StructOf(r.env...)}
+	rec := Record{Topic: ts.Topic, Database: ts.Database, Table: ts.Table, ValueSchema: ts.Envelope, Value: StructOf(r.env...)}
 	m, err := r.ser.Serialize(&rec)
 	if err != nil {
 		return out, err

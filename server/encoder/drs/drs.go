@@ -426,7 +426,7 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 	}
 	b = e.slab.Commit(b)
 	msg := e.slab.Message()
-	msg.Format, msg.Value = e.name, b[:n:n]
+	msg.Format, msg.Value, msg.Database, msg.Table = e.name, b[:n:n], db, t.name
 	if len(b) > n {
 		msg.Key = b[n:]
 	}

@@ -56,7 +56,9 @@ type Encoder struct {
 
 	// Scratch, reused from event to event.
 	prefix []byte
-	cells  [][]byte
+	// db is the database of the ROW event whose prefix was written last.
+	db    string
+	cells [][]byte
 	// text holds a cell converted to UTF-8.
 	text []byte
 	// perRow is the size of the last record written, to size the next one's buffer.
@@ -189,6 +191,7 @@ func (e *Encoder) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 		e.perRow = len(buf)
 		m := e.slab.Message()
 		m.Format, m.Value = Name, e.slab.Commit(buf)
+		m.Database, m.Table = e.db, t.Name
 		m.Headers = opHeaders[code]
 		out = append(out, m)
 	}
@@ -207,6 +210,7 @@ func (e *Encoder) writePrefix(ev *binlogdata.VEvent, t *table, snapshot bool) er
 	if db == "" {
 		db = e.p.Database
 	}
+	e.db = db
 	b = append(b, `"Database":`...)
 	b = encoder.AppendJSONString(b, db)
 	b = append(b, `,"Table":`...)
