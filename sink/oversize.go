@@ -96,7 +96,7 @@ func (r *runner) fit(ctx context.Context, rec *Record) (*Record, error) {
 			rec.ID, rec.Topic, size, what, limit))
 	}
 	reason := fmt.Sprintf("the record is %d bytes, more than %s of %d", size, what, limit)
-	out := &Record{Topic: rec.Topic, Key: rec.Key, Value: []byte{}, ID: rec.ID, Volatile: rec.Volatile,
+	out := &Record{Topic: rec.Topic, Key: rec.Key, Value: []byte{}, ID: rec.ID, Volatile: rec.Volatile, PartitionKey: rec.PartitionKey,
 		Headers: make(map[string]string, len(rec.Headers)+7)}
 	maps.Copy(out.Headers, rec.Headers)
 	out.Headers[HeaderOversize] = mode

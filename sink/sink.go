@@ -51,6 +51,10 @@ type Record struct {
 	Topic string
 	// Key may be empty; records with the same key keep their order.
 	Key []byte
+	// PartitionKey, when set, picks the record's partition instead of Key (a partition rule
+	// by table: every record of the table in one partition, in order); Key stays the
+	// record's key.
+	PartitionKey []byte
 	// Value is nil for a tombstone.
 	Value   []byte
 	Headers map[string]string
@@ -366,7 +370,7 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 				r.base, r.index = txt, 0
 			}
 		}
-		topic, err := r.cfg.Topics.Map(m.GetTopic())
+		topic, err := r.cfg.Topics.Route(m.GetTopic(), m.GetDatabase(), m.GetTable())
 		if err != nil {
 			return Permanent(err)
 		}
@@ -377,7 +381,8 @@ func (r *runner) onMessages(ctx context.Context, msgs []*vstreamv1.EncodedMessag
 			}
 			continue
 		}
-		rec := &Record{Topic: topic, Key: m.GetKey(), Headers: h, Volatile: r.copying}
+		rec := &Record{Topic: topic, Key: m.GetKey(), Headers: h, Volatile: r.copying,
+			PartitionKey: r.cfg.Topics.PartitionKey(m.GetDatabase(), m.GetTable())}
 		if h[avro.HeaderMessage] == avro.MessageSchema {
 			// A schema announcement comes again on every new stream, so it is no change of
 			// the source and takes no index: it is named by what it announces.

@@ -56,6 +56,10 @@ type config struct {
 	TopicPrefix   string `yaml:"topic-prefix"`
 	TopicMap      string `yaml:"topic-map"`
 	DefaultTopic  string `yaml:"default-topic"`
+	// TopicRoutes are SCHEMA.TABLE=TOPIC rules (sink.ParseRoutes), PartitionBy
+	// SCHEMA.TABLE=key|table rules (sink.ParsePartitions); the first that matches wins.
+	TopicRoutes string `yaml:"topic-routes"`
+	PartitionBy string `yaml:"partition-by"`
 	// OnOversize is fail, key-only or claim-check: what a record larger than the broker
 	// takes does; ClaimCheckURL is the store of claim-check.
 	OnOversize string `yaml:"on-oversize"`
@@ -162,6 +166,8 @@ var flagDefs = []cliconfig.Flag[config]{
 	{Name: "topic-prefix", Usage: "put before every topic (for nats, the subject prefix; required there, e.g. cdc.)", Field: func(c *config) *string { return &c.TopicPrefix }},
 	{Name: "topic-map", Usage: "from=to topic renames separated by commas, applied instead of the prefix", Field: func(c *config) *string { return &c.TopicMap }},
 	{Name: "default-topic", Usage: "topic of messages whose format names none", Field: func(c *config) *string { return &c.DefaultTopic }},
+	{Name: "topic-routes", Usage: "per table topics, SCHEMA.TABLE=TOPIC separated by ; (globs such as shop.order_* or *.*; TOPIC may hold {schema}, {table} and {topic}, the format's topic): the first rule matching a record's table names its topic, after topic-prefix; records of no rule or no table go by topic-map, topic-prefix and default-topic", Field: func(c *config) *string { return &c.TopicRoutes }},
+	{Name: "partition-by", Usage: "kafka: what picks a table's partition, SCHEMA.TABLE=key|table separated by ; (first match wins; default key, the record's key: its primary key; table: all the table's records in one partition, in order)", Field: func(c *config) *string { return &c.PartitionBy }},
 	{Name: "column-masks", Usage: "columns the server replaces before they leave it: RULE=TABLE.COLUMN[,...] separated by ; with RULE mask.with.N.chars, mask.hash.ALGO.with.salt.SALT or truncate.to.N.chars (Debezium's)", Field: func(c *config) *string { return &c.ColumnMasks }},
 	{Name: "on-oversize", Usage: "a record larger than the broker takes (kafka-max-record-bytes; NATS max_payload or the stream's max_msg_size): fail (stop the sink), key-only (send its key and headers with an empty value and vstream.oversize headers) or claim-check (write its value to claim-check-url, then send a reference to it)", Field: func(c *config) *string { return &c.OnOversize }, Default: "fail"},
 	{Name: "claim-check-url", Usage: "store of on-oversize claim-check: file:///dir, or s3://bucket/prefix?endpoint=https://host:port&region=r (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials or the instance's role)", Field: func(c *config) *string { return &c.ClaimCheckURL }},
@@ -287,6 +293,20 @@ func (c *config) validate() error {
 		return fmt.Errorf("topic-map: %w", err)
 	}
 	p.topics = sink.TopicMap{Names: names, Prefix: c.TopicPrefix, Default: c.DefaultTopic}
+	if p.topics.Routes, err = sink.ParseRoutes(c.TopicRoutes); err != nil {
+		return fmt.Errorf("topic-routes: %w", err)
+	}
+	for _, r := range p.topics.Routes {
+		if r.UsesTopic() && !formatNamesTopics(c.Format) {
+			return fmt.Errorf("topic-routes: route %q uses {topic}, and format %s names no topic: use {schema} and {table}", r.Rule, c.Format)
+		}
+	}
+	if p.topics.Partitions, err = sink.ParsePartitions(c.PartitionBy); err != nil {
+		return fmt.Errorf("partition-by: %w", err)
+	}
+	if len(p.topics.Partitions) > 0 && c.Sink == "nats" {
+		return errors.New("partition-by: NATS has no partitions (a subject's messages keep their order per key); leave partition-by unset with sink nats")
+	}
 	switch c.OnOversize {
 	case sink.OversizeFail, sink.OversizeKeyOnly:
 		if c.ClaimCheckURL != "" {
@@ -351,6 +371,12 @@ func (c *config) validate() error {
 	}
 	p.registry, err = c.registryOptions()
 	return err
+}
+
+// formatNamesTopics reports whether a format gives its records a topic of their own (the
+// others' records go to default-topic unless a route names one).
+func formatNamesTopics(format string) bool {
+	return format == "debezium-json" || format == "avro"
 }
 
 // parsePairs reads name=value pairs separated by commas.

@@ -70,6 +70,31 @@ func TestConfig(t *testing.T) {
 			return to == "b" && other == "p.x"
 		}},
 		{name: "bad topic map", args: append(kafka, "--topic-map", "a"), err: "want from=to"},
+		// Routes: the first that matches a table wins, after the prefix; a record of no route
+		// or no table goes by the topic map and prefix.
+		{name: "topic routes", args: append(kafka, "--topic-prefix", "p.", "--topic-routes", "shop.orders=orders; shop.*={schema}_{table} ;*.*=all.{topic}",
+			"--partition-by", "shop.orders=table;*.*=key"), ok: func(c *config) bool {
+			tm := c.parsed.topics
+			a, _ := tm.Route("srv.shop.orders", "shop", "orders")
+			b, _ := tm.Route("srv.shop.items", "shop", "items")
+			d, _ := tm.Route("srv.crm.users", "crm", "users")
+			e, _ := tm.Route("srv", "", "")
+			return a == "p.orders" && b == "p.shop_items" && d == "p.all.srv.crm.users" && e == "p.srv" &&
+				string(tm.PartitionKey("shop", "orders")) == "shop.orders" && tm.PartitionKey("shop", "items") == nil
+		}},
+		{name: "route without topic", args: append(kafka, "--topic-routes", "shop.orders"), err: `route "shop.orders": want SCHEMA.TABLE=TOPIC`},
+		{name: "route empty topic", args: append(kafka, "--topic-routes", "shop.orders="), err: "the topic is empty"},
+		{name: "route no table", args: append(kafka, "--topic-routes", "orders=x"), err: `matcher "orders": want SCHEMA.TABLE`},
+		{name: "route bad glob", args: append(kafka, "--topic-routes", "shop.[x=x"), err: "syntax error in pattern"},
+		{name: "route placeholder", args: append(kafka, "--topic-routes", "shop.*={db}.{table}"), err: "unknown placeholder; want {schema}, {table} or {topic}"},
+		{name: "route topic of canal", args: []string{"--sink", "kafka", "--kafka-brokers", "k:1", "--format", "canal-json", "--topic-routes", "*.*={topic}"},
+			err: "format canal-json names no topic: use {schema} and {table}"},
+		{name: "partition by column", args: append(kafka, "--partition-by", "shop.orders=id"), err: `partition by "id": want key (the record's key) or table`},
+		{name: "partition on nats", args: []string{"--config", yml, "--partition-by", "*.*=table"}, err: "NATS has no partitions"},
+		{name: "routes on nats", args: []string{"--config", yml, "--topic-routes", "*.*=t.{table}"}, ok: func(c *config) bool {
+			to, _ := c.parsed.topics.Route("", "shop", "orders")
+			return to == "cdc.t.orders"
+		}},
 		{name: "tables and filter", args: append(kafka, "--tables", "t", "--filter", `{"rules":[{"match":"t"}]}`), err: "give one of them"},
 		{name: "filter", args: append(kafka, "--filter", `{"rules":[{"match":"t","filter":"select id from t"}]}`), ok: func(c *config) bool {
 			return c.parsed.request.Filter.GetRules()[0].GetFilter() == "select id from t"

@@ -251,7 +251,8 @@ func newPublisher(cfg *config) (sink.Publisher, error) {
 	switch cfg.Sink {
 	case "kafka":
 		return kafka.New(kafka.Options{Brokers: p.brokers, Name: cfg.Name, OffsetsTopic: cfg.KafkaOffsetsTopic,
-			MaxRecordBytes: p.maxRecord, MaxBufferedBytes: p.maxBuffer, Extra: p.kafkaOpts(), Auth: p.kafkaAuth})
+			MaxRecordBytes: p.maxRecord, MaxBufferedBytes: p.maxBuffer, Extra: p.kafkaOpts(), Auth: p.kafkaAuth,
+			PartitionKeys: len(p.topics.Partitions) > 0})
 	case "nats":
 		return nats.New(nats.Options{URL: cfg.NATSURL, Name: cfg.Name, Stream: cfg.NATSStream, SubjectPrefix: cfg.TopicPrefix,
 			Duplicates: p.duplicates, Bucket: cfg.NATSBucket, MaxInFlight: p.inFlight, Extra: p.natsAuth})

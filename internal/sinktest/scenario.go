@@ -70,7 +70,20 @@ func (f *Flaky) Fit(r *sink.Record) (size, limit int, what string) {
 // every failEvery commits when failEvery > 0, stops it through its Stop channel, and checks
 // that the broker holds every change exactly once, in order per key.
 func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery int) {
-	run(t, db, database, b, format, options, failEvery, 0)
+	run(t, db, database, b, format, options, failEvery, 0, nil)
+}
+
+// Routing is what RoutedExactlyOnce routes by: the sink's topic map and the topic every
+// record of table t must land in.
+type Routing struct {
+	Topics sink.TopicMap
+	Topic  string
+}
+
+// RoutedExactlyOnce is ExactlyOnce with the sink's topics (routes, partition rules) from r:
+// the broker must hold every change once, in order per key, each in r.Topic.
+func RoutedExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, format string, failEvery int, r Routing) {
+	run(t, db, database, b, format, nil, failEvery, 0, &r)
 }
 
 // SnapshotExactlyOnce is ExactlyOnce for a sink that starts with a snapshot: the table holds
@@ -78,10 +91,10 @@ func ExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, for
 // on, and the broker must hold a snapshot of every row, then every change after it, once
 // and in order per key.
 func SnapshotExactlyOnce(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery, rows int) {
-	run(t, db, database, b, format, options, failEvery, rows)
+	run(t, db, database, b, format, options, failEvery, rows, nil)
 }
 
-func run(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery, snapshot int) {
+func run(t *testing.T, db *testdb.Server, database string, b Broker, format string, options map[string]string, failEvery, snapshot int, routing *Routing) {
 	addr := testserver.Serve(t, db, database)
 	w := NewWriter(t, db, max(12, snapshot), uint64(time.Now().UnixNano()))
 	start := Position(t, db, database)
@@ -114,6 +127,10 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 	if b.Schemas != nil {
 		schemas = b.Schemas(t)
 	}
+	topics := sink.TopicMap{Prefix: "cdc.", Default: "changes"}
+	if routing != nil {
+		topics = routing.Topics
+	}
 	go func() {
 		done <- sink.Run(context.Background(), sink.Config{
 			Name: "s-" + format, Client: cl, Publisher: pub, Stop: stop, Metrics: metrics, Schemas: schemas,
@@ -121,7 +138,7 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 				Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
 				// Small batches: many commits, and batches that end inside a transaction.
 				MaxBatchBytes: 2048, CopyChunkRows: chunk},
-			Topics:  sink.TopicMap{Prefix: "cdc.", Default: "changes"},
+			Topics:  topics,
 			Logger:  Logger(t),
 			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(20 * time.Millisecond) },
 		})
@@ -200,6 +217,14 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 	if snapshot > 0 {
 		w.CheckSnapshot(t, got)
 		return
+	}
+	if routing != nil {
+		for _, g := range got {
+			if g.Topic != routing.Topic {
+				t.Errorf("a record in topic %s, want every one in %s: %q", g.Topic, routing.Topic, marker.FindAll(g.Value, -1))
+				break
+			}
+		}
 	}
 	w.Check(t, got)
 }

@@ -9,8 +9,9 @@
 // predecessor that was killed and aborts its open transaction, and reads the last committed
 // position back.
 //
-// Records keep their order per key: the default partitioner sends one key to one partition,
-// and the idempotent producer keeps a partition's records in order across retries. Memory is
+// Records keep their order per key: the default partitioner sends one key to one partition
+// (or, with Options.PartitionKeys, one partition key: a table's records all to one), and the
+// idempotent producer keeps a partition's records in order across retries. Memory is
 // bounded by the producer's buffer (MaxBufferedBytes): Publish blocks while it is full.
 package kafka
 
@@ -53,6 +54,10 @@ type Options struct {
 	// MaxBufferedBytes bounds the records held in memory before the broker acknowledges
 	// them; zero means 64 MiB.
 	MaxBufferedBytes int
+	// PartitionKeys partitions a record by its sink.Record.PartitionKey when it has one (a
+	// partition rule by table) instead of its key; the records with none go by their key
+	// either way.
+	PartitionKeys bool
 	// Extra are more client options (TLS, SASL, ...).
 	Extra []kgo.Opt
 	// Auth says how Extra authenticates, for errors: e.g. "SASL SCRAM-SHA-256 as user
@@ -142,6 +147,9 @@ func (p *Publisher) resume(ctx context.Context) (*binlogdata.VGtid, error) {
 			return min(time.Duration(tries)*100*time.Millisecond, 2*time.Second)
 		}),
 	}, p.opts.Extra...)
+	if p.opts.PartitionKeys {
+		opts = append(opts, kgo.RecordPartitioner(newKeyPartitioner()))
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
@@ -270,6 +278,12 @@ func (p *Publisher) Publish(ctx context.Context, r *sink.Record) error {
 		return err
 	}
 	rec := &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value}
+	if r.PartitionKey != nil {
+		if !p.opts.PartitionKeys {
+			return sink.Permanent(fmt.Errorf("record %s for topic %s has a partition key, and the publisher was made without PartitionKeys", r.ID, r.Topic))
+		}
+		rec.Context = withPartitionKey(ctx, r.PartitionKey)
+	}
 	if len(r.Headers) > 0 {
 		rec.Headers = make([]kgo.RecordHeader, 0, len(r.Headers))
 		for k, v := range r.Headers {

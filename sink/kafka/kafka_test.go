@@ -30,10 +30,13 @@ func TestMain(m *testing.M) {
 	os.Exit(testdb.RunTests(m, testdb.Options{Database: "sinkkafka"}, &db))
 }
 
-func broker(brokers []string) sinktest.Broker {
+func broker(brokers []string) sinktest.Broker { return brokerWith(brokers, false) }
+
+// brokerWith makes publishers that partition by partition keys (kafka.Options.PartitionKeys).
+func brokerWith(brokers []string, partitionKeys bool) sinktest.Broker {
 	return sinktest.Broker{
 		New: func(t testing.TB, name string) sink.Publisher {
-			p, err := kafka.New(kafka.Options{Brokers: brokers, Name: name, OffsetsTopic: "offsets"})
+			p, err := kafka.New(kafka.Options{Brokers: brokers, Name: name, OffsetsTopic: "offsets", PartitionKeys: partitionKeys})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,6 +62,46 @@ func TestKafkaExactlyOnce(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/fail-every-%d", tc.format, tc.failEvery), func(t *testing.T) {
 			sinktest.ExactlyOnce(t, db, "sinkkafka", broker(sinktest.Kafka(t, 3)), tc.format, nil, tc.failEvery)
+		})
+	}
+}
+
+// Routed by table (a topic route, with and without a partition rule by table) into a topic
+// of three partitions, every change still arrives once, in order per key, in the route's
+// topic, with commits that fail; by table, all of them in one partition (Check: one key's
+// records in one partition).
+func TestKafkaRoutedExactlyOnce(t *testing.T) {
+	for _, tc := range []struct {
+		format, partition string
+		failEvery         int
+	}{
+		{"debezium-json", "", 3},
+		{"debezium-json", "sinkkafka.t=table", 3},
+		{"canal-json", "*.*=table", 4},
+		{"avro", "*.t=key", 4},
+	} {
+		t.Run(tc.format+"/"+tc.partition, func(t *testing.T) {
+			routes, err := sink.ParseRoutes("other.t=wrong;sinkkafka.t=routed.{schema}.{table}")
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := sink.ParsePartitions(tc.partition)
+			if err != nil {
+				t.Fatal(err)
+			}
+			brokers := sinktest.Kafka(t, 3)
+			sinktest.RoutedExactlyOnce(t, db, "sinkkafka", brokerWith(brokers, len(parts) > 0), tc.format, tc.failEvery, sinktest.Routing{
+				Topics: sink.TopicMap{Prefix: "cdc.", Default: "changes", Routes: routes, Partitions: parts},
+				Topic:  "cdc.routed.sinkkafka.t"})
+			got := sinktest.ReadKafka(t, brokers, `^cdc\.`, 10000, time.Second)
+			orders := map[string]bool{}
+			for _, g := range got {
+				orders[g.Order] = true
+			}
+			// By key, twelve keys spread over the three partitions; by table, one holds all.
+			if byTable := strings.HasSuffix(tc.partition, "=table"); byTable != (len(orders) == 1) {
+				t.Errorf("partition rule %q: the records are in %d partitions: %v", tc.partition, len(orders), orders)
+			}
 		})
 	}
 }

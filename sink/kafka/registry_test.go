@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,5 +82,44 @@ func TestKafkaRegistryExactlyOnce(t *testing.T) {
 	}
 	if values == 0 || len(schemas) == 0 {
 		t.Fatalf("%d records, %d change values, %d schemas", len(got), values, len(schemas))
+	}
+}
+
+// TestKafkaRegistryRouted: avro through a schema registry with the table routed to a topic of
+// its own: the subjects follow the topic the records go to (TopicNameStrategy), so the
+// registry holds <route's topic>-key and -value and nothing under the format's own topic, and
+// every change still arrives once and in order per key with commits that fail.
+func TestKafkaRegistryRouted(t *testing.T) {
+	fake := srfake.New()
+	t.Cleanup(fake.Close)
+	b := brokerWith(sinktest.Kafka(t, 3), true)
+	b.Schemas = func(t testing.TB) sink.Schemas {
+		r, err := registry.New(registry.Options{URLs: []string{fake.URL()}, Logger: sinktest.Logger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	routes, err := sink.ParseRoutes("*.t=routed-{table}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := sink.ParsePartitions("*.*=table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinktest.RoutedExactlyOnce(t, db, "sinkkafka", b, "avro", 4, sinktest.Routing{
+		Topics: sink.TopicMap{Prefix: "cdc.", Default: "changes", Routes: routes, Partitions: parts}, Topic: "cdc.routed-t"})
+	cl, err := sr.NewClient(sr.URLs(fake.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subjects, err := cl.Subjects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(subjects)
+	if !slices.Equal(subjects, []string{"cdc.routed-t-key", "cdc.routed-t-value"}) {
+		t.Errorf("subjects %v, want the routed topic's key and value", subjects)
 	}
 }

@@ -41,6 +41,29 @@ func broker(url, stream string) sinktest.Broker {
 	}
 }
 
+// Routed by table into a subject of its own (after the prefix, as the stream's subjects
+// want), every change still arrives once and in order per key, in that subject only.
+func TestNATSRoutedExactlyOnce(t *testing.T) {
+	for _, tc := range []struct {
+		format    string
+		failEvery int
+	}{
+		{"debezium-json", 3},
+		{"canal-json", 3},
+		{"avro", 4},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			routes, err := sink.ParseRoutes("other.*=wrong;sinknats.t=routed.{table}")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := sinktest.StartNATS(t)
+			sinktest.RoutedExactlyOnce(t, db, "sinknats", broker(srv.URL(), "CDC"), tc.format, tc.failEvery, sinktest.Routing{
+				Topics: sink.TopicMap{Prefix: "cdc.", Default: "changes", Routes: routes}, Topic: "cdc.routed.t"})
+		})
+	}
+}
+
 // Every change once, in order per key, in each format; with commits that fail (before and
 // after the checkpoint is written) the sink publishes again from its checkpoint and the
 // stream's duplicate window drops what it already holds.
