@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 )
 
@@ -26,13 +27,6 @@ func TestMain(m *testing.M) {
 func serve(t *testing.T) string {
 	t.Helper()
 	return testserver.Serve(t, db, "ex")
-}
-
-func execSQL(t *testing.T, sqls ...string) {
-	t.Helper()
-	if err := db.Exec(sqls...); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // output collects a process's stdout and signals when a line contains a marker.
@@ -85,17 +79,6 @@ func start(t *testing.T, name string, args ...string) (*exec.Cmd, *output, chan 
 	return cmd, out, done
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func wait(t *testing.T, done chan error, out *output) {
 	t.Helper()
 	select {
@@ -112,7 +95,7 @@ func wait(t *testing.T, done chan error, out *output) {
 // which comes before any row: a row written before it would fall before the stream's start.
 func waitStarted(t *testing.T, out *output, done chan error) {
 	t.Helper()
-	waitFor(t, "the stream to start", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "the stream to start", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("example exited before streaming: %v\n%s", err, out)
@@ -125,13 +108,13 @@ func waitStarted(t *testing.T, out *output, done chan error) {
 // runResumable checks an example that takes --server, --position-file, --table, --max-rows.
 func runResumable(t *testing.T, table string, command ...string) {
 	addr := serve(t)
-	execSQL(t, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(10))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(10))")
 	pos := filepath.Join(t.TempDir(), "pos.json")
 	args := append(command[1:], "--server", addr, "--position-file", pos, "--table", table, "--max-rows", "1")
 
 	_, out, done := start(t, command[0], args...)
 	waitStarted(t, out, done)
-	execSQL(t, "INSERT INTO "+table+" VALUES (1, 'one')")
+	testkit.MustExec(t, db, "INSERT INTO "+table+" VALUES (1, 'one')")
 	wait(t, done, out)
 	if !out.has("ROW " + table + " 1,one") {
 		t.Fatalf("first run did not print the row:\n%s", out)
@@ -140,7 +123,7 @@ func runResumable(t *testing.T, table string, command ...string) {
 		t.Fatalf("no resume position saved: %v", err)
 	}
 
-	execSQL(t, "INSERT INTO "+table+" VALUES (2, 'two')")
+	testkit.MustExec(t, db, "INSERT INTO "+table+" VALUES (2, 'two')")
 	_, out, done = start(t, command[0], args...)
 	wait(t, done, out)
 	if !out.has("ROW "+table+" 2,two") || out.has("1,one") {
@@ -165,7 +148,7 @@ func TestNode(t *testing.T) {
 
 func TestGrpcurl(t *testing.T) {
 	addr := serve(t)
-	execSQL(t, "DROP TABLE IF EXISTS ex_grpcurl", "CREATE TABLE ex_grpcurl (id INT PRIMARY KEY, v VARCHAR(10))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS ex_grpcurl", "CREATE TABLE ex_grpcurl (id INT PRIMARY KEY, v VARCHAR(10))")
 	pos := filepath.Join(t.TempDir(), "pos.json")
 	// Build grpcurl first so the timed runs below measure streaming, not compiling.
 	if out, err := exec.Command("go", "build", "-o", os.DevNull, "github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3").CombinedOutput(); err != nil {
@@ -175,13 +158,13 @@ func TestGrpcurl(t *testing.T) {
 	}
 	_, out, done := start(t, "./grpcurl/stream.sh", addr, pos, "8")
 	waitStarted(t, out, done)
-	execSQL(t, "INSERT INTO ex_grpcurl VALUES (1, 'one')")
+	testkit.MustExec(t, db, "INSERT INTO ex_grpcurl VALUES (1, 'one')")
 	wait(t, done, out)
 	// Row values are base64 in grpcurl's JSON: "1one" and "2two".
 	if !out.has("MW9uZQ==") {
 		t.Fatalf("first run did not print the row:\n%s", out)
 	}
-	execSQL(t, "INSERT INTO ex_grpcurl VALUES (2, 'two')")
+	testkit.MustExec(t, db, "INSERT INTO ex_grpcurl VALUES (2, 'two')")
 	_, out, done = start(t, "./grpcurl/stream.sh", addr, pos, "8")
 	wait(t, done, out)
 	if !out.has("MnR3bw==") || out.has("MW9uZQ==") {

@@ -12,6 +12,8 @@ import (
 	topodatapb "vitess.io/vitess/go/vt/proto/topodata"
 	vtgatepb "vitess.io/vitess/go/vt/proto/vtgate"
 	"vitess.io/vitess/go/vt/vterrors"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestVitessStreamRowsFilterVarChar ports rowstreamer_test.go's TestStreamRowsFilterVarChar:
@@ -19,7 +21,7 @@ import (
 // server's collation matches them, in VStreamRows (where the WHERE is pushed down and the
 // filter judges the rows again) and in the binlog stream (where only the filter judges).
 func TestVitessStreamRowsFilterVarChar(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS it_fvarchar",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS it_fvarchar",
 		"CREATE TABLE it_fvarchar (id1 INT, val VARCHAR(128), PRIMARY KEY (id1)) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
 		"INSERT INTO it_fvarchar VALUES (1, 'kepler'), (2, 'Ñewton'), (3, 'nEwton'), (4, 'kepler'), (5, 'neẅton'), (6, 'kepler')")
 	const query = "select id1, val from it_fvarchar where (val = 'newton')"
@@ -43,7 +45,7 @@ func TestVitessStreamRowsFilterVarChar(t *testing.T) {
 		t.Fatal(err)
 	}
 	read(t, r, 1, nil) // the VGTID of the start
-	execSQL(t, "INSERT INTO it_fvarchar VALUES (7, 'NEWTON'), (8, 'newtons'), (9, 'ñewton  '), (10, 'kepler'), (11, 'néwton'), (12, 'newt0n')")
+	testkit.MustExec(t, db, "INSERT INTO it_fvarchar VALUES (7, 'NEWTON'), (8, 'newtons'), (9, 'ñewton  '), (10, 'kepler'), (11, 'néwton'), (12, 'newt0n')")
 	var rows []string
 	for len(rows) == 0 {
 		evs, err := r.Recv()
@@ -68,7 +70,7 @@ func TestVitessStreamRowsFilterVarChar(t *testing.T) {
 // compare as the server does (a UCA collation here) is INVALID_ARGUMENT naming the column and
 // the collation, never an approximate comparison.
 func TestFilterRefusedCollation(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS it_fcoll",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS it_fcoll",
 		"CREATE TABLE it_fcoll (id INT PRIMARY KEY, val VARCHAR(20) COLLATE utf8mb4_unicode_ci)",
 		"INSERT INTO it_fcoll VALUES (1, 'newton')")
 	const msg = "column val cannot be compared in a filter: collation not compared as the server compares it: utf8mb4_unicode_ci"

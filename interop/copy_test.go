@@ -21,6 +21,8 @@ import (
 	topodatapb "vitess.io/vitess/go/vt/proto/topodata"
 	vtgatepb "vitess.io/vitess/go/vt/proto/vtgate"
 	"vitess.io/vitess/go/vt/vtgate/vtgateconn"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // The copy cases of Vitess's uvstreamer_flaky_test.go and rowstreamer_test.go, run with
@@ -143,12 +145,12 @@ func cfTables(t *testing.T, names ...string) {
 	t.Helper()
 	for i, name := range names {
 		idx := i + 1
-		execSQL(t, fmt.Sprintf(cfCreate, name, idx, idx, idx))
+		testkit.MustExec(t, db, fmt.Sprintf(cfCreate, name, idx, idx, idx))
 		var vals []string
 		for r := 1; r <= 10; r++ {
 			vals = append(vals, fmt.Sprintf("(%d, %d)", r, r*idx*10))
 		}
-		execSQL(t, fmt.Sprintf("INSERT INTO %s (id%d1, id%d2) VALUES %s", name, idx, idx, strings.Join(vals, ", ")))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO %s (id%d1, id%d2) VALUES %s", name, idx, idx, strings.Join(vals, ", ")))
 	}
 }
 
@@ -255,9 +257,9 @@ func TestTabletCopyCompleteFlow(t *testing.T) {
 	cfCheckFields(t, evs, "cf_t1", "cf_t2", "cf_t3")
 	var want []string
 
-	execSQL(t, fmt.Sprintf(cfInsert, "cf_t1", 1, 1, 14, 140), fmt.Sprintf(cfInsert, "cf_t2", 2, 2, 13, 260))
+	testkit.MustExec(t, db, fmt.Sprintf(cfInsert, "cf_t1", 1, 1, 14, 140), fmt.Sprintf(cfInsert, "cf_t2", 2, 2, 13, 260))
 	// Savepoints are not streamed; the rows rolled back to one are not either.
-	execSQL(t, "BEGIN",
+	testkit.MustExec(t, db, "BEGIN",
 		"INSERT INTO cf_t3 (id31, id32) VALUES (12, 360)",
 		"SAVEPOINT a",
 		"INSERT INTO cf_t3 (id31, id32) VALUES (13, 390)",
@@ -292,7 +294,7 @@ func TestTabletCopyCatchUp(t *testing.T) {
 	pos := evs[2].Gtid
 	cancel()
 
-	execSQL(t, "BEGIN", fmt.Sprintf(cfInsert, "cu_t1", 1, 1, 11, 110), fmt.Sprintf(cfInsert, "cu_t2", 2, 2, 11, 220), "COMMIT")
+	testkit.MustExec(t, db, "BEGIN", fmt.Sprintf(cfInsert, "cu_t1", 1, 1, 11, 110), fmt.Sprintf(cfInsert, "cu_t2", 2, 2, 11, 220), "COMMIT")
 	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel2()
 	st := tabletStream(t, ctx2, &binlogdatapb.VStreamRequest{Position: pos, Filter: flt,
@@ -309,14 +311,14 @@ func TestTabletCopyCatchUp(t *testing.T) {
 // TestTabletNoCopyWithGTID is TestUVStreamerNoCopyWithGTID: tables_to_copy with a position
 // and no table_p_ks copies nothing; the stream starts at the position.
 func TestTabletNoCopyWithGTID(t *testing.T) {
-	execSQL(t, "CREATE TABLE nc_t1 (id INT, val VARCHAR(128), PRIMARY KEY (id))", "INSERT INTO nc_t1 VALUES (1, 'val1')")
+	testkit.MustExec(t, db, "CREATE TABLE nc_t1 (id INT, val VARCHAR(128), PRIMARY KEY (id))", "INSERT INTO nc_t1 VALUES (1, 'val1')")
 	pos := serverPosition(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Position: pos,
 		Filter:  &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "nc_t1", Filter: "select * from nc_t1"}}},
 		Options: &binlogdatapb.VStreamOptions{TablesToCopy: []string{"nc_t1"}}})
-	execSQL(t, "INSERT INTO nc_t1 VALUES (2, 'val2')")
+	testkit.MustExec(t, db, "INSERT INTO nc_t1 VALUES (2, 'val2')")
 	got, evs := tabletEvents(t, st, 5)
 	checkFields(t, evs, "nc_t1", vbInt("id"), vbCol{"val", "VARCHAR", "varchar(128)", 512, int(utf8mb4Default())})
 	compareEvents(t, got, []string{
@@ -331,7 +333,7 @@ func TestTabletNoCopyWithGTID(t *testing.T) {
 // TestTabletCopyWithoutKey is rowstreamer_test.go's t3 of TestStreamRowsScan: a table
 // without a key is copied ordered by all its columns, and its LASTPK is over all of them.
 func TestTabletCopyWithoutKey(t *testing.T) {
-	execSQL(t, "CREATE TABLE nk_t3 (id INT, val VARBINARY(128))", "INSERT INTO nk_t3 VALUES (2, 'bbb'), (1, 'aaa')")
+	testkit.MustExec(t, db, "CREATE TABLE nk_t3 (id INT, val VARBINARY(128))", "INSERT INTO nk_t3 VALUES (2, 'bbb'), (1, 'aaa')")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{
@@ -364,7 +366,7 @@ func TestTabletCopyWithoutKey(t *testing.T) {
 // 100,000 bytes go three to a packet, each packet its own transaction ending in LASTPK, and
 // each tablet packet its own response.
 func TestTabletCopyPackets(t *testing.T) {
-	execSQL(t, "CREATE TABLE mp_t1 (id INT, val LONGBLOB, PRIMARY KEY (id))",
+	testkit.MustExec(t, db, "CREATE TABLE mp_t1 (id INT, val LONGBLOB, PRIMARY KEY (id))",
 		"INSERT INTO mp_t1 SELECT seq, REPEAT('x', 100000) FROM "+db.Seq(5))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -468,7 +470,7 @@ func vtgateRead(t *testing.T, r vtgateconn.VStreamReader, until string) (lines [
 // [BEGIN, VGTID, COMMIT] for a table's completion, then COPY_COMPLETED for the shard and the
 // final one.
 func TestVtgateCopyResumeThroughProtojson(t *testing.T) {
-	execSQL(t, "CREATE TABLE pj_a (id INT PRIMARY KEY)", "INSERT INTO pj_a VALUES (1), (2), (3)",
+	testkit.MustExec(t, db, "CREATE TABLE pj_a (id INT PRIMARY KEY)", "INSERT INTO pj_a VALUES (1), (2), (3)",
 		"CREATE TABLE pj_b (id INT PRIMARY KEY, pad LONGBLOB)", "INSERT INTO pj_b SELECT seq, REPEAT('x', 100000) FROM "+db.Seq(5),
 		"CREATE TABLE pj_c (id INT PRIMARY KEY)", "INSERT INTO pj_c VALUES (7)")
 	conn := vtgate(t)
@@ -546,16 +548,16 @@ func TestTabletBestEffortFieldNames(t *testing.T) {
 	for _, metadata := range []string{"MINIMAL", "FULL"} {
 		t.Run(metadata, func(t *testing.T) {
 			table := "be_" + strings.ToLower(metadata)
-			execSQL(t, "CREATE TABLE "+table+" (id INT, val VARBINARY(128), PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
+			testkit.MustExec(t, db, "CREATE TABLE "+table+" (id INT, val VARBINARY(128), PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
 			pos := serverPosition(t)
-			execSQL(t, "SET GLOBAL binlog_row_metadata = "+metadata)
-			execSQL(t, "INSERT INTO "+table+" VALUES (1, 'abc')")
-			execSQL(t, "SET GLOBAL binlog_row_metadata = FULL", "RENAME TABLE "+table+" TO "+table+"_new")
+			testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = "+metadata)
+			testkit.MustExec(t, db, "INSERT INTO "+table+" VALUES (1, 'abc')")
+			testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = FULL", "RENAME TABLE "+table+" TO "+table+"_new")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{Position: pos, Filter: &binlogdatapb.Filter{
 				FieldEventMode: binlogdatapb.Filter_BEST_EFFORT, Rules: []*binlogdatapb.Rule{{Match: "/^" + table}}}})
-			execSQL(t, "INSERT INTO "+table+"_new VALUES (2, 'abc')")
+			testkit.MustExec(t, db, "INSERT INTO "+table+"_new VALUES (2, 'abc')")
 			got, _ := tabletEvents(t, st, 12)
 			id, val := "@1", "@2"
 			if metadata == "FULL" {
@@ -583,7 +585,7 @@ func TestTabletBestEffortFieldNames(t *testing.T) {
 // cross the packet size arrives in transactions, each BEGIN closed by a COMMIT before the
 // next BEGIN.
 func TestVtgateCopyTransactions(t *testing.T) {
-	execSQL(t, "CREATE TABLE ct_basic (id1 INT PRIMARY KEY, id2 INT)", "INSERT INTO ct_basic SELECT seq, seq FROM "+db.Seq(100000))
+	testkit.MustExec(t, db, "CREATE TABLE ct_basic (id1 INT PRIMARY KEY, id2 INT)", "INSERT INTO ct_basic SELECT seq, seq FROM "+db.Seq(100000))
 	conn := vtgate(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -635,10 +637,10 @@ func TestVtgateCopyTransactions(t *testing.T) {
 // update of id1 9), which the copy then sends again; vstreamd leaves them to the copy, so
 // each row arrives once, as the copy reads it.
 func TestVtgateCopyResume(t *testing.T) {
-	execSQL(t, "CREATE TABLE cr_resume (id1 BIGINT PRIMARY KEY, id2 BIGINT)", "CREATE TABLE cr_other (id1 BIGINT PRIMARY KEY, id2 BIGINT)",
+	testkit.MustExec(t, db, "CREATE TABLE cr_resume (id1 BIGINT PRIMARY KEY, id2 BIGINT)", "CREATE TABLE cr_other (id1 BIGINT PRIMARY KEY, id2 BIGINT)",
 		"INSERT INTO cr_resume (id1, id2) VALUES (1,1), (2,2), (3,3), (4,4), (5,5), (6,6), (7,7), (8,8)")
 	pos := serverPosition(t)
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"INSERT INTO cr_resume (id1, id2) VALUES (9, 9)",
 		"UPDATE cr_resume SET id2 = 10 WHERE id1 = 1",
 		"INSERT INTO cr_other (id1, id2) VALUES (100, 100)",
@@ -696,7 +698,7 @@ func TestVtgateCopyResume(t *testing.T) {
 // reads the uvstreamer's plans; here they are the tables whose copy the stream sends. Table
 // names have a prefix, and regexes match it, for the database is shared.
 func TestTabletCopyFilterValidations(t *testing.T) {
-	execSQL(t, "CREATE TABLE fv_t1 (id11 INT, id12 INT, PRIMARY KEY (id11))",
+	testkit.MustExec(t, db, "CREATE TABLE fv_t1 (id11 INT, id12 INT, PRIMARY KEY (id11))",
 		"CREATE TABLE fv_t2a (id21 INT, id22 INT, PRIMARY KEY (id21))",
 		"CREATE TABLE fv_t2b (id21 INT, id22 INT, PRIMARY KEY (id21))",
 		"INSERT INTO fv_t1 VALUES (9, 90), (10, 100), (11, 110)")
@@ -784,7 +786,7 @@ func fieldOf(t *testing.T, evs []*binlogdatapb.VEvent, table, col, vitess string
 // LASTPK's key fields are Vitess's on MySQL (flags 53251 and 20483, the VARCHAR's collation
 // 255) and the FIELD's columns on MariaDB.
 func TestTabletCopyWithDifferentFilters(t *testing.T) {
-	execSQL(t, "CREATE TABLE df_t1 (id1 INT, id2 INT, id3 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
+	testkit.MustExec(t, db, "CREATE TABLE df_t1 (id1 INT, id2 INT, id3 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
 		"CREATE TABLE df_t2a (id1 INT, id2 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
 		"CREATE TABLE df_t2b (id1 VARCHAR(20), id2 INT, PRIMARY KEY (id1)) CHARSET=utf8mb4",
 		"INSERT INTO df_t1 (id1, id2, id3) VALUES (1, 2, 3)",

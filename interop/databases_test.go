@@ -13,13 +13,15 @@ import (
 	binlogdatapb "vitess.io/vitess/go/vt/proto/binlogdata"
 	topodatapb "vitess.io/vitess/go/vt/proto/topodata"
 	vtgatepb "vitess.io/vitess/go/vt/proto/vtgate"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestSecondDatabase: a vstreamd started with --databases serves a second database of its
 // server as the keyspace of its name to Vitess's own vtgate client, beside the DSN's, both
 // in one stream of a VGtid naming the two, and refuses a keyspace it does not list.
 func TestSecondDatabase(t *testing.T) {
-	execSQL(t, "DROP DATABASE IF EXISTS it_second", "CREATE DATABASE it_second",
+	testkit.MustExec(t, db, "DROP DATABASE IF EXISTS it_second", "CREATE DATABASE it_second",
 		"CREATE TABLE ks.it_dbs (id INT PRIMARY KEY, v VARCHAR(10))",
 		"CREATE TABLE it_second.it_dbs (id INT PRIMARY KEY, v VARCHAR(10))",
 		"INSERT INTO ks.it_dbs VALUES (1, 'a')", "INSERT INTO it_second.it_dbs VALUES (2, 'b')")
@@ -53,7 +55,7 @@ func TestSecondDatabase(t *testing.T) {
 	if want := "BEGIN FIELD it_second.it_dbs VGTID ROW it_second.it_dbs 1 VGTID COMMIT BEGIN VGTID COMMIT COPY_COMPLETED it_second/0 COPY_COMPLETED /"; strings.Join(got, " ") != want {
 		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
-	execSQL(t, "INSERT INTO it_second.it_dbs VALUES (3, 'c')", "INSERT INTO ks.it_dbs VALUES (3, 'c')")
+	testkit.MustExec(t, db, "INSERT INTO it_second.it_dbs VALUES (3, 'c')", "INSERT INTO ks.it_dbs VALUES (3, 'c')")
 	// The other database's transaction follows, empty, possibly in the same response.
 	if got := read(t, r, 5, &last); strings.Join(got[:5], " ") != "BEGIN FIELD it_second.it_dbs ROW it_second.it_dbs 1 VGTID COMMIT" {
 		t.Fatalf("binlog: %v", got)
@@ -100,13 +102,13 @@ func TestSecondDatabase(t *testing.T) {
 	}
 	var lastBoth *binlogdatapb.VGtid
 	readRows(r3, 0, &lastBoth)
-	execSQL(t, "INSERT INTO it_second.it_dbs VALUES (4, 'd')", "INSERT INTO ks.it_dbs VALUES (4, 'd')")
+	testkit.MustExec(t, db, "INSERT INTO it_second.it_dbs VALUES (4, 'd')", "INSERT INTO ks.it_dbs VALUES (4, 'd')")
 	lastBoth = nil
 	if got, want := strings.Join(readRows(r3, 2, &lastBoth), "|"), "it_second it_second.it_dbs 4,d|ks ks.it_dbs 4,d"; got != want {
 		t.Fatalf("stream of two keyspaces: got %s, want %s", got, want)
 	}
 	cancel3()
-	execSQL(t, "INSERT INTO ks.it_dbs VALUES (5, 'e')", "INSERT INTO it_second.it_dbs VALUES (5, 'e')")
+	testkit.MustExec(t, db, "INSERT INTO ks.it_dbs VALUES (5, 'e')", "INSERT INTO it_second.it_dbs VALUES (5, 'e')")
 	ctx4, cancel4 := context.WithCancel(context.Background())
 	defer cancel4()
 	r4, err := conn.VStream(ctx4, topodatapb.TabletType_PRIMARY, lastBoth, filter, &vtgatepb.VStreamFlags{})

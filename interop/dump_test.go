@@ -16,6 +16,7 @@ import (
 	binlogdatapb "vitess.io/vitess/go/vt/proto/binlogdata"
 
 	"github.com/vstream-cdc/vstream/client/binlogdump"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // dumpEvents runs BinlogDumpGTID with Vitess's tablet client and reads the relayed packets
@@ -90,7 +91,7 @@ func goMySQLFlavor() string { return byFlavor(mysql.MariaDBFlavor, mysql.MySQLFl
 // parser behind client/binlogdump, holds the same events as go-mysql's own replica reads
 // from the server, from the same GTID set.
 func TestBinlogDumpGTID(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS it_dump", "CREATE TABLE it_dump (id INT PRIMARY KEY, v VARCHAR(10), b MEDIUMBLOB)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS it_dump", "CREATE TABLE it_dump (id INT PRIMARY KEY, v VARCHAR(10), b MEDIUMBLOB)")
 	conn, err := db.Conn("ks")
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +104,7 @@ func TestBinlogDumpGTID(t *testing.T) {
 	// MySQL breaks a long set over lines.
 	start = strings.ReplaceAll(start, "\n", "")
 	conn.Close()
-	execSQL(t, "INSERT INTO it_dump VALUES (1, 'a', NULL), (2, 'b', REPEAT('x', 600000))",
+	testkit.MustExec(t, db, "INSERT INTO it_dump VALUES (1, 'a', NULL), (2, 'b', REPEAT('x', 600000))",
 		"UPDATE it_dump SET v = 'c' WHERE id = 1", "DELETE FROM it_dump WHERE id = 2")
 
 	relayed, err := dumpEvents(t, &binlogdatapb.BinlogDumpGTIDRequest{GtidSet: db.PositionFlavor() + "/" + start, Flags: uint32(replication.BINLOG_DUMP_NON_BLOCK)})

@@ -14,6 +14,8 @@ import (
 	vtgatepb "vitess.io/vitess/go/vt/proto/vtgate"
 	"vitess.io/vitess/go/vt/vterrors"
 	"vitess.io/vitess/go/vt/vtgate/vtgateconn"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // vstreamdFilePos starts a vstreamd run with --positions filepos and returns its address; it
@@ -87,8 +89,8 @@ func TestFuturePositionIgnoresTabletFilePos(t *testing.T) {
 // A vtgate client saves the FilePos VGtid of a transaction, leaves, and resumes from it: it
 // gets exactly the transactions after it, written while it was away included.
 func TestVtgateResumeFilePos(t *testing.T) {
-	execSQL(t, "CREATE TABLE IF NOT EXISTS it_fpr (id INT PRIMARY KEY)")
-	t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS it_fpr") })
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS it_fpr (id INT PRIMARY KEY)")
+	t.Cleanup(func() { testkit.MustExec(t, db, "DROP TABLE IF EXISTS it_fpr") })
 	listen := vstreamdFilePos(t)
 	conn, err := vtgateconn.DialProtocol(context.Background(), "grpc", listen)
 	if err != nil {
@@ -104,13 +106,13 @@ func TestVtgateResumeFilePos(t *testing.T) {
 	}
 	var last *binlogdatapb.VGtid
 	read(t, r, 2, nil) // VGTID, OTHER: the start at "current"
-	execSQL(t, "INSERT INTO it_fpr VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO it_fpr VALUES (1)")
 	if got := read(t, r, 5, &last); strings.Join(got, " ") != "BEGIN FIELD ks.it_fpr ROW ks.it_fpr 1 VGTID COMMIT" {
 		t.Fatalf("first transaction: %v", got)
 	}
 	saved := last.GetShardGtids()[0].GetGtid()
 	// The client reads one more transaction past the position it saved.
-	execSQL(t, "INSERT INTO it_fpr VALUES (2)")
+	testkit.MustExec(t, db, "INSERT INTO it_fpr VALUES (2)")
 	if got := read(t, r, 4, nil); strings.Join(got, " ") != "BEGIN ROW ks.it_fpr 1 VGTID COMMIT" {
 		t.Fatalf("second transaction: %v", got)
 	}
@@ -118,7 +120,7 @@ func TestVtgateResumeFilePos(t *testing.T) {
 		t.Fatalf("saved position %q is not a file position", saved)
 	}
 	cancel()
-	execSQL(t, "INSERT INTO it_fpr VALUES (3)")
+	testkit.MustExec(t, db, "INSERT INTO it_fpr VALUES (3)")
 
 	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -18,6 +18,8 @@ import (
 	"vitess.io/vitess/go/vt/vterrors"
 	"vitess.io/vitess/go/vt/vttablet/grpctabletconn"
 	"vitess.io/vitess/go/vt/vttablet/queryservice"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // The filter language, event_types, config_overrides and tables created after the stream
@@ -109,7 +111,7 @@ func expectTabletBatches(t *testing.T, next func() string, want ...string) {
 // TestFilterParenthesesAndRollup: rowstreamer_test.go's TestStreamRowsFilterInt (a
 // parenthesised WHERE) through the copy and the binlog, and its rollup (the literal 1).
 func TestFilterParenthesesAndRollup(t *testing.T) {
-	execSQL(t, "CREATE TABLE flt_paren (id1 INT PRIMARY KEY, id2 INT, val VARBINARY(128))",
+	testkit.MustExec(t, db, "CREATE TABLE flt_paren (id1 INT PRIMARY KEY, id2 INT, val VARBINARY(128))",
 		"INSERT INTO flt_paren VALUES (1, 100, 'aaa'), (2, 200, 'bbb'), (3, 100, 'ccc')")
 	conn := vtgate(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -148,7 +150,7 @@ func TestFilterParenthesesAndRollup(t *testing.T) {
 	if strings.Join(fields, " ") != "id1 val" || strings.Join(rows, " ") != "1,aaa 3,ccc" {
 		t.Fatalf("copy: fields %v rows %v", fields, rows)
 	}
-	execSQL(t, "INSERT INTO flt_paren VALUES (4, 100, 'ddd'), (5, 200, 'eee')")
+	testkit.MustExec(t, db, "INSERT INTO flt_paren VALUES (4, 100, 'ddd'), (5, 200, 'eee')")
 	rows = nil
 	for len(rows) == 0 {
 		evs, err := r.Recv()
@@ -205,7 +207,7 @@ func TestFilterParenthesesAndRollup(t *testing.T) {
 // TestFilterErrorsInVitessWords: what the planner refuses reaches the Vitess client as
 // INVALID_ARGUMENT with Vitess's words.
 func TestFilterErrorsInVitessWords(t *testing.T) {
-	execSQL(t, "CREATE TABLE flt_err (id INT PRIMARY KEY, val VARCHAR(10))")
+	testkit.MustExec(t, db, "CREATE TABLE flt_err (id INT PRIMARY KEY, val VARCHAR(10))")
 	conn := vtgate(t)
 	cases := []struct{ filter, msg string }{
 		{"select id from flt_err where id = 1 or id = 2", "unsupported constraint: id = 1 or id = 2"},
@@ -238,7 +240,7 @@ func TestFilterErrorsInVitessWords(t *testing.T) {
 func TestMissingTableStreamsOnceCreated(t *testing.T) {
 	next, _ := tabletBatches(t, &binlogdatapb.VStreamRequest{Target: tabletTarget, Position: serverPosition(t),
 		Filter: &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "flt_later", Filter: "select * from flt_later"}}}})
-	execSQL(t, "CREATE TABLE flt_later (id INT PRIMARY KEY, v INT)", "INSERT INTO flt_later VALUES (101, 1010)")
+	testkit.MustExec(t, db, "CREATE TABLE flt_later (id INT PRIMARY KEY, v INT)", "INSERT INTO flt_later VALUES (101, 1010)")
 	// The two transactions may share a batch.
 	want := "GTID DDL BEGIN FIELD flt_later ROW flt_later 1 GTID COMMIT"
 	got := next()
@@ -263,7 +265,7 @@ func TestMissingTableStreamsOnceCreated(t *testing.T) {
 // TestTabletEventTypes: Vitess's TestVStreamFilteredTerminalEventsFlushBufferedState with
 // the options its schema tracker sends (GTID and DDL only).
 func TestTabletEventTypes(t *testing.T) {
-	execSQL(t, "CREATE TABLE flt_types (id INT PRIMARY KEY, val VARBINARY(128))")
+	testkit.MustExec(t, db, "CREATE TABLE flt_types (id INT PRIMARY KEY, val VARBINARY(128))")
 	qs := tabletConn(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -301,11 +303,11 @@ func TestTabletEventTypes(t *testing.T) {
 		defer mu.Unlock()
 		return len(batches)
 	}
-	execSQL(t, "INSERT INTO flt_types VALUES (1, 'aaa')")
+	testkit.MustExec(t, db, "INSERT INTO flt_types VALUES (1, 'aaa')")
 	for deadline := time.Now().Add(10 * time.Second); count() < 1 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	execSQL(t, "INSERT INTO flt_types VALUES (2, 'bbb')")
+	testkit.MustExec(t, db, "INSERT INTO flt_types VALUES (2, 'bbb')")
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +320,7 @@ func TestTabletEventTypes(t *testing.T) {
 // vstream-packet-size 10 bounds the copy's batches (TestStreamRowsMultiPacket) and the
 // binlog's (TestBuffering); keys Vitess does not know fail the request in its words.
 func TestTabletPacketSize(t *testing.T) {
-	execSQL(t, "CREATE TABLE flt_packet (id INT PRIMARY KEY, val VARBINARY(128))",
+	testkit.MustExec(t, db, "CREATE TABLE flt_packet (id INT PRIMARY KEY, val VARBINARY(128))",
 		"INSERT INTO flt_packet VALUES (1, '234'), (2, '6789'), (3, '1'), (4, '2345678901'), (5, '2')")
 	opts := &binlogdatapb.VStreamOptions{ConfigOverrides: map[string]string{
 		"vstream-dynamic-packet-size": "false", "vstream_dynamic_packet_size": "false",
@@ -338,7 +340,7 @@ func TestTabletPacketSize(t *testing.T) {
 		"BEGIN LASTPK COMMIT",
 		"COPY_COMPLETED ks/0",
 	)
-	execSQL(t, "BEGIN", "INSERT INTO flt_packet VALUES (13, '123456')", "INSERT INTO flt_packet VALUES (14, '789012')",
+	testkit.MustExec(t, db, "BEGIN", "INSERT INTO flt_packet VALUES (13, '123456')", "INSERT INTO flt_packet VALUES (14, '789012')",
 		"DELETE FROM flt_packet WHERE id = 13", "COMMIT")
 	// The binlog describes the table again after the copy, as a new binlog reader does.
 	expectTabletBatches(t, next, "BEGIN FIELD flt_packet ROW flt_packet 1", "ROW flt_packet 1", "ROW flt_packet 1 GTID COMMIT")

@@ -20,6 +20,8 @@ import (
 	topodatapb "vitess.io/vitess/go/vt/proto/topodata"
 	vtgatepb "vitess.io/vitess/go/vt/proto/vtgate"
 	vtrpcpb "vitess.io/vitess/go/vt/proto/vtrpc"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // tablet dials vstreamd with Vitess's own tablet client, as vreplication and vdiff do.
@@ -101,7 +103,7 @@ func valuesString(rows [][]sqltypes.Value) string {
 // key, responses bounded by vstream-packet-size, and a binlog stream from the GTID that holds
 // exactly the changes after the snapshot.
 func TestVStreamRows(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS it_rows",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS it_rows",
 		"CREATE TABLE it_rows (id1 INT, id2 INT, name VARBINARY(20), amount DECIMAL(8,2), PRIMARY KEY (id1, id2))",
 		"INSERT INTO it_rows VALUES (1, 1, 'a', 1.50), (1, 2, 'b', NULL), (2, 1, 'c', 3.00)")
 	qs := tablet(t)
@@ -141,7 +143,7 @@ func TestVStreamRows(t *testing.T) {
 	}
 
 	// A change after the snapshot is in the binlog after the GTID, and nothing before it is.
-	execSQL(t, "INSERT INTO it_rows VALUES (3, 1, 'd', 4.00)")
+	testkit.MustExec(t, db, "INSERT INTO it_rows VALUES (3, 1, 'd', 4.00)")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	r, err := vtgate(t).VStream(ctx, topodatapb.TabletType_PRIMARY,
@@ -158,7 +160,7 @@ func TestVStreamRows(t *testing.T) {
 // TestVStreamTables reads every table of the keyspace with Vitess's tablet client, as its
 // table streamer serves them: the table's name and the snapshot's gtid on every response.
 func TestVStreamTables(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS it_tab_a, it_tab_b",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS it_tab_a, it_tab_b",
 		"CREATE TABLE it_tab_a (id INT PRIMARY KEY, v VARCHAR(5))", "INSERT INTO it_tab_a VALUES (1, 'x'), (2, 'y')",
 		"CREATE TABLE it_tab_b (k VARCHAR(5) NOT NULL, UNIQUE KEY (k))", "INSERT INTO it_tab_b VALUES ('q')")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -212,7 +214,7 @@ func rowsText(rows [][]sqltypes.Value) []string {
 // the snapshot's gtid first, then the rows; anything but one SELECT on the keyspace is
 // refused with INVALID_ARGUMENT saying what is allowed.
 func TestVStreamResults(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS it_results",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS it_results",
 		"CREATE TABLE it_results (id INT PRIMARY KEY, name VARCHAR(10))",
 		"INSERT INTO it_results VALUES (1, 'a'), (2, 'b')")
 	qs := tablet(t)
@@ -245,5 +247,5 @@ func TestVStreamResults(t *testing.T) {
 			t.Errorf("%s: got %v, want INVALID_ARGUMENT saying what is allowed", q, err)
 		}
 	}
-	execSQL(t, "SELECT * FROM it_results")
+	testkit.MustExec(t, db, "SELECT * FROM it_results")
 }

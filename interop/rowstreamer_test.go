@@ -16,6 +16,8 @@ import (
 	binlogdatapb "vitess.io/vitess/go/vt/proto/binlogdata"
 	querypb "vitess.io/vitess/go/vt/proto/query"
 	vtrpcpb "vitess.io/vitess/go/vt/proto/vtrpc"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // Cases of Vitess's rowstreamer_test.go, tablestreamer_test.go and resultstreamer_test.go
@@ -39,7 +41,7 @@ func vbRowsRefused(t *testing.T, query string, code vtrpcpb.Code, want string) {
 // directives (TestVitessRowStreamerQuery) they come by the primary key. Vitess's test shows
 // the SELECT it sends; a client sees its order and its last key.
 func TestVitessRowStreamerQueryDirectives(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_rqd (id INT, uk1 INT, val VARBINARY(128), PRIMARY KEY (id), UNIQUE KEY uk2 (uk1))",
+	testkit.MustExec(t, db, "CREATE TABLE vb_rqd (id INT, uk1 INT, val VARBINARY(128), PRIMARY KEY (id), UNIQUE KEY uk2 (uk1))",
 		"INSERT INTO vb_rqd VALUES (1, 30, 'a'), (2, 20, 'b'), (3, 10, 'c')")
 	cols := []vbCol{vbInt("id"), vbInt("uk1"), vbVarbinary("val", 128)}
 	byUK := vbRowsBatch([]string{"30"}, []string{"3", "10", "c"}, []string{"2", "20", "b"}, []string{"1", "30", "a"})
@@ -64,7 +66,7 @@ func TestVitessRowStreamerQueryDirectives(t *testing.T) {
 // three-column and unique-not-null ("PK equivalent") keys; projections with the literal 1;
 // resuming after a last key; and the two refused literals.
 func TestVitessStreamRowsScan(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"CREATE TABLE vb_rs1 (id INT, val VARBINARY(128), PRIMARY KEY (id))",
 		"INSERT INTO vb_rs1 VALUES (1, 'aaa'), (2, 'bbb')",
 		"CREATE TABLE vb_rs2 (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1, id2))",
@@ -139,7 +141,7 @@ func TestVitessStreamRowsScan(t *testing.T) {
 // TestVitessStreamRowsFilterBetween is TestStreamRowsFilterBetween: BETWEEN and NOT BETWEEN
 // are pushed to the query, so the last key is the last row the query returns.
 func TestVitessStreamRowsFilterBetween(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_rbtw (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1))",
+	testkit.MustExec(t, db, "CREATE TABLE vb_rbtw (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1))",
 		"INSERT INTO vb_rbtw VALUES (1, 100, 'aaa'), (2, 200, 'bbb'), (3, 200, 'ccc'), (4, 100, 'ddd'), (5, 200, 'eee')")
 	fields := vbRowsFields("vb_rbtw", []vbCol{vbInt("id1"), vbVarbinary("val", 128)}, vbInt("id1"))
 	vbRowsCase(t, "select id1, val from vb_rbtw where (id1 between 2 and 4)", nil, nil, fields,
@@ -171,7 +173,7 @@ func vstreamdOn(t *testing.T, database string) string {
 // its name on every response, fields and pkfields first, flags included, as Vitess's test
 // compares them (the gtid and column_type cleared).
 func TestVitessTableStreamer(t *testing.T) {
-	execSQL(t, "DROP DATABASE IF EXISTS vb_tables", "CREATE DATABASE vb_tables",
+	testkit.MustExec(t, db, "DROP DATABASE IF EXISTS vb_tables", "CREATE DATABASE vb_tables",
 		"CREATE TABLE vb_tables.t1 (id INT, val VARBINARY(128), PRIMARY KEY (id))",
 		"INSERT INTO vb_tables.t1 VALUES (1, 'aaa'), (2, 'bbb')",
 		"CREATE TABLE vb_tables.t2 (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1, id2))",
@@ -227,7 +229,7 @@ func TestVitessTableStreamer(t *testing.T) {
 // TestVitessStreamResults is TestStreamResults: the first response has the fields and the
 // snapshot's gtid, the next ones the rows, in the query's order.
 func TestVitessStreamResults(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_sr (id INT, val VARBINARY(128), PRIMARY KEY (id))", "INSERT INTO vb_sr VALUES (1, 'aaa'), (2, 'bbb')")
+	testkit.MustExec(t, db, "CREATE TABLE vb_sr (id INT, val VARBINARY(128), PRIMARY KEY (id))", "INSERT INTO vb_sr VALUES (1, 'aaa'), (2, 'bbb')")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var first *binlogdatapb.VStreamResultsResponse
@@ -259,7 +261,7 @@ func TestVitessStreamResults(t *testing.T) {
 // 1.1 is "1.1"), where the binlog and the VStream copy send Vitess's binlog format
 // ("1.1E+00", TestVitessTypes).
 func TestVitessFloatText(t *testing.T) {
-	execSQL(t, "DROP DATABASE IF EXISTS vb_floats", "CREATE DATABASE vb_floats",
+	testkit.MustExec(t, db, "DROP DATABASE IF EXISTS vb_floats", "CREATE DATABASE vb_floats",
 		"CREATE TABLE vb_floats.ft (id INT PRIMARY KEY, f FLOAT, d DOUBLE, f2 FLOAT(7,3))",
 		"INSERT INTO vb_floats.ft VALUES (1, 1.1, 1.1, 1.1), (2, 3.99, -0.000123, -12.5), (3, 123456789, 1e20, NULL)")
 	want := `rows:{lengths:1 lengths:3 lengths:3 lengths:5 values:"11.11.11.100"} ` +

@@ -15,6 +15,7 @@ import (
 	"vitess.io/vitess/go/vt/vtgate/vtgateconn"
 
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // Vitess's own vtgate client streams a keyspace of two shards, each on its own server,
@@ -28,7 +29,7 @@ func TestTopologyShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	execSQL(t, "CREATE TABLE it_sh (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO it_sh VALUES (1, 'a1'), (2, 'a2')")
+	testkit.MustExec(t, db, "CREATE TABLE it_sh (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO it_sh VALUES (1, 'a1'), (2, 'a2')")
 	if err = other.Exec("CREATE TABLE it_sh (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO it_sh VALUES (3, 'b3')"); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestTopologyShards(t *testing.T) {
 	cancel()
 
 	// From the last VGTID: only the changes after it, from both shards.
-	execSQL(t, "INSERT INTO it_sh VALUES (10, 'a10')")
+	testkit.MustExec(t, db, "INSERT INTO it_sh VALUES (10, 'a10')")
 	if err = other.Exec("INSERT INTO it_sh VALUES (30, 'b30')"); err != nil {
 		t.Fatal(err)
 	}

@@ -16,21 +16,23 @@ import (
 	topodatapb "vitess.io/vitess/go/vt/proto/topodata"
 	vtgatepb "vitess.io/vitess/go/vt/proto/vtgate"
 	"vitess.io/vitess/go/vt/vterrors"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // inStatementMode runs sqls in a session logging binlog_format=STATEMENT, then puts the
 // shared test session back to ROW.
 func inStatementMode(t *testing.T, sqls ...string) {
 	t.Helper()
-	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_format = 'ROW'") })
-	execSQL(t, append(append([]string{"SET SESSION binlog_format = 'STATEMENT'"}, sqls...), "SET SESSION binlog_format = 'ROW'")...)
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET SESSION binlog_format = 'ROW'") })
+	testkit.MustExec(t, db, append(append([]string{"SET SESSION binlog_format = 'STATEMENT'"}, sqls...), "SET SESSION binlog_format = 'ROW'")...)
 }
 
 // Vitess's TestStatementMode through Vitess's own vtgate client and its generated
 // queryservice client: statement-based DML arrives as INSERT, UPDATE and DELETE events with
 // the statement in dml.
 func TestStatementModeVitessClients(t *testing.T) {
-	execSQL(t, "CREATE TABLE it_stmt (id INT, val VARBINARY(128), PRIMARY KEY (id))")
+	testkit.MustExec(t, db, "CREATE TABLE it_stmt (id INT, val VARBINARY(128), PRIMARY KEY (id))")
 	filter := &binlogdatapb.Filter{Rules: []*binlogdatapb.Rule{{Match: "it_stmt"}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -112,7 +114,7 @@ func collectEvents(t *testing.T, recv func() ([]*binlogdatapb.VEvent, error), n 
 // Vitess's TestOther and TestMissingTables: OTHER carries no statement, be it a DDL of a table
 // the filter leaves out or a GRANT.
 func TestOtherWithoutStatementVitessClient(t *testing.T) {
-	execSQL(t, "CREATE TABLE it_oth (id INT PRIMARY KEY)", "CREATE TABLE it_oth_short (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE it_oth (id INT PRIMARY KEY)", "CREATE TABLE it_oth_short (id INT PRIMARY KEY)")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	r, err := vtgate(t).VStream(ctx, topodatapb.TabletType_PRIMARY,
@@ -127,7 +129,7 @@ func TestOtherWithoutStatementVitessClient(t *testing.T) {
 		"/*!40000 ALTER TABLE `it_oth` DISABLE KEYS */",
 		"GRANT SELECT ON ks.it_oth TO CURRENT_USER()",
 	} {
-		execSQL(t, sql)
+		testkit.MustExec(t, db, sql)
 		evs := collectEvents(t, r.Recv, 2)
 		if evs[0].Type != binlogdatapb.VEventType_VGTID || evs[1].Type != binlogdatapb.VEventType_OTHER || evs[1].Statement != "" {
 			t.Errorf("%s: got %v, want VGTID and OTHER with no statement", sql, evs)
@@ -138,7 +140,7 @@ func TestOtherWithoutStatementVitessClient(t *testing.T) {
 // Vitess's TestNoFutureGTID: a position ahead of the server is refused with the words vtgate
 // reads to try another tablet (discovery.ShouldRetryTabletError), with InvalidArgument.
 func TestFuturePositionIgnoresTablet(t *testing.T) {
-	execSQL(t, "CREATE TABLE IF NOT EXISTS it_future (id INT PRIMARY KEY)", "INSERT INTO it_future VALUES (1)")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS it_future (id INT PRIMARY KEY)", "INSERT INTO it_future VALUES (1)")
 	// Vitess's recipe for both flavors: one more than the number after the last '-'.
 	pos := serverPosition(t)
 	i := strings.LastIndexByte(pos, '-')

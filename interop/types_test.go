@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // tyCol is a FIELD column with its decimals, which vbCol leaves out.
@@ -48,7 +50,7 @@ func tyDec(name, typ, colType string, length, charset, decimals int) tyCol {
 // case is adapted and README.md says why.
 func TestVitessTypes(t *testing.T) {
 	t.Run("ints", func(t *testing.T) {
-		execSQL(t, "CREATE TABLE ty_ints (tiny TINYINT, tinyu TINYINT UNSIGNED, small SMALLINT, smallu SMALLINT UNSIGNED, medium MEDIUMINT, mediumu MEDIUMINT UNSIGNED, normal INT, normalu INT UNSIGNED, big BIGINT, bigu BIGINT UNSIGNED, y YEAR, PRIMARY KEY (tiny)) ENGINE=InnoDB CHARSET=utf8mb4")
+		testkit.MustExec(t, db, "CREATE TABLE ty_ints (tiny TINYINT, tinyu TINYINT UNSIGNED, small SMALLINT, smallu SMALLINT UNSIGNED, medium MEDIUMINT, mediumu MEDIUMINT UNSIGNED, normal INT, normalu INT UNSIGNED, big BIGINT, bigu BIGINT UNSIGNED, y YEAR, PRIMARY KEY (tiny)) ENGINE=InnoDB CHARSET=utf8mb4")
 		vbCase(t, vbFilter("ty_ints", "select * from ty_ints"),
 			[]string{"INSERT INTO ty_ints VALUES (-128, 255, -32768, 65535, -8388608, 16777215, -2147483648, 4294967295, -9223372036854775808, 18446744073709551615, 2012)"},
 			"begin",
@@ -68,7 +70,7 @@ func TestVitessTypes(t *testing.T) {
 			"gtid", "commit")
 	})
 	t.Run("fracts", func(t *testing.T) {
-		execSQL(t, "CREATE TABLE ty_fracts (id INT, deci DECIMAL(5,2), num NUMERIC(5,2), f FLOAT, d DOUBLE, PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
+		testkit.MustExec(t, db, "CREATE TABLE ty_fracts (id INT, deci DECIMAL(5,2), num NUMERIC(5,2), f FLOAT, d DOUBLE, PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
 		vbCase(t, vbFilter("ty_fracts", "select * from ty_fracts"),
 			[]string{"INSERT INTO ty_fracts VALUES (1, 1.99, 2.99, 3.99, 4.99)"},
 			"begin",
@@ -82,7 +84,7 @@ func TestVitessTypes(t *testing.T) {
 			"gtid", "commit")
 	})
 	t.Run("strings", func(t *testing.T) {
-		execSQL(t, "CREATE TABLE ty_strings (vb VARBINARY(16), c CHAR(16), vc VARCHAR(16), b BINARY(4), tb TINYBLOB, bl BLOB, ttx TINYTEXT, tx TEXT, en ENUM('a','b'), s SET('a','b'), PRIMARY KEY (vb)) ENGINE=InnoDB CHARSET=utf8mb4")
+		testkit.MustExec(t, db, "CREATE TABLE ty_strings (vb VARBINARY(16), c CHAR(16), vc VARCHAR(16), b BINARY(4), tb TINYBLOB, bl BLOB, ttx TINYTEXT, tx TEXT, en ENUM('a','b'), s SET('a','b'), PRIMARY KEY (vb)) ENGINE=InnoDB CHARSET=utf8mb4")
 		vbCase(t, vbFilter("ty_strings", "select * from ty_strings"),
 			[]string{"INSERT INTO ty_strings VALUES ('a', 'b', 'c', 'd\\0\\0\\0', 'e', 'f', 'g', 'h', 'a', 'a,b')"},
 			"begin",
@@ -101,7 +103,7 @@ func TestVitessTypes(t *testing.T) {
 			"gtid", "commit")
 	})
 	t.Run("misc", func(t *testing.T) {
-		execSQL(t, "CREATE TABLE ty_misc (id INT, b BIT(8), d DATE, dt DATETIME, t TIME, g GEOMETRY, PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
+		testkit.MustExec(t, db, "CREATE TABLE ty_misc (id INT, b BIT(8), d DATE, dt DATETIME, t TIME, g GEOMETRY, PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
 		vbCase(t, vbFilter("ty_misc", "select * from ty_misc"),
 			[]string{"INSERT INTO ty_misc VALUES (1, '\x01', '2012-01-01', '2012-01-01 15:45:45', '15:45:45', POINT(1, 2))"},
 			"begin",
@@ -117,7 +119,7 @@ func TestVitessTypes(t *testing.T) {
 			"gtid", "commit")
 	})
 	t.Run("null", func(t *testing.T) {
-		execSQL(t, "CREATE TABLE ty_null (id INT, val VARBINARY(128), PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
+		testkit.MustExec(t, db, "CREATE TABLE ty_null (id INT, val VARBINARY(128), PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
 		vbCase(t, vbFilter("ty_null", "select * from ty_null"),
 			[]string{"INSERT INTO ty_null VALUES (1, NULL)"},
 			"begin",
@@ -126,7 +128,7 @@ func TestVitessTypes(t *testing.T) {
 			"gtid", "commit")
 	})
 	t.Run("decimal", func(t *testing.T) {
-		execSQL(t, "CREATE TABLE ty_decimal (id INT, dec1 DECIMAL(12,4), dec2 DECIMAL(13,4), PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
+		testkit.MustExec(t, db, "CREATE TABLE ty_decimal (id INT, dec1 DECIMAL(12,4), dec2 DECIMAL(13,4), PRIMARY KEY (id)) ENGINE=InnoDB CHARSET=utf8mb4")
 		vbCase(t, vbFilter("ty_decimal", "select * from ty_decimal"),
 			[]string{
 				"INSERT INTO ty_decimal VALUES (1, 1.23, 1.23)",

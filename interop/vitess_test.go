@@ -32,6 +32,7 @@ import (
 	_ "vitess.io/vitess/go/vt/vtgate/grpcvtgateconn"
 
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 var (
@@ -129,13 +130,6 @@ func logTail(logName string) string {
 	return strings.Join(lines[max(0, len(lines)-30):], "\n")
 }
 
-func execSQL(t *testing.T, sqls ...string) {
-	t.Helper()
-	if err := db.Exec(sqls...); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func vtgate(t *testing.T) *vtgateconn.VTGateConn {
 	t.Helper()
 	conn, err := vtgateconn.DialProtocol(context.Background(), "grpc", addr)
@@ -203,7 +197,7 @@ func rowValues(r *querypb.Row) []string {
 }
 
 func TestCopyCatchUpAndResume(t *testing.T) {
-	execSQL(t, "CREATE TABLE it_orders (id INT PRIMARY KEY, name VARCHAR(20), qty INT)",
+	testkit.MustExec(t, db, "CREATE TABLE it_orders (id INT PRIMARY KEY, name VARCHAR(20), qty INT)",
 		"INSERT INTO it_orders VALUES (1, 'a', 5), (2, 'b', 50), (3, 'c', 500)")
 	conn := vtgate(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -219,14 +213,14 @@ func TestCopyCatchUpAndResume(t *testing.T) {
 	if want := "BEGIN FIELD ks.it_orders VGTID ROW ks.it_orders 1 ROW ks.it_orders 1 VGTID COMMIT BEGIN VGTID COMMIT COPY_COMPLETED ks/0 COPY_COMPLETED /"; strings.Join(got, " ") != want {
 		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
-	execSQL(t, "INSERT INTO it_orders VALUES (4, 'd', 60), (5, 'e', 1)")
+	testkit.MustExec(t, db, "INSERT INTO it_orders VALUES (4, 'd', 60), (5, 'e', 1)")
 	if got := read(t, r, 5, &last); strings.Join(got, " ") != "BEGIN FIELD ks.it_orders ROW ks.it_orders 1 VGTID COMMIT" {
 		t.Fatalf("catch-up: %v", got)
 	}
 	cancel()
 
 	// Resume from the VGTID received: only what came after it.
-	execSQL(t, "UPDATE it_orders SET name = 'dd' WHERE id = 4")
+	testkit.MustExec(t, db, "UPDATE it_orders SET name = 'dd' WHERE id = 4")
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
 	r2, err := conn.VStream(ctx2, topodatapb.TabletType_PRIMARY, last, filter, &vtgatepb.VStreamFlags{})
@@ -273,7 +267,7 @@ func TestIdleStreamSurvivesKeepalives(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute long")
 	}
-	execSQL(t, "CREATE TABLE it_idle (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE it_idle (id INT PRIMARY KEY)")
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}))
 	if err != nil {
@@ -293,7 +287,7 @@ func TestIdleStreamSurvivesKeepalives(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(60 * time.Second)
-	execSQL(t, "INSERT INTO it_idle VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO it_idle VALUES (1)")
 	for {
 		resp, err := st.Recv()
 		if err != nil {
@@ -310,7 +304,7 @@ func TestIdleStreamSurvivesKeepalives(t *testing.T) {
 // TestLargeTransaction streams a transaction of more than 16 MiB to Vitess's client, whose
 // messages are limited to 16 MiB.
 func TestLargeTransaction(t *testing.T) {
-	execSQL(t, "CREATE TABLE it_big (id INT PRIMARY KEY, pad MEDIUMBLOB)")
+	testkit.MustExec(t, db, "CREATE TABLE it_big (id INT PRIMARY KEY, pad MEDIUMBLOB)")
 	conn := vtgate(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -321,11 +315,11 @@ func TestLargeTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	read(t, r, 2, nil)
-	execSQL(t, "BEGIN")
+	testkit.MustExec(t, db, "BEGIN")
 	for i := 0; i < 24; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO it_big VALUES (%d, REPEAT('x', 1000000))", i))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO it_big VALUES (%d, REPEAT('x', 1000000))", i))
 	}
-	execSQL(t, "COMMIT")
+	testkit.MustExec(t, db, "COMMIT")
 	rows, responses := 0, 0
 	for rows < 24 {
 		evs, err := r.Recv()
@@ -348,7 +342,7 @@ func TestLargeTransaction(t *testing.T) {
 }
 
 func TestTabletVStream(t *testing.T) {
-	execSQL(t, "CREATE TABLE it_tab (id INT PRIMARY KEY)", "INSERT INTO it_tab VALUES (1)")
+	testkit.MustExec(t, db, "CREATE TABLE it_tab (id INT PRIMARY KEY)", "INSERT INTO it_tab VALUES (1)")
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -397,11 +391,11 @@ func TestBadInputCodes(t *testing.T) {
 		{&binlogdatapb.VGtid{ShardGtids: []*binlogdatapb.ShardGtid{{Keyspace: "ks", Gtid: positionAt(t, "1", "1")}}}, nil, codes.FailedPrecondition},
 	}
 	// The position after the first transaction must have been executed, then purged (whichever tests ran before).
-	execSQL(t, "CREATE TABLE IF NOT EXISTS bad_input (id INT PRIMARY KEY)", "INSERT INTO bad_input VALUES (1), (2)")
-	execSQL(t, "FLUSH BINARY LOGS")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS bad_input (id INT PRIMARY KEY)", "INSERT INTO bad_input VALUES (1), (2)")
+	testkit.MustExec(t, db, "FLUSH BINARY LOGS")
 	// Purge so that position 0-1-1 is gone; a dump thread still closing may hold a file open.
 	for i := 0; i < 50; i++ {
-		execSQL(t, "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
+		testkit.MustExec(t, db, "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
 		time.Sleep(20 * time.Millisecond)
 	}
 	for _, c := range cases {

@@ -13,6 +13,8 @@ import (
 
 	binlogdatapb "vitess.io/vitess/go/vt/proto/binlogdata"
 	querypb "vitess.io/vitess/go/vt/proto/query"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // Vitess's vstreamer tests that set a VSchema (TestREKeyRange, TestInKeyRangeMultiColumn,
@@ -109,7 +111,7 @@ func TestVSREKeyRangeVSchema(t *testing.T) {
 		}})
 	})
 	// Vitess's ts.Reset() and ts.Init(): the table again, empty, and a new stream.
-	execSQL(t, "drop table va_rekv", ddl+" ENGINE=InnoDB CHARSET=utf8mb4")
+	testkit.MustExec(t, db, "drop table va_rekv", ddl+" ENGINE=InnoDB CHARSET=utf8mb4")
 	t.Run("id2", func(t *testing.T) {
 		s := startVAAt(t, vstreamdWithVSchema(t, vsAltVSchema), vaRule("/va_rekv/", "-80"), "current")
 		s.ksh = true

@@ -11,6 +11,8 @@ import (
 
 	binlogdatapb "vitess.io/vitess/go/vt/proto/binlogdata"
 	querypb "vitess.io/vitess/go/vt/proto/query"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // Cases of Vitess's vstreamer_test.go, as SQL in -> the events a tablet's VStream sends out,
@@ -99,7 +101,7 @@ func startVAOpts(t *testing.T, listen string, filter *binlogdatapb.Filter, pos s
 func (s *vaStream) run(cases []vaCase) {
 	s.t.Helper()
 	for _, c := range cases {
-		execSQL(s.t, c.input...)
+		testkit.MustExec(s.t, db, c.input...)
 		s.expect(strings.Join(c.input, "; "), c.output)
 	}
 	s.expectNoMore()
@@ -286,11 +288,11 @@ func vaTables(t *testing.T, ddls ...string) {
 	t.Helper()
 	var names []string
 	for _, d := range ddls {
-		execSQL(t, d+" ENGINE=InnoDB CHARSET=utf8mb4")
+		testkit.MustExec(t, db, d+" ENGINE=InnoDB CHARSET=utf8mb4")
 		f := strings.Fields(d)
 		names = append(names, strings.SplitN(f[2], "(", 2)[0])
 	}
-	t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")) })
+	t.Cleanup(func() { testkit.MustExec(t, db, "DROP TABLE IF EXISTS "+strings.Join(names, ", ")) })
 }
 
 func TestVSSetAndEnum(t *testing.T) {
@@ -299,7 +301,7 @@ func TestVSSetAndEnum(t *testing.T) {
 	vaTables(t,
 		"create table va_se1(id int, val binary(4), color "+colors+", size enum('S','M','L'), primary key(id))",
 		"create table va_se2(id int, val binary(4), color "+colors2+" collate utf8mb4_bin, size enum('S','M','L') collate utf8mb4_bin, primary key(id)) charset=utf8mb4")
-	t.Cleanup(func() { execSQL(t, "set @@session.sql_mode = DEFAULT") })
+	t.Cleanup(func() { testkit.MustExec(t, db, "set @@session.sql_mode = DEFAULT") })
 	binary4 := vaCol{"val", querypb.Type_BINARY, "binary(4)", 4, 63}
 	s := startVA(t, nil, "current")
 	s.run([]vaCase{{
@@ -414,8 +416,8 @@ func TestVSColumnCollationHandling(t *testing.T) {
 // and logs SET PASSWORD as it is, so the case runs without it.
 func TestVSSetStatement(t *testing.T) {
 	vaTables(t, "create table va_setpw(id int, val varbinary(128), primary key(id))")
-	execSQL(t, "CREATE USER IF NOT EXISTS 'va_appdebug'@'localhost'")
-	t.Cleanup(func() { execSQL(t, "DROP USER IF EXISTS 'va_appdebug'@'localhost'") })
+	testkit.MustExec(t, db, "CREATE USER IF NOT EXISTS 'va_appdebug'@'localhost'")
+	t.Cleanup(func() { testkit.MustExec(t, db, "DROP USER IF EXISTS 'va_appdebug'@'localhost'") })
 	s := startVA(t, nil, "current")
 	s.run([]vaCase{{
 		input: []string{"begin", "insert into va_setpw values (1, 'aaa')", "commit",
@@ -429,7 +431,7 @@ func TestVSSetStatement(t *testing.T) {
 
 func TestVSSetForeignKeyCheck(t *testing.T) {
 	vaTables(t, "create table va_fk(id int, val binary(4), primary key(id))")
-	t.Cleanup(func() { execSQL(t, "set @@session.foreign_key_checks=1") })
+	t.Cleanup(func() { testkit.MustExec(t, db, "set @@session.foreign_key_checks=1") })
 	s := startVA(t, nil, "current")
 	s.flags = true
 	// MySQL 9 sets a rows event flag the MySQL 8 of Vitess's test did not have,
@@ -774,7 +776,7 @@ func TestVSDDLAddColumn(t *testing.T) {
 
 // Vitess's TestUnsentDDL: a DDL of a table no rule matches is sent as OTHER, no statement.
 func TestVSUnsentDDL(t *testing.T) {
-	execSQL(t, "create table va_unsent(id int, val varbinary(128), primary key(id))")
+	testkit.MustExec(t, db, "create table va_unsent(id int, val varbinary(128), primary key(id))")
 	s := startVA(t, vaRule("/none/", ""), serverPosition(t))
 	s.run([]vaCase{{
 		input:  []string{"drop table va_unsent"},
@@ -789,7 +791,7 @@ func TestVSUnsentDDL(t *testing.T) {
 func TestVSDDLDropColumn(t *testing.T) {
 	vaTables(t, "create table va_drop(id int, val1 varbinary(128), val2 varbinary(128), primary key(id))")
 	pos := serverPosition(t)
-	execSQL(t, "insert into va_drop values(1, 'aaa', 'ccc')",
+	testkit.MustExec(t, db, "insert into va_drop values(1, 'aaa', 'ccc')",
 		"alter table va_drop drop column val2",
 		"insert into va_drop values(2, 'bbb')")
 	s := startVA(t, vaRule("/va_drop/", ""), pos)
@@ -812,9 +814,9 @@ func TestVSDDLDropColumn(t *testing.T) {
 // schema history (the binlog names each row's columns), so _vt is a database like any other
 // outside the keyspace: the write is an empty transaction, with no VERSION.
 func TestVSVersionNotTracked(t *testing.T) {
-	execSQL(t, "create database if not exists _vt",
+	testkit.MustExec(t, db, "create database if not exists _vt",
 		"create table if not exists _vt.schema_version(id int, pos longblob, time_updated bigint(20), ddl varchar(10000), schemax blob, primary key(id))")
-	t.Cleanup(func() { execSQL(t, "drop table _vt.schema_version", "drop database _vt") })
+	t.Cleanup(func() { testkit.MustExec(t, db, "drop table _vt.schema_version", "drop database _vt") })
 	s := startVA(t, nil, serverPosition(t))
 	s.run([]vaCase{{
 		input:  []string{"insert into _vt.schema_version values(1, 'MariaDB/0-41983-20', 123, 'create table t1', 'x')"},
@@ -829,8 +831,8 @@ func TestVSGeneratedInvisiblePrimaryKey(t *testing.T) {
 	if !onMySQL() {
 		t.Skip("MariaDB has no generated invisible primary keys (sql_generate_invisible_primary_key is MySQL's)")
 	}
-	execSQL(t, "SET @@session.sql_generate_invisible_primary_key=ON")
-	t.Cleanup(func() { execSQL(t, "SET @@session.sql_generate_invisible_primary_key=OFF") })
+	testkit.MustExec(t, db, "SET @@session.sql_generate_invisible_primary_key=ON")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET @@session.sql_generate_invisible_primary_key=OFF") })
 	vaTables(t, "create table va_gipk(val varbinary(6))")
 	s := startVA(t, nil, "current")
 	s.run([]vaCase{{
@@ -856,7 +858,7 @@ func TestVSRowsQueryEvent(t *testing.T) {
 		t.Skip("binlog_rows_query_log_events is MySQL's; MariaDB's annotations are not streamed as ROWS_QUERY")
 	}
 	vaTables(t, "create table va_rq(id int, val varbinary(600), primary key(id))")
-	t.Cleanup(func() { execSQL(t, "set @@session.binlog_rows_query_log_events=OFF") })
+	t.Cleanup(func() { testkit.MustExec(t, db, "set @@session.binlog_rows_query_log_events=OFF") })
 	rowsQuery := func(stmt string) string {
 		return (&binlogdatapb.VEvent{Type: binlogdatapb.VEventType_ROWS_QUERY, Statement: stmt}).String()
 	}
@@ -905,7 +907,7 @@ func TestVSOther(t *testing.T) {
 				"revoke select on va_oth1 from current_user()",
 			} {
 				before := serverPosition(t)
-				execSQL(t, stmt)
+				testkit.MustExec(t, db, stmt)
 				if serverPosition(t) == before {
 					t.Logf("%s: not in the binlog", stmt)
 					continue
@@ -922,10 +924,10 @@ func TestVSOther(t *testing.T) {
 // and the named table's insert streams whole.
 func TestVSMissingTables(t *testing.T) {
 	vaTables(t, "create table va_mt1(id11 int, id12 int, primary key(id11))")
-	execSQL(t, "create table va_shortlived(id31 int, id32 int, primary key(id31))")
-	t.Cleanup(func() { execSQL(t, "drop table if exists _va_shortlived, va_shortlived") })
+	testkit.MustExec(t, db, "create table va_shortlived(id31 int, id32 int, primary key(id31))")
+	t.Cleanup(func() { testkit.MustExec(t, db, "drop table if exists _va_shortlived, va_shortlived") })
 	pos := serverPosition(t)
-	execSQL(t, "insert into va_shortlived values (1,1), (2,2)", "alter table va_shortlived rename to _va_shortlived")
+	testkit.MustExec(t, db, "insert into va_shortlived values (1,1), (2,2)", "alter table va_shortlived rename to _va_shortlived")
 	s := startVA(t, vaRule("va_mt1", "select * from va_mt1"), pos)
 	s.run([]vaCase{{
 		input: []string{"insert into va_mt1 values (101, 1010)"},

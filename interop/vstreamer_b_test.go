@@ -15,6 +15,8 @@ import (
 	binlogdatapb "vitess.io/vitess/go/vt/proto/binlogdata"
 	querypb "vitess.io/vitess/go/vt/proto/query"
 	queryservicepb "vitess.io/vitess/go/vt/proto/queryservice"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // Cases of Vitess's vstreamer_test.go and rowstreamer_test.go, SQL in and the events Vitess's
@@ -163,7 +165,7 @@ func vbCase(t *testing.T, filter *binlogdatapb.Filter, sqls []string, want ...st
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := vbStart(t, ctx, &binlogdatapb.VStreamRequest{Position: serverPosition(t), Filter: filter})
-	execSQL(t, sqls...)
+	testkit.MustExec(t, db, sqls...)
 	s.expect(t, want...)
 }
 
@@ -182,7 +184,7 @@ func vbJSON(name string) vbCol {
 // MySQL's binary JSON printed as Vitess prints it; on MariaDB it is the text as written; for
 // these values both are the text of the insert.
 func TestVitessJSON(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_json (id INT DEFAULT 1, val JSON, PRIMARY KEY (id))")
+	testkit.MustExec(t, db, "CREATE TABLE vb_json (id INT DEFAULT 1, val JSON, PRIMARY KEY (id))")
 	vals := []string{"{}", "123456", `"vtTablet"`, `{"foo": "bar"}`, `["abc", 3.14, true]`}
 	sqls := []string{"BEGIN"}
 	want := []string{"begin", vbField("vb_json", vbInt("id"), vbJSON("val"))}
@@ -202,7 +204,7 @@ func TestVitessJSONNestedOpaque(t *testing.T) {
 	if onMySQL() {
 		row1, row2 = `{"k": "base64:type15:Zm9v"}`, `["a", "base64:type15:Cg=="]`
 	}
-	execSQL(t, "CREATE TABLE vb_json_opaque (id INT, val JSON, PRIMARY KEY (id))")
+	testkit.MustExec(t, db, "CREATE TABLE vb_json_opaque (id INT, val JSON, PRIMARY KEY (id))")
 	vbCase(t, vbFilter("vb_json_opaque", "select * from vb_json_opaque"), []string{
 		"BEGIN",
 		"INSERT INTO vb_json_opaque VALUES (1, JSON_OBJECT('k', CAST('foo' AS BINARY)))",
@@ -238,7 +240,7 @@ func TestVitessHeartbeat(t *testing.T) {
 // TestVitessFilteredMultipleWhere is TestFilteredMultipleWhere: in_keyrange with equalities
 // and IN, all in one WHERE. (1, 2, 129): of 2 and 129 only 2 is in -80 with hash.
 func TestVitessFilteredMultipleWhere(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_mw (id1 INT, id2 INT, id3 INT, val VARBINARY(128), PRIMARY KEY (id1))")
+	testkit.MustExec(t, db, "CREATE TABLE vb_mw (id1 INT, id2 INT, id3 INT, val VARBINARY(128), PRIMARY KEY (id1))")
 	vbCase(t, vbFilter("vb_mw", "select id1, val from vb_mw where in_keyrange('-80') and id2 = 200 and id3 = 1000 and val = 'newton' and id1 in (1, 2, 129)"),
 		[]string{
 			"BEGIN",
@@ -256,7 +258,7 @@ func TestVitessFilteredMultipleWhere(t *testing.T) {
 // TestVitessGeneratedColumns is TestGeneratedColumns: virtual columns are streamed with their
 // values. MariaDB writes a virtual column's value to the row image (binlog_row_image=FULL).
 func TestVitessGeneratedColumns(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_gen (id INT, val VARBINARY(6), val2 VARBINARY(6) AS (CONCAT(id, val)), val3 VARBINARY(6) AS (CONCAT(val, id)), id2 INT, PRIMARY KEY (id))")
+	testkit.MustExec(t, db, "CREATE TABLE vb_gen (id INT, val VARBINARY(6), val2 VARBINARY(6) AS (CONCAT(id, val)), val3 VARBINARY(6) AS (CONCAT(val, id)), id2 INT, PRIMARY KEY (id))")
 	vbCase(t, vbFilter("vb_gen", "select * from vb_gen"), []string{
 		"BEGIN",
 		"INSERT INTO vb_gen (id, val, id2) VALUES (1, 'aaa', 10)",
@@ -279,10 +281,10 @@ type vbFilterCase struct {
 }
 
 func runVBFilterCases(t *testing.T, table string, cases []vbFilterCase) {
-	execSQL(t, fmt.Sprintf("CREATE TABLE %s (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1))", table))
+	testkit.MustExec(t, db, fmt.Sprintf("CREATE TABLE %s (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1))", table))
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			execSQL(t, "DELETE FROM "+table)
+			testkit.MustExec(t, db, "DELETE FROM "+table)
 			sqls := []string{"BEGIN"}
 			want := []string{"begin", vbField(table, vbInt("id1"), vbVarbinary("val", 128))}
 			for _, r := range tc.rows {
@@ -367,7 +369,7 @@ func TestVitessSetValue64thMember(t *testing.T) {
 		labels += len(m) - 2
 	}
 	length := (labels + len(members) - 1) * 4
-	execSQL(t, fmt.Sprintf("CREATE TABLE vb_set64 (id INT PRIMARY KEY, s SET(%s))", strings.Join(members, ",")))
+	testkit.MustExec(t, db, fmt.Sprintf("CREATE TABLE vb_set64 (id INT PRIMARY KEY, s SET(%s))", strings.Join(members, ",")))
 	vbCase(t, vbFilter("vb_set64", "select * from vb_set64"), []string{"INSERT INTO vb_set64 VALUES (1, 'v1,v64')"},
 		"begin",
 		fmt.Sprintf(`type:FIELD field_event:{table_name:"vb_set64" %s enum_set_string_values:true}`,
@@ -379,7 +381,7 @@ func TestVitessSetValue64thMember(t *testing.T) {
 // TestVitessMissingFieldsInLastPK is TestVStreamMissingFieldsInLastPK: a table's last key
 // without fields is refused with Vitess's words.
 func TestVitessMissingFieldsInLastPK(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_nofields (id11 INT, id12 INT, PRIMARY KEY (id11))")
+	testkit.MustExec(t, db, "CREATE TABLE vb_nofields (id11 INT, id12 INT, PRIMARY KEY (id11))")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := tabletStream(t, ctx, &binlogdatapb.VStreamRequest{
@@ -402,10 +404,10 @@ func TestVitessMissingFieldsInLastPK(t *testing.T) {
 // TestVitessCopySimpleFlow is TestVStreamCopySimpleFlow: two tables copied from last keys of
 // 0 (id11 and id21 start at 1), then an insert into each replicated.
 func TestVitessCopySimpleFlow(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_cs1 (id11 INT, id12 INT, PRIMARY KEY (id11))",
+	testkit.MustExec(t, db, "CREATE TABLE vb_cs1 (id11 INT, id12 INT, PRIMARY KEY (id11))",
 		"CREATE TABLE vb_cs2 (id21 INT, id22 INT, PRIMARY KEY (id21))")
 	for i := 1; i <= 10; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO vb_cs1 VALUES (%d, %d)", i, i*10), fmt.Sprintf("INSERT INTO vb_cs2 VALUES (%d, %d)", i, i*20))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO vb_cs1 VALUES (%d, %d)", i, i*10), fmt.Sprintf("INSERT INTO vb_cs2 VALUES (%d, %d)", i, i*20))
 	}
 	lastPK := func(table, col string) *binlogdatapb.TableLastPK {
 		return &binlogdatapb.TableLastPK{TableName: table, Lastpk: sqltypes.ResultToProto3(&sqltypes.Result{
@@ -435,9 +437,9 @@ func TestVitessCopySimpleFlow(t *testing.T) {
 	want = append(want, "lastpk", "commit", "begin", "lastpk", "commit", "copy_completed")
 	s.expect(t, want...)
 
-	execSQL(t, "INSERT INTO vb_cs1 VALUES (101, 1010)")
+	testkit.MustExec(t, db, "INSERT INTO vb_cs1 VALUES (101, 1010)")
 	s.expect(t, "begin", vbField("vb_cs1", vbInt("id11"), vbInt("id12")), vbRow("vb_cs1", "101", "1010"), "gtid", "commit")
-	execSQL(t, "INSERT INTO vb_cs2 VALUES (202, 2020)")
+	testkit.MustExec(t, db, "INSERT INTO vb_cs2 VALUES (202, 2020)")
 	s.expect(t, "begin", vbField("vb_cs2", vbInt("id21"), vbInt("id22")), vbRow("vb_cs2", "202", "2020"), "gtid", "commit")
 }
 
@@ -512,7 +514,7 @@ func vbRowsBatch(lastpk []string, rows ...[]string) string {
 // no_timeouts the stream is the same (the query's MAX_EXECUTION_TIME hint, which the option
 // leaves out, is not visible to a client).
 func TestVitessStreamRowsKeyRange(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_rkr (id1 INT, val VARBINARY(128), PRIMARY KEY (id1))", "INSERT INTO vb_rkr VALUES (1, 'aaa'), (6, 'bbb')")
+	testkit.MustExec(t, db, "CREATE TABLE vb_rkr (id1 INT, val VARBINARY(128), PRIMARY KEY (id1))", "INSERT INTO vb_rkr VALUES (1, 'aaa'), (6, 'bbb')")
 	cols := []vbCol{vbInt("id1"), vbVarbinary("val", 128)}
 	for _, opts := range []*binlogdatapb.VStreamOptions{nil, {NoTimeouts: true}} {
 		vbRowsCase(t, "select * from vb_rkr where in_keyrange('-80')", nil, opts,
@@ -524,7 +526,7 @@ func TestVitessStreamRowsKeyRange(t *testing.T) {
 // TestVitessStreamRowsFilterIn is TestStreamRowsFilterIn: the IN is pushed to the query, so
 // the last key is 3, the last row the query returns.
 func TestVitessStreamRowsFilterIn(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_rin (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1))",
+	testkit.MustExec(t, db, "CREATE TABLE vb_rin (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1))",
 		"INSERT INTO vb_rin VALUES (1, 100, 'aaa'), (2, 200, 'bbb'), (3, 200, 'ccc'), (4, 100, 'ddd'), (5, 200, 'eee')")
 	vbRowsCase(t, "select id1, val from vb_rin where id1 in (1, 2, 3)", nil, nil,
 		vbRowsFields("vb_rin", []vbCol{vbInt("id1"), vbVarbinary("val", 128)}, vbInt("id1")),
@@ -534,7 +536,7 @@ func TestVitessStreamRowsFilterIn(t *testing.T) {
 // TestVitessStreamRowsFilterWithLastPK is TestStreamRowsFilterWithLastPK: after (1, 1) on a
 // two-column key, (2, 1) fails the filter though it is after the last key.
 func TestVitessStreamRowsFilterWithLastPK(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_rlpk (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1, id2))",
+	testkit.MustExec(t, db, "CREATE TABLE vb_rlpk (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1, id2))",
 		"INSERT INTO vb_rlpk VALUES (1, 1, 'include'), (1, 2, 'include'), (1, 3, 'exclude'), (2, 1, 'exclude'), (2, 2, 'include')")
 	vbRowsCase(t, "select id1, id2, val from vb_rlpk where (val = 'include')", []sqltypes.Value{sqltypes.NewInt64(1), sqltypes.NewInt64(1)}, nil,
 		vbRowsFields("vb_rlpk", []vbCol{vbInt("id1"), vbInt("id2"), vbVarbinary("val", 128)}, vbInt("id1"), vbInt("id2")),
@@ -543,7 +545,7 @@ func TestVitessStreamRowsFilterWithLastPK(t *testing.T) {
 
 // TestVitessStreamRowsFilterVarBinary is TestStreamRowsFilterVarBinary.
 func TestVitessStreamRowsFilterVarBinary(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_rvb (id1 INT, val VARBINARY(128), PRIMARY KEY (id1))",
+	testkit.MustExec(t, db, "CREATE TABLE vb_rvb (id1 INT, val VARBINARY(128), PRIMARY KEY (id1))",
 		"INSERT INTO vb_rvb VALUES (1, 'kepler'), (2, 'newton'), (3, 'newton'), (4, 'kepler'), (5, 'newton'), (6, 'kepler')")
 	vbRowsCase(t, "select id1, val from vb_rvb where (val = 'newton')", nil, nil,
 		vbRowsFields("vb_rvb", []vbCol{vbInt("id1"), vbVarbinary("val", 128)}, vbInt("id1")),
@@ -554,7 +556,7 @@ func TestVitessStreamRowsFilterVarBinary(t *testing.T) {
 // latin1 session into a utf8 column is stored as four latin1 characters ("mojibake"), and
 // is streamed as stored.
 func TestVitessStreamRowsUnicode(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_runi (id INT, val VARCHAR(128) COLLATE utf8_unicode_ci, PRIMARY KEY (id))")
+	testkit.MustExec(t, db, "CREATE TABLE vb_runi (id INT, val VARCHAR(128) COLLATE utf8_unicode_ci, PRIMARY KEY (id))")
 	c, err := db.Conn("ks")
 	if err != nil {
 		t.Fatal(err)
@@ -586,7 +588,7 @@ func TestVitessStreamRowsUnicode(t *testing.T) {
 // with a primary key and a unique key is read in primary key order, and the last key is the
 // primary key's (Vitess's "force index (`PRIMARY`) order by id").
 func TestVitessRowStreamerQuery(t *testing.T) {
-	execSQL(t, "CREATE TABLE vb_rq (id INT, uk1 INT, val VARBINARY(128), PRIMARY KEY (id), UNIQUE KEY uk2 (uk1))",
+	testkit.MustExec(t, db, "CREATE TABLE vb_rq (id INT, uk1 INT, val VARBINARY(128), PRIMARY KEY (id), UNIQUE KEY uk2 (uk1))",
 		"INSERT INTO vb_rq VALUES (1, 30, 'a'), (2, 20, 'b'), (3, 10, 'c')")
 	vbRowsCase(t, "select id, uk1, val from vb_rq", nil, nil,
 		vbRowsFields("vb_rq", []vbCol{vbInt("id"), vbInt("uk1"), vbVarbinary("val", 128)}, vbInt("id")),
@@ -596,6 +598,6 @@ func TestVitessRowStreamerQuery(t *testing.T) {
 // TestVitessExternalTable is TestExternalTable: a change to a table of another database is
 // not streamed; its transaction is, empty.
 func TestVitessExternalTable(t *testing.T) {
-	execSQL(t, "CREATE DATABASE vb_external", "CREATE TABLE vb_external.ext (id INT, val VARBINARY(128), PRIMARY KEY (id))")
+	testkit.MustExec(t, db, "CREATE DATABASE vb_external", "CREATE TABLE vb_external.ext (id INT, val VARBINARY(128), PRIMARY KEY (id))")
 	vbCase(t, nil, []string{"BEGIN", "INSERT INTO vb_external.ext VALUES (1, 'aaa')", "COMMIT"}, "begin", "gtid", "commit")
 }

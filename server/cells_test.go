@@ -14,6 +14,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/shards"
 	"github.com/vstream-cdc/vstream/topology"
 )
@@ -137,7 +138,7 @@ keyspaces:
 		return append([]*binlogdata.VEvent(nil), r.events...), r.err
 	}
 	for i, r := range results {
-		waitFor(t, cases[i].name+": a position", func() bool {
+		testkit.WaitFor(t, 20*time.Second, cases[i].name+": a position", func() bool {
 			events, err := snapshot(r)
 			if err != nil {
 				t.Fatalf("%s: %v", cases[i].name, err)
@@ -172,7 +173,7 @@ keyspaces:
 	}
 	for i, c := range cases {
 		r := results[i]
-		waitFor(t, c.name+": its row", func() bool {
+		testkit.WaitFor(t, 20*time.Second, c.name+": its row", func() bool {
 			events, err := snapshot(r)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)

@@ -19,6 +19,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -26,7 +27,7 @@ import (
 // with a row of its own, and serves both.
 func setupTwoDatabases(t *testing.T, databases ...string) *grpc.ClientConn {
 	t.Helper()
-	execSQL(t, "DROP DATABASE IF EXISTS srv_two", "CREATE DATABASE srv_two",
+	testkit.MustExec(t, db, "DROP DATABASE IF EXISTS srv_two", "CREATE DATABASE srv_two",
 		"DROP TABLE IF EXISTS test.kd",
 		"CREATE TABLE test.kd (id INT PRIMARY KEY, v VARCHAR(10))",
 		"CREATE TABLE srv_two.kd (id INT PRIMARY KEY, v VARCHAR(10))",
@@ -97,7 +98,7 @@ func TestDatabasesNative(t *testing.T) {
 	def, two := start("", ""), start("srv_two", "")
 	canal := start("srv_two", "canal-json")
 	dbz := start("srv_two", "debezium-json")
-	execSQL(t, "INSERT INTO test.kd VALUES (10, 'one-j')", "INSERT INTO srv_two.kd VALUES (20, 'two-t')")
+	testkit.MustExec(t, db, "INSERT INTO test.kd VALUES (10, 'one-j')", "INSERT INTO srv_two.kd VALUES (20, 'two-t')")
 	// The native API sends nothing for the other database's transaction: a lone VGTID carries
 	// its position when nothing else does (on the second stream it may come before the row,
 	// if a second passed since the start's VGTID).
@@ -194,7 +195,7 @@ func TestDatabasesVitess(t *testing.T) {
 	if got := collectLabelled(t, trecv, 10); got != want {
 		t.Fatalf("tablet copy:\n got %s\nwant %s", got, want)
 	}
-	execSQL(t, "INSERT INTO test.kd VALUES (3, 'one-c')", "INSERT INTO srv_two.kd VALUES (3, 'two-c')")
+	testkit.MustExec(t, db, "INSERT INTO test.kd VALUES (3, 'one-c')", "INSERT INTO srv_two.kd VALUES (3, 'two-c')")
 	if got, want := collectLabelled(t, vrecv, 8), "BEGIN VGTID srv_two/0 COMMIT BEGIN FIELD srv_two.kd @srv_two db=srv_two ROW srv_two.kd 1 @srv_two VGTID srv_two/0 COMMIT"; got != want {
 		t.Errorf("vtgate binlog:\n got %s\nwant %s", got, want)
 	}
@@ -351,7 +352,7 @@ func TestDatabasesSeveralKeyspacesVitess(t *testing.T) {
 	for len(got) == 0 || got[len(got)-1] != "COPY_COMPLETED /" {
 		recv()
 	}
-	execSQL(t, "INSERT INTO srv_two.kd VALUES (3, 'two-c')", "INSERT INTO test.kd VALUES (3, 'one-c')")
+	testkit.MustExec(t, db, "INSERT INTO srv_two.kd VALUES (3, 'two-c')", "INSERT INTO test.kd VALUES (3, 'one-c')")
 	for len(got) < 10 {
 		recv()
 	}
@@ -401,7 +402,7 @@ func TestDatabasesSeveralKeyspacesNative(t *testing.T) {
 		return st
 	}
 	native, dbz, canal := start(""), start("debezium-json"), start("canal-json")
-	execSQL(t, "INSERT INTO test.kd VALUES (10, 'one-j')", "INSERT INTO srv_two.kd VALUES (20, 'two-t')")
+	testkit.MustExec(t, db, "INSERT INTO test.kd VALUES (10, 'one-j')", "INSERT INTO srv_two.kd VALUES (20, 'two-t')")
 	var got []string
 	for len(got) < 4 {
 		r, err := native.Recv()
@@ -449,7 +450,7 @@ func TestDatabasesSeveralKeyspacesNative(t *testing.T) {
 		t.Errorf("debezium-json records: %s, want %s", g, want)
 	}
 	// A transaction changing both keyspaces: each change named by its own database.
-	execSQL(t, "BEGIN", "INSERT INTO srv_two.kd VALUES (21, 'two-u')", "INSERT INTO test.kd VALUES (11, 'one-k')", "COMMIT")
+	testkit.MustExec(t, db, "BEGIN", "INSERT INTO srv_two.kd VALUES (21, 'two-u')", "INSERT INTO test.kd VALUES (11, 'one-k')", "COMMIT")
 	var dbs []string
 	for len(dbs) < 4 {
 		resp, err := canal.Recv()

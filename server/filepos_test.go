@@ -16,6 +16,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/server/encoder/canalproto"
 	"github.com/vstream-cdc/vstream/server/encoder/drs"
 	"github.com/vstream-cdc/vstream/server/encoder/streamsets"
@@ -31,14 +32,14 @@ func filePosConfig() vstreamer.Config {
 // TestFilePosAPIs runs every API of a server streaming file positions: each works, with
 // FilePos positions, or refuses with InvalidArgument saying what to use instead.
 func TestFilePosAPIs(t *testing.T) {
-	execSQL(t, "CREATE TABLE IF NOT EXISTS fpa (id INT PRIMARY KEY, v VARCHAR(10))")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS fpa (id INT PRIMARY KEY, v VARCHAR(10))")
 	cc := dial(t, serve(t, filePosConfig(), Options{}))
 	rules := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "fpa"}}}
 	const insteadOfCopy = `start from "current" or a FilePos/<file>:<offset> position, or run vstreamd with --positions gtid`
 	n := 0
 	insert := func() {
 		n++
-		execSQL(t, "INSERT INTO fpa VALUES ("+itoa(n)+", 'x')")
+		testkit.MustExec(t, db, "INSERT INTO fpa VALUES ("+itoa(n)+", 'x')")
 	}
 
 	// Native API, vevent and every format: a row arrives with a FilePos position, or the

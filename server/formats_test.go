@@ -14,10 +14,11 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 func TestCanalJSONStream(t *testing.T) {
-	execSQL(t, "CREATE TABLE cj (id INT PRIMARY KEY, name VARCHAR(10), amount DECIMAL(6,2))")
+	testkit.MustExec(t, db, "CREATE TABLE cj (id INT PRIMARY KEY, name VARCHAR(10), amount DECIMAL(6,2))")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -36,7 +37,7 @@ func TestCanalJSONStream(t *testing.T) {
 	if first.Position == nil || len(first.Messages) != 0 || len(first.Events) != 0 {
 		t.Fatalf("first response: %v", first)
 	}
-	execSQL(t, "INSERT INTO cj VALUES (1, 'a', 2.50)", "ALTER TABLE cj ADD COLUMN note TEXT")
+	testkit.MustExec(t, db, "INSERT INTO cj VALUES (1, 'a', 2.50)", "ALTER TABLE cj ADD COLUMN note TEXT")
 	var msgs []*vstreamv1.EncodedMessage
 	heartbeats := 0
 	var last *binlogdata.VGtid
@@ -100,7 +101,7 @@ func TestFormatErrors(t *testing.T) {
 // TestClientEncodedMessages streams canal-json through the Go client: messages reach
 // OnMessages and the resume point follows the server's batch positions.
 func TestClientEncodedMessages(t *testing.T) {
-	execSQL(t, "CREATE TABLE cjc (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE cjc (id INT PRIMARY KEY)")
 	c, err := client.Dial(serve(t, dbConfig(), Options{}), client.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +120,9 @@ func TestClientEncodedMessages(t *testing.T) {
 				return nil
 			}}, func(context.Context, []*binlogdata.VEvent) error { return nil })
 	}()
-	waitFor(t, "a resume point", func() bool { return c.LastPosition() != nil })
+	testkit.WaitFor(t, 20*time.Second, "a resume point", func() bool { return c.LastPosition() != nil })
 	before := c.LastPosition().ShardGtids[0].Gtid
-	execSQL(t, "INSERT INTO cjc VALUES (7)")
+	testkit.MustExec(t, db, "INSERT INTO cjc VALUES (7)")
 	select {
 	case v := <-got:
 		if !strings.Contains(v, `"data":[{"id":"7"}]`) {
@@ -132,7 +133,7 @@ func TestClientEncodedMessages(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no message")
 	}
-	waitFor(t, "the resume point to move", func() bool { return c.LastPosition().ShardGtids[0].Gtid != before })
+	testkit.WaitFor(t, 20*time.Second, "the resume point to move", func() bool { return c.LastPosition().ShardGtids[0].Gtid != before })
 	cancel()
 	<-done
 }
@@ -140,8 +141,8 @@ func TestClientEncodedMessages(t *testing.T) {
 // TestRenderZoneFollowsSource prints TIMESTAMP text in the source server's time zone unless
 // render_zone says otherwise, so it equals what SELECT prints there.
 func TestRenderZoneFollowsSource(t *testing.T) {
-	execSQL(t, "SET GLOBAL time_zone = '+03:00'", "CREATE TABLE rz (id INT PRIMARY KEY, ts TIMESTAMP(3) NULL)")
-	defer execSQL(t, "SET GLOBAL time_zone = 'SYSTEM'")
+	testkit.MustExec(t, db, "SET GLOBAL time_zone = '+03:00'", "CREATE TABLE rz (id INT PRIMARY KEY, ts TIMESTAMP(3) NULL)")
+	defer testkit.MustExec(t, db, "SET GLOBAL time_zone = 'SYSTEM'")
 	// The server describes the database once, when its first encoded stream starts.
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	for _, c := range []struct {
@@ -161,7 +162,7 @@ func TestRenderZoneFollowsSource(t *testing.T) {
 		if _, err := st.Recv(); err != nil {
 			t.Fatal(err)
 		}
-		execSQL(t, "SET time_zone = '+00:00'", "DELETE FROM rz", "INSERT INTO rz VALUES (1, '2024-01-02 03:04:05.678')")
+		testkit.MustExec(t, db, "SET time_zone = '+00:00'", "DELETE FROM rz", "INSERT INTO rz VALUES (1, '2024-01-02 03:04:05.678')")
 		var msg *vstreamv1.EncodedMessage
 		for msg == nil {
 			resp, err := st.Recv()

@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
@@ -139,13 +140,13 @@ func TestSchemaHistoryFormats(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			table := "shf_" + strings.ReplaceAll(format, "-", "_")
 			start := serverPosition(t)
-			execSQL(t, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY AUTO_INCREMENT, n INT, s VARCHAR(50), j JSON, d DECIMAL(6,2))")
+			testkit.MustExec(t, db, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY AUTO_INCREMENT, n INT, s VARCHAR(50), j JSON, d DECIMAL(6,2))")
 			// The tracker describes a table when it reads its DDL (and then checkpoints): the
 			// ALTER must come after that, or the history holds the altered table.
 			waitHistory(t, historyDir, serverPosition(t))
-			execSQL(t, "INSERT INTO "+table+" (n, s, j, d) VALUES (1, 'x', '{\"a\": 1}', 2.50)")
+			testkit.MustExec(t, db, "INSERT INTO "+table+" (n, s, j, d) VALUES (1, 'x', '{\"a\": 1}', 2.50)")
 			before := firstRowMessage(t, plain, start, table, format)
-			execSQL(t, "ALTER TABLE "+table+" MODIFY s VARCHAR(80), MODIFY j LONGTEXT, MODIFY n BIGINT")
+			testkit.MustExec(t, db, "ALTER TABLE "+table+" MODIFY s VARCHAR(80), MODIFY j LONGTEXT, MODIFY n BIGINT")
 
 			got := firstRowMessage(t, withHistory, start, table, format)
 			if !reflect.DeepEqual(got, before) {

@@ -23,6 +23,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -79,7 +80,7 @@ func start(s *vstreamv1.Start) *vstreamv1.StreamRequest {
 // MariaDB: every input gets a status or a running stream, never a crash of the process (the
 // server runs in it), never Unknown or Internal (a panic or an unclassified error).
 func FuzzStart(f *testing.F) {
-	execSQL(f, "CREATE TABLE IF NOT EXISTS fuzz_t (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT IGNORE INTO fuzz_t VALUES (1, 'a'), (2, 'b')")
+	testkit.MustExec(f, db, "CREATE TABLE IF NOT EXISTS fuzz_t (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT IGNORE INTO fuzz_t VALUES (1, 'a'), (2, 'b')")
 	vg := func(gtid string) *binlogdata.VGtid {
 		return &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Gtid: gtid}}}
 	}
@@ -125,14 +126,14 @@ func FuzzStart(f *testing.F) {
 // Each gets an answer, a stream running before goes on receiving every row, memory and
 // goroutines come back, and the open-stream count returns to that one stream.
 func TestStartFlood(t *testing.T) {
-	execSQL(t, "CREATE TABLE flood (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE flood (id INT PRIMARY KEY)")
 	reg := prometheus.NewRegistry()
 	addr := serve(t, dbConfig(), Options{Registerer: reg, Limits: Limits{MaxStreams: 20, StartsPerSecond: 50}})
 	cc := dial(t, addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	bystander := receive(openStream(t, ctx, cc, startOf("current", oneTable("flood", ""), "", nil)))
-	waitFor(t, "the running stream", bystander.started)
+	testkit.WaitFor(t, 20*time.Second, "the running stream", bystander.started)
 	heap := func() uint64 {
 		runtime.GC()
 		var ms runtime.MemStats
@@ -155,7 +156,7 @@ func TestStartFlood(t *testing.T) {
 	go func() {
 		defer close(writes)
 		for i := 1; i <= 100; i++ {
-			execSQL(t, fmt.Sprintf("INSERT INTO flood VALUES (%d)", i))
+			testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO flood VALUES (%d)", i))
 		}
 	}()
 	for range clients {
@@ -178,9 +179,9 @@ func TestStartFlood(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(began)
 	<-writes
-	waitFor(t, "the running stream's 100 rows", func() bool { return len(bystander.ids("flood")) == 100 })
-	waitFor(t, "the flood's streams to close", func() bool { return sample(t, reg, "vstream_streams_open", nil) == 1 })
-	waitFor(t, "the flood's goroutines to end", func() bool { return runtime.NumGoroutine() <= baseG+10 })
+	testkit.WaitFor(t, 20*time.Second, "the running stream's 100 rows", func() bool { return len(bystander.ids("flood")) == 100 })
+	testkit.WaitFor(t, 20*time.Second, "the flood's streams to close", func() bool { return sample(t, reg, "vstream_streams_open", nil) == 1 })
+	testkit.WaitFor(t, 20*time.Second, "the flood's goroutines to end", func() bool { return runtime.NumGoroutine() <= baseG+10 })
 	growth := int64(heap()) - int64(baseHeap)
 	t.Logf("%d starts from %d connections in %v: %v; peak open streams %d; heap %+d KiB after",
 		starts, clients, elapsed.Round(time.Millisecond), answers, peak.Load(), growth>>10)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -32,7 +33,7 @@ func TestMaxStreams(t *testing.T) {
 	}
 	cancel()
 	// The slot comes back when the first stream ends.
-	waitFor(t, "a free slot", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "a free slot", func() bool {
 		ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel2()
 		st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx2)
@@ -76,7 +77,7 @@ func TestOnStreams(t *testing.T) {
 		t.Fatalf("second stream: %v", s)
 	}
 	cancel()
-	waitFor(t, "the stream's end told", func() bool { return last() == 0 })
+	testkit.WaitFor(t, 20*time.Second, "the stream's end told", func() bool { return last() == 0 })
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Equal(counts, []int{1, 0}) {
@@ -106,7 +107,7 @@ func TestStartRateAndBatchLimits(t *testing.T) {
 // TestDrainEndsAtTransactionBoundary shuts a server down while a large transaction streams:
 // the stream ends after its COMMIT with Unavailable, and a new server resumes it.
 func TestDrainEndsAtTransactionBoundary(t *testing.T) {
-	execSQL(t, "CREATE TABLE drain (id INT PRIMARY KEY, pad VARCHAR(200))")
+	testkit.MustExec(t, db, "CREATE TABLE drain (id INT PRIMARY KEY, pad VARCHAR(200))")
 	e, err := vstreamer.NewEngine(dbConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestDrainEndsAtTransactionBoundary(t *testing.T) {
 	if _, err := st.Recv(); err != nil {
 		t.Fatal(err)
 	}
-	execSQL(t, "INSERT INTO drain SELECT seq, REPEAT('d', 200) FROM "+db.Seq(20000), "INSERT INTO drain VALUES (30000, 'after')")
+	testkit.MustExec(t, db, "INSERT INTO drain SELECT seq, REPEAT('d', 200) FROM "+db.Seq(20000), "INSERT INTO drain VALUES (30000, 'after')")
 	// Shut down once the big transaction has started arriving.
 	var events []*binlogdata.VEvent
 	for len(events) < 3 {
@@ -163,7 +164,7 @@ func TestDrainEndsAtTransactionBoundary(t *testing.T) {
 		t.Fatalf("the transaction in progress was cut: %d of 20000 rows", len(first))
 	}
 	// A new server resumes from the last VGTID with the rest, and nothing twice.
-	execSQL(t, "INSERT INTO drain VALUES (30001, 'last')")
+	testkit.MustExec(t, db, "INSERT INTO drain VALUES (30001, 'last')")
 	cc2 := dial(t, serve(t, dbConfig(), Options{}))
 	st2, err := vstreamv1.NewVStreamServiceClient(cc2).Stream(context.Background())
 	if err != nil {

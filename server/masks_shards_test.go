@@ -21,6 +21,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/shards"
 	"github.com/vstream-cdc/vstream/topology"
 	"github.com/vstream-cdc/vstream/vstreamer"
@@ -127,7 +128,7 @@ func TestColumnMasksCluster(t *testing.T) {
 				all = append(all, b)
 				if !wrote && seen(copied[0].wantEmail) && seen(copied[1].wantEmail) {
 					wrote = true
-					execSQL(t, later[0].insert())
+					testkit.MustExec(t, db, later[0].insert())
 					if err := other.Exec(later[1].insert()); err != nil {
 						t.Fatal(err)
 					}
@@ -199,7 +200,7 @@ func TestColumnMasksClusterVtgate(t *testing.T) {
 		}
 		if !wrote && len(byID) == 2 {
 			wrote = true
-			execSQL(t, later[0].insert())
+			testkit.MustExec(t, db, later[0].insert())
 			if err := other.Exec(later[1].insert()); err != nil {
 				t.Fatal(err)
 			}
@@ -222,7 +223,7 @@ func TestColumnMasksClusterVtgate(t *testing.T) {
 // takes them all, and its fields describe the masked values.
 func TestColumnMasksVStreamRows(t *testing.T) {
 	copied, inserted, _ := maskTable(t)
-	execSQL(t, inserted.insert())
+	testkit.MustExec(t, db, inserted.insert())
 	cfg := dbConfig()
 	cfg.ColumnMasks = serverMasks(t)
 	qc := queryservice.NewQueryClient(dial(t, serve(t, cfg, Options{})))

@@ -21,6 +21,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // The masks of the tests: one of each kind, on character columns of three character sets
@@ -64,7 +65,7 @@ func maskTable(t *testing.T) (copied, inserted, updated maskRow) {
 	copied = newMaskRow("1", "alice@secret.example", "ñ+1-555-0100", "latin note one", "binsecret1", "k1")
 	inserted = newMaskRow("2", "bob@secret.example", "+44-20-7946-0000", "latin note two", "binsecret2", "k2")
 	updated = newMaskRow("2", "bob.new@secret.example", "+44-20-7946-9999", "latin note three", "binsecret3", "k3")
-	execSQL(t, "DROP TABLE IF EXISTS mk",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS mk",
 		"CREATE TABLE mk (id INT PRIMARY KEY, email VARCHAR(64), phone VARCHAR(32) CHARACTER SET utf8mb4, "+
 			"note TEXT CHARACTER SET latin1, bin VARBINARY(32), keep VARCHAR(10))", copied.insert())
 	return copied, inserted, updated
@@ -142,7 +143,7 @@ func TestColumnMasksNative(t *testing.T) {
 			case binlogdata.VEventType_COPY_COMPLETED:
 				if !copyDone {
 					copyDone = true
-					execSQL(t, inserted.insert(), updateSQL(updated))
+					testkit.MustExec(t, db, inserted.insert(), updateSQL(updated))
 				}
 			default:
 			}
@@ -201,7 +202,7 @@ func TestColumnMasksFormats(t *testing.T) {
 				}
 				if !wrote && seen(want[0]) {
 					wrote = true
-					execSQL(t, inserted.insert(), updateSQL(updated))
+					testkit.MustExec(t, db, inserted.insert(), updateSQL(updated))
 				}
 			}
 			// Binary columns arrive base64 or hex encoded in some formats: a secret must not
@@ -269,7 +270,7 @@ func TestColumnMasksVtgate(t *testing.T) {
 			case binlogdata.VEventType_COPY_COMPLETED:
 				if !wrote {
 					wrote = true
-					execSQL(t, inserted.insert())
+					testkit.MustExec(t, db, inserted.insert())
 				}
 			default:
 			}

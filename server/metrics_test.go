@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // sample returns the value of the first series of a family whose labels include want, or -1.
@@ -68,18 +69,18 @@ func TestAlertedCountersStartAtZero(t *testing.T) {
 }
 
 func TestStreamMetrics(t *testing.T) {
-	execSQL(t, "CREATE TABLE mt (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO mt SELECT seq, 'abc' FROM "+db.Seq(250))
+	testkit.MustExec(t, db, "CREATE TABLE mt (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO mt SELECT seq, 'abc' FROM "+db.Seq(250))
 	reg := prometheus.NewRegistry()
 	cc := dial(t, serve(t, dbConfig(), Options{Registerer: reg}))
 	ctx, cancel := context.WithCancel(context.Background())
 	st := openStream(t, ctx, cc, startMsg("", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mt"}}}))
 	r := &recvAll{}
 	go r.run(st)
-	waitFor(t, "the copy", func() bool { return r.count(binlogdata.VEventType_COPY_COMPLETED) >= 2 })
-	execSQL(t, "INSERT INTO mt VALUES (1000, 'x')")
-	waitFor(t, "a binlog row", func() bool { return r.count(binlogdata.VEventType_ROW) >= 2 })
+	testkit.WaitFor(t, 20*time.Second, "the copy", func() bool { return r.count(binlogdata.VEventType_COPY_COMPLETED) >= 2 })
+	testkit.MustExec(t, db, "INSERT INTO mt VALUES (1000, 'x')")
+	testkit.WaitFor(t, 20*time.Second, "a binlog row", func() bool { return r.count(binlogdata.VEventType_ROW) >= 2 })
 	stream := map[string]string{"stream": "1"}
-	waitFor(t, "the metrics", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the metrics", func() bool {
 		return sample(t, reg, "vstream_copy_rows_copied", map[string]string{"table": "mt"}) == 250 &&
 			sample(t, reg, "vstream_stream_rows_sent_total", stream) == 251 &&
 			sample(t, reg, "vstream_stream_row_bytes_sent_total", stream) > 0 &&
@@ -90,7 +91,7 @@ func TestStreamMetrics(t *testing.T) {
 			sample(t, reg, "vstream_database_up", nil) == 1
 	})
 	cancel()
-	waitFor(t, "the stream's series to go", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the stream's series to go", func() bool {
 		return sample(t, reg, "vstream_stream_rows_sent_total", stream) == -1 && sample(t, reg, "vstream_streams_open", nil) == 0 &&
 			sample(t, reg, "vstream_stream_binlog_reader_info", stream) == -1
 	})

@@ -24,6 +24,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/faults"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -183,7 +184,7 @@ func TestPanicEndsOnlyItsStream(t *testing.T) {
 	for i, c := range cases {
 		t.Run(string(c.point), func(t *testing.T) {
 			victim, other := fmt.Sprintf("panic_v%d", i), fmt.Sprintf("panic_o%d", i)
-			execSQL(t,
+			testkit.MustExec(t, db,
 				"CREATE TABLE "+victim+" (id INT PRIMARY KEY, v VARCHAR(20))",
 				"CREATE TABLE "+other+" (id INT PRIMARY KEY, v VARCHAR(20))",
 				"INSERT INTO "+victim+" VALUES (1, 'a'), (2, 'b')")
@@ -193,7 +194,7 @@ func TestPanicEndsOnlyItsStream(t *testing.T) {
 			cc := dial(t, addr)
 			native := receive(openStream(t, ctx, cc, startOf("current", oneTable(other, ""), "", nil)))
 			encoded := receive(openStream(t, ctx, cc, startOf("current", oneTable(other, ""), "canal-json", nil)))
-			waitFor(t, "the other streams to start", func() bool { return native.started() && encoded.started() })
+			testkit.WaitFor(t, 20*time.Second, "the other streams to start", func() bool { return native.started() && encoded.started() })
 
 			restore := faults.Set(func(p faults.Point, table string, _ any) {
 				if table != victim {
@@ -213,10 +214,10 @@ func TestPanicEndsOnlyItsStream(t *testing.T) {
 				sel = c.sel(victim)
 			}
 			failing := receive(openStream(t, ctx, cc, startOf(c.gtid, oneTable(victim, sel), c.format, c.flags)))
-			execSQL(t, "INSERT INTO "+other+" VALUES (1, 'x')")
+			testkit.MustExec(t, db, "INSERT INTO "+other+" VALUES (1, 'x')")
 			if c.gtid != "" {
-				waitFor(t, "the failing stream to start", failing.started)
-				execSQL(t, "INSERT INTO "+victim+" VALUES (3, 'c')")
+				testkit.WaitFor(t, 20*time.Second, "the failing stream to start", failing.started)
+				testkit.MustExec(t, db, "INSERT INTO "+victim+" VALUES (3, 'c')")
 			}
 			st := failing.ended(t)
 			if st.Code() != codes.Internal {
@@ -229,9 +230,9 @@ func TestPanicEndsOnlyItsStream(t *testing.T) {
 			}
 
 			// The others carry on: every row, before and after the panic.
-			execSQL(t, "INSERT INTO "+other+" VALUES (2, 'y')", "INSERT INTO "+other+" VALUES (3, 'z')")
-			waitFor(t, "the native stream's rows", func() bool { return len(native.ids(other)) == 3 })
-			waitFor(t, "the encoded stream's rows", func() bool { return encoded.messageCount() == 3 })
+			testkit.MustExec(t, db, "INSERT INTO "+other+" VALUES (2, 'y')", "INSERT INTO "+other+" VALUES (3, 'z')")
+			testkit.WaitFor(t, 20*time.Second, "the native stream's rows", func() bool { return len(native.ids(other)) == 3 })
+			testkit.WaitFor(t, 20*time.Second, "the encoded stream's rows", func() bool { return encoded.messageCount() == 3 })
 			if got := native.ids(other); strings.Join(got, ",") != "1,2,3" {
 				t.Errorf("native stream got rows %v, want 1,2,3", got)
 			}
@@ -309,9 +310,9 @@ var poisonCases = []poisonCase{
 // stream received and how it ended.
 func runPoison(t *testing.T, c poisonCase, table, mode string) (*receiver, *prometheus.Registry) {
 	t.Helper()
-	execSQL(t, "CREATE TABLE "+table+" "+c.ddl)
+	testkit.MustExec(t, db, "CREATE TABLE "+table+" "+c.ddl)
 	if c.gtid == "" {
-		execSQL(t, "INSERT INTO "+table+" VALUES (1, 1), (2, 2), (3, 3)")
+		testkit.MustExec(t, db, "INSERT INTO "+table+" VALUES (1, 1), (2, 2), (3, 3)")
 	}
 	addr, _, reg, _ := faultServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -325,9 +326,9 @@ func runPoison(t *testing.T, c poisonCase, table, mode string) (*receiver, *prom
 	r := receive(openStream(t, ctx, dial(t, addr), startOf(c.gtid, oneTable(table, ""), c.format,
 		&vstreamv1.Flags{EventProcessingFailureHandlingMode: mode})))
 	if c.gtid != "" {
-		waitFor(t, "the stream to start", r.started)
+		testkit.WaitFor(t, 20*time.Second, "the stream to start", r.started)
 		for i := 1; i <= 3; i++ {
-			execSQL(t, fmt.Sprintf("INSERT INTO %s VALUES (%d, %d)", table, i, i))
+			testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO %s VALUES (%d, %d)", table, i, i))
 		}
 	}
 	return r, reg
@@ -369,14 +370,14 @@ func TestPoisonEventSkipped(t *testing.T) {
 				table := fmt.Sprintf("poison_s%d_%s", i, mode)
 				r, reg := runPoison(t, c, table, mode)
 				if c.format != "" {
-					waitFor(t, "two messages", func() bool { return r.messageCount() >= 2 })
+					testkit.WaitFor(t, 20*time.Second, "two messages", func() bool { return r.messageCount() >= 2 })
 				} else {
-					waitFor(t, "two rows", func() bool { return len(r.ids(table)) >= 2 })
+					testkit.WaitFor(t, 20*time.Second, "two rows", func() bool { return len(r.ids(table)) >= 2 })
 					if got := strings.Join(r.ids(table), ","); got != "1,3" {
 						t.Errorf("rows %s, want 1,3", got)
 					}
 				}
-				waitFor(t, "the skip to be counted", func() bool {
+				testkit.WaitFor(t, 20*time.Second, "the skip to be counted", func() bool {
 					return sample(t, reg, "vstream_poison_events_total", map[string]string{"action": "skipped"}) == 1
 				})
 				// The stream is still running.
@@ -396,7 +397,7 @@ func TestPoisonEventSkipped(t *testing.T) {
 func TestPoisonStopsClient(t *testing.T) {
 	c := poisonCases[0]
 	table := "poison_client"
-	execSQL(t, "CREATE TABLE "+table+" "+c.ddl)
+	testkit.MustExec(t, db, "CREATE TABLE "+table+" "+c.ddl)
 	addr, srv, _, _ := faultServer(t)
 	restore := faults.Set(func(p faults.Point, tbl string, data any) {
 		if p == c.point && tbl == table {
@@ -425,7 +426,7 @@ func TestPoisonStopsClient(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("stream did not start")
 	}
-	execSQL(t, "INSERT INTO "+table+" VALUES (1, 'a')", "INSERT INTO "+table+" VALUES (2, 'b')")
+	testkit.MustExec(t, db, "INSERT INTO "+table+" VALUES (1, 'a')", "INSERT INTO "+table+" VALUES (2, 'b')")
 	select {
 	case err = <-errc:
 	case <-time.After(30 * time.Second):
@@ -464,7 +465,7 @@ func TestUndecodableBinlogEvent(t *testing.T) {
 			if mode == "" {
 				table += "fail"
 			}
-			execSQL(t, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(20))")
+			testkit.MustExec(t, db, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(20))")
 			addr, _, reg, _ := faultServer(t)
 			restore := faults.Set(func(p faults.Point, tbl string, data any) {
 				if p == faults.Parse && tbl == table {
@@ -480,8 +481,8 @@ func TestUndecodableBinlogEvent(t *testing.T) {
 			defer cancel()
 			r := receive(openStream(t, ctx, dial(t, addr), startOf("current", oneTable(table, ""), "",
 				&vstreamv1.Flags{EventProcessingFailureHandlingMode: mode})))
-			waitFor(t, "the stream to start", r.started)
-			execSQL(t, "INSERT INTO "+table+" VALUES (1, 'abcdef')")
+			testkit.WaitFor(t, 20*time.Second, "the stream to start", r.started)
+			testkit.MustExec(t, db, "INSERT INTO "+table+" VALUES (1, 'abcdef')")
 			st := r.ended(t)
 			t.Log(st.Message())
 			if st.Code() != codes.FailedPrecondition {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestCopyProgress: a copy of a table of several chunks tells the client, with each chunk's
@@ -26,7 +27,7 @@ func testCopyProgress(t *testing.T, format string) {
 	for i := range values {
 		values[i] = fmt.Sprintf("(%d)", i+1)
 	}
-	execSQL(t, "DROP TABLE IF EXISTS progress_t",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS progress_t",
 		"CREATE TABLE progress_t (id INT PRIMARY KEY)",
 		"INSERT INTO progress_t VALUES "+strings.Join(values, ","),
 		// Fresh statistics, so that the estimate is the table's size rather than zero.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestEncodedResponseSize streams a transaction whose messages are tens of megabytes through a
@@ -19,7 +20,7 @@ import (
 // bytes, and every row arrives once, in order.
 func TestEncodedResponseSize(t *testing.T) {
 	const rows = 20000
-	execSQL(t, "CREATE TABLE bigtx (id INT PRIMARY KEY, a VARCHAR(40), b VARCHAR(40), c BIGINT, d DATETIME(6), e DECIMAL(10,2), f DOUBLE, g TEXT, h INT, i DATE)",
+	testkit.MustExec(t, db, "CREATE TABLE bigtx (id INT PRIMARY KEY, a VARCHAR(40), b VARCHAR(40), c BIGINT, d DATETIME(6), e DECIMAL(10,2), f DOUBLE, g TEXT, h INT, i DATE)",
 		fmt.Sprintf("INSERT INTO bigtx SELECT seq, 'aaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbb', seq*1000, NOW(6), 12345.67, 1.5, 'text', seq, CURDATE() FROM %s", db.Seq(rows)))
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	for _, c := range []struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // applier applies a stream the way a consumer would: rows of a transaction count once its
@@ -55,7 +56,7 @@ func (a *applier) count() int {
 // TestDatabaseRestartMidStream restarts MariaDB while a writer commits and the Go client
 // streams: the client resumes by itself and every committed row arrives exactly once.
 func TestDatabaseRestartMidStream(t *testing.T) {
-	execSQL(t, "CREATE TABLE rst (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE rst (id INT PRIMARY KEY)")
 	addr := serve(t, dbConfig(), Options{})
 	c, err := client.Dial(addr, client.Options{
 		Logger: slog.New(slog.DiscardHandler),
@@ -73,7 +74,7 @@ func TestDatabaseRestartMidStream(t *testing.T) {
 	go func() {
 		done <- c.Stream(ctx, client.Request{Filter: client.ParseTables("rst")}, a.handle)
 	}()
-	waitFor(t, "stream start", func() bool { return c.LastPosition() != nil })
+	testkit.WaitFor(t, 20*time.Second, "stream start", func() bool { return c.LastPosition() != nil })
 
 	const n = 300
 	for i := 1; i <= n; i++ {
@@ -91,7 +92,7 @@ func TestDatabaseRestartMidStream(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	waitFor(t, "every row", func() bool { return a.count() == n })
+	testkit.WaitFor(t, 20*time.Second, "every row", func() bool { return a.count() == n })
 	cancel()
 	if err := <-done; err != nil && err != context.Canceled {
 		t.Fatalf("stream: %v", err)

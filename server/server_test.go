@@ -24,6 +24,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -101,7 +102,7 @@ func firstError(t *testing.T, cc *grpc.ClientConn, ctx context.Context, msgs ...
 func TestErrorCodes(t *testing.T) {
 	addr := serve(t, dbConfig(), Options{})
 	cc := dial(t, addr)
-	execSQL(t, "CREATE TABLE IF NOT EXISTS codes (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS codes (id INT PRIMARY KEY)")
 	cases := []struct {
 		name string
 		msgs []*vstreamv1.StreamRequest
@@ -215,13 +216,6 @@ func TestAuth(t *testing.T) {
 	}
 }
 
-func execSQL(t testing.TB, sqls ...string) {
-	t.Helper()
-	if err := db.Exec(sqls...); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // recvAll collects responses from a stream in the background.
 type recvAll struct {
 	mu      sync.Mutex
@@ -257,17 +251,6 @@ func (r *recvAll) count(typ binlogdata.VEventType) int {
 	return n
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestHeartbeatWhenIdle(t *testing.T) {
 	addr := serve(t, dbConfig(), Options{})
 	cc := dial(t, addr)
@@ -279,7 +262,7 @@ func TestHeartbeatWhenIdle(t *testing.T) {
 	}}})
 	r := &recvAll{}
 	go r.run(st)
-	waitFor(t, "two heartbeats", func() bool { return r.count(binlogdata.VEventType_HEARTBEAT) >= 2 })
+	testkit.WaitFor(t, 20*time.Second, "two heartbeats", func() bool { return r.count(binlogdata.VEventType_HEARTBEAT) >= 2 })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, b := range r.batches {
@@ -312,7 +295,7 @@ func TestLargeTransactionInBoundedBatches(t *testing.T) {
 // compression when compressed (the whole transaction is then one TRANSACTION_PAYLOAD event),
 // and checks it goes out in batches of about the bound.
 func largeTransaction(t *testing.T, table string, compressed bool) {
-	execSQL(t, "CREATE TABLE "+table+" (id INT PRIMARY KEY, pad VARCHAR(200))")
+	testkit.MustExec(t, db, "CREATE TABLE "+table+" (id INT PRIMARY KEY, pad VARCHAR(200))")
 	addr := serve(t, dbConfig(), Options{})
 	cc := dial(t, addr)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -329,17 +312,17 @@ func largeTransaction(t *testing.T, table string, compressed bool) {
 	}}})
 	r := &recvAll{}
 	go r.run(st)
-	waitFor(t, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
+	testkit.WaitFor(t, 20*time.Second, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
 	if compressed {
-		execSQL(t, "SET SESSION binlog_transaction_compression = ON")
-		defer execSQL(t, "SET SESSION binlog_transaction_compression = OFF")
+		testkit.MustExec(t, db, "SET SESSION binlog_transaction_compression = ON")
+		defer testkit.MustExec(t, db, "SET SESSION binlog_transaction_compression = OFF")
 	}
-	execSQL(t, "BEGIN")
+	testkit.MustExec(t, db, "BEGIN")
 	for i := 0; i < 40; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO %s SELECT seq + %d, REPEAT('x', 200) FROM %s", table, i*500, db.Seq(500)))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO %s SELECT seq + %d, REPEAT('x', 200) FROM %s", table, i*500, db.Seq(500)))
 	}
-	execSQL(t, "COMMIT")
-	waitFor(t, "commit", func() bool {
+	testkit.MustExec(t, db, "COMMIT")
+	testkit.WaitFor(t, 20*time.Second, "commit", func() bool {
 		r.mu.Lock()
 		failed := r.err
 		r.mu.Unlock()
@@ -377,7 +360,7 @@ func largeTransaction(t *testing.T, table string, compressed bool) {
 // TestStalledClientDoesNotSlowOthers keeps one stream unread while another stream on the
 // same server receives every change.
 func TestStalledClientDoesNotSlowOthers(t *testing.T) {
-	execSQL(t, "CREATE TABLE stall (id INT PRIMARY KEY, pad MEDIUMTEXT)")
+	testkit.MustExec(t, db, "CREATE TABLE stall (id INT PRIMARY KEY, pad MEDIUMTEXT)")
 	addr := serve(t, dbConfig(), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -385,12 +368,12 @@ func TestStalledClientDoesNotSlowOthers(t *testing.T) {
 	live := openStream(t, ctx, dial(t, addr), startMsg("current", &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "stall"}}}))
 	r := &recvAll{}
 	go r.run(live)
-	waitFor(t, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
+	testkit.WaitFor(t, 20*time.Second, "start", func() bool { return r.count(binlogdata.VEventType_VGTID) >= 1 })
 	// Far more than gRPC's flow-control windows hold, so the stalled stream blocks.
 	for i := 0; i < 200; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO stall VALUES (%d, REPEAT('y', 100000))", i))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO stall VALUES (%d, REPEAT('y', 100000))", i))
 	}
-	waitFor(t, "every commit on the live stream", func() bool { return r.count(binlogdata.VEventType_COMMIT) >= 200 })
+	testkit.WaitFor(t, 20*time.Second, "every commit on the live stream", func() bool { return r.count(binlogdata.VEventType_COMMIT) >= 200 })
 }
 
 // TestAckLagMetric checks an ack from the client shows up as that stream's lag in the
@@ -410,11 +393,11 @@ func TestAckLagMetric(t *testing.T) {
 	if err := st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Ack{Ack: &vstreamv1.Ack{Vgtid: vgtid}}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "ack lag gauge", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "ack lag gauge", func() bool {
 		return gaugeValue(t, reg, "vstream_client_ack_lag_seconds") >= 0.05 && gaugeValue(t, reg, "vstream_streams_open") == 1
 	})
 	cancel()
-	waitFor(t, "stream gone from metrics", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "stream gone from metrics", func() bool {
 		return gaugeValue(t, reg, "vstream_client_ack_lag_seconds") == -1 && gaugeValue(t, reg, "vstream_streams_open") == 0
 	})
 }
@@ -439,7 +422,7 @@ func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // a batch, the binlog events queued between decoder and stream loop (80 at most, here 1 MiB
 // each) and gRPC's flow-control windows.
 func TestStalledClientMemoryBounded(t *testing.T) {
-	execSQL(t, "CREATE TABLE stallmem (id INT PRIMARY KEY, pad LONGBLOB)")
+	testkit.MustExec(t, db, "CREATE TABLE stallmem (id INT PRIMARY KEY, pad LONGBLOB)")
 	addr := serve(t, dbConfig(), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -475,7 +458,7 @@ func TestStalledClientMemoryBounded(t *testing.T) {
 	before := heap()
 	const rows, rowBytes = 300, 1 << 20
 	for i := 0; i < rows; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO stallmem VALUES (%d, REPEAT(CHAR(65 + %d %% 26), %d))", i, i, rowBytes))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO stallmem VALUES (%d, REPEAT(CHAR(65 + %d %% 26), %d))", i, i, rowBytes))
 	}
 	deadline := time.After(60 * time.Second)
 	for n := 0; n < rows; {
@@ -539,7 +522,7 @@ func openStream(t *testing.T, ctx context.Context, cc *grpc.ClientConn, start *v
 func TestNativeEventTypes(t *testing.T) {
 	addr := serve(t, dbConfig(), Options{})
 	cc := dial(t, addr)
-	execSQL(t, "CREATE TABLE IF NOT EXISTS native_types (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS native_types (id INT PRIMARY KEY)")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	st, err := vstreamv1.NewVStreamServiceClient(cc).Stream(ctx)
@@ -562,7 +545,7 @@ func TestNativeEventTypes(t *testing.T) {
 			got = append(got, ev.Type.String())
 		}
 	}
-	execSQL(t, "INSERT INTO native_types VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO native_types VALUES (1)")
 	for len(got) < 4 {
 		resp, err := st.Recv()
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/shards"
 	"github.com/vstream-cdc/vstream/topology"
 )
@@ -69,7 +70,7 @@ keyspaces:
 func insertBoth(t *testing.T, other *testdb.Server, n int) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO sh VALUES (%d, 'a%d')", i, i))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO sh VALUES (%d, 'a%d')", i, i))
 		if err := other.Exec(fmt.Sprintf("INSERT INTO sh VALUES (%d, 'b%d')", n+i, n+i)); err != nil {
 			t.Fatal(err)
 		}
@@ -110,14 +111,14 @@ func TestClusterNative(t *testing.T) {
 			return nil
 		})
 	}()
-	waitFor(t, "both shards' positions", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "both shards' positions", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		sg := last.GetShardGtids()
 		return len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current"
 	})
 	insertBoth(t, other, 5)
-	waitFor(t, "ten rows", func() bool { mu.Lock(); defer mu.Unlock(); return len(rows) >= 10 })
+	testkit.WaitFor(t, 20*time.Second, "ten rows", func() bool { mu.Lock(); defer mu.Unlock(); return len(rows) >= 10 })
 	cancel()
 	<-done
 	got := strings.Join(rows, " ")
@@ -140,7 +141,7 @@ func TestClusterNative(t *testing.T) {
 	}
 	defer func() { _ = cl2.Close() }()
 	insertBoth(t, other, 0)
-	execSQL(t, "INSERT INTO sh VALUES (100, 'a100')")
+	testkit.MustExec(t, db, "INSERT INTO sh VALUES (100, 'a100')")
 	if err := other.Exec("INSERT INTO sh VALUES (200, 'b200')"); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestClusterNative(t *testing.T) {
 				return nil
 			}}, func(context.Context, []*binlogdata.VEvent) error { return nil })
 	}()
-	waitFor(t, "the two rows after the VGTID", func() bool { mu.Lock(); defer mu.Unlock(); return len(msgs) >= 2 })
+	testkit.WaitFor(t, 20*time.Second, "the two rows after the VGTID", func() bool { mu.Lock(); defer mu.Unlock(); return len(msgs) >= 2 })
 	time.Sleep(200 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestNativeSkipsFilteredTransactions: on the native API a transaction whose changes the
@@ -17,7 +18,7 @@ import (
 // the next transaction on a streamed table carries it too, and a stream resumed from the lone
 // VGTID gets exactly the rows after it.
 func TestNativeSkipsFilteredTransactions(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS nsa, nsb", "CREATE TABLE nsa (id INT PRIMARY KEY)", "CREATE TABLE nsb (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS nsa, nsb", "CREATE TABLE nsa (id INT PRIMARY KEY)", "CREATE TABLE nsb (id INT PRIMARY KEY)")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -54,7 +55,7 @@ func TestNativeSkipsFilteredTransactions(t *testing.T) {
 	}
 	recv := open("current")
 	recv()
-	execSQL(t, "INSERT INTO nsb VALUES (1)", "INSERT INTO nsb VALUES (2)")
+	testkit.MustExec(t, db, "INSERT INTO nsb VALUES (1)", "INSERT INTO nsb VALUES (2)")
 	head := serverPosition(t)
 	// Nothing but heartbeats and a lone VGTID at the new position (the context ends the
 	// wait if it never comes).
@@ -63,7 +64,7 @@ func TestNativeSkipsFilteredTransactions(t *testing.T) {
 	}
 
 	resumed := open(head)
-	execSQL(t, "INSERT INTO nsb VALUES (3)", "INSERT INTO nsa VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO nsb VALUES (3)", "INSERT INTO nsa VALUES (1)")
 	head = serverPosition(t)
 	for _, r := range []func() []*binlogdata.VEvent{recv, resumed} {
 		if got := until(r, head); strings.Join(got, " ") != "BEGIN FIELD ROW GTID COMMIT VGTID" {

@@ -17,6 +17,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // replica applies a stream's events to a table's rows, as a consumer keeping a copy of the
@@ -120,12 +121,12 @@ func tableRows(t *testing.T, table string) map[string]string {
 // and applies every event has the table as it is: every delete reached it, including
 // those of rows the copy had not read yet (their changes stream during the copy).
 func TestSnapshotOnRunningStream(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS snap", "CREATE TABLE snap (id INT PRIMARY KEY, v VARCHAR(32))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS snap", "CREATE TABLE snap (id INT PRIMARY KEY, v VARCHAR(32))")
 	var values []string
 	for i := 1; i <= 600; i++ {
 		values = append(values, fmt.Sprintf("(%d, 'init-%d')", i, i))
 	}
-	execSQL(t, "INSERT INTO snap VALUES "+strings.Join(values, ","))
+	testkit.MustExec(t, db, "INSERT INTO snap VALUES "+strings.Join(values, ","))
 	start := tableRows(t, "snap")
 	addr := serve(t, dbConfig(), Options{})
 	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
@@ -142,7 +143,7 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cl.Stream(ctx, req, r.handle) }()
-	waitFor(t, "the stream's first position", func() bool { return cl.LastPosition() != nil })
+	testkit.WaitFor(t, 20*time.Second, "the stream's first position", func() bool { return cl.LastPosition() != nil })
 
 	writer := func(n int, seed uint64) {
 		rng := rand.New(rand.NewPCG(seed, 1))
@@ -150,11 +151,11 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 			id := 1 + rng.IntN(700)
 			switch rng.IntN(3) {
 			case 0:
-				execSQL(t, fmt.Sprintf("DELETE FROM snap WHERE id = %d", id))
+				testkit.MustExec(t, db, fmt.Sprintf("DELETE FROM snap WHERE id = %d", id))
 			case 1:
-				execSQL(t, fmt.Sprintf("INSERT INTO snap VALUES (%d, 'ins-%d') ON DUPLICATE KEY UPDATE v = 'dup-%d'", id, i, i))
+				testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO snap VALUES (%d, 'ins-%d') ON DUPLICATE KEY UPDATE v = 'dup-%d'", id, i, i))
 			default:
-				execSQL(t, fmt.Sprintf("UPDATE snap SET v = 'upd-%d' WHERE id = %d", i, id))
+				testkit.MustExec(t, db, fmt.Sprintf("UPDATE snap SET v = 'upd-%d' WHERE id = %d", i, id))
 			}
 		}
 	}
@@ -162,7 +163,7 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 	snaps <- client.Snapshot{Tables: []string{"snap"}}
 	go writer(150, 2)
 	// Some snapshot rows, not all: then the stream breaks.
-	waitFor(t, "the copy under way", func() bool { r.replay(start); return r.copied >= 120 })
+	testkit.WaitFor(t, 20*time.Second, "the copy under way", func() bool { r.replay(start); return r.copied >= 120 })
 	cancel()
 	<-done
 	r.rollback()
@@ -177,11 +178,11 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 	defer cancel()
 	go func() { done <- cl.Stream(ctx, req, r.handle) }()
 	writer(50, 4)
-	execSQL(t, "INSERT INTO snap VALUES (100000, 'last')")
+	testkit.MustExec(t, db, "INSERT INTO snap VALUES (100000, 'last')")
 	want := tableRows(t, "snap")
 	// The table's changes stream during its copy: the last insert may come before the copy
 	// ends.
-	waitFor(t, "the replica to reach the last insert and the copy's end", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the replica to reach the last insert and the copy's end", func() bool {
 		return r.replay(start)["100000"] == "last" && r.completed > 0
 	})
 	got := r.replay(start)
@@ -207,12 +208,12 @@ func TestSnapshotOnRunningStream(t *testing.T) {
 
 // A Snapshot request with a condition copies only the rows it holds for.
 func TestSnapshotWhere(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS snapw", "CREATE TABLE snapw (id INT PRIMARY KEY, v VARCHAR(32))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS snapw", "CREATE TABLE snapw (id INT PRIMARY KEY, v VARCHAR(32))")
 	var values []string
 	for i := 1; i <= 100; i++ {
 		values = append(values, fmt.Sprintf("(%d, 'v%d')", i, i))
 	}
-	execSQL(t, "INSERT INTO snapw VALUES "+strings.Join(values, ","))
+	testkit.MustExec(t, db, "INSERT INTO snapw VALUES "+strings.Join(values, ","))
 	addr := serve(t, dbConfig(), Options{})
 	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -226,9 +227,9 @@ func TestSnapshotWhere(t *testing.T) {
 	go func() {
 		_ = cl.Stream(ctx, client.Request{Filter: client.ParseTables("snapw"), CopyChunkRows: 15, Snapshots: snaps}, r.handle)
 	}()
-	waitFor(t, "the stream's first position", func() bool { return cl.LastPosition() != nil })
+	testkit.WaitFor(t, 20*time.Second, "the stream's first position", func() bool { return cl.LastPosition() != nil })
 	snaps <- client.Snapshot{Tables: []string{"snapw"}, Where: "id > 60 and id != 70"}
-	waitFor(t, "the copy's end", func() bool { r.replay(map[string]string{}); return r.completed > 0 })
+	testkit.WaitFor(t, 20*time.Second, "the copy's end", func() bool { r.replay(map[string]string{}); return r.completed > 0 })
 	var ids []string
 	r.mu.Lock()
 	for _, ev := range r.events {
@@ -253,7 +254,7 @@ func TestSnapshotWhere(t *testing.T) {
 // A Snapshot request naming no table, a pattern, or a table the filter does not stream ends
 // the stream with InvalidArgument saying what to fix.
 func TestSnapshotBadRequests(t *testing.T) {
-	execSQL(t, "CREATE TABLE IF NOT EXISTS snap2 (id INT PRIMARY KEY)", "CREATE TABLE IF NOT EXISTS other2 (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS snap2 (id INT PRIMARY KEY)", "CREATE TABLE IF NOT EXISTS other2 (id INT PRIMARY KEY)")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	filter := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "snap2"}}}
 	for _, tc := range []struct {

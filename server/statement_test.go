@@ -20,13 +20,14 @@ import (
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // statementInsert runs an INSERT logged as a statement and returns its transaction's GTID.
 func statementInsert(t *testing.T, sql string) string {
 	t.Helper()
-	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_format = 'ROW'") })
-	execSQL(t, "SET SESSION binlog_format = 'STATEMENT'", sql, "SET SESSION binlog_format = 'ROW'")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET SESSION binlog_format = 'ROW'") })
+	testkit.MustExec(t, db, "SET SESSION binlog_format = 'STATEMENT'", sql, "SET SESSION binlog_format = 'ROW'")
 	return lastGTID(t)
 }
 
@@ -61,7 +62,7 @@ func lastGTID(t *testing.T) string {
 // A statement-based change reaches every Vitess-shaped API as an INSERT event with the
 // statement in dml: the native stream, vtgate's VStream and the tablet's VStream.
 func TestStatementDMLEveryAPI(t *testing.T) {
-	execSQL(t, "CREATE TABLE sd1 (id INT PRIMARY KEY, v VARCHAR(20))")
+	testkit.MustExec(t, db, "CREATE TABLE sd1 (id INT PRIMARY KEY, v VARCHAR(20))")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -128,7 +129,7 @@ func TestStatementDMLEveryAPI(t *testing.T) {
 // Every output format ends the stream with FailedPrecondition naming the transaction and
 // the table when a statement-based change reaches it: it has no rows to describe it by.
 func TestStatementDMLFailsEncodedFormats(t *testing.T) {
-	execSQL(t, "CREATE TABLE sd2 (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE sd2 (id INT PRIMARY KEY)")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	for _, format := range Formats[1:] {
 		t.Run(format, func(t *testing.T) {
@@ -143,7 +144,7 @@ func TestStatementDMLFailsEncodedFormats(t *testing.T) {
 				t.Fatal(err)
 			}
 			gtid := statementInsert(t, "INSERT INTO sd2 VALUES (1), (2)")
-			execSQL(t, "DELETE FROM sd2")
+			testkit.MustExec(t, db, "DELETE FROM sd2")
 			var err error
 			for err == nil {
 				var resp *vstreamv1.StreamResponse
@@ -182,7 +183,7 @@ func (s *syncBuffer) String() string {
 // With statement_dml=skip the stream goes on past a statement-based change, logging it with
 // its GTID and table and counting it.
 func TestStatementDMLSkip(t *testing.T) {
-	execSQL(t, "CREATE TABLE sd3 (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE sd3 (id INT PRIMARY KEY)")
 	var logs syncBuffer
 	reg := prometheus.NewRegistry()
 	cc := dial(t, serve(t, dbConfig(), Options{Registerer: reg, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
@@ -198,7 +199,7 @@ func TestStatementDMLSkip(t *testing.T) {
 		t.Fatal(err)
 	}
 	gtid := statementInsert(t, "INSERT INTO sd3 VALUES (1)")
-	execSQL(t, "INSERT INTO sd3 VALUES (2)")
+	testkit.MustExec(t, db, "INSERT INTO sd3 VALUES (2)")
 	var msg *vstreamv1.EncodedMessage
 	for msg == nil {
 		resp, err := st.Recv()

@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/queryservice"
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // shortEv renders an event for comparison, volatile parts left out.
@@ -57,7 +58,7 @@ func collect(t *testing.T, recv recvFn, n int) []string {
 }
 
 func TestVtgateVStream(t *testing.T) {
-	execSQL(t, "CREATE TABLE vt1 (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO vt1 VALUES (1, 'a'), (2, 'b')")
+	testkit.MustExec(t, db, "CREATE TABLE vt1 (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO vt1 VALUES (1, 'a'), (2, 'b')")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -78,7 +79,7 @@ func TestVtgateVStream(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
-	execSQL(t, "UPDATE vt1 SET v = 'c' WHERE id = 1")
+	testkit.MustExec(t, db, "UPDATE vt1 SET v = 'c' WHERE id = 1")
 	// After the copy, as after Vitess's, a table is described again before its first row.
 	got = collect(t, recv, 5)
 	if want := "BEGIN FIELD test.vt1 ROW test.vt1 1 VGTID test/0 COMMIT"; strings.Join(got, " ") != want {
@@ -87,7 +88,7 @@ func TestVtgateVStream(t *testing.T) {
 }
 
 func TestVtgateOptions(t *testing.T) {
-	execSQL(t, "CREATE TABLE vt2 (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE vt2 (id INT PRIMARY KEY)")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -107,7 +108,7 @@ func TestVtgateOptions(t *testing.T) {
 	if got := collect(t, recv, 2); strings.Join(got, " ") != "VGTID test/0 OTHER" {
 		t.Fatalf("start at current: %v", got)
 	}
-	execSQL(t, "INSERT INTO vt2 VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO vt2 VALUES (1)")
 	if got := collect(t, recv, 5); strings.Join(got, " ") != "BEGIN FIELD vt2 ROW vt2 1 VGTID test/0 COMMIT" {
 		t.Fatalf("row: %v", got)
 	}
@@ -145,7 +146,7 @@ func TestVtgateErrors(t *testing.T) {
 }
 
 func TestTabletVStream(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS qt1, qt2", "CREATE TABLE qt1 (id INT PRIMARY KEY)", "CREATE TABLE qt2 (id INT PRIMARY KEY)", "INSERT INTO qt1 VALUES (1)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS qt1, qt2", "CREATE TABLE qt1 (id INT PRIMARY KEY)", "CREATE TABLE qt2 (id INT PRIMARY KEY)", "INSERT INTO qt1 VALUES (1)")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -165,7 +166,7 @@ func TestTabletVStream(t *testing.T) {
 	}
 	// A transaction the filter leaves empty is sent as a tablet sends it (the native API
 	// skips it).
-	execSQL(t, "INSERT INTO qt2 VALUES (1)", "INSERT INTO qt1 VALUES (2)")
+	testkit.MustExec(t, db, "INSERT INTO qt2 VALUES (1)", "INSERT INTO qt1 VALUES (2)")
 	if got := collect(t, recv, 8); strings.Join(got, " ") != "BEGIN GTID COMMIT BEGIN FIELD qt1 ROW qt1 1 GTID COMMIT" {
 		t.Fatalf("binlog: %v", got)
 	}

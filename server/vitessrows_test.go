@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/gen/queryservice"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // recvAllOf reads a server stream to its end.
@@ -33,7 +34,7 @@ func recvAllOf[T proto.Message](recv func() (T, error)) ([]T, error) {
 }
 
 func TestVStreamRowsService(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS vr1", "CREATE TABLE vr1 (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO vr1 VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS vr1", "CREATE TABLE vr1 (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO vr1 VALUES (1, 'a'), (2, 'b'), (3, 'c')")
 	qc := queryservice.NewQueryClient(dial(t, serve(t, dbConfig(), Options{})))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -61,7 +62,7 @@ func TestVStreamRowsService(t *testing.T) {
 }
 
 func TestVStreamTablesService(t *testing.T) {
-	execSQL(t, "DROP DATABASE IF EXISTS vtables", "CREATE DATABASE vtables",
+	testkit.MustExec(t, db, "DROP DATABASE IF EXISTS vtables", "CREATE DATABASE vtables",
 		"CREATE TABLE vtables.a (id INT PRIMARY KEY)", "INSERT INTO vtables.a VALUES (1)",
 		"CREATE TABLE vtables.b (id INT PRIMARY KEY)", "INSERT INTO vtables.b VALUES (2)")
 	cfg := dbConfig()
@@ -90,7 +91,7 @@ func TestVStreamTablesService(t *testing.T) {
 }
 
 func TestBinlogDumpGTIDService(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS vd1", "CREATE TABLE vd1 (id INT PRIMARY KEY)", "INSERT INTO vd1 VALUES (1)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS vd1", "CREATE TABLE vd1 (id INT PRIMARY KEY)", "INSERT INTO vd1 VALUES (1)")
 	qc := queryservice.NewQueryClient(dial(t, serve(t, dbConfig(), Options{})))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -129,7 +130,7 @@ func TestBinlogDumpGTIDService(t *testing.T) {
 }
 
 func TestVitessReadCodes(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS vr2", "CREATE TABLE vr2 (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS vr2", "CREATE TABLE vr2 (id INT PRIMARY KEY)")
 	qc := queryservice.NewQueryClient(dial(t, serve(t, dbConfig(), Options{})))
 	cases := []struct {
 		name string

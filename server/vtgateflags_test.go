@@ -14,6 +14,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/topodata"
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 func shardsRequest(flags *vtgate.VStreamFlags) *vtgate.VStreamRequest {
@@ -32,7 +33,7 @@ func TestClusterVtgateFlags(t *testing.T) {
 	addr, other := clusterServer(t)
 	cc := dial(t, addr)
 	// Rows of 2 KB: a big transaction spans several of the engine's batches.
-	execSQL(t, "ALTER TABLE sh MODIFY v TEXT")
+	testkit.MustExec(t, db, "ALTER TABLE sh MODIFY v TEXT")
 	if err := other.Exec("ALTER TABLE sh MODIFY v TEXT"); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestClusterVtgateFlags(t *testing.T) {
 			}
 			errc := make(chan error, 1)
 			go func() { errc <- big(other.Exec) }()
-			if err := big(func(s ...string) error { execSQL(t, s...); return nil }); err != nil {
+			if err := big(func(s ...string) error { testkit.MustExec(t, db, s...); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if err := <-errc; err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -99,7 +100,7 @@ func TestMergedDemotion(t *testing.T) {
 			go func() {
 				done <- StreamWith(ctx, sources, Options{RoleCheck: 200 * time.Millisecond}, col.send)
 			}()
-			waitFor(t, "both shards' first positions", func() bool {
+			testkit.WaitFor(t, 30*time.Second, "both shards' first positions", func() bool {
 				for _, ev := range col.snapshot() {
 					if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
 						return true
@@ -199,7 +200,7 @@ func TestMergedDemotion(t *testing.T) {
 				return
 			}
 
-			waitFor(t, "the move to the server of the type", func() bool {
+			testkit.WaitFor(t, 30*time.Second, "the move to the server of the type", func() bool {
 				return strings.Contains(logs.String(), "no longer of the stream's tablet type")
 			})
 			time.Sleep(300 * time.Millisecond)
@@ -226,7 +227,7 @@ func TestMergedDemotion(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitFor(t, "every row", func() bool {
+			testkit.WaitFor(t, 30*time.Second, "every row", func() bool {
 				select {
 				case err := <-done:
 					t.Fatalf("the stream ended: %v", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -69,9 +70,9 @@ func TestMergedSkew(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- StreamWith(ctx, flagSources(t, "skewed", c.beats), c.opts, col.send) }()
 			if c.beats[0] > 0 {
-				waitFor(t, "a heartbeat of each shard", func() bool { return heardFrom(col.snapshot()) })
+				testkit.WaitFor(t, 30*time.Second, "a heartbeat of each shard", func() bool { return heardFrom(col.snapshot()) })
 			} else {
-				waitFor(t, "a heartbeat of 80-", func() bool {
+				testkit.WaitFor(t, 30*time.Second, "a heartbeat of 80-", func() bool {
 					return slices.ContainsFunc(col.snapshot(), func(ev *binlogdata.VEvent) bool {
 						return ev.GetType() == binlogdata.VEventType_HEARTBEAT && ev.GetShard() == "80-"
 					})
@@ -85,7 +86,7 @@ func TestMergedSkew(t *testing.T) {
 				}
 			}
 			old(1)
-			waitFor(t, "the first old row", func() bool { return len(rows(col.snapshot())) == 1 })
+			testkit.WaitFor(t, 30*time.Second, "the first old row", func() bool { return len(rows(col.snapshot())) == 1 })
 			if err := servers[1].Exec("INSERT INTO skewed VALUES (2, 'now')"); err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +102,7 @@ func TestMergedSkew(t *testing.T) {
 					t.Fatal("the stream did not end")
 				}
 			} else {
-				waitFor(t, "the three rows", func() bool { return len(rows(col.snapshot())) == 3 })
+				testkit.WaitFor(t, 30*time.Second, "the three rows", func() bool { return len(rows(col.snapshot())) == 3 })
 				cancel()
 				if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 					t.Fatal(err)
@@ -144,7 +145,7 @@ func TestMergedHeartbeat(t *testing.T) {
 			go func() {
 				done <- StreamWith(ctx, flagSources(t, "beat", [2]time.Duration{250 * time.Millisecond, 250 * time.Millisecond}), opts, col.send)
 			}()
-			waitFor(t, "both shards' first positions", func() bool {
+			testkit.WaitFor(t, 30*time.Second, "both shards' first positions", func() bool {
 				for _, ev := range col.snapshot() {
 					if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
 						return true

@@ -13,6 +13,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -185,17 +186,6 @@ func sameSet(t *testing.T, got, want []string) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func streamFrom(ctx context.Context, es [2]*vstreamer.Engine, pos *binlogdata.VGtid, table string, c *collector) chan error {
 	var sources []Source
 	for i, e := range es {
@@ -224,7 +214,7 @@ func TestMergedStream(t *testing.T) {
 	c := &collector{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := streamFrom(ctx, es, startPos("current"), "merged", c)
-	waitFor(t, "both shards' first positions", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "both shards' first positions", func() bool {
 		for _, ev := range c.snapshot() {
 			if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
 				return true
@@ -233,7 +223,7 @@ func TestMergedStream(t *testing.T) {
 		return false
 	})
 	want := write(t, "merged", 1, 20)
-	waitFor(t, "the first rows", func() bool { return len(rows(c.snapshot())) >= len(want) })
+	testkit.WaitFor(t, 30*time.Second, "the first rows", func() bool { return len(rows(c.snapshot())) >= len(want) })
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
@@ -260,7 +250,7 @@ func TestMergedStream(t *testing.T) {
 	defer cancel()
 	done = streamFrom(ctx, es, mid, "merged", c2)
 	rest := append(rows(first[cut:]), more...)
-	waitFor(t, "the rest of the rows", func() bool { return len(rows(c2.snapshot())) >= len(rest) })
+	testkit.WaitFor(t, 30*time.Second, "the rest of the rows", func() bool { return len(rows(c2.snapshot())) >= len(rest) })
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
@@ -291,9 +281,9 @@ func TestMergedCopy(t *testing.T) {
 		}
 		return -1
 	}
-	waitFor(t, "the copy's end", func() bool { return final() >= 0 })
+	testkit.WaitFor(t, 30*time.Second, "the copy's end", func() bool { return final() >= 0 })
 	more := write(t, "copied", 13, 3)
-	waitFor(t, "the changes after the copy", func() bool { return len(rows(c.snapshot())) >= len(want)+len(more) })
+	testkit.WaitFor(t, 30*time.Second, "the changes after the copy", func() bool { return len(rows(c.snapshot())) >= len(want)+len(more) })
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
@@ -354,7 +344,7 @@ func TestMergedFailover(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- Stream(ctx, sources, c.send) }()
-	waitFor(t, "both shards' first positions", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "both shards' first positions", func() bool {
 		for _, ev := range c.snapshot() {
 			if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
 				return true
@@ -376,14 +366,14 @@ func TestMergedFailover(t *testing.T) {
 	if err = replica.WaitCaughtUp(primary); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the rows before the kill", func() bool { return len(rows(c.snapshot())) >= len(want) })
+	testkit.WaitFor(t, 30*time.Second, "the rows before the kill", func() bool { return len(rows(c.snapshot())) >= len(want) })
 	primary.Kill()
 	if err = replica.Promote(); err != nil {
 		t.Fatal(err)
 	}
 	insert(replica, "-80", 30, 60)
 	insert(servers[1], "80-", 30, 40)
-	waitFor(t, "the rows after the failover", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the rows after the failover", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("the stream ended: %v", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 func expectBatches(t *testing.T, next func() string, want ...string) {
@@ -23,7 +24,7 @@ func expectBatches(t *testing.T, next func() string, want ...string) {
 // transaction's GTID is sent at its COMMIT although the COMMIT itself is left out, and no
 // HEARTBEAT is sent. VGTID, the position, is always there.
 func TestEventTypesFlushAtTerminalEvents(t *testing.T) {
-	execSQL(t, "CREATE TABLE et_flush (id INT PRIMARY KEY, val VARBINARY(128))")
+	testkit.MustExec(t, db, "CREATE TABLE et_flush (id INT PRIMARY KEY, val VARBINARY(128))")
 	e := newEngine(t)
 	next := batchStream(t, e, Request{
 		Position:          "current",
@@ -32,20 +33,20 @@ func TestEventTypesFlushAtTerminalEvents(t *testing.T) {
 		HeartbeatInterval: 50 * time.Millisecond,
 	})
 	expectBatches(t, next, "GTID | VGTID")
-	execSQL(t, "INSERT INTO et_flush VALUES (1, 'aaa')")
+	testkit.MustExec(t, db, "INSERT INTO et_flush VALUES (1, 'aaa')")
 	expectBatches(t, next, "GTID | VGTID")
 	// Idle for many heartbeat intervals: a HEARTBEAT left out sends nothing.
 	time.Sleep(300 * time.Millisecond)
-	execSQL(t, "INSERT INTO et_flush VALUES (2, 'bbb')")
+	testkit.MustExec(t, db, "INSERT INTO et_flush VALUES (2, 'bbb')")
 	expectBatches(t, next, "GTID | VGTID")
-	execSQL(t, "ALTER TABLE et_flush ADD COLUMN c INT")
+	testkit.MustExec(t, db, "ALTER TABLE et_flush ADD COLUMN c INT")
 	expectBatches(t, next, "GTID | DDL ALTER TABLE et_flush ADD COLUMN c INT | VGTID")
 }
 
 // TestEventTypesRowsOnly: asking for ROW alone sends the rows without BEGIN, FIELD, GTID or
 // COMMIT; a copy's events are all sent, as in Vitess.
 func TestEventTypesRowsOnly(t *testing.T) {
-	execSQL(t, "CREATE TABLE et_rows (id INT PRIMARY KEY, v INT)", "INSERT INTO et_rows VALUES (1, 10)")
+	testkit.MustExec(t, db, "CREATE TABLE et_rows (id INT PRIMARY KEY, v INT)", "INSERT INTO et_rows VALUES (1, 10)")
 	e := newEngine(t)
 	next := batchStream(t, e, Request{
 		Filter:     rules(&binlogdata.Rule{Match: "et_rows"}),
@@ -53,7 +54,7 @@ func TestEventTypesRowsOnly(t *testing.T) {
 	})
 	expectBatches(t, next,
 		"BEGIN | FIELD et_rows id:INT32 v:INT32 | ROW et_rows +[1 10] | LASTPK | COPY_COMPLETED | COPY_COMPLETED | COMMIT | VGTID")
-	execSQL(t, "INSERT INTO et_rows VALUES (2, 20)", "UPDATE et_rows SET v = 21 WHERE id = 2")
+	testkit.MustExec(t, db, "INSERT INTO et_rows VALUES (2, 20)", "UPDATE et_rows SET v = 21 WHERE id = 2")
 	got := next()
 	if got == "ROW et_rows +[2 20] | VGTID" {
 		got += " | " + next()
@@ -67,7 +68,7 @@ func TestEventTypesRowsOnly(t *testing.T) {
 // would take the batch's row values past 10 bytes starts the next batch, and one larger
 // than that goes alone.
 func TestPacketSize(t *testing.T) {
-	execSQL(t, "CREATE TABLE packet_test (id INT PRIMARY KEY, val VARBINARY(128))")
+	testkit.MustExec(t, db, "CREATE TABLE packet_test (id INT PRIMARY KEY, val VARBINARY(128))")
 	e := newEngine(t)
 	next := batchStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "packet_test"}), PacketSize: 10})
 	expectBatches(t, next, "GTID | OTHER | VGTID")
@@ -112,7 +113,7 @@ func TestPacketSize(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			execSQL(t, c.sql...)
+			testkit.MustExec(t, db, c.sql...)
 			expectBatches(t, next, c.want...)
 		})
 	}
@@ -121,7 +122,7 @@ func TestPacketSize(t *testing.T) {
 // TestPacketSizeCopy ports Vitess's TestStreamRowsMultiPacket: with a packet size of 10 the
 // copy sends its rows once their values reach 10 bytes.
 func TestPacketSizeCopy(t *testing.T) {
-	execSQL(t, "CREATE TABLE packet_copy (id INT PRIMARY KEY, val VARBINARY(128))",
+	testkit.MustExec(t, db, "CREATE TABLE packet_copy (id INT PRIMARY KEY, val VARBINARY(128))",
 		"INSERT INTO packet_copy VALUES (1, '234'), (2, '6789'), (3, '1'), (4, '2345678901'), (5, '2')")
 	e := newEngine(t)
 	next := batchStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "packet_copy"}), PacketSize: 10})
@@ -136,10 +137,10 @@ func TestPacketSizeCopy(t *testing.T) {
 // server's batch size still bounds the rest: many small transactions read back to back do
 // not pile up in one batch.
 func TestPacketSizeKeepsBatchBound(t *testing.T) {
-	execSQL(t, "CREATE TABLE pb_seen (id INT PRIMARY KEY)", "CREATE TABLE pb_other (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE pb_seen (id INT PRIMARY KEY)", "CREATE TABLE pb_other (id INT PRIMARY KEY)")
 	start := headPos(t)
 	for i := 0; i < 50; i++ {
-		execSQL(t, "INSERT INTO pb_other VALUES ("+strconv.Itoa(i)+")")
+		testkit.MustExec(t, db, "INSERT INTO pb_other VALUES ("+strconv.Itoa(i)+")")
 	}
 	e := newEngine(t)
 	next := batchStream(t, e, Request{Position: start, Filter: rules(&binlogdata.Rule{Match: "pb_seen"}),
@@ -162,10 +163,10 @@ func TestPacketSizeKeepsBatchBound(t *testing.T) {
 // as it is read, never held whole: BEGIN in the first, COMMIT in the last, every row once
 // and in order, and no batch's row values far above the bound.
 func TestBigTransactionInBatches(t *testing.T) {
-	execSQL(t, "CREATE TABLE bt_big (id INT PRIMARY KEY, note TEXT)")
+	testkit.MustExec(t, db, "CREATE TABLE bt_big (id INT PRIMARY KEY, note TEXT)")
 	start := headPos(t)
 	// 2,000 rows of 1 KiB: about 2 MiB in one transaction.
-	execSQL(t, "INSERT INTO bt_big SELECT seq, REPEAT('x', 1024) FROM "+db.Seq(2000))
+	testkit.MustExec(t, db, "INSERT INTO bt_big SELECT seq, REPEAT('x', 1024) FROM "+db.Seq(2000))
 	const bound = 64 << 10
 	bs := startBatches(t, newEngine(t), Request{Position: start, Filter: rules(&binlogdata.Rule{Match: "bt_big"}),
 		MaxBatchBytes: bound})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -12,16 +13,16 @@ import (
 // the server picks it by the GTID set at each file's head; once that file is purged the
 // position has none.
 func TestBinlogsLocate(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS bl", "CREATE TABLE bl (id INT PRIMARY KEY)", "FLUSH BINARY LOGS")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS bl", "CREATE TABLE bl (id INT PRIMARY KEY)", "FLUSH BINARY LOGS")
 	// before: the file of the first insert is the oldest it needs.
 	before := headPos(t)
-	execSQL(t, "INSERT INTO bl VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO bl VALUES (1)")
 	// first: everything up to the first insert; a resume reads on from the file the flush
 	// opens, whose head it contains.
 	first := headPos(t)
-	execSQL(t, "FLUSH BINARY LOGS", "INSERT INTO bl VALUES (2)")
+	testkit.MustExec(t, db, "FLUSH BINARY LOGS", "INSERT INTO bl VALUES (2)")
 	second := headPos(t)
-	execSQL(t, "FLUSH BINARY LOGS")
+	testkit.MustExec(t, db, "FLUSH BINARY LOGS")
 
 	e := newEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -78,8 +79,8 @@ func TestBinlogsExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	execSQL(t, "SET GLOBAL binlog_expire_logs_seconds = 7200")
-	t.Cleanup(func() { execSQL(t, "SET GLOBAL binlog_expire_logs_seconds = "+old) })
+	testkit.MustExec(t, db, "SET GLOBAL binlog_expire_logs_seconds = 7200")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET GLOBAL binlog_expire_logs_seconds = "+old) })
 	b, err := newEngine(t).Binlogs(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
@@ -146,7 +147,7 @@ func TestCollationOrderMatchesServer(t *testing.T) {
 	for cs, cc := range byCharset {
 		chars := characters(cs)
 		table := "co_" + cs
-		execSQL(t, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (i INT PRIMARY KEY, a VARBINARY(4))")
+		testkit.MustExec(t, db, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (i INT PRIMARY KEY, a VARBINARY(4))")
 		rows := make([][][]byte, len(chars))
 		for i, c := range chars {
 			rows[i] = [][]byte{c}
@@ -225,7 +226,7 @@ func randomStrings(rng *rand.Rand, c *sqltypes.Collation, n int) [][]byte {
 // case) pair by pair with the server's STRCMP under each supported collation.
 func TestCollationCompareMatchesServer(t *testing.T) {
 	conn := rawConn(t)
-	execSQL(t, "DROP TABLE IF EXISTS co_pairs", "CREATE TABLE co_pairs (i INT PRIMARY KEY, a VARBINARY(32), b VARBINARY(32))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS co_pairs", "CREATE TABLE co_pairs (i INT PRIMARY KEY, a VARBINARY(32), b VARBINARY(32))")
 	for _, c := range serverCollations(t, conn) {
 		t.Run(c.Name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(c.ID), 1))
@@ -238,7 +239,7 @@ func TestCollationCompareMatchesServer(t *testing.T) {
 					pairs[i][1] = append(slices.Clone(strs[2*i]), "  "[:1+i%2]...)
 				}
 			}
-			execSQL(t, "DELETE FROM co_pairs")
+			testkit.MustExec(t, db, "DELETE FROM co_pairs")
 			insertHex(t, conn, "co_pairs", pairs)
 			a, b := "a", "b"
 			if c.Charset != "binary" {
@@ -275,7 +276,7 @@ func TestFilterVerdictMatchesServer(t *testing.T) {
 			if c.Charset != "binary" {
 				column = fmt.Sprintf("VARCHAR(32) CHARACTER SET %s COLLATE %s", c.Charset, c.Name)
 			}
-			execSQL(t, "DROP TABLE IF EXISTS co_verdict", "CREATE TABLE co_verdict (i INT PRIMARY KEY, v "+column+")")
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS co_verdict", "CREATE TABLE co_verdict (i INT PRIMARY KEY, v "+column+")")
 			rng := rand.New(rand.NewPCG(uint64(c.ID), 2))
 			strs := randomStrings(rng, c, 400)
 			rows := make([][][]byte, len(strs))
@@ -355,7 +356,7 @@ func TestFilterVerdictMatchesServer(t *testing.T) {
 func TestFilterRefusesCollation(t *testing.T) {
 	// k is of the flavor's newest UCA collation: MariaDB's UCA 14.0.0, MySQL's 9.0.0 (its default).
 	uca := byFlavor("utf8mb4_uca1400_ai_ci", "utf8mb4_0900_ai_ci")
-	execSQL(t, "DROP TABLE IF EXISTS co_refused",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS co_refused",
 		"CREATE TABLE co_refused (id INT PRIMARY KEY, u VARCHAR(10) COLLATE utf8mb4_unicode_ci, g VARCHAR(10) CHARACTER SET latin1 COLLATE latin1_german2_ci, k VARCHAR(10) COLLATE "+uca+")")
 	e := newEngine(t)
 	for _, c := range []struct {
@@ -390,7 +391,7 @@ func TestFilterStreamVerdictMatchesServer(t *testing.T) {
 	// m is of a NO PAD collation: MariaDB's _nopad_ ones, MySQL's utf8mb4_0900_bin. e names
 	// its collation: MySQL's default, utf8mb4_0900_ai_ci, is one the filter refuses.
 	noPad := byFlavor("CHARACTER SET utf8mb3 COLLATE utf8mb3_general_nopad_ci", "CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_bin")
-	execSQL(t, "DROP TABLE IF EXISTS co_stream", `CREATE TABLE co_stream (id INT PRIMARY KEY,
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS co_stream", `CREATE TABLE co_stream (id INT PRIMARY KEY,
 		u VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci,
 		b VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
 		l VARCHAR(20) CHARACTER SET latin1 COLLATE latin1_swedish_ci,
@@ -407,7 +408,7 @@ func TestFilterStreamVerdictMatchesServer(t *testing.T) {
 			filter.QuoteString(words[(i+7)%len(words)]), []string{"new", "Paid", "gone"}[i%3], i-20, i*37%1000, 1+i%5, i%24, i*7%1000,
 			1+i%3, []string{"", "-"}[i%2], i%5, i*29%1024))
 	}
-	execSQL(t, "INSERT INTO co_stream VALUES "+strings.Join(rows, ", "))
+	testkit.MustExec(t, db, "INSERT INTO co_stream VALUES "+strings.Join(rows, ", "))
 	e := newEngine(t)
 	for _, cond := range []string{
 		"u = 'newton'", "u > 'Newt'", "u between 'a' and 'n'", "u in ('', 'zebra')", "u != 'a'",

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestMariaDBCompressedBinlog: with log_bin_compress MariaDB logs rows and statements as
@@ -12,8 +13,10 @@ import (
 // which go-mysql decompresses; they stream exactly as uncompressed ones.
 func TestMariaDBCompressedBinlog(t *testing.T) {
 	skipOnMySQL(t, "log_bin_compress and its compressed events are MariaDB's (MySQL's compressed payloads: TestMySQLCompressedTransactions)")
-	execSQL(t, "CREATE TABLE zrows (id INT PRIMARY KEY, body TEXT)", "SET GLOBAL log_bin_compress = ON", "SET GLOBAL log_bin_compress_min_len = 10")
-	t.Cleanup(func() { execSQL(t, "SET GLOBAL log_bin_compress = OFF", "SET GLOBAL log_bin_compress_min_len = 256") })
+	testkit.MustExec(t, db, "CREATE TABLE zrows (id INT PRIMARY KEY, body TEXT)", "SET GLOBAL log_bin_compress = ON", "SET GLOBAL log_bin_compress_min_len = 10")
+	t.Cleanup(func() {
+		testkit.MustExec(t, db, "SET GLOBAL log_bin_compress = OFF", "SET GLOBAL log_bin_compress_min_len = 256")
+	})
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "zrows"})})
 	ts.expect("GTID", "OTHER", "VGTID")

@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/applier"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 type image = applier.Image
@@ -59,7 +60,7 @@ func TestCopyThenCatchUpUnderWrites(t *testing.T) {
 		t.Errorf("a VGtid after the copy still carries table_p_ks: %v", im.Last)
 	}
 	// The stream goes on after the copy.
-	execSQL(t, "INSERT INTO cp_a VALUES (999999, 'late', 1, NOW(), 0)")
+	testkit.MustExec(t, db, "INSERT INTO cp_a VALUES (999999, 'late', 1, NOW(), 0)")
 	waitCaughtUp(t, ts, im)
 	im.Check(t, db, "test")
 }
@@ -115,7 +116,7 @@ func TestCopyResumeAnywhere(t *testing.T) {
 }
 
 func TestCopyKeys(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"CREATE TABLE ck_empty (id INT PRIMARY KEY)",
 		"CREATE TABLE ck_uk (code VARCHAR(10) NOT NULL, n INT, UNIQUE KEY (code))",
 		"INSERT INTO ck_uk VALUES ('b', 2), ('a', 1), ('c', 3)",
@@ -148,7 +149,7 @@ func TestCopyKeys(t *testing.T) {
 	}
 	t.Run("text key in another character set, one row a chunk", func(t *testing.T) {
 		// Each chunk starts after the last key read, written in the key's own bytes.
-		execSQL(t, "CREATE TABLE ck_gbk (code VARCHAR(10) CHARACTER SET gbk PRIMARY KEY, n INT)",
+		testkit.MustExec(t, db, "CREATE TABLE ck_gbk (code VARCHAR(10) CHARACTER SET gbk PRIMARY KEY, n INT)",
 			"INSERT INTO ck_gbk VALUES ('中', 1), ('文', 2), ('a', 3), ('é', 4), ('z', 5)")
 		ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "ck_gbk"}), CopyChunkRows: 1})
 		var got []string
@@ -175,7 +176,7 @@ func TestCopyKeys(t *testing.T) {
 }
 
 func TestCopyTablesToCopyAndAddingATable(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"CREATE TABLE tc_one (id INT PRIMARY KEY)", "INSERT INTO tc_one VALUES (1), (2)",
 		"CREATE TABLE tc_two (id INT PRIMARY KEY)", "INSERT INTO tc_two VALUES (5)",
 	)
@@ -185,11 +186,11 @@ func TestCopyTablesToCopyAndAddingATable(t *testing.T) {
 	evs := ts.expect("BEGIN", "FIELD tc_two id:INT32", "ROW tc_two +[5]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
 	pos := evs[7].Vgtid.ShardGtids[0].Gtid
 	// Tables left out of the copy stream from the copy's start.
-	execSQL(t, "INSERT INTO tc_one VALUES (3)")
+	testkit.MustExec(t, db, "INSERT INTO tc_one VALUES (3)")
 	ts.expect("BEGIN", "FIELD tc_one id:INT32", "ROW tc_one +[3]", "GTID", "COMMIT", "VGTID")
 
 	// Adding tc_one to a stream at pos: it is copied while tc_two streams on.
-	execSQL(t, "INSERT INTO tc_two VALUES (6)")
+	testkit.MustExec(t, db, "INSERT INTO tc_two VALUES (6)")
 	add := startStream(t, e, Request{Position: pos, Filter: flt,
 		TableLastPKs: []*binlogdata.TableLastPK{{TableName: "tc_one"}}, TablesToCopy: []string{"tc_one"}})
 	im := newImage(map[string][]string{"tc_one": {"id"}, "tc_two": {"id"}})
@@ -206,7 +207,7 @@ func TestCopyTablesToCopyAndAddingATable(t *testing.T) {
 // row with the row the binlog carried when it was written. Text in other character sets
 // comes in its own bytes in both, as the binlog has it.
 func TestCopyRowsMatchBinlogRows(t *testing.T) {
-	execSQL(t, `CREATE TABLE cm_all (id INT PRIMARY KEY, ti TINYINT, tu TINYINT UNSIGNED, bu BIGINT UNSIGNED, mi MEDIUMINT,
+	testkit.MustExec(t, db, `CREATE TABLE cm_all (id INT PRIMARY KEY, ti TINYINT, tu TINYINT UNSIGNED, bu BIGINT UNSIGNED, mi MEDIUMINT,
 		de DECIMAL(65,30), f FLOAT, d DOUBLE, dt DATE, dtm DATETIME(6), ts TIMESTAMP(3) NULL, tm TIME(2), y YEAR,
 		c CHAR(5), vc VARCHAR(50), tx TEXT, bn BINARY(4), vb VARBINARY(8), bl BLOB, bt BIT(10),
 		en ENUM('x','y','z'), st SET('a','b','c'), js JSON, g POINT NULL,
@@ -217,7 +218,7 @@ func TestCopyRowsMatchBinlogRows(t *testing.T) {
 	// The TIME range ends at -838:59:59.999999 on MariaDB, at -838:59:59 on MySQL.
 	minTime := byFlavor("-838:59:59.99", "-838:59:59.00")
 	// Zero dates are refused by MySQL's default sql_mode (NO_ZERO_DATE), not by MariaDB's.
-	execSQL(t, "SET time_zone = '+05:00'", "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION'",
+	testkit.MustExec(t, db, "SET time_zone = '+05:00'", "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION'",
 		`INSERT INTO cm_all VALUES
 		(1, -128, 255, 18446744073709551615, -8388608, -0.000000000000000000000000000001, 1.2345678, 0.1, '2024-02-29', '2024-01-02 03:04:05.123456',
 		 '2024-06-01 12:00:00.5', '`+minTime+`', 1999, 'ab', '汉字😀', 'long\ntext', x'01', x'00ff', x'deadbeef', b'1010101010',
@@ -253,12 +254,12 @@ func TestCopyRowsMatchBinlogRows(t *testing.T) {
 }
 
 func TestCopyWithFilter(t *testing.T) {
-	execSQL(t, "CREATE TABLE cf (id INT PRIMARY KEY, name VARCHAR(10), qty INT)",
+	testkit.MustExec(t, db, "CREATE TABLE cf (id INT PRIMARY KEY, name VARCHAR(10), qty INT)",
 		"INSERT INTO cf VALUES (1, 'a', 10), (2, 'b', 1), (3, 'c', 20), (4, NULL, 30)")
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "cf", Filter: "select qty, id from cf where qty >= 10 and name is not null"})})
 	ts.expect("BEGIN", "FIELD cf qty:INT32 id:INT32", "ROW cf +[10 1] +[20 3]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
-	execSQL(t, "UPDATE cf SET qty = 40 WHERE id = 3")
+	testkit.MustExec(t, db, "UPDATE cf SET qty = 40 WHERE id = 3")
 	// The copy's FIELD still describes the rows: no second one.
 	ts.expect("BEGIN", "ROW cf [20 3]>[40 3]", "GTID", "COMMIT", "VGTID")
 }
@@ -266,7 +267,7 @@ func TestCopyWithFilter(t *testing.T) {
 // TestCopyHeartbeats: a copy whose rows are all filtered out sends nothing for a long time,
 // but heartbeats still arrive while it reads.
 func TestCopyHeartbeats(t *testing.T) {
-	execSQL(t, "CREATE TABLE chb (id INT PRIMARY KEY, v INT)", "INSERT INTO chb SELECT seq, 0 FROM "+db.Seq(300000))
+	testkit.MustExec(t, db, "CREATE TABLE chb (id INT PRIMARY KEY, v INT)", "INSERT INTO chb SELECT seq, 0 FROM "+db.Seq(300000))
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "chb", Filter: "select id from chb where v = 1"}),
 		HeartbeatInterval: time.Millisecond, CopyChunkRows: 1000000})
@@ -289,7 +290,7 @@ func TestCopyHeartbeats(t *testing.T) {
 // key), applies the rule's WHERE and continues after the last key.
 func TestCopyPushdown(t *testing.T) {
 	// x's collation is one the filter compares (MySQL's default, utf8mb4_0900_ai_ci, is refused).
-	execSQL(t, "CREATE TABLE cpd (a INT NOT NULL, b INT NOT NULL, x VARCHAR(10) COLLATE utf8mb4_general_ci, y FLOAT, z TEXT, PRIMARY KEY (a, b))")
+	testkit.MustExec(t, db, "CREATE TABLE cpd (a INT NOT NULL, b INT NOT NULL, x VARCHAR(10) COLLATE utf8mb4_general_ci, y FLOAT, z TEXT, PRIMARY KEY (a, b))")
 	flt, err := filter.New(rules(&binlogdata.Rule{Match: "cpd", Filter: "select y from cpd where x = 'k' and y > 1"}))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // packetStream collects a stream's batches as they are sent, for tests of how events are
@@ -144,7 +145,7 @@ func tablePKString(tp *binlogdata.TableLastPK, completed bool) string {
 // event a row, packed by the bytes of their values (rowstreamer's TestStreamRowsMultiPacket
 // with a packet of 10 bytes; uvstreamer's TestVStreamCopyCompleteFlow for the shape).
 func TestVitessCopyPackets(t *testing.T) {
-	execSQL(t, "CREATE TABLE vp_t1 (id INT, val VARBINARY(128), PRIMARY KEY (id))",
+	testkit.MustExec(t, db, "CREATE TABLE vp_t1 (id INT, val VARBINARY(128), PRIMARY KEY (id))",
 		"INSERT INTO vp_t1 VALUES (1, '234'), (2, '6789'), (3, '1'), (4, '2345678901'), (5, '2')")
 	e := newEngine(t)
 	bs := startBatches(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "vp_t1"}), VitessCopy: true, MaxBatchBytes: 10})
@@ -175,7 +176,7 @@ func TestVitessCopyPackets(t *testing.T) {
 // completion; a table without a key is copied ordered by all its columns, which its LASTPK
 // carries (rowstreamer's t3 case in TestStreamRowsScan).
 func TestVitessCopyEmptyAndKeylessTables(t *testing.T) {
-	execSQL(t, "CREATE TABLE vk_a (id INT PRIMARY KEY)",
+	testkit.MustExec(t, db, "CREATE TABLE vk_a (id INT PRIMARY KEY)",
 		"CREATE TABLE vk_b (id INT, val VARBINARY(128))",
 		"INSERT INTO vk_b VALUES (2, 'bbb'), (1, 'aaa')")
 	e := newEngine(t)
@@ -197,14 +198,14 @@ func TestVitessCopyEmptyAndKeylessTables(t *testing.T) {
 		t.Errorf("LASTPK of a keyless table is over %v, want all its columns", names)
 	}
 	// Replication after the copy describes a table again before its first row.
-	execSQL(t, "INSERT INTO vk_a VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO vk_a VALUES (1)")
 	bs.expect("BEGIN, FIELD vk_a id:INT32, ROW vk_a +[1], GTID, COMMIT, VGTID{}")
 }
 
 // TestVitessCopyResume: a Vitess-shaped VGtid names only the tables still to copy, with no
 // completed flag (Vitess's protos do not know it), and resuming from it copies exactly those.
 func TestVitessCopyResume(t *testing.T) {
-	execSQL(t, "CREATE TABLE vr_a (id INT PRIMARY KEY)", "INSERT INTO vr_a VALUES (1), (2)",
+	testkit.MustExec(t, db, "CREATE TABLE vr_a (id INT PRIMARY KEY)", "INSERT INTO vr_a VALUES (1), (2)",
 		"CREATE TABLE vr_b (id INT PRIMARY KEY)", "INSERT INTO vr_b VALUES (7)")
 	e := newEngine(t)
 	flt := rules(&binlogdata.Rule{Match: "/^vr_"})
@@ -220,7 +221,7 @@ func TestVitessCopyResume(t *testing.T) {
 	bs.cancel()
 
 	// From between the tables: vr_a is not copied again.
-	execSQL(t, "INSERT INTO vr_a VALUES (3)")
+	testkit.MustExec(t, db, "INSERT INTO vr_a VALUES (3)")
 	r := startBatches(t, e, Request{Position: between.Gtid, TableLastPKs: between.TablePKs, Filter: flt, VitessCopy: true})
 	r.expect(
 		"BEGIN, FIELD vr_a id:INT32, ROW vr_a +[3], GTID, COMMIT, VGTID{vr_b}",
@@ -245,12 +246,12 @@ func TestVitessCopyResume(t *testing.T) {
 // TestVitessTablesToCopyWithPosition: with a position and no table_p_ks, tables_to_copy
 // copies nothing (Vitess's TestUVStreamerNoCopyWithGTID); the stream starts at the position.
 func TestVitessTablesToCopyWithPosition(t *testing.T) {
-	execSQL(t, "CREATE TABLE vn_t1 (id INT PRIMARY KEY, val VARCHAR(128))", "INSERT INTO vn_t1 VALUES (1, 'val1')")
+	testkit.MustExec(t, db, "CREATE TABLE vn_t1 (id INT PRIMARY KEY, val VARCHAR(128))", "INSERT INTO vn_t1 VALUES (1, 'val1')")
 	pos := headPos(t)
 	e := newEngine(t)
 	bs := startBatches(t, e, Request{Position: pos, Filter: rules(&binlogdata.Rule{Match: "vn_t1"}),
 		TablesToCopy: []string{"vn_t1"}, VitessCopy: true})
-	execSQL(t, "INSERT INTO vn_t1 VALUES (2, 'val2')")
+	testkit.MustExec(t, db, "INSERT INTO vn_t1 VALUES (2, 'val2')")
 	bs.expect("BEGIN, FIELD vn_t1 id:INT32 val:VARCHAR, ROW vn_t1 +[2 val2], GTID, COMMIT, VGTID{}")
 }
 
@@ -258,7 +259,7 @@ func TestVitessTablesToCopyWithPosition(t *testing.T) {
 // ORDER BY gives (NULLs first); its LASTPK writes a NULL as NULL, and a resume from it goes on
 // after that row.
 func TestVitessCopyKeylessResume(t *testing.T) {
-	execSQL(t, "CREATE TABLE vkr (id INT, val VARCHAR(10))",
+	testkit.MustExec(t, db, "CREATE TABLE vkr (id INT, val VARCHAR(10))",
 		"INSERT INTO vkr VALUES (2, 'b'), (1, 'a'), (1, NULL), (NULL, 'x'), (1, '')")
 	e := newEngine(t)
 	flt := rules(&binlogdata.Rule{Match: "vkr"})

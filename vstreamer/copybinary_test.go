@@ -6,6 +6,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestAppendTemporal prints packed binary-protocol values as the server prints them in the
@@ -56,12 +57,12 @@ func TestAppendTemporal(t *testing.T) {
 // projects (printed into the row's values first), and checks both against the rows the
 // binlog carries for the same values.
 func TestCopyTemporalsBothPaths(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS ctemp",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS ctemp",
 		`CREATE TABLE ctemp (id INT PRIMARY KEY, d DATE, dt DATETIME(3), ts TIMESTAMP(6) NULL, tm TIME(2), t0 TIME)`)
 	e := newEngine(t)
 	bs := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "ctemp"})})
 	bs.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "SET time_zone = '+00:00'", "SET SESSION sql_mode = ''",
+	testkit.MustExec(t, db, "SET time_zone = '+00:00'", "SET SESSION sql_mode = ''",
 		`INSERT INTO ctemp VALUES
 		(1, '2024-02-29', '2024-12-31 23:59:59.125', '2038-01-19 03:14:07.000001', '-838:59:59.99', '838:59:59'),
 		(2, '0000-00-00', '0000-00-00 00:00:00', NULL, '00:00:00', '-00:00:01'),

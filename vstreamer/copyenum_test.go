@@ -13,6 +13,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // enumKeyMembers are listed out of alphabetical order, so that the server's order of an ENUM
@@ -43,14 +44,14 @@ func TestCopyEnumSetKey(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := "ek_" + tc.name
-			execSQL(t, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (%s)", table, tc.def))
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (%s)", table, tc.def))
 			// Rows are (value, id); with a one-column key, ids only make a value's row differ.
 			row := func(n int) string { return fmt.Sprintf("('%s', %d, 0)", tc.value(n), n/len(enumKeyMembers)) }
 			var ins []string
 			for n := 0; n < 40; n += 2 {
 				ins = append(ins, row(n))
 			}
-			execSQL(t, "INSERT IGNORE INTO "+table+" VALUES "+strings.Join(ins, ", "))
+			testkit.MustExec(t, db, "INSERT IGNORE INTO "+table+" VALUES "+strings.Join(ins, ", "))
 			checkLabelOrderDiffers(t, table)
 
 			rng := rand.New(rand.NewPCG(11, uint64(len(tc.name))))
@@ -141,7 +142,7 @@ func queryColumn(t *testing.T, q string) []string {
 // SET column compared with a string is compared as a string, with a number by its member
 // number or bitmask, which is the order ORDER BY gives.
 func TestEnumSetKeyServerWhere(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS ek_where",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS ek_where",
 		"CREATE TABLE ek_where (e ENUM('zebra','apple','mango') NOT NULL PRIMARY KEY, s SET('zebra','apple','mango') NOT NULL)",
 		"INSERT INTO ek_where VALUES ('zebra', 'zebra'), ('apple', 'apple'), ('mango', 'zebra,apple')")
 	for q, want := range map[string][]string{
@@ -163,7 +164,7 @@ func TestEnumSetKeyServerWhere(t *testing.T) {
 // as the copy, so an ENUM or SET key resumes at the member number or bitmask after it, and a
 // last key that is not a value of the column is the client's to fix.
 func TestStreamRowsEnumSetKey(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS ek_rows_enum, ek_rows_set",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS ek_rows_enum, ek_rows_set",
 		"CREATE TABLE ek_rows_enum (e ENUM('zebra','apple','mango') NOT NULL PRIMARY KEY)",
 		"INSERT INTO ek_rows_enum VALUES ('mango'), ('apple'), ('zebra')",
 		"CREATE TABLE ek_rows_set (s SET('zebra','apple','mango') NOT NULL PRIMARY KEY)",
@@ -218,12 +219,12 @@ func TestCopyEnumSetKeyOrder(t *testing.T) {
 	for _, def := range []string{"ENUM('zebra','apple','mango','kiwi')", "SET('zebra','apple','mango','kiwi')"} {
 		table := "ek_order_" + strings.ToLower(def[:3])
 		t.Run(def, func(t *testing.T) {
-			execSQL(t, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k %s NOT NULL PRIMARY KEY)", table, def))
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k %s NOT NULL PRIMARY KEY)", table, def))
 			vals := []string{"zebra", "apple", "mango", "kiwi"}
 			if def[0] == 'S' {
 				vals = append(vals, "", "zebra,apple", "apple,mango", "zebra,kiwi", "zebra,apple,mango,kiwi")
 			}
-			execSQL(t, "INSERT INTO "+table+" VALUES ('"+strings.Join(vals, "'), ('")+"')")
+			testkit.MustExec(t, db, "INSERT INTO "+table+" VALUES ('"+strings.Join(vals, "'), ('")+"')")
 			keys := queryColumn(t, "SELECT k FROM "+table+" ORDER BY k")
 			s := &stream{sql: onConn(conn), keyspaceStream: keyspaceStream{cfg: &Config{Database: "test"}, filter: mustFilter(t, table)}}
 			ct := &copyTable{name: table}
@@ -251,7 +252,7 @@ func TestCopyEnumSetKeyOrder(t *testing.T) {
 // TestCopyEnumKeyResume resumes a copy from a table_p_ks whose last key is an ENUM label: the
 // copy goes on with the members numbered after it; a label not among the members is refused.
 func TestCopyEnumKeyResume(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS ek_resume",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS ek_resume",
 		"CREATE TABLE ek_resume (e ENUM('zebra','apple','mango') NOT NULL PRIMARY KEY)",
 		"INSERT INTO ek_resume VALUES ('mango'), ('apple'), ('zebra')")
 	pos := headPos(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // keyBases start the keys of TestCopyKeyServerCollation: under the UCA collations accented
@@ -30,7 +31,7 @@ func TestCopyKeyServerCollation(t *testing.T) {
 	for _, coll := range []string{"utf8mb4_unicode_ci", byFlavor("utf8mb4_uca1400_ai_ci", "utf8mb4_0900_ai_ci"), "utf8mb4_unicode_520_ci"} {
 		t.Run(coll, func(t *testing.T) {
 			table := "kc_" + strings.TrimPrefix(coll, "utf8mb4_")
-			execSQL(t, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k VARCHAR(20) COLLATE %s PRIMARY KEY, v INT NOT NULL)", table, coll))
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k VARCHAR(20) COLLATE %s PRIMARY KEY, v INT NOT NULL)", table, coll))
 			var pool []string
 			for i := range 60 {
 				pool = append(pool, fmt.Sprintf("%s%d", keyBases[i%len(keyBases)], i))
@@ -39,7 +40,7 @@ func TestCopyKeyServerCollation(t *testing.T) {
 			for _, k := range pool[:30] {
 				ins = append(ins, fmt.Sprintf("('%s', 0)", k))
 			}
-			execSQL(t, "INSERT INTO "+table+" VALUES "+strings.Join(ins, ", "))
+			testkit.MustExec(t, db, "INSERT INTO "+table+" VALUES "+strings.Join(ins, ", "))
 			checkOrderDiffers(t, table)
 
 			rng := rand.New(rand.NewPCG(7, uint64(len(coll))))
@@ -123,7 +124,7 @@ func streamWritingBetweenChunks(t *testing.T, e *Engine, req Request, write func
 // TestCopyKeyServerCompareFails: when the server cannot be asked how two keys compare, the
 // stream ends with an Unavailable error rather than guess.
 func TestCopyKeyServerCompareFails(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS kc_fail", "CREATE TABLE kc_fail (k VARCHAR(20) COLLATE utf8mb4_unicode_ci PRIMARY KEY)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS kc_fail", "CREATE TABLE kc_fail (k VARCHAR(20) COLLATE utf8mb4_unicode_ci PRIMARY KEY)")
 	conn, err := db.Conn("test")
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestCopyKeyServerOrder(t *testing.T) {
 	} {
 		table := fmt.Sprintf("kc_order%d", i)
 		t.Run(def, func(t *testing.T) {
-			execSQL(t, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k %s PRIMARY KEY)", table, def),
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS "+table, fmt.Sprintf("CREATE TABLE %s (k %s PRIMARY KEY)", table, def),
 				"INSERT INTO "+table+" VALUES (''), ('ad'), ('äb'), ('Af'), ('ß'), ('sr'), ('st'), ('æ'), ('aez'), ('Øa'), ('ob'), ('z')")
 			r, err := conn.Execute("SELECT HEX(k) FROM " + table + " ORDER BY k")
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/faults"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // copyTables are the workload's tables (applier.SetupWorkload), in name order.
@@ -155,7 +156,7 @@ func checkCopyVGtid(t *testing.T, vg *binlogdata.VGtid, copyTables []string, com
 // parallel (the bound is the stream's, all tables together). Only a lower bound on the time
 // is asserted, which a slow machine cannot break.
 func TestCopyThrottle(t *testing.T) {
-	execSQL(t, "CREATE TABLE cth_a (id INT PRIMARY KEY)", "INSERT INTO cth_a SELECT seq FROM "+db.Seq(600),
+	testkit.MustExec(t, db, "CREATE TABLE cth_a (id INT PRIMARY KEY)", "INSERT INTO cth_a SELECT seq FROM "+db.Seq(600),
 		"CREATE TABLE cth_b (id INT PRIMARY KEY)", "INSERT INTO cth_b SELECT seq FROM "+db.Seq(600),
 		"CREATE TABLE cth_c (id INT PRIMARY KEY)", "INSERT INTO cth_c SELECT seq FROM "+db.Seq(600))
 	e := newEngine(t)
@@ -243,7 +244,7 @@ func TestCopyOptionsRefused(t *testing.T) {
 // TestCopyReplicationLagOnPrimary: the test server is a primary, with no replication lag, so
 // a lag bound lets the copy run; its lag reads as zero, known.
 func TestCopyReplicationLagOnPrimary(t *testing.T) {
-	execSQL(t, "CREATE TABLE clag (id INT PRIMARY KEY)", "INSERT INTO clag VALUES (1), (2)")
+	testkit.MustExec(t, db, "CREATE TABLE clag (id INT PRIMARY KEY)", "INSERT INTO clag VALUES (1), (2)")
 	e := newEngine(t)
 	for _, par := range []int{1, 2} {
 		ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "clag"}), CopyParallelism: par,
@@ -266,7 +267,7 @@ func TestCopyReplicationLagOnPrimary(t *testing.T) {
 // the stream naming its key (failure mode fail), or is skipped with the rows around it sent
 // (skip): the worker's verdict reaches the stream as the serial copy's does.
 func TestCopyParallelPoison(t *testing.T) {
-	execSQL(t, "CREATE TABLE cpp_a (id INT PRIMARY KEY, v DOUBLE)", "INSERT INTO cpp_a VALUES (1, 1), (2, 2), (3, 3)",
+	testkit.MustExec(t, db, "CREATE TABLE cpp_a (id INT PRIMARY KEY, v DOUBLE)", "INSERT INTO cpp_a VALUES (1, 1), (2, 2), (3, 3)",
 		"CREATE TABLE cpp_b (id INT PRIMARY KEY, v DOUBLE)", "INSERT INTO cpp_b VALUES (1, 1), (2, 2), (3, 3)")
 	restore := faults.Set(func(p faults.Point, table string, data any) {
 		if p != faults.Copy || table != "cpp_b" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // progressLog is an Observer that keeps the copy's progress reports.
@@ -39,7 +40,7 @@ func TestCopyProgressEstimateRefreshed(t *testing.T) {
 		}
 		return strings.Join(v, ",")
 	}
-	execSQL(t, "DROP TABLE IF EXISTS cprog",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS cprog",
 		"CREATE TABLE cprog (id INT PRIMARY KEY)",
 		"INSERT INTO cprog VALUES "+vals(1, 30),
 		"ANALYZE TABLE cprog")
@@ -55,7 +56,7 @@ func TestCopyProgressEstimateRefreshed(t *testing.T) {
 				case ev.Type == binlogdata.VEventType_LASTPK && first:
 					// The copy waits on this send: the table grows meanwhile, below its last key.
 					first = false
-					execSQL(t, "INSERT INTO cprog VALUES "+vals(-300, -1), "ANALYZE TABLE cprog")
+					testkit.MustExec(t, db, "INSERT INTO cprog VALUES "+vals(-300, -1), "ANALYZE TABLE cprog")
 					time.Sleep(estimateEvery + 100*time.Millisecond)
 				case ev.Type == binlogdata.VEventType_COPY_COMPLETED && ev.Keyspace == "":
 					return io.EOF

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
 
@@ -50,7 +51,7 @@ func TestDescribe(t *testing.T) {
 // still described at once, from information_schema, with the lengths the server's result
 // metadata would give; the stream does not wait for the lock.
 func TestSchemaUnderWriteLock(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS swl", "CREATE TABLE swl (id INT UNSIGNED PRIMARY KEY, v VARCHAR(10), d DATETIME)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS swl", "CREATE TABLE swl (id INT UNSIGNED PRIMARY KEY, v VARCHAR(10), d DATETIME)")
 	conn, err := db.Conn("test")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/client/binlogdump"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -179,9 +180,9 @@ func eventString(ev *replication.BinlogEvent) string {
 }
 
 func TestStreamDumpMatchesDirectRead(t *testing.T) {
-	execSQL(t, "drop table if exists dump1", "create table dump1(id int primary key, v varchar(300), b mediumblob)")
+	testkit.MustExec(t, db, "drop table if exists dump1", "create table dump1(id int primary key, v varchar(300), b mediumblob)")
 	startPos := headPos(t)
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"insert into dump1 values (1, 'a', null), (2, 'b', repeat('z', 1000))",
 		"update dump1 set v = repeat('y', 300) where id = 1",
 		// A row event larger than a batch, so payloads continue in the next one.

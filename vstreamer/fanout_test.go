@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 )
 
@@ -127,7 +128,7 @@ func (k *kinds) last() string {
 // foWrites writes transactions of several shapes to fo1 and fo2, numbered from n.
 func foWrites(t testing.TB, n int) {
 	t.Helper()
-	execSQL(t,
+	testkit.MustExec(t, db,
 		fmt.Sprintf("INSERT INTO fo1 VALUES (%d, 'a')", n),
 		"BEGIN", fmt.Sprintf("INSERT INTO fo1 VALUES (%d, 'b')", n+1), fmt.Sprintf("INSERT INTO fo2 VALUES (%d, 'x')", n),
 		fmt.Sprintf("UPDATE fo1 SET v = 'c' WHERE id = %d", n), "COMMIT",
@@ -140,7 +141,7 @@ func foWrites(t testing.TB, n int) {
 // sources and filters, on shared readers and on connections of their own: each gets exactly
 // the events of its twin.
 func TestSharedReaderSameEvents(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS fo1", "CREATE TABLE fo1 (id INT PRIMARY KEY, v VARCHAR(20))", "DROP TABLE IF EXISTS fo2", "CREATE TABLE fo2 (id INT PRIMARY KEY, v VARCHAR(20))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS fo1", "CREATE TABLE fo1 (id INT PRIMARY KEY, v VARCHAR(20))", "DROP TABLE IF EXISTS fo2", "CREATE TABLE fo2 (id INT PRIMARY KEY, v VARCHAR(20))")
 	shared, own := bareEngine(t), ownEngine(t)
 	// A stream at the head keeps the shared reader running while the others start.
 	head := startStream(t, shared, Request{Position: "current"})
@@ -149,7 +150,7 @@ func TestSharedReaderSameEvents(t *testing.T) {
 	foWrites(t, 10)
 	p1 := headPos(t)
 	foWrites(t, 20)
-	execSQL(t, "ALTER TABLE fo2 ADD COLUMN w INT")
+	testkit.MustExec(t, db, "ALTER TABLE fo2 ADD COLUMN w INT")
 	p2 := headPos(t)
 
 	type twin struct {
@@ -170,7 +171,7 @@ func TestSharedReaderSameEvents(t *testing.T) {
 				shared: startStream(t, shared, req2), own: startStream(t, own, req), k: k})
 		}
 	}
-	execSQL(t, "ALTER TABLE fo1 ADD COLUMN w INT", "INSERT INTO fo1 VALUES (99, 'z', 1)", "INSERT INTO fo2 VALUES (99, 'z', 1)")
+	testkit.MustExec(t, db, "ALTER TABLE fo1 ADD COLUMN w INT", "INSERT INTO fo1 VALUES (99, 'z', 1)", "INSERT INTO fo2 VALUES (99, 'z', 1)")
 	final := headPos(t)
 	for _, tw := range twins {
 		got, want := tw.shared.until(final), tw.own.until(final)
@@ -188,12 +189,12 @@ func TestSharedReaderSameEvents(t *testing.T) {
 // resumed from one old position add one catch-up connection, which ends once they reach the
 // shared reader.
 func TestSharedReaderConnections(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS fc", "CREATE TABLE fc (id INT PRIMARY KEY, v VARCHAR(20))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS fc", "CREATE TABLE fc (id INT PRIMARY KEY, v VARCHAR(20))")
 	base := settleDumps(t)
 	e := bareEngine(t)
 	old := headPos(t)
 	for i := range 30 {
-		execSQL(t, fmt.Sprintf("INSERT INTO fc VALUES (%d, 'a')", i))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO fc VALUES (%d, 'a')", i))
 	}
 	const n = 6
 	var heads []*testStream
@@ -210,7 +211,7 @@ func TestSharedReaderConnections(t *testing.T) {
 		behind = append(behind, startStream(t, e, Request{Position: old, Observer: k}))
 		ks = append(ks, k)
 	}
-	execSQL(t, "INSERT INTO fc VALUES (100, 'b')")
+	testkit.MustExec(t, db, "INSERT INTO fc VALUES (100, 'b')")
 	final := headPos(t)
 	done := make(chan struct{})
 	maxSeen := 0
@@ -288,7 +289,7 @@ func gatedStream(t testing.TB, e *Engine, req Request, gate <-chan struct{}) *te
 // which get every event; once it reads again it gets every event too, from a catch-up reader
 // that starts where it fell behind, in the middle of a transaction.
 func TestSharedReaderStalledClient(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS fs", "CREATE TABLE fs (id INT PRIMARY KEY, v VARCHAR(20))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS fs", "CREATE TABLE fs (id INT PRIMARY KEY, v VARCHAR(20))")
 	shared, own := withRing(bareEngine(t), 32), ownEngine(t)
 	start := headPos(t)
 	gate := make(chan struct{})
@@ -305,7 +306,7 @@ func TestSharedReaderStalledClient(t *testing.T) {
 		for j := range 10 {
 			sqls = append(sqls, fmt.Sprintf("INSERT INTO fs VALUES (%d, 'v')", i*10+j))
 		}
-		execSQL(t, append(sqls, "COMMIT")...)
+		testkit.MustExec(t, db, append(sqls, "COMMIT")...)
 	}
 	final := headPos(t)
 	want := twin.until(final)
@@ -327,11 +328,11 @@ func TestSharedReaderStalledClient(t *testing.T) {
 // whose rings hold a few events, so that resumes start on catch-up readers and move to the
 // shared one: each resumed stream is exactly the rest of the recording.
 func TestSharedReaderResumeFromEveryVGTID(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS fanr", "CREATE TABLE fanr (id INT PRIMARY KEY, v VARCHAR(10))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS fanr", "CREATE TABLE fanr (id INT PRIMARY KEY, v VARCHAR(10))")
 	e := withRing(bareEngine(t), 4)
 	ts := startStream(t, e, Request{Position: "current"})
 	first := ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"INSERT INTO fanr VALUES (1, 'a')",
 		"BEGIN", "INSERT INTO fanr VALUES (2, 'b')", "UPDATE fanr SET v = 'c' WHERE id = 1", "COMMIT",
 		"ALTER TABLE fanr ADD COLUMN w INT",
@@ -386,7 +387,7 @@ func TestOwnReaders(t *testing.T) {
 // runs: they all read on the one shared connection, each from the shared reader's head, and
 // each gets exactly what a stream of its own from its first position gets.
 func TestSharedReaderStartsUnderWrites(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS fw", "CREATE TABLE fw (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS fw", "CREATE TABLE fw (id INT PRIMARY KEY)")
 	base := settleDumps(t)
 	e := bareEngine(t)
 	stop := make(chan struct{})

@@ -11,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -45,7 +46,7 @@ func serverFilePos(t testing.TB) (string, uint64) {
 // file's header events (its previous GTIDs) as it rotates, and no checkpoint.
 func flushBinaryLogs(t testing.TB) {
 	t.Helper()
-	execSQL(t, "FLUSH BINARY LOGS")
+	testkit.MustExec(t, db, "FLUSH BINARY LOGS")
 	if onMySQL() {
 		return
 	}
@@ -83,7 +84,7 @@ func flushBinaryLogs(t testing.TB) {
 // the server's after the last), and that a stream restarted from each VGTID is exactly the
 // rest of the recording.
 func TestFilePosResumeFromEveryVGTID(t *testing.T) {
-	execSQL(t, "CREATE TABLE fpos_rs (id INT PRIMARY KEY, v VARCHAR(10))")
+	testkit.MustExec(t, db, "CREATE TABLE fpos_rs (id INT PRIMARY KEY, v VARCHAR(10))")
 	e := newFilePosEngine(t)
 	filterFPos := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "fpos_rs"}}}
 	file, off := serverFilePos(t)
@@ -93,12 +94,12 @@ func TestFilePosResumeFromEveryVGTID(t *testing.T) {
 	if first[0].Gtid != want || first[2].Vgtid.ShardGtids[0].Gtid != want {
 		t.Fatalf("current start at %q / %q, want the server's %q", first[0].Gtid, first[2].Vgtid.ShardGtids[0].Gtid, want)
 	}
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"INSERT INTO fpos_rs VALUES (1, 'a')",
 		"BEGIN", "INSERT INTO fpos_rs VALUES (2, 'b')", "UPDATE fpos_rs SET v = 'c' WHERE id = 1", "COMMIT",
 	)
 	flushBinaryLogs(t)
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"ALTER TABLE fpos_rs ADD COLUMN w INT",
 		"DELETE FROM fpos_rs WHERE id = 2",
 		"INSERT INTO fpos_rs VALUES (3, 'd', 4)",
@@ -169,7 +170,7 @@ func gtids(evs []*binlogdata.VEvent) []string {
 // ErrBadRequest saying what to use, and bad positions with the error of their cause.
 func TestFilePosBadRequests(t *testing.T) {
 	// Two binlog files at least, so that a name between them is no file's.
-	execSQL(t, "CREATE TABLE IF NOT EXISTS fpb (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS fpb (id INT PRIMARY KEY)")
 	flushBinaryLogs(t)
 	e := newFilePosEngine(t)
 	conn, err := db.Conn("test")

@@ -9,12 +9,13 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 func rules(rs ...*binlogdata.Rule) *binlogdata.Filter { return &binlogdata.Filter{Rules: rs} }
 
 func TestFilterStreaming(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		// A collation the filter compares (MySQL's default, utf8mb4_0900_ai_ci, is refused).
 		"CREATE TABLE fp (id INT PRIMARY KEY, name VARCHAR(20), qty INT, status ENUM('new','paid','gone'), created DATETIME) COLLATE utf8mb4_general_ci",
 		"CREATE TABLE fx_keep (id INT PRIMARY KEY)",
@@ -84,7 +85,7 @@ func TestFilterStreaming(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			execSQL(t, c.sql...)
+			testkit.MustExec(t, db, c.sql...)
 			ts.t = t
 			ts.expect(c.want...)
 		})
@@ -93,14 +94,14 @@ func TestFilterStreaming(t *testing.T) {
 }
 
 func TestFilterKeyspaceID(t *testing.T) {
-	execSQL(t, "CREATE TABLE fk (id BIGINT UNSIGNED PRIMARY KEY, v INT)")
+	testkit.MustExec(t, db, "CREATE TABLE fk (id BIGINT UNSIGNED PRIMARY KEY, v INT)")
 	e := newEngine(t)
 	// Known hash-vindex keyspace ids: 1 -> 166b40b44aba4bd6, 2 -> 06e7ea22ce92708f, 4 -> d2fd8867d50d2dfe.
 	ts := startStream(t, e, Request{Position: "current", Filter: rules(
 		&binlogdata.Rule{Match: "fk", Filter: "select id, keyspace_id() as ksid from fk where in_keyrange('-80')"},
 	)})
 	ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "INSERT INTO fk VALUES (1, 0), (2, 0), (4, 0)")
+	testkit.MustExec(t, db, "INSERT INTO fk VALUES (1, 0), (2, 0), (4, 0)")
 	evs := ts.expect("BEGIN", "FIELD fk id:UINT64 keyspace_id:VARBINARY", "ROW", "GTID", "COMMIT", "VGTID")
 	var got []string
 	for _, rc := range evs[2].RowEvent.RowChanges {
@@ -122,7 +123,7 @@ func hexOf(b []byte) string {
 }
 
 func TestFilterRejectedUpFront(t *testing.T) {
-	execSQL(t, "CREATE TABLE fr (id INT PRIMARY KEY, name VARCHAR(10), ts DATETIME)", "CREATE TABLE fr_nopk (v INT)")
+	testkit.MustExec(t, db, "CREATE TABLE fr (id INT PRIMARY KEY, name VARCHAR(10), ts DATETIME)", "CREATE TABLE fr_nopk (v INT)")
 	e := newEngine(t)
 	cases := []struct {
 		rule *binlogdata.Rule
@@ -151,9 +152,9 @@ func TestFilterRejectedUpFront(t *testing.T) {
 // TestBestEffortColumnDroppedBehindTheStream streams rows logged without column names after
 // a column was dropped without a binlog entry: the schema no longer fits the rows.
 func TestBestEffortColumnDroppedBehindTheStream(t *testing.T) {
-	execSQL(t, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
-	t.Cleanup(func() { execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'") })
-	execSQL(t, "CREATE TABLE be (id INT PRIMARY KEY, a INT, b VARCHAR(5))")
+	testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = 'FULL'") })
+	testkit.MustExec(t, db, "CREATE TABLE be (id INT PRIMARY KEY, a INT, b VARCHAR(5))")
 	start := headPos(t)
 	// A fresh connection picks up the global metadata setting.
 	conn, err := db.Conn("test")
@@ -180,7 +181,7 @@ func TestBestEffortColumnDroppedBehindTheStream(t *testing.T) {
 	ts.expect("BEGIN", "FIELD be @1:INT32 @2:INT32 @3:VARCHAR", "ROW be +[1 2 x]", "GTID", "COMMIT", "VGTID")
 	// Once the server logs names again, a strict stream starts and fails on the old rows
 	// logged without them.
-	execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'")
+	testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = 'FULL'")
 	err = e.Stream(ctx, strict, func([]*binlogdata.VEvent) error { return nil })
 	if !errors.Is(err, ErrSchema) {
 		t.Fatalf("ERR_ON_MISMATCH: err = %v, want ErrSchema", err)
@@ -190,14 +191,14 @@ func TestBestEffortColumnDroppedBehindTheStream(t *testing.T) {
 // TestKeyrangeSplitsUpdates: with a keyrange rule an update that moves a row across ranges
 // is a delete on the stream it leaves and an insert on the one it enters.
 func TestKeyrangeSplitsUpdates(t *testing.T) {
-	execSQL(t, "CREATE TABLE ks_split (id BIGINT PRIMARY KEY, v INT)", "INSERT INTO ks_split VALUES (1, 0)")
+	testkit.MustExec(t, db, "CREATE TABLE ks_split (id BIGINT PRIMARY KEY, v INT)", "INSERT INTO ks_split VALUES (1, 0)")
 	e := newEngine(t)
 	// id 1 hashes below 80, id 4 above.
 	low := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ks_split$", Filter: "-80"})})
 	high := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^ks_split$", Filter: "80-"})})
 	low.expect("GTID", "OTHER", "VGTID")
 	high.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "UPDATE ks_split SET id = 4 WHERE id = 1", "UPDATE ks_split SET v = 1 WHERE id = 4")
+	testkit.MustExec(t, db, "UPDATE ks_split SET id = 4 WHERE id = 1", "UPDATE ks_split SET v = 1 WHERE id = 4")
 	low.expect("BEGIN", "FIELD ks_split id:INT64 v:INT32", "ROW ks_split -[1 0]", "GTID", "COMMIT", "VGTID", "BEGIN", "GTID", "COMMIT", "VGTID")
 	high.expect("BEGIN", "FIELD ks_split id:INT64 v:INT32", "ROW ks_split +[4 0]", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW ks_split [4 0]>[4 1]", "GTID", "COMMIT", "VGTID")
 }
@@ -206,14 +207,14 @@ func TestKeyrangeSplitsUpdates(t *testing.T) {
 // table appears in the binlog (Vitess's TestMissingTables), select and WHERE included; only
 // a copy needs its tables up front.
 func TestMissingTables(t *testing.T) {
-	execSQL(t, "CREATE TABLE mt_here (id INT PRIMARY KEY, v INT)")
+	testkit.MustExec(t, db, "CREATE TABLE mt_here (id INT PRIMARY KEY, v INT)")
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: rules(
 		&binlogdata.Rule{Match: "mt_here", Filter: "select * from mt_here"},
 		&binlogdata.Rule{Match: "mt_later", Filter: "select v, id from mt_later where (v > 1)"},
 	)})
 	ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"INSERT INTO mt_here VALUES (101, 1010)",
 		"CREATE TABLE mt_later (id INT PRIMARY KEY, v INT)",
 		"INSERT INTO mt_later VALUES (1, 1), (2, 20)",
@@ -236,7 +237,7 @@ func TestMissingTables(t *testing.T) {
 // TestFilterRollup: the literal 1 as a column (rowstreamer_test.go's rollups), in the copy
 // and the binlog, for a table with a key and one without.
 func TestFilterRollup(t *testing.T) {
-	execSQL(t, "CREATE TABLE fr_roll (id INT PRIMARY KEY, val VARBINARY(10))", "INSERT INTO fr_roll VALUES (1, 'aaa'), (2, 'bbb')",
+	testkit.MustExec(t, db, "CREATE TABLE fr_roll (id INT PRIMARY KEY, val VARBINARY(10))", "INSERT INTO fr_roll VALUES (1, 'aaa'), (2, 'bbb')",
 		"CREATE TABLE fr_roll_nokey (val VARBINARY(10))", "INSERT INTO fr_roll_nokey VALUES ('x')")
 	e := newEngine(t)
 	ts := startStream(t, e, Request{CopyTablesWithoutKey: true, Filter: rules(
@@ -245,17 +246,17 @@ func TestFilterRollup(t *testing.T) {
 	)})
 	ts.expect("BEGIN", "FIELD fr_roll 1:INT64 val:VARBINARY", "ROW fr_roll +[1 aaa] +[1 bbb]", "LASTPK", "COPY_COMPLETED", "COMMIT", "VGTID",
 		"BEGIN", "FIELD fr_roll_nokey 1:INT64", "ROW fr_roll_nokey +[1]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
-	execSQL(t, "INSERT INTO fr_roll VALUES (3, 'ccc')", "DELETE FROM fr_roll_nokey")
+	testkit.MustExec(t, db, "INSERT INTO fr_roll VALUES (3, 'ccc')", "DELETE FROM fr_roll_nokey")
 	ts.expect("BEGIN", "ROW fr_roll +[1 ccc]", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW fr_roll_nokey -[1]", "GTID", "COMMIT", "VGTID")
 }
 
 // TestFilterBinaryLiterals: hexadecimal and bit literals select the same rows in the copy
 // (pushed down to the server) and in the binlog (evaluated here).
 func TestFilterBinaryLiterals(t *testing.T) {
-	execSQL(t, "CREATE TABLE fb_lit (id INT PRIMARY KEY, raw VARBINARY(4))", "INSERT INTO fb_lit VALUES (1, X'00ff'), (2, X'00ff'), (3, X'0001')")
+	testkit.MustExec(t, db, "CREATE TABLE fb_lit (id INT PRIMARY KEY, raw VARBINARY(4))", "INSERT INTO fb_lit VALUES (1, X'00ff'), (2, X'00ff'), (3, X'0001')")
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "fb_lit", Filter: "select id from fb_lit where raw = X'00ff' and id >= 0x2"})})
 	ts.expect("BEGIN", "FIELD fb_lit id:INT32", "ROW fb_lit +[2]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
-	execSQL(t, "INSERT INTO fb_lit VALUES (4, X'0001'), (5, 0x00ff), (6, b'0000000011111111')")
+	testkit.MustExec(t, db, "INSERT INTO fb_lit VALUES (4, X'0001'), (5, 0x00ff), (6, b'0000000011111111')")
 	ts.expect("BEGIN", "ROW fb_lit +[5] +[6]", "GTID", "COMMIT", "VGTID")
 }

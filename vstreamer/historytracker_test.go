@@ -17,6 +17,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
 )
@@ -143,13 +144,13 @@ func TestSchemaHistoryResume(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			start := serverPos(t).String()
-			execSQL(t, "CREATE TABLE "+c.table+" "+create,
+			testkit.MustExec(t, db, "CREATE TABLE "+c.table+" "+create,
 				"INSERT INTO "+c.table+" (s, j, e, u) VALUES ('x', '{\"a\": 1}', 'b', 200)")
 			before := firstFields(t, plain, start, c.table)
 			// The tracker describes a table when it reads its DDL: the DDL under test must
 			// come after that, or the history would hold the table it made.
 			waitTracker(t, hist, serverPos(t))
-			execSQL(t, c.ddl...)
+			testkit.MustExec(t, db, c.ddl...)
 			waitTracker(t, hist, serverPos(t))
 
 			got := firstFields(t, hist, start, c.table)
@@ -170,7 +171,7 @@ func TestSchemaHistoryResume(t *testing.T) {
 // panic. Each time it starts again and records the next DDL.
 func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 	dir := t.TempDir()
-	execSQL(t, "CREATE TABLE sh_tr (id INT PRIMARY KEY, a VARCHAR(10))")
+	testkit.MustExec(t, db, "CREATE TABLE sh_tr (id INT PRIMARY KEY, a VARCHAR(10))")
 	e, err := NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", SchemaHistoryDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -184,9 +185,9 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 
 	// Stopped: the DDLs are read from the binlog when the tracker starts again, and each is
 	// described as the table is then (docs/schema-history.md, "Not exact").
-	execSQL(t, "ALTER TABLE sh_tr ADD COLUMN b0 INT")
+	testkit.MustExec(t, db, "ALTER TABLE sh_tr ADD COLUMN b0 INT")
 	afterB0 := serverPos(t)
-	execSQL(t, "ALTER TABLE sh_tr CHANGE b0 b INT")
+	testkit.MustExec(t, db, "ALTER TABLE sh_tr CHANGE b0 b INT")
 	afterB := serverPos(t)
 	e, err = NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "test", SchemaHistoryDir: dir})
 	if err != nil {
@@ -197,14 +198,14 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 	wantColumns(t, e, afterB, "sh_tr", "id a b")
 
 	// A DDL inside a transaction of its own: CREATE TABLE ... SELECT.
-	execSQL(t, "CREATE TABLE sh_cts SELECT 1 AS x, 'y' AS z")
+	testkit.MustExec(t, db, "CREATE TABLE sh_cts SELECT 1 AS x, 'y' AS z")
 	wantColumns(t, e, serverPos(t), "sh_cts", "x z")
 
 	// A broken binlog connection.
 	restarts := e.SchemaHistoryRestarts()
 	killBinlogDumps(t)
 	waitRestarts(t, e, restarts)
-	execSQL(t, "ALTER TABLE sh_tr ADD COLUMN c INT")
+	testkit.MustExec(t, db, "ALTER TABLE sh_tr ADD COLUMN c INT")
 	wantColumns(t, e, serverPos(t), "sh_tr", "id a b c")
 
 	// A panic: the tracker starts again, the test process and the streams go on.
@@ -219,11 +220,11 @@ func TestSchemaHistoryTrackerRestarts(t *testing.T) {
 		}
 	})
 	restarts = e.SchemaHistoryRestarts()
-	execSQL(t, "ALTER TABLE sh_tr ADD COLUMN d INT")
+	testkit.MustExec(t, db, "ALTER TABLE sh_tr ADD COLUMN d INT")
 	waitRestarts(t, e, restarts)
 	restore()
 	wantColumns(t, e, serverPos(t), "sh_tr", "id a b c d")
-	execSQL(t, "INSERT INTO sh_tr (id) VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO sh_tr (id) VALUES (1)")
 	ts.expect("GTID", "DDL ALTER TABLE sh_tr ADD COLUMN d INT", "VGTID",
 		"BEGIN", "FIELD sh_tr id:INT32 a:VARCHAR b:INT32 c:INT32 d:INT32", "ROW sh_tr +[1 NULL NULL NULL NULL]", "GTID", "COMMIT", "VGTID")
 	// The definitions before stay where they were.
@@ -287,9 +288,9 @@ func killBinlogDumps(t *testing.T) {
 // rows' columns (the table has one fewer now); with one it names them as they were written.
 func TestSchemaHistoryMinimalMetadata(t *testing.T) {
 	hist := historyEngine(t, t.TempDir())
-	execSQL(t, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
-	t.Cleanup(func() { execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'") })
-	execSQL(t, "CREATE TABLE sh_min (id INT PRIMARY KEY, a INT, b VARCHAR(5))")
+	testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = 'FULL'") })
+	testkit.MustExec(t, db, "CREATE TABLE sh_min (id INT PRIMARY KEY, a INT, b VARCHAR(5))")
 	// The tracker describes the table when it reads the CREATE: the DROP must come after
 	// that, or the history would hold the table it made.
 	waitTracker(t, hist, serverPos(t))
@@ -303,7 +304,7 @@ func TestSchemaHistoryMinimalMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = conn.Close() // done with it
-	execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'", "ALTER TABLE sh_min DROP COLUMN b")
+	testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = 'FULL'", "ALTER TABLE sh_min DROP COLUMN b")
 	waitTracker(t, hist, serverPos(t))
 
 	req := Request{Position: start, Filter: rules(&binlogdata.Rule{Match: "sh_min"})}
@@ -326,12 +327,12 @@ func TestSchemaHistoryPurgedCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := runTracker(t, e)
-	execSQL(t, "CREATE TABLE sh_pg (id INT PRIMARY KEY, a INT)")
+	testkit.MustExec(t, db, "CREATE TABLE sh_pg (id INT PRIMARY KEY, a INT)")
 	created := serverPos(t)
 	waitTracker(t, e, created)
 	stop()
 
-	execSQL(t, "ALTER TABLE sh_pg ADD COLUMN b INT", "FLUSH BINARY LOGS", "INSERT INTO sh_pg VALUES (1, 2, 3)")
+	testkit.MustExec(t, db, "ALTER TABLE sh_pg ADD COLUMN b INT", "FLUSH BINARY LOGS", "INSERT INTO sh_pg VALUES (1, 2, 3)")
 	purgeBinlogs(t)
 
 	if e, err = NewEngine(cfg); err != nil {

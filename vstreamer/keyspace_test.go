@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // setupTwoDatabases makes a table of one name in the configured database (test) and in a
 // second one (ks_two), each with rows of its own.
 func setupTwoDatabases(t *testing.T) {
 	t.Helper()
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"DROP DATABASE IF EXISTS ks_two", "CREATE DATABASE ks_two",
 		"DROP TABLE IF EXISTS test.ksdb_t",
 		"CREATE TABLE test.ksdb_t (id INT PRIMARY KEY, v VARCHAR(10))",
@@ -77,7 +78,7 @@ func TestStreamSecondDatabase(t *testing.T) {
 	for _, ts := range []*testStream{first, second} {
 		ts.expect("GTID", "OTHER", "VGTID")
 	}
-	execSQL(t, "INSERT INTO test.ksdb_t VALUES (10, 'one-j')", "INSERT INTO ks_two.ksdb_t VALUES (20, 'two-t')")
+	testkit.MustExec(t, db, "INSERT INTO test.ksdb_t VALUES (10, 'one-j')", "INSERT INTO ks_two.ksdb_t VALUES (20, 'two-t')")
 	if got := short(nextRow(t, first, "ks", "test")); got != "ROW ksdb_t +[10 one-j]" {
 		t.Errorf("configured database: got %s", got)
 	}
@@ -85,7 +86,7 @@ func TestStreamSecondDatabase(t *testing.T) {
 		t.Errorf("second database: got %s", got)
 	}
 	// A DDL of the second database reaches its stream, not the other's.
-	execSQL(t, "ALTER TABLE ks_two.ksdb_t ADD COLUMN w INT", "INSERT INTO ks_two.ksdb_t VALUES (21, 'two-u', 7)",
+	testkit.MustExec(t, db, "ALTER TABLE ks_two.ksdb_t ADD COLUMN w INT", "INSERT INTO ks_two.ksdb_t VALUES (21, 'two-u', 7)",
 		"INSERT INTO test.ksdb_t VALUES (11, 'one-k')")
 	for {
 		ev := second.next(false)
@@ -128,7 +129,7 @@ func TestCopySecondDatabase(t *testing.T) {
 	if got, want := strings.Join(rows, "; "), "ROW ksdb_t +[1 two-a] +[2 two-b]"; got != want {
 		t.Errorf("copied %s, want %s", got, want)
 	}
-	execSQL(t, "INSERT INTO test.ksdb_t VALUES (3, 'one-c')", "INSERT INTO ks_two.ksdb_t VALUES (3, 'two-c')")
+	testkit.MustExec(t, db, "INSERT INTO test.ksdb_t VALUES (3, 'one-c')", "INSERT INTO ks_two.ksdb_t VALUES (3, 'two-c')")
 	if got := short(nextRow(t, ts, "ks_two", "ks_two")); got != "ROW ksdb_t +[3 two-c]" {
 		t.Errorf("after the copy: got %s", got)
 	}
@@ -230,7 +231,7 @@ func TestConfigDatabases(t *testing.T) {
 // The VSchema is the configured keyspace's: a stream of another database takes keyspace ids
 // from a one-integer primary key, where the configured one takes vsh's from its vindex on id2.
 func TestVSchemaConfiguredKeyspaceOnly(t *testing.T) {
-	execSQL(t, "DROP DATABASE IF EXISTS ks_two", "CREATE DATABASE ks_two", "DROP TABLE IF EXISTS test.vsh",
+	testkit.MustExec(t, db, "DROP DATABASE IF EXISTS ks_two", "CREATE DATABASE ks_two", "DROP TABLE IF EXISTS test.vsh",
 		"CREATE TABLE test.vsh (id1 INT, id2 INT, PRIMARY KEY (id1))",
 		"CREATE TABLE ks_two.vsh (id1 INT, id2 INT, PRIMARY KEY (id1))")
 	t.Cleanup(func() { _ = db.Exec("DROP DATABASE IF EXISTS ks_two", "DROP TABLE IF EXISTS test.vsh") })
@@ -241,7 +242,7 @@ func TestVSchemaConfiguredKeyspaceOnly(t *testing.T) {
 	two := startStream(t, e, Request{Keyspace: "ks_two", Position: CurrentPosition, Filter: f})
 	configured.expect("GTID", "OTHER", "VGTID")
 	two.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "INSERT INTO test.vsh VALUES (1, 2)", "INSERT INTO ks_two.vsh VALUES (1, 2)")
+	testkit.MustExec(t, db, "INSERT INTO test.vsh VALUES (1, 2)", "INSERT INTO ks_two.vsh VALUES (1, 2)")
 	// hash(2) = 06e7ea22ce92708f, hash(1) = 166b40b44aba4bd6.
 	if got, want := short(nextRow(t, configured, "ks", "test")), `ROW vsh +[1 2 "\x06\xe7\xea\"Βp\x8f"]`; got != want {
 		t.Errorf("configured keyspace, by the vindex:\n got %s\nwant %s", got, want)
@@ -255,16 +256,16 @@ func TestVSchemaConfiguredKeyspaceOnly(t *testing.T) {
 // from before a DDL describes its rows as the table is now, while the configured database's
 // stream describes them as they were written.
 func TestSchemaHistoryConfiguredDatabaseOnly(t *testing.T) {
-	execSQL(t, "DROP DATABASE IF EXISTS ks_two", "CREATE DATABASE ks_two", "DROP TABLE IF EXISTS test.ksh")
+	testkit.MustExec(t, db, "DROP DATABASE IF EXISTS ks_two", "CREATE DATABASE ks_two", "DROP TABLE IF EXISTS test.ksh")
 	t.Cleanup(func() { _ = db.Exec("DROP DATABASE IF EXISTS ks_two", "DROP TABLE IF EXISTS test.ksh") })
 	hist := historyEngine(t, t.TempDir())
 	hist.cfg.Databases = []string{"ks_two"}
 	start := serverPos(t).String()
 	for _, d := range []string{"test", "ks_two"} {
-		execSQL(t, "CREATE TABLE "+d+".ksh (id INT PRIMARY KEY, n VARCHAR(50))", "INSERT INTO "+d+".ksh VALUES (1, 'x')")
+		testkit.MustExec(t, db, "CREATE TABLE "+d+".ksh (id INT PRIMARY KEY, n VARCHAR(50))", "INSERT INTO "+d+".ksh VALUES (1, 'x')")
 		// The tracker describes a table when it reads its CREATE: the ALTER must come after.
 		waitTracker(t, hist, serverPos(t))
-		execSQL(t, "ALTER TABLE "+d+".ksh MODIFY n VARCHAR(80)")
+		testkit.MustExec(t, db, "ALTER TABLE "+d+".ksh MODIFY n VARCHAR(80)")
 	}
 	waitTracker(t, hist, serverPos(t))
 	fieldOfN := func(keyspace string) string {

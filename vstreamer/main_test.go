@@ -69,13 +69,6 @@ func bareEngine(t testing.TB) *Engine {
 	return e
 }
 
-func execSQL(t testing.TB, sqls ...string) {
-	t.Helper()
-	if err := db.Exec(sqls...); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // testStream is a running stream whose events are read by the test.
 type testStream struct {
 	t      testing.TB

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // kshort is short(ev) after the keyspace the event carries.
@@ -89,7 +90,7 @@ func resumeFrom(rec []*binlogdata.VEvent, i int) []string {
 // from any VGTID sends exactly the rest.
 func TestStreamSeveralKeyspaces(t *testing.T) {
 	setupTwoDatabases(t)
-	execSQL(t, "DROP TABLE IF EXISTS test.ksdb_other", "CREATE TABLE test.ksdb_other (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS test.ksdb_other", "CREATE TABLE test.ksdb_other (id INT PRIMARY KEY)")
 	t.Cleanup(func() { _ = db.Exec("DROP TABLE IF EXISTS test.ksdb_other") })
 	e := newEngineDatabases(t, "ks_two")
 	ts := startStream(t, e, Request{Keyspaces: keyspacesAt(CurrentPosition, "ks", "ks_two"), Filter: ksdbFilter})
@@ -97,7 +98,7 @@ func TestStreamSeveralKeyspaces(t *testing.T) {
 	if got := kshort(first[2]); got != "ks: VGTID" {
 		t.Errorf("the start of the stream is labelled %s, want the first keyspace", got)
 	}
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"INSERT INTO ks_two.ksdb_t VALUES (20, 'two-t')",
 		"INSERT INTO test.ksdb_t VALUES (10, 'one-j')",
 		"BEGIN", "INSERT INTO ks_two.ksdb_t VALUES (21, 'two-u')", "UPDATE test.ksdb_t SET v = 'one-k' WHERE id = 10", "COMMIT",
@@ -226,7 +227,7 @@ func TestCopySeveralKeyspaces(t *testing.T) {
 			}
 		})
 	}
-	execSQL(t, "INSERT INTO test.ksdb_t VALUES (3, 'one-c')", "INSERT INTO ks_two.ksdb_t VALUES (3, 'two-c')")
+	testkit.MustExec(t, db, "INSERT INTO test.ksdb_t VALUES (3, 'one-c')", "INSERT INTO ks_two.ksdb_t VALUES (3, 'two-c')")
 	for rows := 0; rows < 2; {
 		ev := ts.next(false)
 		rec = append(rec, ev)
@@ -268,7 +269,7 @@ func TestSeveralKeyspacesOneDump(t *testing.T) {
 	e := newEngineDatabases(t, "ks_two")
 	ts := startStream(t, e, Request{Keyspaces: keyspacesAt(CurrentPosition, "ks", "ks_two"), Filter: ksdbFilter})
 	ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "INSERT INTO test.ksdb_t VALUES (5, 'one-e')", "INSERT INTO ks_two.ksdb_t VALUES (5, 'two-e')")
+	testkit.MustExec(t, db, "INSERT INTO test.ksdb_t VALUES (5, 'one-e')", "INSERT INTO ks_two.ksdb_t VALUES (5, 'two-e')")
 	var rows []string
 	for len(rows) < 2 {
 		if ev := ts.next(false); ev.Type == binlogdata.VEventType_ROW {
@@ -290,7 +291,7 @@ func TestSeveralKeyspacesRefused(t *testing.T) {
 	e := newEngineDatabases(t, "ks_two")
 	pos := serverPos(t).String()
 	older := pos
-	execSQL(t, "INSERT INTO test.ksdb_t VALUES (6, 'one-f')")
+	testkit.MustExec(t, db, "INSERT INTO test.ksdb_t VALUES (6, 'one-f')")
 	pos = serverPos(t).String()
 	for _, tc := range []struct {
 		name      string
@@ -402,7 +403,7 @@ func TestSchemaHistorySharesDump(t *testing.T) {
 	}
 	ts := startStream(t, hist, Request{Keyspaces: keyspacesAt(CurrentPosition, "ks", "ks_two"), Filter: ksdbFilter})
 	ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "ALTER TABLE test.ksdb_t ADD COLUMN w INT", "INSERT INTO test.ksdb_t VALUES (8, 'one-h', 1)",
+	testkit.MustExec(t, db, "ALTER TABLE test.ksdb_t ADD COLUMN w INT", "INSERT INTO test.ksdb_t VALUES (8, 'one-h', 1)",
 		"INSERT INTO ks_two.ksdb_t VALUES (8, 'two-h')")
 	var rows []string
 	for len(rows) < 2 {
@@ -441,7 +442,7 @@ func awaitDumps(t *testing.T, want int) int {
 // to each keyspace's tables, and a keyspace without the table has nothing of it.
 func TestCopySeveralKeyspacesTableOfOne(t *testing.T) {
 	setupTwoDatabases(t)
-	execSQL(t, "CREATE TABLE ks_two.ksdb_only (id INT PRIMARY KEY)", "INSERT INTO ks_two.ksdb_only VALUES (1)")
+	testkit.MustExec(t, db, "CREATE TABLE ks_two.ksdb_only (id INT PRIMARY KEY)", "INSERT INTO ks_two.ksdb_only VALUES (1)")
 	e := newEngineDatabases(t, "ks_two")
 	ts := startStream(t, e, Request{Keyspaces: keyspacesAt("", "ks", "ks_two"),
 		Filter: rules(&binlogdata.Rule{Match: "ksdb_only"}, &binlogdata.Rule{Match: "ksdb_t"}), TablesToCopy: []string{"ksdb_only"}})
@@ -455,7 +456,7 @@ func TestCopySeveralKeyspacesTableOfOne(t *testing.T) {
 			break
 		}
 	}
-	execSQL(t, "INSERT INTO ks_two.ksdb_only VALUES (2)", "INSERT INTO test.ksdb_t VALUES (9, 'one-i')")
+	testkit.MustExec(t, db, "INSERT INTO ks_two.ksdb_only VALUES (2)", "INSERT INTO test.ksdb_t VALUES (9, 'one-i')")
 	for len(rows) < 3 {
 		if ev := ts.next(false); ev.Type == binlogdata.VEventType_ROW {
 			rows = append(rows, kshort(ev))

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -31,7 +32,7 @@ const (
 
 func createCustomer(t *testing.T) {
 	t.Helper()
-	execSQL(t, "CREATE DATABASE IF NOT EXISTS vt_commerce",
+	testkit.MustExec(t, db, "CREATE DATABASE IF NOT EXISTS vt_commerce",
 		"CREATE TABLE IF NOT EXISTS vt_commerce.customer (customer_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, email VARBINARY(128))")
 }
 
@@ -204,7 +205,7 @@ func tableMapJSON() []byte {
 // two diffs a value (JSON_REPLACE of $.day, JSON_REMOVE of $.favorite_color), of which
 // go-mysql decodes only the first (TestGoMySQLDecodesOneJSONDiff).
 func TestMySQL8PartialJSONUpdate(t *testing.T) {
-	execSQL(t, "CREATE DATABASE IF NOT EXISTS vt_commerce",
+	testkit.MustExec(t, db, "CREATE DATABASE IF NOT EXISTS vt_commerce",
 		"CREATE TABLE IF NOT EXISTS vt_commerce.customer_json (customer_id BIGINT NOT NULL PRIMARY KEY, email VARBINARY(128), jd JSON)")
 	rows := func(pairs ...string) string {
 		var b strings.Builder

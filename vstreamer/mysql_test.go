@@ -7,6 +7,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // skipUnlessMySQL skips a test of what only MySQL writes.
@@ -32,9 +33,9 @@ func streamTable(t *testing.T, table string) (*Engine, *testStream) {
 // been logged one by one.
 func TestMySQLCompressedTransactions(t *testing.T) {
 	skipUnlessMySQL(t, "compressed transaction payloads")
-	execSQL(t, "CREATE TABLE mzc (id INT PRIMARY KEY, v VARCHAR(20))")
+	testkit.MustExec(t, db, "CREATE TABLE mzc (id INT PRIMARY KEY, v VARCHAR(20))")
 	_, ts := streamTable(t, "mzc")
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"SET SESSION binlog_transaction_compression = ON",
 		"BEGIN",
 		"INSERT INTO mzc VALUES (1, 'a'), (2, 'b')",
@@ -51,9 +52,9 @@ func TestMySQLCompressedTransactions(t *testing.T) {
 // event GTIDs and the positions, and a stream resumes from a position holding them.
 func TestMySQLTaggedGTIDs(t *testing.T) {
 	skipUnlessMySQL(t, "tagged GTIDs")
-	execSQL(t, "CREATE TABLE mtag (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE mtag (id INT PRIMARY KEY)")
 	e, ts := streamTable(t, "mtag")
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"SET gtid_next = 'AUTOMATIC:etl'",
 		"INSERT INTO mtag VALUES (1)",
 		"SET gtid_next = 'AUTOMATIC'",
@@ -66,7 +67,7 @@ func TestMySQLTaggedGTIDs(t *testing.T) {
 	if !strings.Contains(pos, ":etl:") {
 		t.Fatalf("position after the tagged transaction = %q, want it to hold the etl tag", pos)
 	}
-	execSQL(t, "INSERT INTO mtag VALUES (2)")
+	testkit.MustExec(t, db, "INSERT INTO mtag VALUES (2)")
 	ts.expect("BEGIN", "ROW mtag +[2]", "GTID", "COMMIT", "VGTID")
 
 	// From the position after the tagged transaction, only what came after it.
@@ -81,7 +82,7 @@ func TestMySQLTaggedGTIDs(t *testing.T) {
 func TestMySQLPartialJSONUpdates(t *testing.T) {
 	skipUnlessMySQL(t, "partial JSON updates (PARTIAL_UPDATE_ROWS_EVENT)")
 	const doc = `'{"a": 1, "b": [1, 2, 3], "c": {"d": "x", "long key": "yy"}}'`
-	execSQL(t, `CREATE TABLE mpj (id INT PRIMARY KEY, j JSON, k JSON, n INT)`,
+	testkit.MustExec(t, db, `CREATE TABLE mpj (id INT PRIMARY KEY, j JSON, k JSON, n INT)`,
 		`INSERT INTO mpj VALUES (1, `+doc+`, '[1, 2]', 0), (101, `+doc+`, '[1, 2]', 0)`)
 	_, ts := streamTable(t, "mpj")
 	for i, c := range []struct{ name, set string }{
@@ -98,7 +99,7 @@ func TestMySQLPartialJSONUpdates(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts.t = t
-			execSQL(t, "SET SESSION binlog_row_value_options = 'PARTIAL_JSON'",
+			testkit.MustExec(t, db, "SET SESSION binlog_row_value_options = 'PARTIAL_JSON'",
 				"UPDATE mpj SET "+c.set+" WHERE id = 1",
 				"SET SESSION binlog_row_value_options = ''",
 				"UPDATE mpj SET "+c.set+" WHERE id = 101")
@@ -132,9 +133,9 @@ func (ts *testStream) txnRows() string {
 // session; the stream sends it, with the columns the images hold.
 func TestMySQLPartialJSONUnderMinimalImage(t *testing.T) {
 	skipUnlessMySQL(t, "partial JSON updates (PARTIAL_UPDATE_ROWS_EVENT)")
-	execSQL(t, `CREATE TABLE mpjn (id INT PRIMARY KEY, j JSON)`, `INSERT INTO mpjn VALUES (1, '{"a": 1}')`)
+	testkit.MustExec(t, db, `CREATE TABLE mpjn (id INT PRIMARY KEY, j JSON)`, `INSERT INTO mpjn VALUES (1, '{"a": 1}')`)
 	_, ts := streamTable(t, "mpjn")
-	execSQL(t, "SET SESSION binlog_row_image = 'MINIMAL'", "SET SESSION binlog_row_value_options = 'PARTIAL_JSON'",
+	testkit.MustExec(t, db, "SET SESSION binlog_row_image = 'MINIMAL'", "SET SESSION binlog_row_value_options = 'PARTIAL_JSON'",
 		"UPDATE mpjn SET j = JSON_SET(j, '$.a', 2) WHERE id = 1",
 		"SET SESSION binlog_row_image = 'FULL'", "SET SESSION binlog_row_value_options = ''")
 	if got, want := ts.txnRows(), `ROW mpjn [1 NULL]>[NULL "{\"a\": 2}"]`; got != want {
@@ -146,13 +147,13 @@ func TestMySQLPartialJSONUnderMinimalImage(t *testing.T) {
 // TRANSACTION_PAYLOAD event of hundreds of inner events, streams every row.
 func TestMySQLLargeCompressedTransaction(t *testing.T) {
 	skipUnlessMySQL(t, "compressed transaction payloads")
-	execSQL(t, "CREATE TABLE mzbig (id INT PRIMARY KEY, pad VARCHAR(200))")
+	testkit.MustExec(t, db, "CREATE TABLE mzbig (id INT PRIMARY KEY, pad VARCHAR(200))")
 	_, ts := streamTable(t, "mzbig")
-	execSQL(t, "SET SESSION binlog_transaction_compression = ON", "BEGIN")
+	testkit.MustExec(t, db, "SET SESSION binlog_transaction_compression = ON", "BEGIN")
 	for i := 0; i < 40; i++ {
-		execSQL(t, fmt.Sprintf("INSERT INTO mzbig SELECT seq + %d, REPEAT('x', 200) FROM %s", i*500, db.Seq(500)))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO mzbig SELECT seq + %d, REPEAT('x', 200) FROM %s", i*500, db.Seq(500)))
 	}
-	execSQL(t, "COMMIT", "SET SESSION binlog_transaction_compression = OFF")
+	testkit.MustExec(t, db, "COMMIT", "SET SESSION binlog_transaction_compression = OFF")
 	rows := 0
 	for {
 		ev := ts.next(false)

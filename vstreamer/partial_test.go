@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestPartialImages ports Vitess's TestNoBlob (and covers what TestMinimalMode refuses): with
@@ -17,8 +18,8 @@ import (
 // NULL, and the row change's data_columns bitmap (a bit per table column, in table order)
 // tells it from a real NULL. Full images carry no bitmap.
 func TestPartialImages(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS pi1", "CREATE TABLE pi1 (id INT PRIMARY KEY, blb BLOB, val VARCHAR(4), txt TEXT)")
-	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_row_image = FULL", "DROP TABLE IF EXISTS pi1") })
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS pi1", "CREATE TABLE pi1 (id INT PRIMARY KEY, blb BLOB, val VARCHAR(4), txt TEXT)")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET SESSION binlog_row_image = FULL", "DROP TABLE IF EXISTS pi1") })
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pi1"}}}})
 	ts.expect("GTID", "OTHER", "VGTID")
@@ -53,7 +54,7 @@ func TestPartialImages(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.image+" "+c.sql, func(t *testing.T) {
 			ts.t = t
-			execSQL(t, "SET SESSION binlog_row_image = "+c.image, c.sql)
+			testkit.MustExec(t, db, "SET SESSION binlog_row_image = "+c.image, c.sql)
 			want := []string{"BEGIN", c.row, "GTID", "COMMIT", "VGTID"}
 			if len(ts.seen) == 3 {
 				want = []string{"BEGIN", "FIELD", c.row, "GTID", "COMMIT", "VGTID"}
@@ -73,10 +74,10 @@ func TestPartialImages(t *testing.T) {
 func TestPartialImageFilter(t *testing.T) {
 	// The filter compares txt and val: in a collation it compares on both flavors (MySQL's
 	// default, utf8mb4_0900_ai_ci, is one it refuses).
-	execSQL(t, "DROP TABLE IF EXISTS pi2",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS pi2",
 		"CREATE TABLE pi2 (id INT PRIMARY KEY, txt TEXT COLLATE utf8mb4_general_ci, val VARCHAR(4) COLLATE utf8mb4_general_ci)",
 		"INSERT INTO pi2 VALUES (1, 'a', 'x')")
-	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_row_image = FULL", "DROP TABLE IF EXISTS pi2") })
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET SESSION binlog_row_image = FULL", "DROP TABLE IF EXISTS pi2") })
 	e := newEngine(t)
 	ok := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pi2", Filter: "select * from pi2 where val = 'y'"}}}})
 	ok.expect("GTID", "OTHER", "VGTID")
@@ -97,7 +98,7 @@ func TestPartialImageFilter(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the stream did not start")
 	}
-	execSQL(t, "SET SESSION binlog_row_image = NOBLOB", "UPDATE pi2 SET val = 'y' WHERE id = 1", "SET SESSION binlog_row_image = FULL")
+	testkit.MustExec(t, db, "SET SESSION binlog_row_image = NOBLOB", "UPDATE pi2 SET val = 'y' WHERE id = 1", "SET SESSION binlog_row_image = FULL")
 	ok.expect("BEGIN", "FIELD pi2 id:INT32 txt:TEXT val:VARCHAR", "ROW pi2 [1 NULL x]>[1 NULL y]", "GTID", "COMMIT", "VGTID")
 	select {
 	case err := <-errc:
@@ -114,12 +115,12 @@ func TestPartialImageFilter(t *testing.T) {
 // image), so it arrives as an update, not as a delete of a row leaving the copied range. A
 // change to a row not copied yet arrives with the row's copy.
 func TestPartialImageDuringCopy(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS pic", "CREATE TABLE pic (id INT PRIMARY KEY, val VARCHAR(4))", "INSERT INTO pic VALUES (1, 'a'), (2, 'b'), (3, 'c')")
-	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_row_image = FULL", "DROP TABLE IF EXISTS pic") })
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS pic", "CREATE TABLE pic (id INT PRIMARY KEY, val VARCHAR(4))", "INSERT INTO pic VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET SESSION binlog_row_image = FULL", "DROP TABLE IF EXISTS pic") })
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pic"}}}, CopyChunkRows: 1})
 	ts.expect("BEGIN", "FIELD pic id:INT32 val:VARCHAR", "ROW pic +[1 a]", "LASTPK", "COMMIT", "VGTID")
-	execSQL(t, "SET SESSION binlog_row_image = MINIMAL", "UPDATE pic SET val = 'z' WHERE id = 1", "UPDATE pic SET val = 'w' WHERE id = 3",
+	testkit.MustExec(t, db, "SET SESSION binlog_row_image = MINIMAL", "UPDATE pic SET val = 'z' WHERE id = 1", "UPDATE pic SET val = 'w' WHERE id = 3",
 		"SET SESSION binlog_row_image = FULL")
 	// The copy may read rows 2 and 3 before or after the updates run, and the updates may
 	// come after the copy has completed; either way row 1's change is an update, and row 3
@@ -145,10 +146,10 @@ func TestPartialImageDuringCopy(t *testing.T) {
 // of other tables goes on past its rows.
 func TestCompressedColumns(t *testing.T) {
 	skipOnMySQL(t, "COMPRESSED columns are MariaDB's")
-	execSQL(t, "DROP TABLE IF EXISTS cz1", "DROP TABLE IF EXISTS cz2",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS cz1", "DROP TABLE IF EXISTS cz2",
 		"CREATE TABLE cz1 (id INT PRIMARY KEY, a TEXT COMPRESSED, b VARCHAR(100) COMPRESSED, c INT)",
 		"CREATE TABLE cz2 (id INT PRIMARY KEY)")
-	t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS cz1", "DROP TABLE IF EXISTS cz2") })
+	t.Cleanup(func() { testkit.MustExec(t, db, "DROP TABLE IF EXISTS cz1", "DROP TABLE IF EXISTS cz2") })
 	e := newEngine(t)
 	other := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "cz2"}}}})
 	other.expect("GTID", "OTHER", "VGTID")
@@ -168,7 +169,7 @@ func TestCompressedColumns(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the stream did not start")
 	}
-	execSQL(t, "INSERT INTO cz1 VALUES (1, REPEAT('a', 300), 'b', 3)", "INSERT INTO cz2 VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO cz1 VALUES (1, REPEAT('a', 300), 'b', 3)", "INSERT INTO cz2 VALUES (1)")
 	// The other stream reads past cz1's transaction (its rows are not decoded) to cz2's row.
 	other.expect("BEGIN", "GTID", "COMMIT", "VGTID")
 	other.expect("BEGIN", "FIELD cz2 id:INT32", "ROW cz2 +[1]", "GTID", "COMMIT", "VGTID")

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // killed returns a connection the server has killed, as a network failure or a KILL leaves
@@ -18,7 +20,7 @@ func killed(t *testing.T, e *Engine) *client.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	execSQL(t, fmt.Sprintf("KILL CONNECTION %d", conn.GetConnectionID()))
+	testkit.MustExec(t, db, fmt.Sprintf("KILL CONNECTION %d", conn.GetConnectionID()))
 	return conn
 }
 
@@ -54,7 +56,7 @@ func TestEndSnapshotDropsBrokenConnection(t *testing.T) {
 // TestUnlockTables: the read lock taken for a snapshot is released, and when UNLOCK TABLES
 // fails the lock connection is closed (which releases its locks) rather than kept.
 func TestUnlockTables(t *testing.T) {
-	execSQL(t, "CREATE TABLE unlock_t (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE unlock_t (id INT PRIMARY KEY)")
 	e := newEngine(t)
 	lock, err := e.connect(context.Background())
 	if err != nil {
@@ -70,7 +72,7 @@ func TestUnlockTables(t *testing.T) {
 		t.Fatal("a healthy lock connection was dropped")
 	}
 	// Writes go through at once: the lock is gone.
-	execSQL(t, "SET SESSION lock_wait_timeout = 2", "INSERT INTO unlock_t VALUES (1)")
+	testkit.MustExec(t, db, "SET SESSION lock_wait_timeout = 2", "INSERT INTO unlock_t VALUES (1)")
 
 	s.copy.lock = killed(t, e)
 	s.unlockTables()

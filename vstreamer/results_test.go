@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer/sqlguard"
 )
 
 // TestStreamResults follows Vitess's TestStreamResults: fields and the snapshot's GTID first,
 // then the rows, one per response with a packet size of 1.
 func TestStreamResults(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists sr1",
 		"create table sr1(id int, val varbinary(128), f float, e enum('x','y'), t varchar(8) character set latin1, primary key(id))",
 		"insert into sr1 values (1, 'aaa', 1.5, 'x', 'é'), (2, 'bbb', null, 'y', null)",
@@ -26,7 +27,7 @@ func TestStreamResults(t *testing.T) {
 					t.Errorf("gtid %q, want %q", b.GTID, cur)
 				}
 				// The snapshot is open: these writes are not in the result.
-				execSQL(t, "insert into sr1 values (3, 'ccc', 0, 'x', 'c')", "update sr1 set val = 'zzz' where id = 1")
+				testkit.MustExec(t, db, "insert into sr1 values (3, 'ccc', 0, 'x', 'c')", "update sr1 set val = 'zzz' where id = 1")
 				got = append(got, "fields:"+fieldsString(b.Fields))
 				return nil
 			}
@@ -47,7 +48,7 @@ func TestStreamResults(t *testing.T) {
 }
 
 func TestStreamResultsRefused(t *testing.T) {
-	execSQL(t, "drop table if exists sr2", "create table sr2(id int primary key)", "insert into sr2 values (1)")
+	testkit.MustExec(t, db, "drop table if exists sr2", "create table sr2(id int primary key)", "insert into sr2 values (1)")
 	e := newEngine(t)
 	for _, c := range []struct{ query, want string }{
 		{"delete from sr2", "not a SELECT"},
@@ -77,7 +78,7 @@ func TestStreamResultsRefused(t *testing.T) {
 // TestStreamResultsReadOnly: a SELECT that would write through a stored function fails: the
 // query runs in a read-only transaction.
 func TestStreamResultsReadOnly(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists sr3", "drop function if exists sr3_write",
 		"create table sr3(id int primary key)",
 		"create function sr3_write() returns int deterministic modifies sql data begin insert into sr3 values (1); return 1; end",

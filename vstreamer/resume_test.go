@@ -9,18 +9,19 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 )
 
 // TestResumeFromEveryVGTID records a stream, then restarts it from each VGTID it carried and
 // checks the restarted stream is exactly the rest of the recording.
 func TestResumeFromEveryVGTID(t *testing.T) {
-	execSQL(t, "CREATE TABLE rs (id INT PRIMARY KEY, v VARCHAR(10))")
+	testkit.MustExec(t, db, "CREATE TABLE rs (id INT PRIMARY KEY, v VARCHAR(10))")
 	e := newEngine(t)
 	filterRS := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "rs"}}}
 	ts := startStream(t, e, Request{Position: "current", Filter: filterRS})
 	first := ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"INSERT INTO rs VALUES (1, 'a')",
 		"BEGIN", "INSERT INTO rs VALUES (2, 'b')", "UPDATE rs SET v = 'c' WHERE id = 1", "COMMIT",
 		"ALTER TABLE rs ADD COLUMN w INT",
@@ -135,7 +136,7 @@ func purgeBinlogs(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		execSQL(t, "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
+		testkit.MustExec(t, db, "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 DAY")
 		conn, err := db.Conn("test")
 		if err != nil {
 			t.Fatal(err)
@@ -156,16 +157,16 @@ func purgeBinlogs(t *testing.T) {
 }
 
 func TestPurgedPosition(t *testing.T) {
-	execSQL(t, "CREATE TABLE pg (id INT PRIMARY KEY)", "INSERT INTO pg VALUES (1)")
+	testkit.MustExec(t, db, "CREATE TABLE pg (id INT PRIMARY KEY)", "INSERT INTO pg VALUES (1)")
 	old := headPos(t)
-	execSQL(t, "INSERT INTO pg VALUES (2)")
+	testkit.MustExec(t, db, "INSERT INTO pg VALUES (2)")
 	// The one transaction the old position lacks and the purge takes: MariaDB names its
 	// domain, MySQL the GTIDs.
 	missing := "domain 0"
 	if onMySQL() {
 		missing = lastGTID(t) + " "
 	}
-	execSQL(t, "FLUSH BINARY LOGS", "INSERT INTO pg VALUES (3)")
+	testkit.MustExec(t, db, "FLUSH BINARY LOGS", "INSERT INTO pg VALUES (3)")
 	cur := headPos(t)
 	purgeBinlogs(t)
 	e := newEngine(t)
@@ -177,7 +178,7 @@ func TestPurgedPosition(t *testing.T) {
 	}
 	// The current position is still served.
 	ts := startStream(t, e, Request{Position: cur, Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "pg"}}}})
-	execSQL(t, "INSERT INTO pg VALUES (4)")
+	testkit.MustExec(t, db, "INSERT INTO pg VALUES (4)")
 	ts.expect("BEGIN", "FIELD", "ROW pg +[4]", "GTID", "COMMIT", "VGTID")
 }
 

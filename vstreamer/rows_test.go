@@ -10,6 +10,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // batchString renders a rows batch as Vitess's row streamer tests write them: the first with
@@ -71,7 +72,7 @@ func lastPK(fields []*query.Field, vals ...string) *query.QueryResult {
 // TestStreamRowsScan follows Vitess's TestStreamRowsScan: single, composite, missing (all
 // columns) and unique-key keys, projections, and resuming after a last key.
 func TestStreamRowsScan(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rs1, rs2, rs3, rs4, rs5",
 		"create table rs1(id int, val varbinary(128), primary key(id))",
 		"insert into rs1 values (1, 'aaa'), (2, 'bbb')",
@@ -177,7 +178,7 @@ func TestStreamRowsScan(t *testing.T) {
 // TestStreamRowsMultiPacket follows Vitess's TestStreamRowsMultiPacket: responses are bounded
 // by the batch size, each with the key of its last row.
 func TestStreamRowsMultiPacket(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rsm",
 		"create table rsm(id int, val varbinary(128), primary key(id))",
 		"insert into rsm values (1, '234'), (2, '6789'), (3, '1'), (4, '2345678901'), (5, '2')",
@@ -200,7 +201,7 @@ func TestStreamRowsMultiPacket(t *testing.T) {
 // TestStreamRowsSnapshot: rows and GTID come from one snapshot. Rows written after it are
 // neither read nor in the GTID, so a client streaming the binlog from the GTID gets them.
 func TestStreamRowsSnapshot(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rss",
 		"create table rss(id int primary key, val varchar(8))",
 		"insert into rss values (1, 'a'), (2, 'b')",
@@ -212,7 +213,7 @@ func TestStreamRowsSnapshot(t *testing.T) {
 		if len(b.Fields) > 0 {
 			// The snapshot is open and the rows not read yet.
 			gtid = b.GTID
-			execSQL(t, "insert into rss values (3, 'c')", "update rss set val = 'x' where id = 1")
+			testkit.MustExec(t, db, "insert into rss values (3, 'c')", "update rss set val = 'x' where id = 1")
 		}
 		got = append(got, batchString(b))
 		return nil
@@ -231,7 +232,7 @@ func TestStreamRowsSnapshot(t *testing.T) {
 // TestStreamRowsHeartbeat follows Vitess's TestStreamRowsHeartbeat: while the read waits (here
 // on a table another session holds locked), heartbeats go out.
 func TestStreamRowsHeartbeat(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rsh",
 		"create table rsh(id int primary key)",
 		"insert into rsh values (1)",
@@ -281,7 +282,7 @@ func TestStreamRowsHeartbeat(t *testing.T) {
 // TestStreamRowsCancel: a read the client leaves ends at once, even when the server is still
 // waiting for its first row.
 func TestStreamRowsCancel(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rsc",
 		"create table rsc(id int primary key)",
 		"insert into rsc values (1)",
@@ -329,7 +330,7 @@ func TestStreamRowsCancel(t *testing.T) {
 }
 
 func TestStreamRowsErrors(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rse",
 		"create table rse(id int primary key, val int)",
 	)
@@ -358,7 +359,7 @@ func TestStreamRowsErrors(t *testing.T) {
 // name on every batch and the same GTID on each table's first batch.
 func TestStreamTables(t *testing.T) {
 	// A database of its own, so that the other tests' tables do not show.
-	execSQL(t, "drop database if exists tables_db", "create database tables_db",
+	testkit.MustExec(t, db, "drop database if exists tables_db", "create database tables_db",
 		"create table tables_db.t1(id int, val varbinary(128), primary key(id))",
 		"insert into tables_db.t1 values (1, 'aaa'), (2, 'bbb')",
 		"create table tables_db.t2(id1 int, id2 int, val varbinary(128), primary key(id1, id2))",
@@ -369,7 +370,7 @@ func TestStreamTables(t *testing.T) {
 		"insert into tables_db.t4 values (1, 2, 3, 'aaa'), (2, 3, 4, 'bbb')",
 		"create view tables_db.v1 as select * from tables_db.t1",
 	)
-	defer execSQL(t, "drop database tables_db")
+	defer testkit.MustExec(t, db, "drop database tables_db")
 	cur := headPos(t)
 	e, err := NewEngine(Config{Addr: db.Addr(), User: db.User(), Password: db.Password(), Database: "tables_db"})
 	if err != nil {

@@ -9,13 +9,14 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestStreamRowsDirectives follows Vitess's TestRowStreamerQuery: the ukColumns and ukForce
 // directives make the read go by a unique key other than the primary key, which then keys
 // pkfields and lastpk; a client resumes after a lastpk over those columns.
 func TestStreamRowsDirectives(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rd1, rd2",
 		"create table rd1(id int, uk1 int, val varbinary(128), primary key(id), unique key uk2 (uk1), key kval (val))",
 		"insert into rd1 values (1, 30, 'a'), (2, 20, 'b'), (3, 10, 'c')",
@@ -77,7 +78,7 @@ func TestStreamRowsDirectives(t *testing.T) {
 // TestStreamRowsDirectivesRefused: directives naming what the table has not, or a key that
 // is not unique, are the client's to fix, and say what to name instead.
 func TestStreamRowsDirectivesRefused(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rdx",
 		"create table rdx(id int primary key, uk1 int, val varbinary(8), unique key uk2 (uk1), key kval (val))",
 	)
@@ -123,7 +124,7 @@ var floatTextRows = "rows:[1 1.1 1.1 1.100][2 3.99 -0.000123 -12.500][3 12345700
 // DOUBLE values as the server prints them ("1.1"), as Vitess's do; the VStream copy keeps
 // the binlog's format (TestCopyTypes).
 func TestStreamRowsFloatText(t *testing.T) {
-	execSQL(t, floatTextSQL...)
+	testkit.MustExec(t, db, floatTextSQL...)
 	e := newEngine(t)
 	want := []string{
 		"fields:[id:INT32 f:FLOAT32 d:FLOAT64 f2:FLOAT32] pkfields:[id:INT32]",
@@ -156,7 +157,7 @@ func TestStreamRowsFloatText(t *testing.T) {
 // TestCopyIgnoresDirectives: a VStream copy reads by its own key whatever directives its
 // rule holds, and sends FLOAT as its binlog rows have it, not as VStreamRows does.
 func TestCopyIgnoresDirectives(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"drop table if exists rdc",
 		"create table rdc(id int primary key, uk1 int, f float, unique key uk2 (uk1))",
 		"insert into rdc values (1, 30, 1.1), (2, 20, 2.5), (3, 10, -3)",

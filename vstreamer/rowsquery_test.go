@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // fixtureEvents splits a file of captured events, logged one after the other, by the sizes
@@ -68,7 +69,7 @@ func rowsQueryTxn(t testing.TB, name string) []*replication.BinlogEvent {
 // describes. It is sent whatever tables the filter selects, and only when event_types lets
 // it through.
 func TestRowsQueryEvent(t *testing.T) {
-	execSQL(t, "CREATE DATABASE IF NOT EXISTS fianna",
+	testkit.MustExec(t, db, "CREATE DATABASE IF NOT EXISTS fianna",
 		"CREATE TABLE IF NOT EXISTS fianna.t (id INT NOT NULL DEFAULT '0')")
 	const start = "MySQL56/" + payloadUUID + ":1-118"
 	cases := []struct {
@@ -141,7 +142,7 @@ func TestRowsQueryEvent(t *testing.T) {
 // ROWS_QUERY count 32 bytes each, the 23-byte statement takes them over 70), and the batch goes
 // out after it; without the statement it would go out after the FIELD.
 func TestRowsQueryCountsTowardBatch(t *testing.T) {
-	execSQL(t, "CREATE DATABASE IF NOT EXISTS fianna",
+	testkit.MustExec(t, db, "CREATE DATABASE IF NOT EXISTS fianna",
 		"CREATE TABLE IF NOT EXISTS fianna.t (id INT NOT NULL DEFAULT '0')")
 	src := &replaySource{info: mysqlInfo(t, "MySQL56/"+payloadUUID+":1-119"), events: rowsQueryTxn(t, "rows_query_source.hex")}
 	next := batchStream(t, replayEngine(t, "fianna", src), Request{Position: "MySQL56/" + payloadUUID + ":1-118", MaxBatchBytes: 70})

@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // A transaction that rolls back to a savepoint after changing a non-transactional table: the
@@ -19,7 +20,7 @@ func TestRollbackToSavepoint(t *testing.T) {
 	// enforce_gtid_consistency, which MySQL's GTIDs need, refuses a change of a MyISAM table
 	// inside a transaction.
 	skipOnMySQL(t, "a transaction that changes a non-transactional table violates GTID consistency")
-	execSQL(t, "CREATE TABLE sv_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sv_my (id INT PRIMARY KEY) ENGINE=MyISAM",
+	testkit.MustExec(t, db, "CREATE TABLE sv_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sv_my (id INT PRIMARY KEY) ENGINE=MyISAM",
 		"CREATE TABLE sv_late (id INT PRIMARY KEY) ENGINE=InnoDB")
 	ts := startStream(t, newEngine(t), Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sv_/"})})
 	ts.expect("GTID", "OTHER", "VGTID")
@@ -95,7 +96,7 @@ func TestRollbackToSavepointAfterSend(t *testing.T) {
 	// enforce_gtid_consistency, which MySQL's GTIDs need, refuses a change of a MyISAM table
 	// inside a transaction.
 	skipOnMySQL(t, "a transaction that changes a non-transactional table violates GTID consistency")
-	execSQL(t, "CREATE TABLE sb_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sb_my (id INT PRIMARY KEY) ENGINE=MyISAM")
+	testkit.MustExec(t, db, "CREATE TABLE sb_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE sb_my (id INT PRIMARY KEY) ENGINE=MyISAM")
 	gtid, err := streamUntilError(t, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/^sb_/"}), MaxBatchBytes: 1}, "ROW",
 		"BEGIN", "INSERT INTO sb_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO sb_inno VALUES (2)", "INSERT INTO sb_my VALUES (1)",
 		"ROLLBACK TO a", "COMMIT")
@@ -111,7 +112,7 @@ func TestRollbackOfStatements(t *testing.T) {
 	// enforce_gtid_consistency, which MySQL's GTIDs need, refuses a change of a MyISAM table
 	// inside a transaction.
 	skipOnMySQL(t, "a transaction that changes a non-transactional table violates GTID consistency")
-	execSQL(t, "CREATE TABLE ss_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE ss_my (id INT PRIMARY KEY) ENGINE=MyISAM")
+	testkit.MustExec(t, db, "CREATE TABLE ss_inno (id INT PRIMARY KEY) ENGINE=InnoDB", "CREATE TABLE ss_my (id INT PRIMARY KEY) ENGINE=MyISAM")
 	for _, end := range []string{"ROLLBACK TO a", "ROLLBACK"} {
 		t.Run(end, func(t *testing.T) {
 			sqls := []string{"BEGIN", "INSERT INTO ss_inno VALUES (1)", "SAVEPOINT a", "INSERT INTO ss_my VALUES (1)",
@@ -123,7 +124,7 @@ func TestRollbackOfStatements(t *testing.T) {
 			if !errors.Is(err, ErrStatementChange) || !strings.Contains(err.Error(), "transaction "+gtid+" ") {
 				t.Fatalf("err = %v, want ErrStatementChange naming transaction %s", err, gtid)
 			}
-			execSQL(t, "DELETE FROM ss_inno", "DELETE FROM ss_my")
+			testkit.MustExec(t, db, "DELETE FROM ss_inno", "DELETE FROM ss_my")
 		})
 	}
 }

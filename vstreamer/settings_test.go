@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -84,8 +85,8 @@ func TestServerSettingsCheckedAtStart(t *testing.T) {
 		{"SET GLOBAL binlog_row_metadata = 'MINIMAL'", "SET GLOBAL binlog_row_metadata = 'FULL'", "binlog_row_metadata is MINIMAL; the stream needs binlog_row_metadata=FULL"},
 	} {
 		t.Run(c.want, func(t *testing.T) {
-			execSQL(t, c.set)
-			defer execSQL(t, c.reset)
+			testkit.MustExec(t, db, c.set)
+			defer testkit.MustExec(t, db, c.reset)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			err := e.Stream(ctx, Request{Position: "current"}, func([]*binlogdata.VEvent) error { return nil })

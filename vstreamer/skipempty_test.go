@@ -13,6 +13,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -23,7 +24,7 @@ var filterSKA = &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "ska"}}}
 // VGTID, and a stream that sees nothing else gets a lone VGTID with its next heartbeat, or
 // after a second without one. Without the option they are sent as Vitess sends them.
 func TestSkipEmptyTransactions(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS ska", "DROP TABLE IF EXISTS skb",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS ska", "DROP TABLE IF EXISTS skb",
 		"CREATE TABLE ska (id INT PRIMARY KEY)", "CREATE TABLE skb (id INT PRIMARY KEY)")
 	e := newEngine(t)
 
@@ -31,7 +32,7 @@ func TestSkipEmptyTransactions(t *testing.T) {
 		ts := startStream(t, e, Request{Position: "current", Filter: filterSKA, SkipEmptyTransactions: true})
 		ts.expect("GTID", "OTHER", "VGTID")
 		// One connection, back to back: well within the second a pending position waits.
-		execSQL(t, "INSERT INTO skb VALUES (1)", "BEGIN", "INSERT INTO skb VALUES (2)", "UPDATE skb SET id = 3 WHERE id = 2", "COMMIT",
+		testkit.MustExec(t, db, "INSERT INTO skb VALUES (1)", "BEGIN", "INSERT INTO skb VALUES (2)", "UPDATE skb SET id = 3 WHERE id = 2", "COMMIT",
 			"INSERT INTO ska VALUES (1)")
 		head := headPos(t)
 		evs := ts.expect("BEGIN", "FIELD", "ROW ska +[1]", "GTID", "COMMIT", "VGTID")
@@ -40,7 +41,7 @@ func TestSkipEmptyTransactions(t *testing.T) {
 		}
 
 		// Nothing else to send: a lone VGTID after about a second carries skb's transaction.
-		execSQL(t, "INSERT INTO skb VALUES (4)")
+		testkit.MustExec(t, db, "INSERT INTO skb VALUES (4)")
 		head = headPos(t)
 		start := time.Now()
 		ev := ts.next(true)
@@ -53,7 +54,7 @@ func TestSkipEmptyTransactions(t *testing.T) {
 
 		// It is a resume point: a stream from it gets exactly the next rows.
 		rs := startStream(t, e, Request{Position: head, Filter: filterSKA, SkipEmptyTransactions: true})
-		execSQL(t, "INSERT INTO skb VALUES (5)", "INSERT INTO ska VALUES (2)")
+		testkit.MustExec(t, db, "INSERT INTO skb VALUES (5)", "INSERT INTO ska VALUES (2)")
 		want := []string{"BEGIN", "FIELD", "ROW ska +[2]", "GTID", "COMMIT", "VGTID"}
 		rs.expect(want...)
 		ts.expect(append([]string{want[0]}, want[2:]...)...)
@@ -63,7 +64,7 @@ func TestSkipEmptyTransactions(t *testing.T) {
 		ts := startStream(t, e, Request{Position: "current", Filter: filterSKA, SkipEmptyTransactions: true,
 			HeartbeatInterval: 200 * time.Millisecond})
 		ts.expect("GTID", "OTHER", "VGTID")
-		execSQL(t, "INSERT INTO skb VALUES (6)")
+		testkit.MustExec(t, db, "INSERT INTO skb VALUES (6)")
 		head := headPos(t)
 		var seen []string
 		for {
@@ -90,7 +91,7 @@ func TestSkipEmptyTransactions(t *testing.T) {
 		// Writes every few milliseconds for 2.5 s: the position goes out about once a second.
 		start := time.Now()
 		for i := range 250 {
-			execSQL(t, "INSERT INTO skb VALUES (100 + "+strconv.Itoa(i)+")")
+			testkit.MustExec(t, db, "INSERT INTO skb VALUES (100 + "+strconv.Itoa(i)+")")
 			time.Sleep(10 * time.Millisecond)
 		}
 		most := int(time.Since(start)/pendingPositionDelay) + 1
@@ -106,7 +107,7 @@ func TestSkipEmptyTransactions(t *testing.T) {
 	t.Run("without the option", func(t *testing.T) {
 		ts := startStream(t, e, Request{Position: "current", Filter: filterSKA})
 		ts.expect("GTID", "OTHER", "VGTID")
-		execSQL(t, "INSERT INTO skb VALUES (7)")
+		testkit.MustExec(t, db, "INSERT INTO skb VALUES (7)")
 		ts.expect("BEGIN", "GTID", "COMMIT", "VGTID")
 	})
 }
@@ -115,13 +116,13 @@ func TestSkipEmptyTransactions(t *testing.T) {
 // restarts it from each VGTID it carried: each restarted stream is exactly the rest of the
 // recording (lone VGTIDs aside, which come with time).
 func TestSkipEmptyResumeFromEveryVGTID(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS ska", "DROP TABLE IF EXISTS skb",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS ska", "DROP TABLE IF EXISTS skb",
 		"CREATE TABLE ska (id INT PRIMARY KEY, v VARCHAR(10))", "CREATE TABLE skb (id INT PRIMARY KEY)")
 	e := newEngine(t)
 	req := Request{Position: "current", Filter: filterSKA, SkipEmptyTransactions: true}
 	ts := startStream(t, e, req)
 	first := ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"INSERT INTO skb VALUES (1)",
 		"INSERT INTO ska VALUES (1, 'a')",
 		"INSERT INTO skb VALUES (2)", "INSERT INTO skb VALUES (3)",

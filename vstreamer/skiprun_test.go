@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 )
@@ -212,12 +213,12 @@ func TestSharedReaderSkippedRunsResume(t *testing.T) {
 	}
 	for _, skipEmpty := range []bool{false, true} {
 		t.Run(fmt.Sprintf("SkipEmptyTransactions %v", skipEmpty), func(t *testing.T) {
-			execSQL(t, "DROP TABLE IF EXISTS ska", "DROP TABLE IF EXISTS skb",
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS ska", "DROP TABLE IF EXISTS skb",
 				"CREATE TABLE ska (id INT PRIMARY KEY, v VARCHAR(10))", "CREATE TABLE skb (id INT PRIMARY KEY)")
 			req := Request{Position: "current", Filter: filterSKA, SkipEmptyTransactions: skipEmpty}
 			ts := startStream(t, shared, req)
 			first := ts.expect("GTID", "OTHER", "VGTID")
-			execSQL(t, writes...)
+			testkit.MustExec(t, db, writes...)
 			final := headPos(t)
 			rec := ts.until(final)
 			vgtids := recordedVGTIDs(first[2].Vgtid.ShardGtids[0].Gtid, rec)

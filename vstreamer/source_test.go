@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // binlogEvent is a row of SHOW BINLOG EVENTS: the server's own account of its binlog, which
@@ -41,7 +42,7 @@ func showBinlogEvents(t *testing.T, conn *client.Conn, file string) map[uint64]b
 }
 
 func TestEventSource(t *testing.T) {
-	execSQL(t, "CREATE TABLE src1 (id INT PRIMARY KEY, v VARCHAR(10))", "CREATE TABLE srcskip (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE src1 (id INT PRIMARY KEY, v VARCHAR(10))", "CREATE TABLE srcskip (id INT PRIMARY KEY)")
 	conn, err := db.Conn("test")
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestEventSource(t *testing.T) {
 }
 
 func TestEventSourceOfCopiedRows(t *testing.T) {
-	execSQL(t, "CREATE TABLE srccopy (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO srccopy VALUES (1, 'a'), (2, 'b')")
+	testkit.MustExec(t, db, "CREATE TABLE srccopy (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO srccopy VALUES (1, 'a'), (2, 'b')")
 	e := newEngine(t)
 	ts := startStream(t, e, Request{WithSource: true, Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "srccopy"}}}})
 	evs := ts.expect("BEGIN", "FIELD", "ROW")
@@ -168,11 +169,11 @@ func TestEventSourceOfCopiedRows(t *testing.T) {
 
 // TestNoSourceByDefault keeps native streams as Vitess sends them.
 func TestNoSourceByDefault(t *testing.T) {
-	execSQL(t, "CREATE TABLE srcnone (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE srcnone (id INT PRIMARY KEY)")
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "srcnone"}}}})
 	ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "INSERT INTO srcnone VALUES (1), (2)")
+	testkit.MustExec(t, db, "INSERT INTO srcnone VALUES (1), (2)")
 	for _, ev := range ts.expect("BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID") {
 		if ev.Source != nil {
 			t.Errorf("%v has a source: %v", ev.Type, ev.Source)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/coalesce"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // serverCounts are the server's counts of connections ever opened (less the one reading
@@ -52,7 +53,7 @@ func oneTable(table string) Request {
 func TestConcurrentStartsShareInspection(t *testing.T) {
 	const n = 100
 	for i := range n {
-		execSQL(t, fmt.Sprintf("CREATE TABLE burst%d (id INT PRIMARY KEY, v INT)", i))
+		testkit.MustExec(t, db, fmt.Sprintf("CREATE TABLE burst%d (id INT PRIMARY KEY, v INT)", i))
 	}
 	e := bareEngine(t)
 	t.Cleanup(e.Drain)
@@ -103,7 +104,7 @@ func TestConcurrentStartsShareInspection(t *testing.T) {
 	}
 	// Each stream loads its table's definition at its first row, on a pooled connection.
 	for i := range n {
-		execSQL(t, fmt.Sprintf("INSERT INTO burst%d VALUES (1, 1)", i))
+		testkit.MustExec(t, db, fmt.Sprintf("INSERT INTO burst%d VALUES (1, 1)", i))
 	}
 	got := map[int]bool{}
 	for len(got) < n {
@@ -217,8 +218,8 @@ func TestStartSeesSettingsChangedBeforeIt(t *testing.T) {
 	defer cancel()
 	first := streamResult(t, e, ctx, Request{Position: CurrentPosition})
 	nextRun(t, ran) // the first stream's inspection has read the server
-	execSQL(t, "SET GLOBAL binlog_row_image = 'MINIMAL'")
-	defer execSQL(t, "SET GLOBAL binlog_row_image = 'FULL'")
+	testkit.MustExec(t, db, "SET GLOBAL binlog_row_image = 'MINIMAL'")
+	defer testkit.MustExec(t, db, "SET GLOBAL binlog_row_image = 'FULL'")
 	second := streamResult(t, e, ctx, Request{Position: CurrentPosition})
 	waitWaiting(t, e, 1)
 	release <- struct{}{}
@@ -243,8 +244,8 @@ func TestSharedInspectionJudgedPerStream(t *testing.T) {
 	// A stream whose inspection holds the next ones back until both of the test's wait.
 	holder := streamResult(t, e, ctx, Request{Position: CurrentPosition})
 	nextRun(t, ran)
-	execSQL(t, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
-	defer execSQL(t, "SET GLOBAL binlog_row_metadata = 'FULL'")
+	testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+	defer testkit.MustExec(t, db, "SET GLOBAL binlog_row_metadata = 'FULL'")
 	best := streamResult(t, e, ctx, Request{Position: CurrentPosition, Filter: &binlogdata.Filter{
 		Rules: []*binlogdata.Rule{{Match: "/.*/"}}, FieldEventMode: binlogdata.Filter_BEST_EFFORT}})
 	strict := streamResult(t, e, ctx, Request{Position: CurrentPosition})

@@ -11,21 +11,22 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // statementMode runs sqls in a session logging binlog_format=format, then puts the session
 // back to ROW (the test connection is shared by the package's tests).
 func statementMode(t *testing.T, format string, sqls ...string) {
 	t.Helper()
-	t.Cleanup(func() { execSQL(t, "SET SESSION binlog_format = 'ROW'") })
-	execSQL(t, append([]string{"SET SESSION binlog_format = '" + format + "'"}, sqls...)...)
-	execSQL(t, "SET SESSION binlog_format = 'ROW'")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET SESSION binlog_format = 'ROW'") })
+	testkit.MustExec(t, db, append([]string{"SET SESSION binlog_format = '" + format + "'"}, sqls...)...)
+	testkit.MustExec(t, db, "SET SESSION binlog_format = 'ROW'")
 }
 
 // Statement-based DML is streamed as INSERT, UPDATE, DELETE and REPLACE events carrying the
 // statement in dml (Vitess's TestStatementMode), for the tables the filter selects only.
 func TestStatementMode(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"CREATE TABLE stream1 (id INT, val VARBINARY(128), PRIMARY KEY (id))",
 		"CREATE TABLE stream2 (id INT, val VARBINARY(128), PRIMARY KEY (id))",
 		"CREATE TABLE stmt_hidden (id INT PRIMARY KEY, val INT)",
@@ -103,7 +104,7 @@ func TestStatementMode(t *testing.T) {
 // OTHER carries no statement (Vitess's TestOther and TestMissingTables): a DDL of a table the
 // filter leaves out, a GRANT, a statement wholly in an executable comment (TestStmtComment).
 func TestOtherHasNoStatement(t *testing.T) {
-	execSQL(t, "CREATE TABLE oth1 (id INT PRIMARY KEY)", "CREATE TABLE oth_short (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE oth1 (id INT PRIMARY KEY)", "CREATE TABLE oth_short (id INT PRIMARY KEY)")
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "oth1", Filter: "select * from oth1"})})
 	ts.expect("GTID", "OTHER", "VGTID")
@@ -118,7 +119,7 @@ func TestOtherHasNoStatement(t *testing.T) {
 		"CREATE DATABASE IF NOT EXISTS oth_db",
 	} {
 		t.Run(sql, func(t *testing.T) {
-			execSQL(t, sql)
+			testkit.MustExec(t, db, sql)
 			ts.t = t
 			evs := ts.expect("GTID", "OTHER", "VGTID")
 			if evs[1].Statement != "" || evs[1].Dml != "" {
@@ -128,7 +129,7 @@ func TestOtherHasNoStatement(t *testing.T) {
 	}
 	ts.t = t
 	// The stream goes on: rows of the table whose keys were disabled still arrive.
-	execSQL(t, "INSERT INTO oth1 VALUES (1)")
+	testkit.MustExec(t, db, "INSERT INTO oth1 VALUES (1)")
 	ts.expect("BEGIN", "FIELD oth1 id:INT32", "ROW oth1 +[1]", "GTID", "COMMIT", "VGTID")
 }
 
@@ -139,18 +140,18 @@ func TestOnlineDDLTables(t *testing.T) {
 		"_vt_prg_1f9194b43b2011eb8a0104ed332e05c2_20201210194431_",
 		"_product_old",
 	}
-	execSQL(t, "CREATE TABLE vitess_test (id INT, val VARBINARY(128), PRIMARY KEY (id))")
+	testkit.MustExec(t, db, "CREATE TABLE vitess_test (id INT, val VARBINARY(128), PRIMARY KEY (id))")
 	for _, n := range internal {
-		execSQL(t, "CREATE TABLE "+n+" (id INT, val VARBINARY(128), PRIMARY KEY (id))")
+		testkit.MustExec(t, db, "CREATE TABLE "+n+" (id INT, val VARBINARY(128), PRIMARY KEY (id))")
 	}
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "/.*/"})})
 	ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "INSERT INTO vitess_test VALUES (1, 'abc')")
+	testkit.MustExec(t, db, "INSERT INTO vitess_test VALUES (1, 'abc')")
 	for _, n := range internal {
-		execSQL(t, "INSERT INTO "+n+" VALUES (1, 'abc')")
+		testkit.MustExec(t, db, "INSERT INTO "+n+" VALUES (1, 'abc')")
 	}
-	execSQL(t, "INSERT INTO vitess_test VALUES (2, 'abc')")
+	testkit.MustExec(t, db, "INSERT INTO vitess_test VALUES (2, 'abc')")
 	ts.expect(
 		"BEGIN", "FIELD vitess_test id:INT32 val:VARBINARY", "ROW vitess_test +[1 abc]", "GTID", "COMMIT", "VGTID",
 		"BEGIN", "GTID", "COMMIT", "VGTID",
@@ -162,11 +163,11 @@ func TestOnlineDDLTables(t *testing.T) {
 
 // Nor are they copied: a copy selected by a regex leaves them out.
 func TestOnlineDDLTablesNotCopied(t *testing.T) {
-	execSQL(t, "CREATE TABLE ic_t (id INT PRIMARY KEY)", "CREATE TABLE _ic_t_old (id INT PRIMARY KEY)",
+	testkit.MustExec(t, db, "CREATE TABLE ic_t (id INT PRIMARY KEY)", "CREATE TABLE _ic_t_old (id INT PRIMARY KEY)",
 		"INSERT INTO ic_t VALUES (1)", "INSERT INTO _ic_t_old VALUES (1)")
 	ts := startStream(t, newEngine(t), Request{Position: "", Filter: rules(&binlogdata.Rule{Match: "/ic_t/"})})
 	ts.expect("BEGIN", "FIELD ic_t id:INT32", "ROW ic_t +[1]", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
-	execSQL(t, "INSERT INTO _ic_t_old VALUES (2)", "INSERT INTO ic_t VALUES (2)")
+	testkit.MustExec(t, db, "INSERT INTO _ic_t_old VALUES (2)", "INSERT INTO ic_t VALUES (2)")
 	ts.expect("BEGIN", "GTID", "COMMIT", "VGTID", "BEGIN", "ROW ic_t +[2]", "GTID", "COMMIT", "VGTID")
 }
 
@@ -174,7 +175,7 @@ func TestOnlineDDLTablesNotCopied(t *testing.T) {
 // "GTIDSet Mismatch" wording (Vitess's TestNoFutureGTID), which vtgate reads to try another
 // tablet.
 func TestNoFutureGTID(t *testing.T) {
-	execSQL(t, "CREATE TABLE IF NOT EXISTS future1 (id INT PRIMARY KEY)", "INSERT INTO future1 VALUES (1)")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS future1 (id INT PRIMARY KEY)", "INSERT INTO future1 VALUES (1)")
 	p := serverPos(t)
 	if err := p.Update(nextGTID(t)); err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func copyWithHook(t *testing.T, hook func(), done func(evs []string) bool) ([]st
 // through its copy (the statement is not sent, like the rows events of such a table); a
 // table partly copied cannot, and the stream ends naming it.
 func TestStatementDuringCopy(t *testing.T) {
-	execSQL(t, "CREATE TABLE sc_a (id INT PRIMARY KEY, v INT)", "CREATE TABLE sc_b (id INT PRIMARY KEY, v INT)",
+	testkit.MustExec(t, db, "CREATE TABLE sc_a (id INT PRIMARY KEY, v INT)", "CREATE TABLE sc_b (id INT PRIMARY KEY, v INT)",
 		"INSERT INTO sc_a VALUES (1, 0), (2, 0), (3, 0)", "INSERT INTO sc_b VALUES (1, 0)")
 
 	t.Run("a table not copied yet", func(t *testing.T) {
@@ -266,7 +267,7 @@ func TestLoadDataStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Remove(file) })
-	execSQL(t, "CREATE TABLE ld_t (id INT PRIMARY KEY)", "CREATE TABLE ld_other (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE ld_t (id INT PRIMARY KEY)", "CREATE TABLE ld_other (id INT PRIMARY KEY)")
 	load := "LOAD DATA INFILE '" + file + "' INTO TABLE "
 
 	ts := startStream(t, newEngine(t), Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "ld_t"})})

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 func TestStreamEvents(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"CREATE TABLE ev1 (id INT PRIMARY KEY, name VARCHAR(20))",
 		"CREATE TABLE ev2 (id INT PRIMARY KEY, val BIGINT)",
 		"CREATE TABLE evskip (id INT PRIMARY KEY)",
@@ -73,7 +74,7 @@ func TestStreamEvents(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			execSQL(t, c.sql...)
+			testkit.MustExec(t, db, c.sql...)
 			ts.t = t
 			for _, ev := range ts.expect(c.want...) {
 				checkStamps(t, ev)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
@@ -187,23 +188,23 @@ func TestTypeCatalog(t *testing.T) {
 	for i, c := range typeCatalog {
 		ddl = append(ddl, "DROP TABLE IF EXISTS "+table(i), "CREATE TABLE "+table(i)+" (id INT PRIMARY KEY, v "+c.colType+")")
 	}
-	execSQL(t, ddl...)
+	testkit.MustExec(t, db, ddl...)
 	t.Cleanup(func() {
 		var drop []string
 		for i := range typeCatalog {
 			drop = append(drop, "DROP TABLE IF EXISTS "+table(i))
 		}
-		execSQL(t, drop...)
+		testkit.MustExec(t, db, drop...)
 	})
 	flt := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^tcat_"}}}
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: flt})
 	ts.expect("GTID", "OTHER", "VGTID")
-	execSQL(t, "SET time_zone = '+00:00'", "SET SESSION sql_mode = 'STRICT_ALL_TABLES'")
+	testkit.MustExec(t, db, "SET time_zone = '+00:00'", "SET SESSION sql_mode = 'STRICT_ALL_TABLES'")
 	for i, c := range typeCatalog {
-		execSQL(t, "INSERT INTO "+table(i)+" VALUES (1, "+c.value+"), (2, DEFAULT)")
+		testkit.MustExec(t, db, "INSERT INTO "+table(i)+" VALUES (1, "+c.value+"), (2, DEFAULT)")
 	}
-	execSQL(t, "SET time_zone = SYSTEM", "SET SESSION sql_mode = DEFAULT")
+	testkit.MustExec(t, db, "SET time_zone = SYSTEM", "SET SESSION sql_mode = DEFAULT")
 	type phase struct {
 		field *query.Field
 		rows  [][]byte // the v cell of row 1 and row 2
@@ -300,14 +301,14 @@ func show(cell []byte) string {
 // text and the FIELD says what the copy's would (Vitess's metadata), not a BINARY(16).
 func TestTypesAfterLaterDDL(t *testing.T) {
 	skipOnMySQL(t, "UUID is a MariaDB type")
-	execSQL(t, "DROP TABLE IF EXISTS tlater", "CREATE TABLE tlater (id INT PRIMARY KEY, u UUID, c CHAR(4) COLLATE utf8mb4_bin)")
-	t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS tlater") })
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS tlater", "CREATE TABLE tlater (id INT PRIMARY KEY, u UUID, c CHAR(4) COLLATE utf8mb4_bin)")
+	t.Cleanup(func() { testkit.MustExec(t, db, "DROP TABLE IF EXISTS tlater") })
 	e := newEngine(t)
 	flt := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "tlater"}}}
 	ts := startStream(t, e, Request{Position: "current", Filter: flt})
 	pos := ts.expect("GTID", "OTHER", "VGTID")[2].Vgtid.ShardGtids[0].Gtid
 	ts.stop()
-	execSQL(t, "INSERT INTO tlater VALUES (1, '123e4567-e89b-12d3-a456-426614174000', 'ab')", "ALTER TABLE tlater ADD COLUMN extra INT")
+	testkit.MustExec(t, db, "INSERT INTO tlater VALUES (1, '123e4567-e89b-12d3-a456-426614174000', 'ab')", "ALTER TABLE tlater ADD COLUMN extra INT")
 	rs := startStream(t, e, Request{Position: pos, Filter: flt})
 	evs := rs.expect("BEGIN", "FIELD tlater id:INT32 u:BINARY c:BINARY", "ROW tlater +[1 123e4567-e89b-12d3-a456-426614174000 ab]", "GTID", "COMMIT", "VGTID")
 	f := evs[1].FieldEvent.Fields
@@ -336,10 +337,10 @@ func TestExtOrder(t *testing.T) {
 	defer conn.Close()
 	for typ, vals := range values {
 		t.Run(typ, func(t *testing.T) {
-			execSQL(t, "DROP TABLE IF EXISTS text_order", "CREATE TABLE text_order (v "+typ+" PRIMARY KEY)")
-			t.Cleanup(func() { execSQL(t, "DROP TABLE IF EXISTS text_order") })
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS text_order", "CREATE TABLE text_order (v "+typ+" PRIMARY KEY)")
+			t.Cleanup(func() { testkit.MustExec(t, db, "DROP TABLE IF EXISTS text_order") })
 			for _, v := range vals {
-				execSQL(t, "INSERT INTO text_order VALUES ('"+v+"')")
+				testkit.MustExec(t, db, "INSERT INTO text_order VALUES ('"+v+"')")
 			}
 			r, err := conn.Execute("SELECT v FROM text_order ORDER BY v")
 			if err != nil {

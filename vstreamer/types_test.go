@@ -5,6 +5,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestColumnTypes streams one row per case through a table with a single column of the
@@ -70,8 +71,8 @@ func TestColumnTypes(t *testing.T) {
 		{"geometry point", "POINT", "ST_GeomFromText('POINT(1 2)')", query.Type_GEOMETRY, "\x00\x00\x00\x00\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\xf0?\x00\x00\x00\x00\x00\x00\x00@"},
 		{"null", "INT", "NULL", query.Type_INT32, "<NULL>"},
 	}
-	execSQL(t, "SET GLOBAL time_zone = '+03:00'", "SET time_zone = '+03:00'")
-	t.Cleanup(func() { execSQL(t, "SET GLOBAL time_zone = SYSTEM", "SET time_zone = SYSTEM") })
+	testkit.MustExec(t, db, "SET GLOBAL time_zone = '+03:00'", "SET time_zone = '+03:00'")
+	t.Cleanup(func() { testkit.MustExec(t, db, "SET GLOBAL time_zone = SYSTEM", "SET time_zone = SYSTEM") })
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "/^ty_"}}}})
 	ts.expect("GTID", "OTHER", "VGTID")
@@ -84,7 +85,7 @@ func TestColumnTypes(t *testing.T) {
 			if c.typ == query.Type_TIMESTAMP {
 				value = "CONVERT_TZ(" + value + ", '+00:00', '+03:00')"
 			}
-			execSQL(t, "SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'", "SET time_zone = '+03:00'",
+			testkit.MustExec(t, db, "SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'", "SET time_zone = '+03:00'",
 				"CREATE TABLE "+table+" (id INT PRIMARY KEY, v "+c.colType+")",
 				"INSERT INTO "+table+" VALUES (1, "+value+")")
 			ts.expect("GTID", "DDL CREATE TABLE "+table+" (id INT PRIMARY KEY, v "+c.colType+")", "VGTID")

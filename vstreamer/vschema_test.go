@@ -7,6 +7,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // vsTestVSchema gives vsr the two-column region_experimental vindex of Vitess's
@@ -40,7 +41,7 @@ func newVSchemaEngine(t *testing.T) *Engine {
 // with a VSchema: SQL in, ROW events out. Keyspace ids are region_experimental's: the region
 // byte, then the hash of id (hash(1) = 166b40b44aba4bd6, hash(2) = 06e7ea22ce92708f).
 func TestVSchemaStreaming(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"CREATE TABLE vsr (region INT, id INT, val VARBINARY(128), PRIMARY KEY (id))",
 		"CREATE TABLE vsh (id1 INT, id2 INT, val VARBINARY(128), PRIMARY KEY (id1))")
 	e := newVSchemaEngine(t)
@@ -83,7 +84,7 @@ func TestVSchemaStreaming(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			execSQL(t, c.sql...)
+			testkit.MustExec(t, db, c.sql...)
 			ts.t = t
 			ts.expect(c.want...)
 		})
@@ -94,7 +95,7 @@ func TestVSchemaStreaming(t *testing.T) {
 // The table copy (VStreamRows) reads keyspace ids from the VSchema as the binlog stream does,
 // and a table the VSchema does not name is refused with Vitess's words.
 func TestVSchemaRows(t *testing.T) {
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"CREATE TABLE vsr_rows (region INT, id INT, PRIMARY KEY (id))",
 		"INSERT INTO vsr_rows VALUES (1, 1), (128, 2), (1, 2 + 1), (127, 4)")
 	e := newVSchemaEngine(t)

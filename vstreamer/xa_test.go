@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestXATransactions: a one-phase XA transaction streams as any transaction; a prepared one
 // (XA_PREPARE_LOG_EVENT) ends the stream, naming the event, before any of its rows is sent or
 // its GTID enters a position, and so does its XA COMMIT on a stream that started after it.
 func TestXATransactions(t *testing.T) {
-	execSQL(t, "CREATE TABLE xat (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE xat (id INT PRIMARY KEY)")
 	e := newEngine(t)
 	ts := startStream(t, e, Request{Position: "current", Filter: rules(&binlogdata.Rule{Match: "xat"})})
 	ts.expect("GTID", "OTHER", "VGTID")

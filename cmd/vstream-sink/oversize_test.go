@@ -25,6 +25,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/claimcheck"
@@ -145,7 +146,7 @@ func TestOversize(t *testing.T) {
 				if err := db.Exec(fmt.Sprintf("INSERT INTO big VALUES (%d, 'before')", id+1)); err != nil {
 					t.Fatal(err)
 				}
-				sinktest.WaitFor(t, time.Minute, "the row before", func() bool { return len(read(1)) == 1 })
+				testkit.WaitFor(t, time.Minute, "the row before", func() bool { return len(read(1)) == 1 })
 				if err := db.Exec("BEGIN", fmt.Sprintf("INSERT INTO big VALUES (%d, '%s')", id+2, bigText),
 					fmt.Sprintf("INSERT INTO big VALUES (%d, 'after')", id+3), "COMMIT"); err != nil {
 					t.Fatal(err)
@@ -165,7 +166,7 @@ func TestOversize(t *testing.T) {
 					return
 				}
 				var got []sinktest.Got
-				sinktest.WaitFor(t, time.Minute, "three records", func() bool {
+				testkit.WaitFor(t, time.Minute, "three records", func() bool {
 					got = read(3)
 					return len(got) == 3
 				})
@@ -314,7 +315,7 @@ func TestClaimCheckReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		// One transaction at a time, each in commits of its own.
-		sinktest.WaitFor(t, time.Minute, "the transaction", func() bool {
+		testkit.WaitFor(t, time.Minute, "the transaction", func() bool {
 			return len(sinktest.ReadKafka(t, brokers, `^cdc\.`, 2*i, 300*time.Millisecond)) >= 2*i
 		})
 	}
@@ -371,14 +372,14 @@ func TestColumnMasksSink(t *testing.T) {
 	var stderr syncBuffer
 	code := make(chan int, 1)
 	go func() { code <- run(args, env(nil), &stderr) }()
-	sinktest.WaitFor(t, time.Minute, "the copied row", func() bool {
+	testkit.WaitFor(t, time.Minute, "the copied row", func() bool {
 		return len(sinktest.ReadKafka(t, brokers, `^cdc\..*masked$`, 1, 300*time.Millisecond)) == 1
 	})
 	if err := db.Exec("INSERT INTO masked VALUES (2, 'two@secret.example')"); err != nil {
 		t.Fatal(err)
 	}
 	var got []sinktest.Got
-	sinktest.WaitFor(t, time.Minute, "the binlog row", func() bool {
+	testkit.WaitFor(t, time.Minute, "the binlog row", func() bool {
 		got = sinktest.ReadKafka(t, brokers, `^cdc\..*masked$`, 2, 300*time.Millisecond)
 		return len(got) == 2
 	})

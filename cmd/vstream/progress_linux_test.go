@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestProgressTerminal: with stderr a terminal, the copy's progress is drawn there, a line
@@ -48,7 +50,7 @@ func TestProgressTerminal(t *testing.T) {
 // bar on a terminal stderr, complete with its row count, while stdout gets the rows.
 func TestProgressTerminalRealCopy(t *testing.T) {
 	addr := serveReal(t)
-	execSQL(t, "DROP TABLE IF EXISTS progress_cli", "CREATE TABLE progress_cli (id INT PRIMARY KEY)",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS progress_cli", "CREATE TABLE progress_cli (id INT PRIMARY KEY)",
 		"INSERT INTO progress_cli VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10),(11),(12)")
 	term, reader := openPTY(t)
 	got := readUntil(reader, "done\r\n")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestOnPurged: a stream resumed from a position whose binlogs the server has purged either
@@ -14,10 +16,10 @@ import (
 // then the changes after.
 func TestOnPurged(t *testing.T) {
 	addr := serveReal(t)
-	execSQL(t, "DROP TABLE IF EXISTS purged_t", "CREATE TABLE purged_t (id INT PRIMARY KEY, v VARCHAR(10))",
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS purged_t", "CREATE TABLE purged_t (id INT PRIMARY KEY, v VARCHAR(10))",
 		"INSERT INTO purged_t VALUES (1, 'a'), (2, 'b')")
 	old := strings.TrimSpace(vstream(t, "position", "--server", addr))
-	execSQL(t, "INSERT INTO purged_t VALUES (3, 'c')", "FLUSH BINARY LOGS",
+	testkit.MustExec(t, db, "INSERT INTO purged_t VALUES (3, 'c')", "FLUSH BINARY LOGS",
 		"UPDATE purged_t SET v = 'a2' WHERE id = 1", "FLUSH BINARY LOGS",
 		"DELETE FROM purged_t WHERE id = 2", "FLUSH BINARY LOGS")
 	if err := db.PurgeBinaryLogs(10 * time.Second); err != nil {
@@ -49,12 +51,12 @@ func TestOnPurged(t *testing.T) {
 			go func() { done <- run(ctx, append(append([]string{}, base...), c.args...), w, &stderr) }()
 			if c.golden != "" {
 				// The row inserted once the copy is printed comes from the binlog after it.
-				waitFor(t, "the copy", func() bool {
+				testkit.WaitFor(t, 20*time.Second, "the copy", func() bool {
 					w.mu.Lock()
 					defer w.mu.Unlock()
 					return strings.Contains(w.buf.String(), `"id":3,`)
 				})
-				execSQL(t, "INSERT INTO purged_t VALUES (4, 'd')")
+				testkit.MustExec(t, db, "INSERT INTO purged_t VALUES (4, 'd')")
 			}
 			code := <-done
 			if code != c.code {
@@ -76,17 +78,5 @@ func TestOnPurged(t *testing.T) {
 			}
 			golden(t, c.golden, normalize(out))
 		})
-	}
-}
-
-// waitFor polls cond for up to 20 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

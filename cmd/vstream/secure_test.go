@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/internal/secure/securetest"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/server"
 )
@@ -40,7 +41,7 @@ func TestSecureServer(t *testing.T) {
 	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	execSQL(t, "CREATE TABLE IF NOT EXISTS secure_t (id INT PRIMARY KEY, v VARCHAR(40))",
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS secure_t (id INT PRIMARY KEY, v VARCHAR(40))",
 		"REPLACE INTO secure_t VALUES (1, 'secure-marker-7Yp')")
 	stream := []string{"--server", addr, "--tables", "secure_t", "--position", "copy", "--output", "json"}
 	mtls := []string{"--tls-ca", certs.CA, "--tls-cert", certs.ClientCert, "--tls-key", certs.ClientKey}

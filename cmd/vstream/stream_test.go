@@ -17,6 +17,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 )
 
@@ -32,13 +33,6 @@ func TestMain(m *testing.M) {
 func serveReal(t *testing.T) string {
 	t.Helper()
 	return testserver.Serve(t, db, "test")
-}
-
-func execSQL(t *testing.T, sqls ...string) {
-	t.Helper()
-	if err := db.Exec(sqls...); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // vstream runs the command to its end and returns its stdout.
@@ -129,12 +123,12 @@ func golden(t *testing.T, name, got string) {
 // "vstream position" printed, and compares the text and json outputs with their goldens.
 func TestOutputGolden(t *testing.T) {
 	addr := serveReal(t)
-	execSQL(t, "DROP TABLE IF EXISTS people", `CREATE TABLE people (
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS people", `CREATE TABLE people (
 		id INT PRIMARY KEY, name VARCHAR(20), nick VARCHAR(10) CHARACTER SET latin1, balance DECIMAL(10,2),
 		score DOUBLE, born DATE, seen DATETIME(3), photo VARBINARY(8), note TEXT NULL, flags BIT(4),
 		big BIGINT UNSIGNED, tiny TINYINT, kind ENUM('a','b'), doc JSON)`)
 	pos := strings.TrimSpace(vstream(t, "position", "--server", addr))
-	execSQL(t,
+	testkit.MustExec(t, db,
 		`INSERT INTO people VALUES (1, 'alice', 'café', 3.50, 1.25, '1990-01-02', '2024-05-06 07:08:09.123',
 			0x00ff, NULL, b'1010', 18446744073709551615, -5, 'b', '{"a": [1, 2]}')`,
 		`INSERT INTO people (id, name) VALUES (2, 'bob "b" o''b')`,
@@ -162,7 +156,7 @@ func TestOutputGolden(t *testing.T) {
 		t.Fatalf("last json line %s: %v", last, err)
 	}
 	resume := last[strings.Index(last, `"position":`)+len(`"position":`) : strings.LastIndex(last, `,"timestamp"`)]
-	execSQL(t, `INSERT INTO people (id, name) VALUES (100, 'after')`)
+	testkit.MustExec(t, db, `INSERT INTO people (id, name) VALUES (100, 'after')`)
 	after := streamUntil(t, `"id":100,`, "--server", addr, "--position", resume, "--tables", "people")
 	if strings.Contains(after, `"id":99,`) || strings.Count(strings.TrimSpace(after), "\n") != 0 {
 		t.Errorf("resumed from the printed position, got:\n%s", after)
@@ -173,7 +167,7 @@ func TestOutputGolden(t *testing.T) {
 // --position takes back.
 func TestPositionCommand(t *testing.T) {
 	addr := serveReal(t)
-	execSQL(t, "CREATE TABLE IF NOT EXISTS pos_t (id INT PRIMARY KEY)", "INSERT INTO pos_t VALUES (1) ON DUPLICATE KEY UPDATE id = id")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS pos_t (id INT PRIMARY KEY)", "INSERT INTO pos_t VALUES (1) ON DUPLICATE KEY UPDATE id = id")
 	out := strings.TrimSpace(vstream(t, "position", "--server", addr))
 	var v binlogdata.VGtid
 	if err := protojson.Unmarshal([]byte(out), &v); err != nil {
@@ -199,7 +193,7 @@ func TestPositionCommand(t *testing.T) {
 // and says why a table without one cannot be copied.
 func TestTablesCommand(t *testing.T) {
 	addr := serveReal(t)
-	execSQL(t,
+	testkit.MustExec(t, db,
 		"DROP TABLE IF EXISTS tk_pk, tk_uk, tk_none, tk_empty, other_t",
 		"CREATE TABLE tk_pk (a INT, b INT, v INT, PRIMARY KEY (b, a))",
 		"CREATE TABLE tk_uk (u INT NOT NULL, v INT, UNIQUE KEY (u))",
@@ -228,7 +222,7 @@ func TestTablesCommand(t *testing.T) {
 // about at the start, alone or beside rules that match.
 func TestTablesWarnsUnmatched(t *testing.T) {
 	addr := serveReal(t)
-	execSQL(t, "CREATE TABLE IF NOT EXISTS tw_here (id INT PRIMARY KEY)")
+	testkit.MustExec(t, db, "CREATE TABLE IF NOT EXISTS tw_here (id INT PRIMARY KEY)")
 	for _, c := range []struct {
 		tables string
 		warned []string
@@ -260,9 +254,9 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 // position, a Debezium delete its tombstone.
 func TestFormatOutputs(t *testing.T) {
 	addr := serveReal(t)
-	execSQL(t, "DROP TABLE IF EXISTS fmt_t", "CREATE TABLE fmt_t (id INT PRIMARY KEY, v VARCHAR(10))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS fmt_t", "CREATE TABLE fmt_t (id INT PRIMARY KEY, v VARCHAR(10))")
 	pos := strings.TrimSpace(vstream(t, "position", "--server", addr))
-	execSQL(t, "INSERT INTO fmt_t VALUES (1, 'a')", "DELETE FROM fmt_t WHERE id = 1", "INSERT INTO fmt_t VALUES (2, 'end')")
+	testkit.MustExec(t, db, "INSERT INTO fmt_t VALUES (1, 'a')", "DELETE FROM fmt_t WHERE id = 1", "INSERT INTO fmt_t VALUES (2, 'end')")
 	common := []string{"--server", addr, "--position", pos, "--tables", "fmt_t"}
 
 	type msg struct {

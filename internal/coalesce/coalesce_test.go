@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // gated is a function whose runs each wait for the test to let them end; run n returns n, or
@@ -37,17 +39,6 @@ func (g *gated) fn(ctx context.Context) (int, error) {
 		return 0, ctx.Err()
 	}
 	return n, err
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 type result struct {
@@ -117,7 +108,7 @@ func TestArrivalsDuringARunShareTheNext(t *testing.T) {
 			for range later {
 				go func() { v, err := r.Do(context.Background()); out <- result{v, err} }()
 			}
-			waitFor(t, "the later callers to queue", func() bool { return r.Waiting() == later })
+			testkit.WaitFor(t, 5*time.Second, "the later callers to queue", func() bool { return r.Waiting() == later })
 			g.release <- struct{}{}
 			check := func(got result, run int) {
 				t.Helper()
@@ -159,7 +150,7 @@ func TestCancelledCaller(t *testing.T) {
 		go func() { _, err := r.Do(ctx); gone <- err }()
 		stay := make(chan result, 1)
 		go func() { v, err := r.Do(context.Background()); stay <- result{v, err} }()
-		waitFor(t, "both to queue", func() bool { return r.Waiting() == 2 })
+		testkit.WaitFor(t, 5*time.Second, "both to queue", func() bool { return r.Waiting() == 2 })
 		cancel()
 		if err := <-gone; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled caller: err = %v", err)
@@ -180,7 +171,7 @@ func TestCancelledCaller(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		gone := make(chan error, 1)
 		go func() { _, err := r.Do(ctx); gone <- err }()
-		waitFor(t, "the caller to queue", func() bool { return r.Waiting() == 1 })
+		testkit.WaitFor(t, 5*time.Second, "the caller to queue", func() bool { return r.Waiting() == 1 })
 		cancel()
 		<-gone
 		g.release <- struct{}{}

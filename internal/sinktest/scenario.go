@@ -15,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/sink"
 )
@@ -157,7 +158,7 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 			}
 		}
 	}()
-	WaitFor(t, 60*time.Second, "every change in the broker", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "every change in the broker", func() bool {
 		select {
 		case rerr := <-done:
 			t.Fatalf("sink ended early: %v", rerr)
@@ -310,7 +311,7 @@ func OnDemandSnapshot(t *testing.T, db *testdb.Server, database string, b Broker
 	if err = w.Run(context.Background(), 60, 2*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	WaitFor(t, 60*time.Second, "every row's last change in the broker", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "every row's last change in the broker", func() bool {
 		return w.LastChanges(b.Read(t, w.Changes()+600, 300*time.Millisecond)) >= w.SnapshotCount()
 	})
 	stopSink(t, stop, done)
@@ -339,7 +340,7 @@ func PurgedWhenNeeded(t *testing.T, db *testdb.Server, database string, b Broker
 	if err = w.Run(context.Background(), 20, 2*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	WaitFor(t, 60*time.Second, "the first run's changes in the broker", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "the first run's changes in the broker", func() bool {
 		return Count(b.Read(t, w.Changes()+100, 300*time.Millisecond)) >= w.Changes()-before
 	})
 	stopSink(t, stop, done)
@@ -364,7 +365,7 @@ func PurgedWhenNeeded(t *testing.T, db *testdb.Server, database string, b Broker
 	if err = w.Run(context.Background(), 10, 2*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	WaitFor(t, 60*time.Second, "every row's last change in the broker", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "every row's last change in the broker", func() bool {
 		return w.LastChanges(b.Read(t, w.Changes()+200, 300*time.Millisecond)) >= w.SnapshotCount()
 	})
 	stopSink(t, stop, done)

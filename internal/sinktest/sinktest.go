@@ -615,18 +615,6 @@ func GTIDPrefix(t testing.TB, db *testdb.Server) string {
 	return "MySQL56/" + id + ":1-"
 }
 
-// WaitFor polls cond every 50ms until it holds or timeout passes.
-func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // consumerCreateFailed reports JetStream's refusal to create a consumer (error code 10012).
 func consumerCreateFailed(err error) bool {
 	var api *jetstream.APIError

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/server/statuspage"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
@@ -16,7 +18,7 @@ import (
 // with its error, one opened by the Go client with vstream-sink's identity is listed as a
 // sink, and two streams at the server's head share one reader, which counts them.
 func TestHistorySinksReaders(t *testing.T) {
-	execSQL(t, "DROP TABLE IF EXISTS hs", "CREATE TABLE hs (id INT PRIMARY KEY, v VARCHAR(10))")
+	testkit.MustExec(t, db, "DROP TABLE IF EXISTS hs", "CREATE TABLE hs (id INT PRIMARY KEY, v VARCHAR(10))")
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -36,7 +38,7 @@ func TestHistorySinksReaders(t *testing.T) {
 	// A second stream at the head, with no identity.
 	other := f.open(t, ctx, "current", &binlogdata.Rule{Match: "hs"})
 	var st statuspage.Status
-	waitFor(t, "both streams on one shared reader", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "both streams on one shared reader", func() bool {
 		st = f.status(t)
 		return len(st.Streams) == 2 && st.Streams[0].Reader != "" && st.Streams[1].Reader != "" &&
 			len(st.Readers) == 1 && st.Readers[0].Streams == 2
@@ -56,9 +58,9 @@ func TestHistorySinksReaders(t *testing.T) {
 		t.Errorf("readers %+v; streams' readers %q %q", st.Readers, sink.Reader, plain.Reader)
 	}
 	// The reader's position moves with the binlog once a transaction passes.
-	execSQL(t, "INSERT INTO hs VALUES (1, 'a')")
-	waitFor(t, "the row", func() bool { return other.count(binlogdata.VEventType_ROW) == 1 })
-	waitFor(t, "the reader's position", func() bool {
+	testkit.MustExec(t, db, "INSERT INTO hs VALUES (1, 'a')")
+	testkit.WaitFor(t, 30*time.Second, "the row", func() bool { return other.count(binlogdata.VEventType_ROW) == 1 })
+	testkit.WaitFor(t, 30*time.Second, "the reader's position", func() bool {
 		st = f.status(t)
 		return len(st.Readers) == 1 && isPosition(st.Readers[0].Position) && st.Readers[0].File != ""
 	})
@@ -78,7 +80,7 @@ func TestHistorySinksReaders(t *testing.T) {
 	// A stream the server ends with an error: its filter's regular expression is invalid.
 	f.open(t, ctx, "current", &binlogdata.Rule{Match: "/(<i>"})
 	var ended statuspage.Ended
-	waitFor(t, "the failed stream in the history", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the failed stream in the history", func() bool {
 		st = f.status(t)
 		for _, e := range st.History {
 			if e.Filter == "/(<i>" {
@@ -99,7 +101,7 @@ func TestHistorySinksReaders(t *testing.T) {
 	if err := <-sinkDone; err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("the sink's stream ended: %v", err)
 	}
-	waitFor(t, "the open streams to end", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the open streams to end", func() bool {
 		st = f.status(t)
 		return len(st.Streams) == 0 && len(st.History) == 3
 	})

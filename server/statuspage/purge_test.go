@@ -13,6 +13,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/server"
 	"github.com/vstream-cdc/vstream/server/statuspage"
 )
@@ -38,8 +39,8 @@ func TestPurgeWarning(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.expire > 0 {
 				old := queryOne(t, "SELECT @@GLOBAL.binlog_expire_logs_seconds")
-				execSQL(t, fmt.Sprintf("SET GLOBAL binlog_expire_logs_seconds = %d", c.expire))
-				t.Cleanup(func() { execSQL(t, "SET GLOBAL binlog_expire_logs_seconds = "+old) })
+				testkit.MustExec(t, db, fmt.Sprintf("SET GLOBAL binlog_expire_logs_seconds = %d", c.expire))
+				t.Cleanup(func() { testkit.MustExec(t, db, "SET GLOBAL binlog_expire_logs_seconds = "+old) })
 			}
 			c.warn.Interval = 50 * time.Millisecond
 			f := newFixtureWith(t, server.Options{PurgeWarn: c.warn})
@@ -49,7 +50,7 @@ func TestPurgeWarning(t *testing.T) {
 
 			// The stream starts in the only binlog file, more rows are written there than
 			// the stream's windows hold, and the server moves on two files.
-			execSQL(t, "DROP TABLE IF EXISTS pw", "CREATE TABLE pw (id INT PRIMARY KEY, pad VARCHAR(4000))")
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS pw", "CREATE TABLE pw (id INT PRIMARY KEY, pad VARCHAR(4000))")
 			if err := db.PurgeBinaryLogs(10 * time.Second); err != nil {
 				t.Fatal(err)
 			}
@@ -61,12 +62,12 @@ func TestPurgeWarning(t *testing.T) {
 			for i := range inserts {
 				inserts[i] = fmt.Sprintf("INSERT INTO pw VALUES (%d, REPEAT('x', 4000))", i)
 			}
-			execSQL(t, inserts...)
-			execSQL(t, "FLUSH BINARY LOGS", "FLUSH BINARY LOGS")
+			testkit.MustExec(t, db, inserts...)
+			testkit.MustExec(t, db, "FLUSH BINARY LOGS", "FLUSH BINARY LOGS")
 
 			st := stalledStream(t, ctx, f, start)
 			var h *statuspage.Headroom
-			waitFor(t, "the stream's headroom", func() bool {
+			testkit.WaitFor(t, 30*time.Second, "the stream's headroom", func() bool {
 				s := f.status(t)
 				if len(s.Streams) != 1 || s.Streams[0].Headroom == nil {
 					return false
@@ -111,7 +112,7 @@ func TestPurgeWarning(t *testing.T) {
 					}
 				}
 			}()
-			waitFor(t, "the stream to catch up", func() bool {
+			testkit.WaitFor(t, 30*time.Second, "the stream to catch up", func() bool {
 				s := f.status(t)
 				return len(s.Streams) == 1 && s.Streams[0].Headroom != nil && s.Streams[0].Headroom.Current
 			})
@@ -119,7 +120,7 @@ func TestPurgeWarning(t *testing.T) {
 				s.Streams[0].Headroom.FilesBefore != 2 || s.Streams[0].Headroom.AgeSeconds != 0 {
 				t.Errorf("caught up: %+v", s.Streams[0].Headroom)
 			}
-			waitFor(t, "the warning metric to clear", func() bool { return metric(t, f.reg, "vstream_stream_purge_warning") == 0 })
+			testkit.WaitFor(t, 30*time.Second, "the warning metric to clear", func() bool { return metric(t, f.reg, "vstream_stream_purge_warning") == 0 })
 		})
 	}
 }
@@ -148,13 +149,6 @@ func stalledStream(t *testing.T, ctx context.Context, f *fixture, start string) 
 		t.Fatal(err)
 	}
 	return st
-}
-
-func execSQL(t *testing.T, sqls ...string) {
-	t.Helper()
-	if err := db.Exec(sqls...); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func queryOne(t *testing.T, q string) string {

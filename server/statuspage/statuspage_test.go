@@ -26,6 +26,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/server"
 	"github.com/vstream-cdc/vstream/server/statuspage"
 	"github.com/vstream-cdc/vstream/vstreamer"
@@ -168,17 +169,6 @@ func (s *stream) lastVGTID() *binlogdata.VGtid {
 	return nil
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func get(t *testing.T, url string) (string, http.Header) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -263,13 +253,13 @@ func TestStatusJSON(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := f.open(t, ctx, "", &binlogdata.Rule{Match: "sj"})
-	waitFor(t, "the copy", func() bool { return s.count(binlogdata.VEventType_COPY_COMPLETED) >= 2 })
+	testkit.WaitFor(t, 30*time.Second, "the copy", func() bool { return s.count(binlogdata.VEventType_COPY_COMPLETED) >= 2 })
 	if err := db.Exec("INSERT INTO sj VALUES (1000, 'x')"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the binlog row", func() bool { return s.count(binlogdata.VEventType_ROW) >= 2 })
+	testkit.WaitFor(t, 30*time.Second, "the binlog row", func() bool { return s.count(binlogdata.VEventType_ROW) >= 2 })
 	var got statuspage.Stream
-	waitFor(t, "the stream's status", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the stream's status", func() bool {
 		st := f.status(t)
 		if len(st.Streams) != 1 {
 			return false
@@ -290,12 +280,12 @@ func TestStatusJSON(t *testing.T) {
 	if err := s.st.Send(&vstreamv1.StreamRequest{Kind: &vstreamv1.StreamRequest_Ack{Ack: &vstreamv1.Ack{Vgtid: s.lastVGTID()}}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the ack lag", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the ack lag", func() bool {
 		st := f.status(t)
 		return len(st.Streams) == 1 && st.Streams[0].AckLag != nil && *st.Streams[0].AckLag >= 0
 	})
 	cancel()
-	waitFor(t, "the stream to go", func() bool { return len(f.status(t).Streams) == 0 })
+	testkit.WaitFor(t, 30*time.Second, "the stream to go", func() bool { return len(f.status(t).Streams) == 0 })
 }
 
 func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
@@ -319,7 +309,7 @@ func TestStatusPageEscapes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.open(t, ctx, "current", &binlogdata.Rule{Match: hostile})
-	waitFor(t, "the stream", func() bool { return len(f.status(t).Streams) == 1 })
+	testkit.WaitFor(t, 30*time.Second, "the stream", func() bool { return len(f.status(t).Streams) == 1 })
 	if st := f.status(t); st.Streams[0].Filter != hostile {
 		t.Errorf("status.json filter %q, want %q", st.Streams[0].Filter, hostile)
 	}
@@ -349,13 +339,13 @@ func TestStatusPageInBrowser(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := f.open(t, ctx, "", &binlogdata.Rule{Match: "sb"})
-	waitFor(t, "the copy", func() bool { return s.count(binlogdata.VEventType_COPY_COMPLETED) >= 2 })
+	testkit.WaitFor(t, 30*time.Second, "the copy", func() bool { return s.count(binlogdata.VEventType_COPY_COMPLETED) >= 2 })
 	if err := db.Exec("INSERT INTO sb VALUES (1000, 'x')"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the binlog row", func() bool { return s.count(binlogdata.VEventType_ROW) >= 2 })
+	testkit.WaitFor(t, 30*time.Second, "the binlog row", func() bool { return s.count(binlogdata.VEventType_ROW) >= 2 })
 	var want statuspage.Stream
-	waitFor(t, "the position", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the position", func() bool {
 		st := f.status(t)
 		if len(st.Streams) == 1 {
 			want = st.Streams[0]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/kafka"
@@ -93,7 +94,7 @@ func TestKafkaBufferBound(t *testing.T) {
 	}()
 	// The sink takes records until it can take no more, and then stays still.
 	last, still := int64(-1), time.Now()
-	sinktest.WaitFor(t, 20*time.Second, "the sink to stop taking records", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the sink to stop taking records", func() bool {
 		if n := c.bytes.Load(); n != last {
 			last, still = n, time.Now()
 		}
@@ -112,7 +113,7 @@ func TestKafkaBufferBound(t *testing.T) {
 	}
 	open()
 	var got []sinktest.Got
-	sinktest.WaitFor(t, 30*time.Second, "every record", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "every record", func() bool {
 		got = sinktest.ReadKafka(t, brokers, `^cdc\.`, rows, 300*time.Millisecond)
 		return len(got) >= rows
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/sink"
 	"github.com/vstream-cdc/vstream/sink/kafka"
@@ -199,7 +200,7 @@ func recordTooLarge(t *testing.T, maxBytes int, broker map[string]string, want s
 	if err := db.Exec("INSERT INTO big VALUES (1, 'small')"); err != nil {
 		t.Fatal(err)
 	}
-	sinktest.WaitFor(t, 20*time.Second, "the small record", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the small record", func() bool {
 		return len(sinktest.ReadKafka(t, brokers, `^cdc\.`, 1, 300*time.Millisecond)) == 1
 	})
 	// 19,200 bytes of hex digits. MySQL cuts GROUP_CONCAT at 1024 bytes by default (MariaDB
@@ -261,7 +262,7 @@ func TestKafkaRecordShape(t *testing.T) {
 					Topics:  sink.TopicMap{Names: map[string]string{"sinkkafka.sinkkafka.shape": "shape-" + tc.format}, Default: "shape-" + tc.format}})
 			}()
 			topic := "^shape-" + tc.format + "$"
-			sinktest.WaitFor(t, 20*time.Second, "the records", func() bool {
+			testkit.WaitFor(t, 20*time.Second, "the records", func() bool {
 				return len(sinktest.ReadKafka(t, brokers, topic, len(tc.want), 300*time.Millisecond)) >= len(tc.want)
 			})
 			close(stop)
@@ -384,7 +385,7 @@ func TestKafkaDrainTimeout(t *testing.T) {
 	stop = make(chan struct{})
 	done = run(newPub(), stop)
 	var got []sinktest.Got
-	sinktest.WaitFor(t, 20*time.Second, "the transaction", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the transaction", func() bool {
 		got = sinktest.ReadKafka(t, brokers, `^cdc\.`, 300, 300*time.Millisecond)
 		return len(got) >= 300
 	})
@@ -505,7 +506,7 @@ func TestKafkaCurrentStartSavedAtOnce(t *testing.T) {
 			Topics:             sink.TopicMap{Prefix: "cdc."}})
 	}()
 	var saved []sinktest.Got
-	sinktest.WaitFor(t, 20*time.Second, "a saved position", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "a saved position", func() bool {
 		// Transactions of a table the sink does not take still move its position.
 		if err := db.Exec("INSERT INTO busy VALUES (1) ON DUPLICATE KEY UPDATE id = id + 1"); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/internal/testserver"
 	"github.com/vstream-cdc/vstream/server/encoder/avro"
 	"github.com/vstream-cdc/vstream/sink"
@@ -153,7 +154,7 @@ func TestNATSMessageShape(t *testing.T) {
 	}()
 	// insert, delete, tombstone
 	var got []sinktest.Got
-	sinktest.WaitFor(t, 20*time.Second, "three messages", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "three messages", func() bool {
 		got = sinktest.ReadNATS(t, srv.URL(), "SHAPE", 3, 300*time.Millisecond)
 		return len(got) == 3
 	})
@@ -250,7 +251,7 @@ func recordTooLarge(t *testing.T, maxMsgSize int32, size int, want string) {
 	if err := db.Exec("INSERT INTO big VALUES (1, 'small')"); err != nil {
 		t.Fatal(err)
 	}
-	sinktest.WaitFor(t, 20*time.Second, "the small record", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the small record", func() bool {
 		return len(sinktest.ReadNATS(t, srv.URL(), "BIG", 1, 300*time.Millisecond)) == 1
 	})
 	// One transaction: the row after the large one is published at once unless the large

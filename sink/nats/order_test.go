@@ -14,6 +14,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/sinktest"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/sink"
 )
 
@@ -159,7 +160,7 @@ func TestNATSMaxInFlight(t *testing.T) {
 		}
 		done <- p.Commit(ctx, testPos)
 	}()
-	sinktest.WaitFor(t, 10*time.Second, "the first messages", func() bool { return f.asyncCount() >= maxInFlight })
+	testkit.WaitFor(t, 10*time.Second, "the first messages", func() bool { return f.asyncCount() >= maxInFlight })
 	time.Sleep(300 * time.Millisecond)
 	select {
 	case err := <-done:

@@ -11,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 var db *testdb.Server
@@ -58,17 +59,6 @@ func open(t *testing.T, id uint32) bool {
 	return n > 0
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestPutBack: a connection put back without an error is leased again; one put back with an
 // error, or found dead by the ping of a long-idle connection, is closed and replaced.
 func TestPutBack(t *testing.T) {
@@ -103,7 +93,7 @@ func TestPutBack(t *testing.T) {
 			}
 			p.Put(c2, nil)
 			if !tc.reused {
-				waitFor(t, "the dropped connection to close", func() bool { return !open(t, id) })
+				testkit.WaitFor(t, 10*time.Second, "the dropped connection to close", func() bool { return !open(t, id) })
 			}
 			st := p.Stats()
 			wantDials := uint64(2)
@@ -129,7 +119,7 @@ func TestIdleBounds(t *testing.T) {
 		if st := p.Stats(); st.Idle != 2 {
 			t.Fatalf("idle = %d, want 2", st.Idle)
 		}
-		waitFor(t, "the third connection to close", func() bool { return !open(t, conns[2].GetConnectionID()) })
+		testkit.WaitFor(t, 10*time.Second, "the third connection to close", func() bool { return !open(t, conns[2].GetConnectionID()) })
 	})
 	t.Run("idle timeout", func(t *testing.T) {
 		p := newPool(t, Config{IdleTimeout: 100 * time.Millisecond})
@@ -137,25 +127,25 @@ func TestIdleBounds(t *testing.T) {
 		p.Put(a, nil)
 		time.Sleep(60 * time.Millisecond)
 		p.Put(b, nil)
-		waitFor(t, "the first to close", func() bool { return !open(t, a.GetConnectionID()) })
-		waitFor(t, "the second to close", func() bool { return !open(t, b.GetConnectionID()) })
+		testkit.WaitFor(t, 10*time.Second, "the first to close", func() bool { return !open(t, a.GetConnectionID()) })
+		testkit.WaitFor(t, 10*time.Second, "the second to close", func() bool { return !open(t, b.GetConnectionID()) })
 		if st := p.Stats(); st.Idle != 0 {
 			t.Fatalf("idle = %d after the timeout", st.Idle)
 		}
 		// The pool still works, and times out again.
 		c := get(t, p)
 		p.Put(c, nil)
-		waitFor(t, "a later connection to close", func() bool { return !open(t, c.GetConnectionID()) })
+		testkit.WaitFor(t, 10*time.Second, "a later connection to close", func() bool { return !open(t, c.GetConnectionID()) })
 	})
 	t.Run("close", func(t *testing.T) {
 		p := newPool(t, Config{})
 		a, b := get(t, p), get(t, p)
 		p.Put(a, nil)
 		p.Close()
-		waitFor(t, "the idle connection to close", func() bool { return !open(t, a.GetConnectionID()) })
+		testkit.WaitFor(t, 10*time.Second, "the idle connection to close", func() bool { return !open(t, a.GetConnectionID()) })
 		// A lease that outlives Close is closed when put back; later uses dial.
 		p.Put(b, nil)
-		waitFor(t, "the leased connection to close", func() bool { return !open(t, b.GetConnectionID()) })
+		testkit.WaitFor(t, 10*time.Second, "the leased connection to close", func() bool { return !open(t, b.GetConnectionID()) })
 		c := get(t, p)
 		if _, err := c.Execute("SELECT 1"); err != nil {
 			t.Fatal(err)
@@ -175,7 +165,7 @@ func TestBusy(t *testing.T) {
 		a := get(t, p)
 		got := make(chan *client.Conn, 1)
 		go func() { c, _ := p.Get(context.Background()); got <- c }()
-		waitFor(t, "the second Get to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
+		testkit.WaitFor(t, 10*time.Second, "the second Get to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
 		p.Put(a, nil)
 		b := <-got
 		if b != a {
@@ -205,7 +195,7 @@ func TestBusy(t *testing.T) {
 				got <- c
 			}()
 		}
-		waitFor(t, "the Gets to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == waiters })
+		testkit.WaitFor(t, 10*time.Second, "the Gets to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == waiters })
 		time.Sleep(hold)
 		p.Put(a, nil)
 		for range waiters {
@@ -222,7 +212,7 @@ func TestBusy(t *testing.T) {
 		a := get(t, p)
 		got := make(chan *client.Conn, 1)
 		go func() { c, _ := p.Get(context.Background()); got <- c }()
-		waitFor(t, "the second Get to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
+		testkit.WaitFor(t, 10*time.Second, "the second Get to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
 		begin := time.Now()
 		p.Put(a, errors.New("broken"))
 		b := <-got
@@ -253,7 +243,7 @@ func TestBusy(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
 		go func() { _, err := p.Get(ctx); errc <- err }()
-		waitFor(t, "the second Get to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
+		testkit.WaitFor(t, 10*time.Second, "the second Get to wait", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.waiters) == 1 })
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v", err)

@@ -1,0 +1,67 @@
+package testkit
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// fatalRecorder is a testing.TB whose Fatalf records the failure and ends the goroutine,
+// as the real one does, so that WaitFor's failure can be looked at.
+type fatalRecorder struct {
+	testing.TB
+	failed string
+}
+
+func (r *fatalRecorder) Helper() {}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.failed = fmt.Sprintf(format, args...)
+	panic(r)
+}
+
+// runWaitFor runs WaitFor on a recorder and returns its failure, "" when it returned.
+func runWaitFor(timeout time.Duration, cond func() bool) (failed string) {
+	r := &fatalRecorder{}
+	defer func() {
+		if p := recover(); p != nil && p != any(r) {
+			panic(p)
+		}
+		failed = r.failed
+	}()
+	WaitFor(r, timeout, "the thing", cond)
+	return ""
+}
+
+// TestWaitFor: WaitFor returns once cond holds, polling as often as it must, and fails
+// naming what it waited for when the deadline passes first.
+func TestWaitFor(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		timeout time.Duration
+		holdsAt int // the poll at which cond first holds; 0 never
+		want    string
+	}{
+		{"at once", time.Second, 1, ""},
+		{"after some polls", 5 * time.Second, 10, ""},
+		{"never", 100 * time.Millisecond, 0, "timed out after 100ms waiting for the thing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			polls := 0
+			start := time.Now()
+			got := runWaitFor(c.timeout, func() bool {
+				polls++
+				return c.holdsAt != 0 && polls >= c.holdsAt
+			})
+			if got != c.want {
+				t.Fatalf("failure %q, want %q", got, c.want)
+			}
+			if c.want == "" && polls != c.holdsAt {
+				t.Errorf("cond polled %d times, want %d", polls, c.holdsAt)
+			}
+			if c.want != "" && time.Since(start) < c.timeout {
+				t.Errorf("failed after %v, before the timeout %v", time.Since(start), c.timeout)
+			}
+		})
+	}
+}
