@@ -102,14 +102,14 @@ func TestDatabasesNative(t *testing.T) {
 	// The native API sends nothing for the other database's transaction: a lone VGTID carries
 	// its position when nothing else does (on the second stream it may come before the row,
 	// if a second passed since the start's VGTID).
-	if got, want := collectLabelled(t, recvOf(def), 7), "BEGIN FIELD kd @test db=test ROW kd 1 @test GTID COMMIT VGTID test/0 VGTID test/0"; got != want {
+	if got, want := collectLabelled(t, recvOf(def), 7), "BEGIN FIELD kd id:INT32 v:VARCHAR @test db=test ROW kd +[10 one-j] @test GTID COMMIT VGTID test/0 VGTID test/0"; got != want {
 		t.Errorf("configured database:\n got %s\nwant %s", got, want)
 	}
 	got := strings.TrimPrefix(collectLabelled(t, recvOf(two), 6), "VGTID srv_two/0 ")
-	if got == "BEGIN FIELD kd @srv_two db=srv_two ROW kd 1 @srv_two GTID COMMIT" {
+	if got == "BEGIN FIELD kd id:INT32 v:VARCHAR @srv_two db=srv_two ROW kd +[20 two-t] @srv_two GTID COMMIT" {
 		got += " " + collectLabelled(t, recvOf(two), 1)
 	}
-	if want := "BEGIN FIELD kd @srv_two db=srv_two ROW kd 1 @srv_two GTID COMMIT VGTID srv_two/0"; got != want {
+	if want := "BEGIN FIELD kd id:INT32 v:VARCHAR @srv_two db=srv_two ROW kd +[20 two-t] @srv_two GTID COMMIT VGTID srv_two/0"; got != want {
 		t.Errorf("second database:\n got %s\nwant %s", got, want)
 	}
 	var msg map[string]any
@@ -176,7 +176,7 @@ func TestDatabasesVitess(t *testing.T) {
 		r, err := vst.Recv()
 		return r.GetEvents(), err
 	}
-	want := "BEGIN FIELD srv_two.kd @srv_two db=srv_two VGTID srv_two/0 pks ROW srv_two.kd 1 @srv_two VGTID srv_two/0 pks COMMIT " +
+	want := "BEGIN FIELD srv_two.kd id:INT32 v:VARCHAR @srv_two db=srv_two VGTID srv_two/0 pks ROW srv_two.kd +[2 two] @srv_two VGTID srv_two/0 pks COMMIT " +
 		"BEGIN VGTID srv_two/0 COMMIT COPY_COMPLETED srv_two/0 COPY_COMPLETED /"
 	if got := collectLabelled(t, vrecv, 11); got != want {
 		t.Fatalf("vtgate copy:\n got %s\nwant %s", got, want)
@@ -191,15 +191,15 @@ func TestDatabasesVitess(t *testing.T) {
 		r, err := tst.Recv()
 		return r.GetEvents(), err
 	}
-	want = "BEGIN FIELD kd @srv_two db=srv_two GTID ROW kd 1 @srv_two LASTPK COMMIT BEGIN LASTPK COMMIT COPY_COMPLETED srv_two/0"
+	want = "BEGIN FIELD kd id:INT32 v:VARCHAR @srv_two db=srv_two GTID ROW kd +[2 two] @srv_two LASTPK COMMIT BEGIN LASTPK COMMIT COPY_COMPLETED srv_two/0"
 	if got := collectLabelled(t, trecv, 10); got != want {
 		t.Fatalf("tablet copy:\n got %s\nwant %s", got, want)
 	}
 	testkit.MustExec(t, db, "INSERT INTO test.kd VALUES (3, 'one-c')", "INSERT INTO srv_two.kd VALUES (3, 'two-c')")
-	if got, want := collectLabelled(t, vrecv, 8), "BEGIN VGTID srv_two/0 COMMIT BEGIN FIELD srv_two.kd @srv_two db=srv_two ROW srv_two.kd 1 @srv_two VGTID srv_two/0 COMMIT"; got != want {
+	if got, want := collectLabelled(t, vrecv, 8), "BEGIN VGTID srv_two/0 COMMIT BEGIN FIELD srv_two.kd id:INT32 v:VARCHAR @srv_two db=srv_two ROW srv_two.kd +[3 two-c] @srv_two VGTID srv_two/0 COMMIT"; got != want {
 		t.Errorf("vtgate binlog:\n got %s\nwant %s", got, want)
 	}
-	if got, want := collectLabelled(t, trecv, 8), "BEGIN GTID COMMIT BEGIN FIELD kd @srv_two db=srv_two ROW kd 1 @srv_two GTID COMMIT"; got != want {
+	if got, want := collectLabelled(t, trecv, 8), "BEGIN GTID COMMIT BEGIN FIELD kd id:INT32 v:VARCHAR @srv_two db=srv_two ROW kd +[3 two-c] @srv_two GTID COMMIT"; got != want {
 		t.Errorf("tablet binlog:\n got %s\nwant %s", got, want)
 	}
 
@@ -356,12 +356,19 @@ func TestDatabasesSeveralKeyspacesVitess(t *testing.T) {
 	for len(got) < 10 {
 		recv()
 	}
-	want := "FIELD test.kd @test db=test|ROW test.kd 1 @test|COPY_COMPLETED test/0|" +
-		"FIELD srv_two.kd @srv_two db=srv_two|ROW srv_two.kd 1 @srv_two|COPY_COMPLETED srv_two/0|COPY_COMPLETED /|" +
-		"FIELD srv_two.kd @srv_two db=srv_two|ROW srv_two.kd 1 @srv_two|FIELD test.kd @test db=test|ROW test.kd 1 @test"
-	if g := strings.Join(got, "|"); g != want {
-		t.Errorf("vtgate stream of two keyspaces:\n got %s\nwant %s", g, want)
-	}
+	testkit.SameLines(t, "vtgate stream of two keyspaces", got, []string{
+		"FIELD test.kd id:INT32 v:VARCHAR @test db=test",
+		"ROW test.kd +[1 one] @test",
+		"COPY_COMPLETED test/0",
+		"FIELD srv_two.kd id:INT32 v:VARCHAR @srv_two db=srv_two",
+		"ROW srv_two.kd +[2 two] @srv_two",
+		"COPY_COMPLETED srv_two/0",
+		"COPY_COMPLETED /",
+		"FIELD srv_two.kd id:INT32 v:VARCHAR @srv_two db=srv_two",
+		"ROW srv_two.kd +[3 two-c] @srv_two",
+		"FIELD test.kd id:INT32 v:VARCHAR @test db=test",
+		"ROW test.kd +[3 one-c] @test",
+	})
 	// A keyspace regex names every keyspace it matches.
 	rst, err := vtgateservice.NewVitessClient(cc).VStream(ctx, &vtgate.VStreamRequest{
 		Vgtid:  &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{Keyspace: "/.*", Gtid: "current"}}},
@@ -420,9 +427,12 @@ func TestDatabasesSeveralKeyspacesNative(t *testing.T) {
 			}
 		}
 	}
-	if g, want := strings.Join(got, "|"), "FIELD kd @test db=test|ROW kd 1 @test|FIELD kd @srv_two db=srv_two|ROW kd 1 @srv_two"; g != want {
-		t.Errorf("native stream of two keyspaces:\n got %s\nwant %s", g, want)
-	}
+	testkit.SameLines(t, "native stream of two keyspaces", got, []string{
+		"FIELD kd id:INT32 v:VARCHAR @test db=test",
+		"ROW kd +[10 one-j] @test",
+		"FIELD kd id:INT32 v:VARCHAR @srv_two db=srv_two",
+		"ROW kd +[20 two-t] @srv_two",
+	})
 	// Debezium's topic is <topic.prefix>.<database>.<table>, the prefix the keyspace's name.
 	sources := map[string]string{}
 	for len(sources) < 2 {

@@ -16,15 +16,13 @@ import (
 	"github.com/vstream-cdc/vstream/gen/vtgate"
 	"github.com/vstream-cdc/vstream/gen/vtgateservice"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
-// shortEv renders an event for comparison, volatile parts left out.
+// shortEv is testkit.Short with what tells the APIs apart: the keyspace/shard of a VGTID and
+// of a COPY_COMPLETED, and "pks" on a VGTID that carries copy state.
 func shortEv(ev *binlogdata.VEvent) string {
 	switch ev.Type {
-	case binlogdata.VEventType_FIELD:
-		return "FIELD " + ev.FieldEvent.TableName
-	case binlogdata.VEventType_ROW:
-		return fmt.Sprintf("ROW %s %d", ev.RowEvent.TableName, len(ev.RowEvent.RowChanges))
 	case binlogdata.VEventType_VGTID:
 		sg := ev.Vgtid.ShardGtids[0]
 		s := fmt.Sprintf("VGTID %s/%s", sg.Keyspace, sg.Shard)
@@ -35,7 +33,7 @@ func shortEv(ev *binlogdata.VEvent) string {
 	case binlogdata.VEventType_COPY_COMPLETED:
 		return fmt.Sprintf("COPY_COMPLETED %s/%s", ev.Keyspace, ev.Shard)
 	}
-	return ev.Type.String()
+	return evtext.Short(ev)
 }
 
 type recvFn func() ([]*binlogdata.VEvent, error)
@@ -73,18 +71,29 @@ func TestVtgateVStream(t *testing.T) {
 		r, err := st.Recv()
 		return r.GetEvents(), err
 	}
-	got := collect(t, recv, 12)
-	want := "BEGIN FIELD test.vt1 VGTID test/0 pks ROW test.vt1 1 ROW test.vt1 1 VGTID test/0 pks COMMIT " +
-		"BEGIN VGTID test/0 COMMIT COPY_COMPLETED test/0 COPY_COMPLETED /"
-	if strings.Join(got, " ") != want {
-		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
-	}
+	testkit.SameLines(t, "copy", collect(t, recv, 12), []string{
+		"BEGIN",
+		"FIELD test.vt1 id:INT32 v:VARCHAR",
+		"VGTID test/0 pks",
+		"ROW test.vt1 +[1 a]",
+		"ROW test.vt1 +[2 b]",
+		"VGTID test/0 pks",
+		"COMMIT",
+		"BEGIN",
+		"VGTID test/0",
+		"COMMIT",
+		"COPY_COMPLETED test/0",
+		"COPY_COMPLETED /",
+	})
 	testkit.MustExec(t, db, "UPDATE vt1 SET v = 'c' WHERE id = 1")
 	// After the copy, as after Vitess's, a table is described again before its first row.
-	got = collect(t, recv, 5)
-	if want := "BEGIN FIELD test.vt1 ROW test.vt1 1 VGTID test/0 COMMIT"; strings.Join(got, " ") != want {
-		t.Fatalf("binlog:\n got %s\nwant %s", strings.Join(got, " "), want)
-	}
+	testkit.SameLines(t, "binlog", collect(t, recv, 5), []string{
+		"BEGIN",
+		"FIELD test.vt1 id:INT32 v:VARCHAR",
+		"ROW test.vt1 [1 a]>[1 c]",
+		"VGTID test/0",
+		"COMMIT",
+	})
 }
 
 func TestVtgateOptions(t *testing.T) {
@@ -105,13 +114,9 @@ func TestVtgateOptions(t *testing.T) {
 		r, err := st.Recv()
 		return r.GetEvents(), err
 	}
-	if got := collect(t, recv, 2); strings.Join(got, " ") != "VGTID test/0 OTHER" {
-		t.Fatalf("start at current: %v", got)
-	}
+	testkit.SameLines(t, "start at current", collect(t, recv, 2), []string{"VGTID test/0", "OTHER"})
 	testkit.MustExec(t, db, "INSERT INTO vt2 VALUES (1)")
-	if got := collect(t, recv, 5); strings.Join(got, " ") != "BEGIN FIELD vt2 ROW vt2 1 VGTID test/0 COMMIT" {
-		t.Fatalf("row: %v", got)
-	}
+	testkit.SameLines(t, "row", collect(t, recv, 5), []string{"BEGIN", "FIELD vt2 id:INT32", "ROW vt2 +[1]", "VGTID test/0", "COMMIT"})
 	evs, err := recv()
 	if err != nil || len(evs) != 1 || evs[0].Type != binlogdata.VEventType_HEARTBEAT || evs[0].Keyspace != "" || evs[0].Shard != "" {
 		t.Fatalf("want a heartbeat without keyspace and shard, got %v %v", evs, err)
@@ -160,16 +165,25 @@ func TestTabletVStream(t *testing.T) {
 		r, err := st.Recv()
 		return r.GetEvents(), err
 	}
-	got := collect(t, recv, 10)
-	if want := "BEGIN FIELD qt1 GTID ROW qt1 1 LASTPK COMMIT BEGIN LASTPK COMMIT COPY_COMPLETED test/0"; strings.Join(got, " ") != want {
-		t.Fatalf("copy:\n got %s\nwant %s", strings.Join(got, " "), want)
-	}
+	testkit.SameLines(t, "copy", collect(t, recv, 10), []string{
+		"BEGIN",
+		"FIELD qt1 id:INT32",
+		"GTID",
+		"ROW qt1 +[1]",
+		"LASTPK",
+		"COMMIT",
+		"BEGIN",
+		"LASTPK",
+		"COMMIT",
+		"COPY_COMPLETED test/0",
+	})
 	// A transaction the filter leaves empty is sent as a tablet sends it (the native API
 	// skips it).
 	testkit.MustExec(t, db, "INSERT INTO qt2 VALUES (1)", "INSERT INTO qt1 VALUES (2)")
-	if got := collect(t, recv, 8); strings.Join(got, " ") != "BEGIN GTID COMMIT BEGIN FIELD qt1 ROW qt1 1 GTID COMMIT" {
-		t.Fatalf("binlog: %v", got)
-	}
+	testkit.SameLines(t, "binlog", collect(t, recv, 8), []string{
+		"BEGIN", "GTID", "COMMIT",
+		"BEGIN", "FIELD qt1 id:INT32", "ROW qt1 +[2]", "GTID", "COMMIT",
+	})
 }
 
 // TestTabletOptionErrors: bad config_overrides and event_types fail the request before it

@@ -18,6 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
@@ -433,7 +434,7 @@ func TestFilterStreamVerdictMatchesServer(t *testing.T) {
 				ev := ts.next(false)
 				if ev.Type == binlogdata.VEventType_ROW {
 					for _, rc := range ev.RowEvent.RowChanges {
-						ids = append(ids, string(cells(rc.After)[0]))
+						ids = append(ids, string(evtext.Cells(rc.After)[0]))
 					}
 				}
 				if ev.Type == binlogdata.VEventType_COMMIT {

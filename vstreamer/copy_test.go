@@ -16,6 +16,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/applier"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 type image = applier.Image
@@ -157,7 +158,7 @@ func TestCopyKeys(t *testing.T) {
 			ev := ts.next(false)
 			if ev.Type == binlogdata.VEventType_ROW {
 				for _, rc := range ev.RowEvent.RowChanges {
-					got = append(got, string(cells(rc.After)[1]))
+					got = append(got, string(evtext.Cells(rc.After)[1]))
 				}
 			}
 			if ev.Type == binlogdata.VEventType_COPY_COMPLETED && ev.LastPKEvent.GetTableLastPK().GetTableName() == "" {
@@ -227,18 +228,18 @@ func TestCopyRowsMatchBinlogRows(t *testing.T) {
 		 NULL, '00:00:00', 0, '', '', '', x'', x'', x'', b'0', NULL, '', NULL, NULL, '', '', '')`,
 		"SET time_zone = SYSTEM", "SET SESSION sql_mode = DEFAULT")
 	evs := bin.expect("BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID")
-	if c := cells(evs[2].RowEvent.RowChanges[0].After); string(c[24]) != "caf\xe9" || string(c[25]) != "\xd6\xd0\xce\xc4" || string(c[26]) != "\x00\xe9" {
+	if c := evtext.Cells(evs[2].RowEvent.RowChanges[0].After); string(c[24]) != "caf\xe9" || string(c[25]) != "\xd6\xd0\xce\xc4" || string(c[26]) != "\x00\xe9" {
 		t.Errorf("binlog text cells %q, want each in its column's bytes", c[24:])
 	}
 	var want []string
 	for _, rc := range evs[2].RowEvent.RowChanges {
-		want = append(want, fmt.Sprintf("%q", cells(rc.After)))
+		want = append(want, fmt.Sprintf("%q", evtext.Cells(rc.After)))
 	}
 	cp := startStream(t, e, Request{Filter: rules(&binlogdata.Rule{Match: "cm_all"})})
 	cevs := cp.expect("BEGIN", "FIELD", "ROW", "LASTPK", "COPY_COMPLETED", "COPY_COMPLETED", "COMMIT", "VGTID")
 	var got []string
 	for _, rc := range cevs[2].RowEvent.RowChanges {
-		got = append(got, fmt.Sprintf("%q", cells(rc.After)))
+		got = append(got, fmt.Sprintf("%q", evtext.Cells(rc.After)))
 	}
 	for i := range want {
 		if i >= len(got) || got[i] != want[i] {

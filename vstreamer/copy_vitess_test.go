@@ -12,6 +12,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // packetStream collects a stream's batches as they are sent, for tests of how events are
@@ -39,7 +40,7 @@ func batchStream(t *testing.T, e *Engine, req Request) (next func() string) {
 		t.Helper()
 		parts := []string{}
 		for _, ev := range bs.nextBatch(nil) {
-			parts = append(parts, short(ev))
+			parts = append(parts, evtext.Short(ev))
 		}
 		return strings.Join(parts, " | ")
 	}
@@ -127,13 +128,13 @@ func vitessShort(ev *binlogdata.VEvent) string {
 	case binlogdata.VEventType_COPY_COMPLETED:
 		return fmt.Sprintf("COPY_COMPLETED %s/%s", ev.Keyspace, ev.Shard)
 	}
-	return short(ev)
+	return evtext.Short(ev)
 }
 
 func tablePKString(tp *binlogdata.TableLastPK, completed bool) string {
 	s := tp.TableName
 	if rows := tp.GetLastpk().GetRows(); len(rows) == 1 {
-		s += rowString(rows[0])
+		s += evtext.Row(rows[0])
 	}
 	if completed {
 		s += " completed"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // TestAppendTemporal prints packed binary-protocol values as the server prints them in the
@@ -72,7 +73,7 @@ func TestCopyTemporalsBothPaths(t *testing.T) {
 	evs := bs.expect("BEGIN", "FIELD", "ROW", "GTID", "COMMIT", "VGTID")
 	var binlog [][][]byte
 	for _, rc := range evs[2].RowEvent.RowChanges {
-		binlog = append(binlog, cells(rc.After))
+		binlog = append(binlog, evtext.Cells(rc.After))
 	}
 	copyRows := func(rule *binlogdata.Rule) [][][]byte {
 		cs := startStream(t, e, Request{Filter: rules(rule)})
@@ -82,7 +83,7 @@ func TestCopyTemporalsBothPaths(t *testing.T) {
 			switch ev.Type {
 			case binlogdata.VEventType_ROW:
 				for _, rc := range ev.RowEvent.RowChanges {
-					rows = append(rows, cells(rc.After))
+					rows = append(rows, evtext.Cells(rc.After))
 				}
 			case binlogdata.VEventType_COPY_COMPLETED:
 				if ev.LastPKEvent.GetTableLastPK() == nil {

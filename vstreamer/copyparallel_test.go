@@ -16,6 +16,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/faults"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // copyTables are the workload's tables (applier.SetupWorkload), in name order.
@@ -296,7 +297,7 @@ func TestCopyParallelPoison(t *testing.T) {
 			ev := ts.next(false)
 			if ev.Type == binlogdata.VEventType_ROW {
 				for _, rc := range ev.RowEvent.RowChanges {
-					got[ev.RowEvent.TableName] = append(got[ev.RowEvent.TableName], string(cells(rc.After)[0]))
+					got[ev.RowEvent.TableName] = append(got[ev.RowEvent.TableName], string(evtext.Cells(rc.After)[0]))
 				}
 			}
 			if ev.Type == binlogdata.VEventType_COPY_COMPLETED && ev.Keyspace == "" {

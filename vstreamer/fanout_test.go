@@ -11,6 +11,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 )
 
@@ -72,7 +73,7 @@ func settleDumps(t testing.TB) int {
 // line renders an event with what a client keeps of it: its short form, its positions and
 // its source.
 func line(ev *binlogdata.VEvent) string {
-	s := short(ev)
+	s := evtext.Short(ev)
 	switch ev.Type {
 	case binlogdata.VEventType_GTID:
 		s += " " + ev.Gtid

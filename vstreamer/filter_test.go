@@ -10,6 +10,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 func rules(rs ...*binlogdata.Rule) *binlogdata.Filter { return &binlogdata.Filter{Rules: rs} }
@@ -105,7 +106,7 @@ func TestFilterKeyspaceID(t *testing.T) {
 	evs := ts.expect("BEGIN", "FIELD fk id:UINT64 keyspace_id:VARBINARY", "ROW", "GTID", "COMMIT", "VGTID")
 	var got []string
 	for _, rc := range evs[2].RowEvent.RowChanges {
-		c := cells(rc.After)
+		c := evtext.Cells(rc.After)
 		got = append(got, string(c[0])+"="+hexOf(c[1]))
 	}
 	if strings.Join(got, " ") != "1=166b40b44aba4bd6 2=06e7ea22ce92708f" {

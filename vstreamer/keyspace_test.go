@@ -8,6 +8,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // setupTwoDatabases makes a table of one name in the configured database (test) and in a
@@ -79,10 +80,10 @@ func TestStreamSecondDatabase(t *testing.T) {
 		ts.expect("GTID", "OTHER", "VGTID")
 	}
 	testkit.MustExec(t, db, "INSERT INTO test.ksdb_t VALUES (10, 'one-j')", "INSERT INTO ks_two.ksdb_t VALUES (20, 'two-t')")
-	if got := short(nextRow(t, first, "ks", "test")); got != "ROW ksdb_t +[10 one-j]" {
+	if got := evtext.Short(nextRow(t, first, "ks", "test")); got != "ROW ksdb_t +[10 one-j]" {
 		t.Errorf("configured database: got %s", got)
 	}
-	if got := short(nextRow(t, second, "ks_two", "ks_two")); got != "ROW ksdb_t +[20 two-t]" {
+	if got := evtext.Short(nextRow(t, second, "ks_two", "ks_two")); got != "ROW ksdb_t +[20 two-t]" {
 		t.Errorf("second database: got %s", got)
 	}
 	// A DDL of the second database reaches its stream, not the other's.
@@ -98,13 +99,13 @@ func TestStreamSecondDatabase(t *testing.T) {
 			break
 		}
 		if ev.Type == binlogdata.VEventType_ROW {
-			t.Fatalf("a row before the DDL: %s", short(ev))
+			t.Fatalf("a row before the DDL: %s", evtext.Short(ev))
 		}
 	}
-	if got := short(nextRow(t, second, "ks_two", "ks_two")); got != "ROW ksdb_t +[21 two-u 7]" {
+	if got := evtext.Short(nextRow(t, second, "ks_two", "ks_two")); got != "ROW ksdb_t +[21 two-u 7]" {
 		t.Errorf("second database after DDL: got %s", got)
 	}
-	if got := short(nextRow(t, first, "ks", "test")); got != "ROW ksdb_t +[11 one-k]" {
+	if got := evtext.Short(nextRow(t, first, "ks", "test")); got != "ROW ksdb_t +[11 one-k]" {
 		t.Errorf("configured database after the other's DDL: got %s", got)
 	}
 }
@@ -120,7 +121,7 @@ func TestCopySecondDatabase(t *testing.T) {
 		ev := ts.next(false)
 		checkLabels(t, ev, "ks_two", "ks_two")
 		if ev.Type == binlogdata.VEventType_ROW {
-			rows = append(rows, short(ev))
+			rows = append(rows, evtext.Short(ev))
 		}
 		if ev.Type == binlogdata.VEventType_COPY_COMPLETED && ev.Keyspace == "" {
 			break
@@ -130,7 +131,7 @@ func TestCopySecondDatabase(t *testing.T) {
 		t.Errorf("copied %s, want %s", got, want)
 	}
 	testkit.MustExec(t, db, "INSERT INTO test.ksdb_t VALUES (3, 'one-c')", "INSERT INTO ks_two.ksdb_t VALUES (3, 'two-c')")
-	if got := short(nextRow(t, ts, "ks_two", "ks_two")); got != "ROW ksdb_t +[3 two-c]" {
+	if got := evtext.Short(nextRow(t, ts, "ks_two", "ks_two")); got != "ROW ksdb_t +[3 two-c]" {
 		t.Errorf("after the copy: got %s", got)
 	}
 }
@@ -149,7 +150,7 @@ func TestReadsSecondDatabase(t *testing.T) {
 	var tables []string
 	err = e.StreamTables(context.Background(), TablesRequest{Keyspace: "ks_two"}, func(b *RowsBatch) error {
 		if len(b.Rows) > 0 {
-			tables = append(tables, b.Table+":"+rowString(b.Rows[0]))
+			tables = append(tables, b.Table+":"+evtext.Row(b.Rows[0]))
 		}
 		return nil
 	})
@@ -163,7 +164,7 @@ func TestReadsSecondDatabase(t *testing.T) {
 	err = e.StreamResults(context.Background(), ResultsRequest{Keyspace: "ks_two", Query: "select v from ksdb_t where id = 2"},
 		func(b *RowsBatch) error {
 			for _, r := range b.Rows {
-				results = append(results, rowString(r))
+				results = append(results, evtext.Row(r))
 			}
 			return nil
 		})
@@ -244,10 +245,10 @@ func TestVSchemaConfiguredKeyspaceOnly(t *testing.T) {
 	two.expect("GTID", "OTHER", "VGTID")
 	testkit.MustExec(t, db, "INSERT INTO test.vsh VALUES (1, 2)", "INSERT INTO ks_two.vsh VALUES (1, 2)")
 	// hash(2) = 06e7ea22ce92708f, hash(1) = 166b40b44aba4bd6.
-	if got, want := short(nextRow(t, configured, "ks", "test")), `ROW vsh +[1 2 "\x06\xe7\xea\"Βp\x8f"]`; got != want {
+	if got, want := evtext.Short(nextRow(t, configured, "ks", "test")), `ROW vsh +[1 2 "\x06\xe7\xea\"Βp\x8f"]`; got != want {
 		t.Errorf("configured keyspace, by the vindex:\n got %s\nwant %s", got, want)
 	}
-	if got, want := short(nextRow(t, two, "ks_two", "ks_two")), `ROW vsh +[1 2 "\x16k@\xb4J\xbaK\xd6"]`; got != want {
+	if got, want := evtext.Short(nextRow(t, two, "ks_two", "ks_two")), `ROW vsh +[1 2 "\x16k@\xb4J\xbaK\xd6"]`; got != want {
 		t.Errorf("other keyspace, by the primary key:\n got %s\nwant %s", got, want)
 	}
 }

@@ -3,7 +3,6 @@ package vstreamer
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -12,8 +11,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 var db *testdb.Server
@@ -117,7 +116,7 @@ func (ts *testStream) next(heartbeats bool) *binlogdata.VEvent {
 			if ev.Type == binlogdata.VEventType_HEARTBEAT && !heartbeats {
 				continue
 			}
-			ts.seen = append(ts.seen, short(ev))
+			ts.seen = append(ts.seen, evtext.Short(ev))
 			if len(ts.seen) > 20 {
 				ts.seen = ts.seen[1:]
 			}
@@ -141,7 +140,7 @@ func (ts *testStream) expect(want ...string) []*binlogdata.VEvent {
 	for _, w := range want {
 		ev := ts.next(false)
 		evs = append(evs, ev)
-		g := short(ev)
+		g := evtext.Short(ev)
 		got = append(got, g)
 		if g != w && (strings.Contains(w, " ") || ev.Type.String() != w) {
 			same = false
@@ -151,88 +150,6 @@ func (ts *testStream) expect(want ...string) []*binlogdata.VEvent {
 		ts.t.Fatalf("events differ\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 	return evs
-}
-
-// short renders an event as a line for comparison: volatile parts (positions, times) left out.
-func short(ev *binlogdata.VEvent) string {
-	switch ev.Type {
-	case binlogdata.VEventType_FIELD:
-		var parts []string
-		for _, f := range ev.FieldEvent.Fields {
-			parts = append(parts, f.Name+":"+f.Type.String())
-		}
-		return fmt.Sprintf("FIELD %s %s", ev.FieldEvent.TableName, strings.Join(parts, " "))
-	case binlogdata.VEventType_ROW:
-		var parts []string
-		for _, rc := range ev.RowEvent.RowChanges {
-			switch {
-			case rc.Before == nil:
-				parts = append(parts, "+"+rowString(rc.After))
-			case rc.After == nil:
-				parts = append(parts, "-"+rowString(rc.Before))
-			default:
-				parts = append(parts, rowString(rc.Before)+">"+rowString(rc.After))
-			}
-		}
-		return fmt.Sprintf("ROW %s %s", ev.RowEvent.TableName, strings.Join(parts, " "))
-	case binlogdata.VEventType_DDL:
-		return "DDL " + ev.Statement
-	case binlogdata.VEventType_ROWS_QUERY:
-		return "ROWS_QUERY " + ev.Statement
-	case binlogdata.VEventType_INSERT, binlogdata.VEventType_UPDATE, binlogdata.VEventType_DELETE, binlogdata.VEventType_REPLACE:
-		return ev.Type.String() + " " + ev.Dml
-	case binlogdata.VEventType_OTHER:
-		if ev.Statement == "" {
-			return "OTHER"
-		}
-		return "OTHER " + ev.Statement
-	}
-	return ev.Type.String()
-}
-
-// rowString renders a row as [v1 v2 ...] with NULL for nulls and Go quoting for odd bytes.
-func rowString(r *query.Row) string {
-	vals := cells(r)
-	parts := make([]string, len(vals))
-	for i, v := range vals {
-		switch v {
-		case nil:
-			parts[i] = "NULL"
-		default:
-			s := string(v)
-			if strings.ContainsAny(s, " []\x00") || !isPrintable(s) {
-				s = fmt.Sprintf("%q", s)
-			}
-			parts[i] = s
-		}
-	}
-	return "[" + strings.Join(parts, " ") + "]"
-}
-
-func isPrintable(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == 0xfffd {
-			return false
-		}
-	}
-	return true
-}
-
-// cells splits a query.Row into its values; nil is NULL.
-func cells(r *query.Row) [][]byte {
-	out := make([][]byte, len(r.Lengths))
-	off := int64(0)
-	for i, l := range r.Lengths {
-		if l < 0 {
-			continue
-		}
-		out[i] = r.Values[off : off+l]
-		if out[i] == nil {
-			out[i] = []byte{}
-		}
-		off += l
-	}
-	return out
 }
 
 // onConn runs a stream's SQL uses on conn, for tests that build a stream by hand.

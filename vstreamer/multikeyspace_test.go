@@ -11,11 +11,12 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
-// kshort is short(ev) after the keyspace the event carries.
+// kshort is evtext.Short(ev) after the keyspace the event carries.
 func kshort(ev *binlogdata.VEvent) string {
-	return ev.Keyspace + ": " + short(ev)
+	return ev.Keyspace + ": " + evtext.Short(ev)
 }
 
 func kshorts(evs []*binlogdata.VEvent) []string {

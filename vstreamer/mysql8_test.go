@@ -15,6 +15,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -81,7 +82,7 @@ func TestMySQL8CompressedTransaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := shorts(evs); !slices.Equal(got, want) {
+		if got := evtext.Shorts(evs); !slices.Equal(got, want) {
 			t.Fatalf("events\n got %q\nwant %q", got, want)
 		}
 		return evs
@@ -97,10 +98,10 @@ func TestMySQL8CompressedTransaction(t *testing.T) {
 		c.CurrentTime, p.CurrentTime = 0, 0
 		if src := c.Source; src != nil {
 			if src.StartPos != payloadStart || src.EndPos != 20538 {
-				t.Errorf("%s: source at %d-%d, want the payload event's %d-20538", short(c), src.StartPos, src.EndPos, payloadStart)
+				t.Errorf("%s: source at %d-%d, want the payload event's %d-20538", evtext.Short(c), src.StartPos, src.EndPos, payloadStart)
 			}
 			if p.Source == nil || p.Source.EndPos <= payloadStart || p.Source.EndPos > 20538+100 {
-				t.Errorf("%s: uncompressed source %v is not inside the transaction", short(p), p.Source)
+				t.Errorf("%s: uncompressed source %v is not inside the transaction", evtext.Short(p), p.Source)
 			}
 			src.StartPos, src.EndPos = 0, 0
 			p.Source.StartPos, p.Source.EndPos = 0, 0
@@ -145,7 +146,7 @@ func TestMySQL84TaggedGTID(t *testing.T) {
 	}
 	want := []string{"BEGIN", "FIELD customer customer_id:INT64 email:VARBINARY",
 		"ROW customer +[1 mlord@planetscale.com] +[2 sup@planetscale.com]", "GTID", "COMMIT", "VGTID"}
-	if got := shorts(evs); !slices.Equal(got, want) {
+	if got := evtext.Shorts(evs); !slices.Equal(got, want) {
 		t.Fatalf("events\n got %q\nwant %q", got, want)
 	}
 	if got := evs[5].Vgtid.ShardGtids[0].Gtid; got != after {
@@ -245,7 +246,7 @@ func TestMySQL8PartialJSONUpdate(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []string{"BEGIN", "FIELD customer_json customer_id:INT64 email:VARBINARY jd:JSON", c.want, "GTID", "COMMIT", "VGTID"}
-			if got := shorts(evs); !slices.Equal(got, want) {
+			if got := evtext.Shorts(evs); !slices.Equal(got, want) {
 				t.Fatalf("events\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 			}
 		})
@@ -303,7 +304,7 @@ func TestUnknownBinlogEventEndsStream(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedEvent) || !strings.Contains(err.Error(), "type 43") {
 		t.Fatalf("err = %v, want ErrUnsupportedEvent naming type 43", err)
 	}
-	if got := shorts(evs); len(got) != 6 || got[4] != "COMMIT" {
+	if got := evtext.Shorts(evs); len(got) != 6 || got[4] != "COMMIT" {
 		t.Fatalf("events before the unknown one = %q, want the whole transaction", got)
 	}
 }
@@ -361,6 +362,6 @@ func TestMySQLAnonymousTransactionEndsStream(t *testing.T) {
 		t.Fatalf("err = %v, want ErrServerConfig naming gtid_mode", err)
 	}
 	if len(evs) != 0 {
-		t.Fatalf("events = %q, want none", shorts(evs))
+		t.Fatalf("events = %q, want none", evtext.Shorts(evs))
 	}
 }

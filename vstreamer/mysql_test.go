@@ -8,6 +8,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // skipUnlessMySQL skips a test of what only MySQL writes.
@@ -121,7 +122,7 @@ func (ts *testStream) txnRows() string {
 		ev := ts.next(false)
 		switch ev.Type {
 		case binlogdata.VEventType_ROW:
-			rows = append(rows, short(ev))
+			rows = append(rows, evtext.Short(ev))
 		case binlogdata.VEventType_VGTID:
 			return strings.Join(rows, "\n  ")
 		}

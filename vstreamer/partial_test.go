@@ -11,6 +11,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // TestPartialImages ports Vitess's TestNoBlob (and covers what TestMinimalMode refuses): with
@@ -133,7 +134,7 @@ func TestPartialImageDuringCopy(t *testing.T) {
 	for !row1() || !row3() {
 		ev := ts.next(false)
 		if ev.Type == binlogdata.VEventType_ROW {
-			rows = append(rows, short(ev))
+			rows = append(rows, evtext.Short(ev))
 		}
 	}
 	if slices.ContainsFunc(rows, func(r string) bool { return strings.HasPrefix(r, "ROW pic -") }) {

@@ -192,12 +192,4 @@ func collect(t testing.TB, e *Engine, req Request, n int) ([]*binlogdata.VEvent,
 	}
 }
 
-func shorts(evs []*binlogdata.VEvent) []string {
-	out := make([]string, len(evs))
-	for i, ev := range evs {
-		out[i] = short(ev)
-	}
-	return out
-}
-
 func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -55,7 +56,7 @@ func execOn(t testing.TB, srv *testdb.Server, sqls ...string) {
 	}
 }
 
-// posLine is short(ev) with the positions it carries: a GTID event's transaction GTID, a
+// posLine is evtext.Short(ev) with the positions it carries: a GTID event's transaction GTID, a
 // VGTID's position. Two streams that send the same lines sent the same transactions with
 // the same row values at the same positions.
 func posLine(ev *binlogdata.VEvent) string {
@@ -65,7 +66,7 @@ func posLine(ev *binlogdata.VEvent) string {
 	case binlogdata.VEventType_VGTID:
 		return "VGTID " + ev.Vgtid.ShardGtids[0].Gtid
 	}
-	return short(ev)
+	return evtext.Short(ev)
 }
 
 // readLines reads n events (heartbeats left out) as lines.
@@ -154,7 +155,7 @@ func TestReplicaStreamsFromPrimaryPositions(t *testing.T) {
 
 	ps := startStream(t, pe, Request{Position: CurrentPosition, Filter: flt})
 	_, head := ps.readLines(3)
-	matchLines(t, []string{short(head[0]), short(head[1]), short(head[2])}, []string{"GTID", "OTHER", "VGTID"})
+	matchLines(t, []string{evtext.Short(head[0]), evtext.Short(head[1]), evtext.Short(head[2])}, []string{"GTID", "OTHER", "VGTID"})
 
 	// SQL in on the primary -> events out of its stream.
 	txns := []struct {
@@ -447,7 +448,7 @@ func TestReplicaFailoverUnderWriter(t *testing.T) {
 			txn = nil
 		case binlogdata.VEventType_ROW:
 			for _, rc := range ev.RowEvent.RowChanges {
-				c := cells(rc.After)
+				c := evtext.Cells(rc.After)
 				txn = append(txn, string(c[0])+"/"+string(c[1]))
 			}
 		case binlogdata.VEventType_COMMIT:

@@ -10,6 +10,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -57,7 +58,7 @@ func TestResumeFromEveryVGTID(t *testing.T) {
 func resumedEvents(rec []*binlogdata.VEvent, i int) []string {
 	var rest []string
 	for _, r := range rec[i+1:] {
-		rest = append(rest, short(r))
+		rest = append(rest, evtext.Short(r))
 	}
 	return withFieldBeforeFirstRow(rest, rec[:i+1])
 }
@@ -68,7 +69,7 @@ func withFieldBeforeFirstRow(rest []string, before []*binlogdata.VEvent) []strin
 	var lastField string
 	for _, ev := range before {
 		if ev.Type == binlogdata.VEventType_FIELD {
-			lastField = short(ev)
+			lastField = evtext.Short(ev)
 		}
 		if ev.Type == binlogdata.VEventType_DDL {
 			lastField = ""

@@ -11,6 +11,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // batchString renders a rows batch as Vitess's row streamer tests write them: the first with
@@ -24,12 +25,12 @@ func batchString(b *RowsBatch) string {
 	if len(b.Rows) > 0 {
 		var rows []string
 		for _, r := range b.Rows {
-			rows = append(rows, rowString(r))
+			rows = append(rows, evtext.Row(r))
 		}
 		parts = append(parts, "rows:"+strings.Join(rows, ""))
 	}
 	if b.LastPK != nil {
-		parts = append(parts, "lastpk:"+rowString(b.LastPK))
+		parts = append(parts, "lastpk:"+evtext.Row(b.LastPK))
 	}
 	if b.Heartbeat {
 		parts = append(parts, "heartbeat")
@@ -158,7 +159,7 @@ func TestStreamRowsScan(t *testing.T) {
 	for _, c := range cases {
 		name := c.query
 		if c.lastpk != nil {
-			name += " after " + rowString(c.lastpk.Rows[0])
+			name += " after " + evtext.Row(c.lastpk.Rows[0])
 		}
 		t.Run(name, func(t *testing.T) {
 			got, gtid, err := collectRows(t, e, RowsRequest{Query: c.query, LastPK: c.lastpk})

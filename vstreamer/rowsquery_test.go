@@ -9,6 +9,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // fixtureEvents splits a file of captured events, logged one after the other, by the sizes
@@ -113,7 +114,7 @@ func TestRowsQueryEvent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := shorts(evs); !slices.Equal(got, c.want) {
+			if got := evtext.Shorts(evs); !slices.Equal(got, c.want) {
 				t.Fatalf("events\n got %q\nwant %q", got, c.want)
 			}
 			for _, ev := range evs {

@@ -14,6 +14,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -69,7 +70,7 @@ func TestSkipEmptyTransactions(t *testing.T) {
 		var seen []string
 		for {
 			ev := ts.next(true)
-			seen = append(seen, short(ev))
+			seen = append(seen, evtext.Short(ev))
 			if ev.Type == binlogdata.VEventType_VGTID {
 				if got := ev.Vgtid.ShardGtids[0].Gtid; got != head {
 					t.Fatalf("lone VGTID %s, want %s", got, head)
@@ -97,7 +98,7 @@ func TestSkipEmptyTransactions(t *testing.T) {
 		most := int(time.Since(start)/pendingPositionDelay) + 1
 		var got []string
 		for len(ts.events) > 0 {
-			got = append(got, short(ts.next(true)))
+			got = append(got, evtext.Short(ts.next(true)))
 		}
 		if n := len(got); n < 1 || n > most || slices.ContainsFunc(got, func(l string) bool { return l != "VGTID" }) {
 			t.Errorf("during a run of skipped transactions: %v, want 1 to %d lone VGTIDs", got, most)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // statementMode runs sqls in a session logging binlog_format=format, then puts the session
@@ -201,7 +202,7 @@ func copyWithHook(t *testing.T, hook func(), done func(evs []string) bool) ([]st
 	err := newEngine(t).Stream(ctx, Request{Position: "", Filter: rules(&binlogdata.Rule{Match: "/^sc_/"}), CopyChunkRows: 1},
 		func(batch []*binlogdata.VEvent) error {
 			for _, ev := range batch {
-				evs = append(evs, short(ev))
+				evs = append(evs, evtext.Short(ev))
 				if !hooked && ev.Type == binlogdata.VEventType_ROW && ev.RowEvent.TableName == "sc_a" {
 					hooked = true
 					defer hook()

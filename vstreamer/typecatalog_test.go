@@ -13,6 +13,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 	"github.com/vstream-cdc/vstream/vstreamer/rowcodec"
 	"github.com/vstream-cdc/vstream/vstreamer/schema"
 )
@@ -217,7 +218,7 @@ func TestTypeCatalog(t *testing.T) {
 		}
 		binlog[i].field = evs[1].FieldEvent.Fields[1]
 		for _, rc := range evs[2].RowEvent.RowChanges {
-			binlog[i].rows = append(binlog[i].rows, cells(rc.After)[1])
+			binlog[i].rows = append(binlog[i].rows, evtext.Cells(rc.After)[1])
 		}
 	}
 
@@ -235,7 +236,7 @@ func TestTypeCatalog(t *testing.T) {
 		case binlogdata.VEventType_ROW:
 			p := &copied[index[ev.RowEvent.TableName]]
 			for _, rc := range ev.RowEvent.RowChanges {
-				p.rows = append(p.rows, cells(rc.After)[1])
+				p.rows = append(p.rows, evtext.Cells(rc.After)[1])
 			}
 		case binlogdata.VEventType_COPY_COMPLETED:
 			done = ev.LastPKEvent.GetTableLastPK() == nil

@@ -6,6 +6,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // TestColumnTypes streams one row per case through a table with a single column of the
@@ -93,7 +94,7 @@ func TestColumnTypes(t *testing.T) {
 			if got := evs[1].FieldEvent.Fields[1].Type; got != c.typ {
 				t.Errorf("type = %v, want %v", got, c.typ)
 			}
-			cell := cells(evs[2].RowEvent.RowChanges[0].After)[1]
+			cell := evtext.Cells(evs[2].RowEvent.RowChanges[0].After)[1]
 			got := "<NULL>"
 			if cell != nil {
 				got = string(cell)

@@ -8,6 +8,7 @@ import (
 	"github.com/vstream-cdc/vstream/filter"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // vsTestVSchema gives vsr the two-column region_experimental vindex of Vitess's
@@ -103,7 +104,7 @@ func TestVSchemaRows(t *testing.T) {
 	err := e.StreamRows(context.Background(), RowsRequest{Query: "select id from vsr_rows where in_keyrange(region, id, 'region_vdx', '-80')"},
 		func(b *RowsBatch) error {
 			for _, r := range b.Rows {
-				got = append(got, rowString(r))
+				got = append(got, evtext.Row(r))
 			}
 			return nil
 		})

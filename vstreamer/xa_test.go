@@ -8,6 +8,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/internal/testkit/evtext"
 )
 
 // TestXATransactions: a one-phase XA transaction streams as any transaction; a prepared one
@@ -43,7 +44,7 @@ func TestXATransactions(t *testing.T) {
 			t.Fatalf("err = %v, want ErrUnsupportedEvent naming the XA prepare event after position %s", err, last)
 		}
 	case ev := <-ts.events:
-		t.Fatalf("got %s, want the stream to end", short(ev))
+		t.Fatalf("got %s, want the stream to end", evtext.Short(ev))
 	case <-time.After(15 * time.Second):
 		t.Fatal("the stream did not end")
 	}
@@ -59,7 +60,7 @@ func TestXATransactions(t *testing.T) {
 			t.Fatalf("err = %v, want ErrUnsupportedEvent naming the XA COMMIT (of xid 'two', as MariaDB logs it)", err)
 		}
 	case ev := <-late.events:
-		t.Fatalf("got %s, want the stream to end", short(ev))
+		t.Fatalf("got %s, want the stream to end", evtext.Short(ev))
 	case <-time.After(15 * time.Second):
 		t.Fatal("the stream did not end")
 	}

@@ -1,11 +1,16 @@
 // Package testkit holds what tests across the module share and would otherwise write again
 // in each package: SQL run on a test server that fails the test on error (MustExec), a wait
-// for a condition with a deadline (WaitFor), the short one-line form of a stream event the
-// engine's tests compare against (Short), and a vstreamd process on a port of its own
-// (Vstreamd).
+// for a condition with a deadline (WaitFor), a comparison of event lines (SameLines) and a
+// vstreamd process on a port of its own (Vstreamd). Its subpackage evtext renders stream
+// events as those lines.
+//
+// testkit links none of the module's generated protobuf types, so that interop/, whose test
+// binary links Vitess's own under the same names, can use it too (TestNoGeneratedTypes).
 package testkit
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,5 +40,14 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
+	}
+}
+
+// SameLines fails the test unless got and want are the same lines in the same order, showing
+// both one line each.
+func SameLines(t testing.TB, what string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: lines differ\n got:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }

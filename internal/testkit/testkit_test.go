@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"fmt"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,5 +65,20 @@ func TestWaitFor(t *testing.T) {
 				t.Errorf("failed after %v, before the timeout %v", time.Since(start), c.timeout)
 			}
 		})
+	}
+}
+
+// TestNoGeneratedTypes: testkit links none of the module's generated protobuf types. A test
+// binary that links them beside Vitess's (interop/) panics at start: both register
+// binlogdata.proto and its neighbours under the same names.
+func TestNoGeneratedTypes(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for dep := range strings.Lines(string(out)) {
+		if strings.HasPrefix(dep, "github.com/vstream-cdc/vstream/gen/") {
+			t.Errorf("testkit depends on %s", strings.TrimSpace(dep))
+		}
 	}
 }
