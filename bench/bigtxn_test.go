@@ -106,7 +106,7 @@ func runBigTxn(b *testing.B, rows int, phase string) bigTxnRun {
 	defer d.stop(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cc, err := grpc.NewClient(d.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	cc, err := grpc.NewClient(d.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
 		b.Fatal(err)
@@ -129,7 +129,7 @@ func runBigTxn(b *testing.B, rows int, phase string) bigTxnRun {
 			warm = warm || ev.Type == binlogdata.VEventType_ROW
 		}
 	}
-	idle, err := procstat.Memory(d.cmd.Process.Pid, "VmRSS")
+	idle, err := procstat.Memory(d.Pid(), "VmRSS")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,16 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +27,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/procstat"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // The fan-out benchmark's scale. The defaults are the figures (100 streams, 500
@@ -327,7 +325,7 @@ func openStreams(b *testing.B, d *vstreamd, from string, matches []string, rows 
 		})
 	}
 	for i, m := range matches {
-		cc, err := grpc.NewClient(s.d.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		cc, err := grpc.NewClient(s.d.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 		if err != nil {
 			s.close()
@@ -609,10 +607,9 @@ func sentColumn(r *query.Row) (int64, error) {
 
 // vstreamd is a vstreamd process serving the benchmark's database.
 type vstreamd struct {
-	cmd  *exec.Cmd
-	addr string
-	db   *testdb.Server
-	log  bytes.Buffer
+	*testkit.Vstreamd
+	db  *testdb.Server
+	log bytes.Buffer
 }
 
 // startVstreamd starts vstreamd on db's database fan; with -bench.cpuprofile it profiles
@@ -629,33 +626,17 @@ func startVstreamdOn(b *testing.B, db *testdb.Server, database, phase string) *v
 
 // startVstreamdBin is startVstreamdOn with the vstreamd binary bin.
 func startVstreamdBin(b *testing.B, bin string, db *testdb.Server, database, phase string) *vstreamd {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	d := &vstreamd{addr: lis.Addr().String(), db: db}
-	lis.Close()
-	args := []string{"--mysql-dsn", db.DSN(database), "--listen", d.addr, "--log-level", "warn"}
+	d := &vstreamd{db: db}
+	args := []string{"--mysql-dsn", db.DSN(database), "--log-level", "warn"}
 	if *cpuProfileDir != "" {
 		args = append(args, "--cpuprofile", filepath.Join(*cpuProfileDir, phase+".pprof"), "--drain-timeout", "1s")
 	}
-	d.cmd = exec.Command(bin, args...)
-	d.cmd.Stdout, d.cmd.Stderr = &d.log, &d.log
-	if err := d.cmd.Start(); err != nil {
-		b.Fatal(err)
+	v, err := testkit.StartVstreamd(bin, &d.log, args...)
+	if err != nil {
+		b.Fatalf("%v:\n%s", err, d.log.String())
 	}
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", d.addr); err == nil {
-			c.Close()
-			return d
-		}
-		if i == 200 {
-			d.cmd.Process.Kill()
-			d.cmd.Wait()
-			b.Fatalf("vstreamd did not listen on %s in 10s:\n%s", d.addr, d.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	d.Vstreamd = v
+	return d
 }
 
 // stop kills vstreamd and the binlog dumps it leaves on the source: MariaDB notices a
@@ -664,18 +645,9 @@ func startVstreamdBin(b *testing.B, bin string, db *testdb.Server, database, pha
 func (d *vstreamd) stop(b *testing.B) {
 	if *cpuProfileDir != "" {
 		// The profile is written on a clean shutdown only.
-		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = d.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			d.cmd.Process.Kill()
-			<-done
-		}
+		d.Stop(30 * time.Second)
 	} else {
-		d.cmd.Process.Kill()
-		d.cmd.Wait()
+		d.Kill()
 	}
 	conn, err := d.db.Conn("")
 	if err != nil {
@@ -701,7 +673,7 @@ func (d *vstreamd) stop(b *testing.B) {
 }
 
 // cpu is the CPU time vstreamd has used, user and system, all threads.
-func (d *vstreamd) cpu(b *testing.B) time.Duration { return procCPU(b, d.cmd.Process.Pid) }
+func (d *vstreamd) cpu(b *testing.B) time.Duration { return procCPU(b, d.Pid()) }
 
 // serverName names db's server in the benchmarks' reports.
 func serverName(db *testdb.Server) string {
@@ -763,7 +735,7 @@ func procCPU(b *testing.B, pid int) time.Duration {
 
 // peakRSS is vstreamd's peak resident memory (VmHWM), in bytes.
 func (d *vstreamd) peakRSS(b *testing.B) int64 {
-	n, err := procstat.Memory(d.cmd.Process.Pid, "VmHWM")
+	n, err := procstat.Memory(d.Pid(), "VmHWM")
 	if err != nil {
 		b.Fatal(err)
 	}

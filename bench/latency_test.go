@@ -211,7 +211,7 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 
 	// The project's client with its defaults, as an application would stream; a broken
 	// stream fails the run rather than resume.
-	vc, err := vclient.Dial(d.addr, vclient.Options{WindowSize: int32(*latWindow), AckInterval: -1, MaxRetries: -1})
+	vc, err := vclient.Dial(d.Addr, vclient.Options{WindowSize: int32(*latWindow), AckInterval: -1, MaxRetries: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func writeAt(b *testing.B, tps int, d time.Duration, write func(*client.Conn) er
 }
 
 func vstreamdTimes(b *testing.B, d *vstreamd) (user, sys time.Duration) {
-	user, sys, err := procstat.Times(d.cmd.Process.Pid)
+	user, sys, err := procstat.Times(d.Pid())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func vstreamdTimes(b *testing.B, d *vstreamd) (user, sys time.Duration) {
 }
 
 func vstreamdSwitches(b *testing.B, d *vstreamd) int64 {
-	n, err := procstat.ContextSwitches(d.cmd.Process.Pid)
+	n, err := procstat.ContextSwitches(d.Pid())
 	if err != nil {
 		b.Fatal(err)
 	}

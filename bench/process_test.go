@@ -331,7 +331,7 @@ func (w *procWorkload) consume(server, bin, mode, gtid, table string, rows int) 
 		d := startVstreamdBin(b, server, w.db, procKeyspace, phase)
 		defer d.stop(b)
 		v0 := d.cpu(b)
-		p := startProc(b, bin, append(clientProfile(phase), "--addr", d.addr, "--mode", mode, "--gtid", gtid, "--table", table,
+		p := startProc(b, bin, append(clientProfile(phase), "--addr", d.Addr, "--mode", mode, "--gtid", gtid, "--table", table,
 			"--keyspace", procKeyspace, "--rows", strconv.Itoa(rows))...)
 		lines := p.wait(b)
 		run := procRun{elapsed: p.elapsed, client: p.cpu, vstreamd: d.cpu(b) - v0}
@@ -547,7 +547,7 @@ func (w *procWorkload) latencyRun(b *testing.B, server, bin string) latencySide 
 	}()
 	defer func() { cancel(); <-done }()
 
-	p := startProc(b, bin, append(clientProfile(phase), "--addr", d.addr, "--mode", "latency", "--gtid", pos.String(), "--table", procLatTable,
+	p := startProc(b, bin, append(clientProfile(phase), "--addr", d.Addr, "--mode", "latency", "--gtid", pos.String(), "--table", procLatTable,
 		"--keyspace", procKeyspace, "--rows", strconv.Itoa(txns))...)
 	if l := p.line(b); l != "ready" {
 		b.Fatalf("consumer said %q before it was ready", l)

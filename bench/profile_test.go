@@ -2,13 +2,13 @@ package bench
 
 import (
 	"flag"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"sync"
 	"testing"
+
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // cpuProfileDir is where every benchmark writes CPU profiles of vstreamd, one per phase
@@ -34,19 +34,10 @@ func buildVstreamd() error {
 			buildErr = err
 			return
 		}
-		for _, b := range []struct {
-			bin *string
-			pkg string
-		}{{&vstreamdBin, "./cmd/vstreamd"}, {&readerBin, "./bench/binlogreader"}} {
-			path := filepath.Join(dir, filepath.Base(b.pkg))
-			build := exec.Command("go", "build", "-o", path, b.pkg)
-			build.Dir = ".."
-			if out, err := build.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("build %s: %w\n%s", b.pkg, err, out)
-				return
-			}
-			*b.bin = path
+		if buildErr = testkit.Build(dir, "./cmd/vstreamd", "./bench/binlogreader"); buildErr != nil {
+			return
 		}
+		vstreamdBin, readerBin = filepath.Join(dir, "vstreamd"), filepath.Join(dir, "binlogreader")
 	})
 	return buildErr
 }

@@ -5,9 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/procstat"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // shardRows is how many rows each shard's binlog holds for BenchmarkShards.
@@ -93,18 +92,12 @@ func BenchmarkShards(b *testing.B) {
 	if err := os.WriteFile(topo, []byte(body), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	v, err := testkit.StartVstreamd(vstreamdBin, os.Stderr, "--mysql-dsn", shardServers[0].DSN("sh"), "--topology", topo, "--log-level", "warn")
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr := lis.Addr().String()
-	_ = lis.Close()
-	cmd := exec.Command(vstreamdBin, "--mysql-dsn", shardServers[0].DSN("sh"), "--listen", addr, "--topology", topo, "--log-level", "warn")
-	cmd.Stderr = os.Stderr
-	if err = cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer v.Kill()
+	addr := v.Addr
 	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
@@ -121,7 +114,7 @@ func BenchmarkShards(b *testing.B) {
 		want := len(shards) * *shardRows
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		cpu0, err := procstat.CPU(cmd.Process.Pid)
+		cpu0, err := procstat.CPU(v.Pid())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -140,7 +133,7 @@ func BenchmarkShards(b *testing.B) {
 		if got < want {
 			b.Fatalf("%d of %d rows: %v", got, want, err)
 		}
-		cpu1, err := procstat.CPU(cmd.Process.Pid)
+		cpu1, err := procstat.CPU(v.Pid())
 		if err != nil {
 			b.Fatal(err)
 		}

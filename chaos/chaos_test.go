@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -23,6 +21,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/applier"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 	"github.com/vstream-cdc/vstream/position"
 )
 
@@ -39,11 +38,8 @@ func TestMain(m *testing.M) {
 	}
 	bin = filepath.Join(dir, "vstreamd")
 	sinkBin = filepath.Join(dir, "vstream-sink")
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/vstreamd", "./cmd/vstream-sink")
-	build.Dir = ".."
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build vstreamd and vstream-sink:", err)
+	if err := testkit.Build(dir, "./cmd/vstreamd", "./cmd/vstream-sink"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := testdb.RunTests(m, testdb.Options{Database: "chaos"}, &db)
@@ -51,43 +47,28 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// vstreamd is a vstreamd process that can be killed and started again on the same address.
-type vstreamd struct {
-	t    *testing.T
-	addr string
-	args []string
-	cmd  *exec.Cmd
-	log  *os.File
-}
-
 // startVstreamd starts vstreamd on a port of its own; args are added to its command line.
-func startVstreamd(t *testing.T, args ...string) *vstreamd {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+// It is killed when the test ends.
+func startVstreamd(t *testing.T, args ...string) *testkit.Vstreamd {
+	t.Helper()
+	log, err := os.Create(filepath.Join(t.TempDir(), "vstreamd.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &vstreamd{t: t, addr: lis.Addr().String(), args: args}
-	lis.Close()
-	v.log, _ = os.Create(filepath.Join(t.TempDir(), "vstreamd.log"))
-	v.start()
-	t.Cleanup(func() { v.kill() })
+	v, err := testkit.NewVstreamd(bin, log, append([]string{"--mysql-dsn", db.DSN("chaos")}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runVstreamd(t, v)
+	t.Cleanup(v.Kill)
 	return v
 }
 
-func (v *vstreamd) start() {
-	v.cmd = exec.Command(bin, append([]string{"--mysql-dsn", db.DSN("chaos"), "--listen", v.addr}, v.args...)...)
-	v.cmd.Stdout, v.cmd.Stderr = v.log, v.log
-	if err := v.cmd.Start(); err != nil {
-		v.t.Fatal(err)
-	}
-}
-
-func (v *vstreamd) kill() { v.signal(os.Kill) }
-
-func (v *vstreamd) signal(sig os.Signal) {
-	if v.cmd != nil && v.cmd.Process != nil {
-		v.cmd.Process.Signal(sig)
-		v.cmd.Wait()
+// runVstreamd runs v (again): it does not wait for it to listen, the client retries.
+func runVstreamd(t *testing.T, v *testkit.Vstreamd) {
+	t.Helper()
+	if err := v.Start(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -196,7 +177,7 @@ func (c *consumer) waitCopied(t *testing.T) {
 
 // restarts stops vstreamd n times during the copy (the first right after the copy starts,
 // then at random moments until it is done) and n times after it, starting it again each time.
-func restarts(t *testing.T, v *vstreamd, c *consumer, sig os.Signal, seed uint64, n int) (duringCopy int) {
+func restarts(t *testing.T, v *testkit.Vstreamd, c *consumer, sig os.Signal, seed uint64, n int) (duringCopy int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	c.waitCopyStarted(t)
@@ -204,17 +185,17 @@ func restarts(t *testing.T, v *vstreamd, c *consumer, sig os.Signal, seed uint64
 		if copied, _, _ := c.state(); copied {
 			break
 		}
-		v.signal(sig)
+		_ = v.Signal(sig)
 		duringCopy++
-		v.start()
+		runVstreamd(t, v)
 		time.Sleep(time.Duration(20+rng.IntN(100)) * time.Millisecond)
 	}
 	c.waitCopied(t)
 	for i := 0; i < n; i++ {
 		time.Sleep(time.Duration(50+rng.IntN(300)) * time.Millisecond)
-		v.signal(sig)
+		_ = v.Signal(sig)
 		time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
-		v.start()
+		runVstreamd(t, v)
 	}
 	return duringCopy
 }
@@ -243,7 +224,7 @@ func TestStopVstreamd(t *testing.T) {
 			applier.SetupWorkload(t, db)
 			w := applier.StartWriter(t, db, "chaos", c.seed, 3*time.Millisecond)
 			v := startVstreamd(t)
-			cons, cancel := startConsumer(t, v.addr)
+			cons, cancel := startConsumer(t, v.Addr)
 			defer cancel()
 			during := restarts(t, v, cons, c.sig, c.seed, 5)
 			w.Finish(t)
@@ -263,7 +244,7 @@ func TestKillDatabase(t *testing.T) {
 	applier.SetupWorkload(t, db)
 	w := applier.StartWriter(t, db, "chaos", 2, 3*time.Millisecond)
 	v := startVstreamd(t)
-	c, cancel := startConsumer(t, v.addr)
+	c, cancel := startConsumer(t, v.Addr)
 	defer cancel()
 	rng := rand.New(rand.NewPCG(43, 1))
 	for i := 0; i < 10; i++ {

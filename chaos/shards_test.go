@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/gen/query"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // shardImage is what a consumer of a multi-shard stream keeps: each shard's rows, and how
@@ -192,30 +191,17 @@ func TestShardsFailover(t *testing.T) {
 `, servers[0].Addr(), replica.Addr(), servers[1].Addr()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	_ = lis.Close()
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "vstreamd.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var vs *exec.Cmd
-	startVs := func() {
-		vs = exec.Command(bin, "--mysql-dsn", servers[1].DSN("app"), "--listen", addr, "--topology", topo)
-		vs.Stdout, vs.Stderr = logFile, logFile
-		if err := vs.Start(); err != nil {
-			t.Fatal(err)
-		}
+	vs, err := testkit.NewVstreamd(bin, logFile, "--mysql-dsn", servers[1].DSN("app"), "--topology", topo)
+	if err != nil {
+		t.Fatal(err)
 	}
-	killVs := func() {
-		_ = vs.Process.Kill()
-		_ = vs.Wait()
-	}
-	startVs()
-	t.Cleanup(killVs)
+	runVstreamd(t, vs)
+	t.Cleanup(vs.Kill)
+	addr := vs.Addr
 
 	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler),
 		Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(100 * time.Millisecond) }})
@@ -261,8 +247,8 @@ func TestShardsFailover(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	started := logCount("stream starting")
-	killVs()
-	startVs()
+	vs.Kill()
+	runVstreamd(t, vs)
 	waitUntil("the client's stream on the new vstreamd", func() bool { return logCount("stream starting") > started })
 	time.Sleep(300 * time.Millisecond)
 
@@ -280,8 +266,8 @@ func TestShardsFailover(t *testing.T) {
 	waitUntil("the stream's failover", func() bool { return logCount("shard server lost between transactions") >= 1 })
 	time.Sleep(300 * time.Millisecond)
 	started = logCount("stream starting")
-	killVs()
-	startVs()
+	vs.Kill()
+	runVstreamd(t, vs)
 	// A new stream starts on the replica: the primary does not answer.
 	waitUntil("the client's stream on the restarted vstreamd", func() bool { return logCount("stream starting") > started })
 	time.Sleep(300 * time.Millisecond)

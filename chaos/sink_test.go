@@ -167,7 +167,7 @@ func TestKillSink(t *testing.T) {
 				}
 				start = "copy"
 			}
-			args := []string{"--server", v.addr, "--sink", c.broker, "--format", c.format, "--name", "chaos",
+			args := []string{"--server", v.Addr, "--sink", c.broker, "--format", c.format, "--name", "chaos",
 				"--tables", "t", "--position", start, "--topic-prefix", "cdc.", "--copy-chunk-rows", "100",
 				"--default-topic", "changes", "--heartbeat", "200ms", "--max-batch-bytes", "4096", "--log-level", "debug"}
 			var read func(want int, quiet time.Duration) []sinktest.Got
@@ -239,8 +239,8 @@ func TestKillSink(t *testing.T) {
 					// transaction at times, and the sink aborts what it held of it.
 					waitCommitted(t, metricsAddr, writing)
 					time.Sleep(time.Duration(100+rng.IntN(200)) * time.Millisecond)
-					v.kill()
-					v.start()
+					v.Kill()
+					runVstreamd(t, v)
 				}
 			}
 			if err := <-werr; err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +26,7 @@ import (
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 var (
@@ -55,16 +55,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "vstreamd")
-	vstreamdBin = bin
-	build := exec.Command("go", "build", "-o", bin, "./cmd/vstreamd")
-	build.Dir = ".."
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build vstreamd:", err)
+	if err := testkit.Build(dir, "./cmd/vstreamd"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	grpcAddr, metricsAddr = freeAddr(), freeAddr()
+	vstreamdBin = filepath.Join(dir, "vstreamd")
+	if metricsAddr, err = testkit.FreeAddr(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	logName = filepath.Join(dir, "vstreamd.log")
 	logFile, err := os.Create(logName)
 	if err != nil {
@@ -74,42 +73,19 @@ func run(m *testing.M) int {
 	defer logFile.Close()
 	// The schema history is on, as in the example configuration, so that its metric is the
 	// one of a server that runs it.
-	cmd := exec.Command(bin, "--mysql-dsn", db.DSN("ks"), "--listen", grpcAddr, "--metrics-listen", metricsAddr,
+	v, err := testkit.StartVstreamd(vstreamdBin, logFile, "--mysql-dsn", db.DSN("ks"), "--metrics-listen", metricsAddr,
 		"--schema-history-dir", filepath.Join(dir, "history"))
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "start vstreamd:", err)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err, logTail())
 		return 1
 	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	}()
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", grpcAddr); err == nil {
-			c.Close()
-			break
-		}
-		if i > 200 {
-			fmt.Fprintln(os.Stderr, "vstreamd did not listen:", logTail())
-			return 1
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	defer func() { _ = v.Signal(os.Interrupt) }()
+	grpcAddr = v.Addr
 	code := m.Run()
 	if code != 0 {
 		fmt.Fprintln(os.Stderr, "vstreamd log tail:\n"+logTail())
 	}
 	return code
-}
-
-func freeAddr() string {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer lis.Close()
-	return lis.Addr().String()
 }
 
 func logTail() string {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,11 +61,8 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	workDir = dir
 	vstreamdBin = filepath.Join(dir, "vstreamd")
-	build := exec.Command("go", "build", "-o", vstreamdBin, "./cmd/vstreamd")
-	build.Dir = ".."
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build vstreamd:", err)
+	if err := testkit.Build(dir, "./cmd/vstreamd"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	logName := filepath.Join(dir, "vstreamd.log")
@@ -88,39 +83,19 @@ func run(m *testing.M) int {
 // launchVstreamd starts a vstreamd on the test database with args added to its flags,
 // logging to logName, and waits until it listens. stop ends it.
 func launchVstreamd(logName string, args ...string) (listen string, stop func(), err error) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	listen = lis.Addr().String()
-	lis.Close()
 	logFile, err := os.Create(logName)
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command(vstreamdBin, append([]string{"--mysql-dsn", db.DSN("ks"), "--listen", listen, "--log-level", "debug"}, args...)...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	v, err := testkit.StartVstreamd(vstreamdBin, logFile, append([]string{"--mysql-dsn", db.DSN("ks"), "--log-level", "debug"}, args...)...)
+	if err != nil {
 		logFile.Close()
-		return "", nil, fmt.Errorf("start vstreamd: %w", err)
+		return "", nil, fmt.Errorf("%w:\n%s", err, logTail(logName))
 	}
-	stop = func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
+	return v.Addr, func() {
+		_ = v.Signal(os.Interrupt)
 		logFile.Close()
-	}
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", listen)
-		if err == nil {
-			c.Close()
-			return listen, stop, nil
-		}
-		if i > 100 {
-			stop()
-			return "", nil, fmt.Errorf("vstreamd did not listen:\n%s", logTail(logName))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	}, nil
 }
 
 // logTail is the end of a vstreamd log, for failure messages.

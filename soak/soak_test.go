@@ -7,9 +7,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,6 +23,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/procstat"
 	"github.com/vstream-cdc/vstream/internal/testdb"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 var (
@@ -57,32 +56,16 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "vstreamd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/vstreamd")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v %s", err, out)
-	}
-	lis, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := lis.Addr().String()
-	lis.Close()
-	logf, _ := os.Create(filepath.Join(dir, "vstreamd.log"))
-	cmd := exec.Command(bin, "--mysql-dsn", db.DSN("soak"), "--listen", addr, "--log-level", "warn")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	if err := testkit.Build(dir, "./cmd/vstreamd"); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if i > 100 {
-			t.Fatal("vstreamd did not listen")
-		}
-		time.Sleep(50 * time.Millisecond)
+	logf, _ := os.Create(filepath.Join(dir, "vstreamd.log"))
+	v, err := testkit.StartVstreamd(filepath.Join(dir, "vstreamd"), logf, "--mysql-dsn", db.DSN("soak"), "--log-level", "warn")
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer v.Kill()
+	addr := v.Addr
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -134,7 +117,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	time.Sleep(time.Second)
-	rssStart := rss(cmd.Process.Pid)
+	rssStart := rss(v.Pid())
 	// Several writers share the rate: one connection's round trips cannot reach 1,000/s.
 	const writers = 4
 	start := time.Now()
@@ -166,7 +149,7 @@ func TestSoak(t *testing.T) {
 	// RSS once warm (after a minute, or a tenth of a short run) and at the end.
 	warmAt := min(time.Minute, *duration/10)
 	time.Sleep(warmAt)
-	rssWarm := rss(cmd.Process.Pid)
+	rssWarm := rss(v.Pid())
 	wwg.Wait()
 	close(werr)
 	if err := <-werr; err != nil {
@@ -175,7 +158,7 @@ func TestSoak(t *testing.T) {
 	n := int(sent.Load())
 	elapsed := time.Since(start)
 	time.Sleep(2 * time.Second)
-	rssEnd := rss(cmd.Process.Pid)
+	rssEnd := rss(v.Pid())
 	cancel()
 	wg.Wait()
 	slices.Sort(latencies)
