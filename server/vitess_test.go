@@ -55,6 +55,23 @@ func collect(t *testing.T, recv recvFn, n int) []string {
 	return got
 }
 
+// step is SQL run on the source and the lines (shortEv) of the events a stream then sends.
+type step struct {
+	name string
+	sql  []string
+	want []string
+}
+
+// walk runs each step's SQL and reads as many events as the step wants lines, heartbeats
+// left out, and fails at the first step whose lines differ: SQL in, events out.
+func walk(t *testing.T, recv recvFn, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		testkit.MustExec(t, db, s.sql...)
+		testkit.SameLines(t, s.name, collect(t, recv, len(s.want)), s.want)
+	}
+}
+
 func TestVtgateVStream(t *testing.T) {
 	testkit.MustExec(t, db, "CREATE TABLE vt1 (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO vt1 VALUES (1, 'a'), (2, 'b')")
 	cc := dial(t, serve(t, dbConfig(), Options{}))
@@ -71,28 +88,29 @@ func TestVtgateVStream(t *testing.T) {
 		r, err := st.Recv()
 		return r.GetEvents(), err
 	}
-	testkit.SameLines(t, "copy", collect(t, recv, 12), []string{
-		"BEGIN",
-		"FIELD test.vt1 id:INT32 v:VARCHAR",
-		"VGTID test/0 pks",
-		"ROW test.vt1 +[1 a]",
-		"ROW test.vt1 +[2 b]",
-		"VGTID test/0 pks",
-		"COMMIT",
-		"BEGIN",
-		"VGTID test/0",
-		"COMMIT",
-		"COPY_COMPLETED test/0",
-		"COPY_COMPLETED /",
-	})
-	testkit.MustExec(t, db, "UPDATE vt1 SET v = 'c' WHERE id = 1")
-	// After the copy, as after Vitess's, a table is described again before its first row.
-	testkit.SameLines(t, "binlog", collect(t, recv, 5), []string{
-		"BEGIN",
-		"FIELD test.vt1 id:INT32 v:VARCHAR",
-		"ROW test.vt1 [1 a]>[1 c]",
-		"VGTID test/0",
-		"COMMIT",
+	walk(t, recv, []step{
+		{"copy", nil, []string{
+			"BEGIN",
+			"FIELD test.vt1 id:INT32 v:VARCHAR",
+			"VGTID test/0 pks",
+			"ROW test.vt1 +[1 a]",
+			"ROW test.vt1 +[2 b]",
+			"VGTID test/0 pks",
+			"COMMIT",
+			"BEGIN",
+			"VGTID test/0",
+			"COMMIT",
+			"COPY_COMPLETED test/0",
+			"COPY_COMPLETED /",
+		}},
+		// After the copy, as after Vitess's, a table is described again before its first row.
+		{"binlog", []string{"UPDATE vt1 SET v = 'c' WHERE id = 1"}, []string{
+			"BEGIN",
+			"FIELD test.vt1 id:INT32 v:VARCHAR",
+			"ROW test.vt1 [1 a]>[1 c]",
+			"VGTID test/0",
+			"COMMIT",
+		}},
 	})
 }
 
@@ -114,9 +132,10 @@ func TestVtgateOptions(t *testing.T) {
 		r, err := st.Recv()
 		return r.GetEvents(), err
 	}
-	testkit.SameLines(t, "start at current", collect(t, recv, 2), []string{"VGTID test/0", "OTHER"})
-	testkit.MustExec(t, db, "INSERT INTO vt2 VALUES (1)")
-	testkit.SameLines(t, "row", collect(t, recv, 5), []string{"BEGIN", "FIELD vt2 id:INT32", "ROW vt2 +[1]", "VGTID test/0", "COMMIT"})
+	walk(t, recv, []step{
+		{"start at current", nil, []string{"VGTID test/0", "OTHER"}},
+		{"row", []string{"INSERT INTO vt2 VALUES (1)"}, []string{"BEGIN", "FIELD vt2 id:INT32", "ROW vt2 +[1]", "VGTID test/0", "COMMIT"}},
+	})
 	evs, err := recv()
 	if err != nil || len(evs) != 1 || evs[0].Type != binlogdata.VEventType_HEARTBEAT || evs[0].Keyspace != "" || evs[0].Shard != "" {
 		t.Fatalf("want a heartbeat without keyspace and shard, got %v %v", evs, err)
@@ -165,24 +184,25 @@ func TestTabletVStream(t *testing.T) {
 		r, err := st.Recv()
 		return r.GetEvents(), err
 	}
-	testkit.SameLines(t, "copy", collect(t, recv, 10), []string{
-		"BEGIN",
-		"FIELD qt1 id:INT32",
-		"GTID",
-		"ROW qt1 +[1]",
-		"LASTPK",
-		"COMMIT",
-		"BEGIN",
-		"LASTPK",
-		"COMMIT",
-		"COPY_COMPLETED test/0",
-	})
-	// A transaction the filter leaves empty is sent as a tablet sends it (the native API
-	// skips it).
-	testkit.MustExec(t, db, "INSERT INTO qt2 VALUES (1)", "INSERT INTO qt1 VALUES (2)")
-	testkit.SameLines(t, "binlog", collect(t, recv, 8), []string{
-		"BEGIN", "GTID", "COMMIT",
-		"BEGIN", "FIELD qt1 id:INT32", "ROW qt1 +[2]", "GTID", "COMMIT",
+	walk(t, recv, []step{
+		{"copy", nil, []string{
+			"BEGIN",
+			"FIELD qt1 id:INT32",
+			"GTID",
+			"ROW qt1 +[1]",
+			"LASTPK",
+			"COMMIT",
+			"BEGIN",
+			"LASTPK",
+			"COMMIT",
+			"COPY_COMPLETED test/0",
+		}},
+		// A transaction the filter leaves empty is sent as a tablet sends it (the native API
+		// skips it).
+		{"binlog", []string{"INSERT INTO qt2 VALUES (1)", "INSERT INTO qt1 VALUES (2)"}, []string{
+			"BEGIN", "GTID", "COMMIT",
+			"BEGIN", "FIELD qt1 id:INT32", "ROW qt1 +[2]", "GTID", "COMMIT",
+		}},
 	})
 }
 

@@ -82,3 +82,36 @@ func TestNoGeneratedTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestSameLines: SameLines passes the same lines in the same order and fails on any other,
+// showing both.
+func TestSameLines(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want []string
+		fails     bool
+	}{
+		{"same", []string{"BEGIN", "COMMIT"}, []string{"BEGIN", "COMMIT"}, false},
+		{"none", nil, []string{}, false},
+		{"other order", []string{"COMMIT", "BEGIN"}, []string{"BEGIN", "COMMIT"}, true},
+		{"one more", []string{"BEGIN", "COMMIT", "VGTID"}, []string{"BEGIN", "COMMIT"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &fatalRecorder{}
+			func() {
+				defer func() {
+					if p := recover(); p != nil && p != any(r) {
+						panic(p)
+					}
+				}()
+				SameLines(r, "events", c.got, c.want)
+			}()
+			if failed := r.failed != ""; failed != c.fails {
+				t.Fatalf("failed %v (%q), want %v", failed, r.failed, c.fails)
+			}
+			if c.fails && !strings.Contains(r.failed, "  "+strings.Join(c.got, "\n  ")) {
+				t.Errorf("failure does not show the lines got:\n%s", r.failed)
+			}
+		})
+	}
+}
