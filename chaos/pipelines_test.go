@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,17 +20,17 @@ import (
 	"time"
 
 	"github.com/vstream-cdc/vstream/internal/sinktest"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // freeAddr is a loopback address nothing listens on (just now).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testkit.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lis.Close()
-	return lis.Addr().String()
+	return addr
 }
 
 // waitPipelinesCommitted waits (up to 20 s, then goes on) until each pipeline of the sink
@@ -92,7 +91,7 @@ checkpoint-interval: 200ms
 max-batch-bytes: "4096"
 log-level: debug
 metrics-listen: %s
-`, v.addr, c.broker, sinktest.Position(t, db, "chaos"), metrics)
+`, v.Addr, c.broker, sinktest.Position(t, db, "chaos"), metrics)
 			var readOrders, readAudit func(want int, quiet time.Duration) []sinktest.Got
 			var nats *sinktest.NATSServer
 			auditExtra := ""

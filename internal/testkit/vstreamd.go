@@ -66,7 +66,7 @@ func FreeAddr() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("testkit: %w", err)
 	}
-	defer lis.Close()
+	defer func() { _ = lis.Close() }()
 	return lis.Addr().String(), nil
 }
 
@@ -124,7 +124,7 @@ func (v *Vstreamd) WaitListening(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if c, err := net.Dial("tcp", v.Addr); err == nil {
-			c.Close()
+			_ = c.Close()
 			return nil
 		}
 		if time.Now().After(deadline) {

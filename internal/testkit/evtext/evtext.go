@@ -49,8 +49,10 @@ func Short(ev *binlogdata.VEvent) string {
 			return "OTHER"
 		}
 		return "OTHER " + ev.Statement
+	default:
+		// The rest are compared by their type alone: their contents are positions and times.
+		return ev.Type.String()
 	}
-	return ev.Type.String()
 }
 
 // Shorts is Short of each event.
