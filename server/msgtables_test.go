@@ -8,6 +8,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
 // TestMessageTables: in every encoded format a message of a table's rows names the table
@@ -31,7 +32,7 @@ func TestMessageTables(t *testing.T) {
 		{"streamsets", nil, true},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
-			execSQL(t, "DROP TABLE IF EXISTS mta", "DROP TABLE IF EXISTS mtb",
+			testkit.MustExec(t, db, "DROP TABLE IF EXISTS mta", "DROP TABLE IF EXISTS mtb",
 				"CREATE TABLE mta (id INT PRIMARY KEY, v VARCHAR(32))", "CREATE TABLE mtb (id INT PRIMARY KEY, v VARCHAR(32))",
 				"INSERT INTO mta VALUES (1, 'copied-in-qqmtaqq')", "INSERT INTO mtb VALUES (1, 'copied-in-qqmtbqq')")
 			cc := dial(t, serve(t, dbConfig(), Options{}))
@@ -93,7 +94,7 @@ func TestMessageTables(t *testing.T) {
 				}
 				if !wrote && (bytes.Count(all, []byte("copied-in-")) >= 2) {
 					wrote = true
-					execSQL(t, "BEGIN", "INSERT INTO mta VALUES (2, 'binlog-in-qqmtaqq')", "INSERT INTO mtb VALUES (2, 'binlog-in-qqmtbqq')", "COMMIT")
+					testkit.MustExec(t, db, "BEGIN", "INSERT INTO mta VALUES (2, 'binlog-in-qqmtaqq')", "INSERT INTO mtb VALUES (2, 'binlog-in-qqmtbqq')", "COMMIT")
 				}
 			}
 			if tc.labeled && (counts["mta"][0] == 0 || counts["mtb"][0] == 0) {
