@@ -13,7 +13,6 @@ import (
 
 	"github.com/vstream-cdc/vstream/client"
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
-	"github.com/vstream-cdc/vstream/internal/procstat"
 	"github.com/vstream-cdc/vstream/internal/testdb"
 	"github.com/vstream-cdc/vstream/internal/testkit"
 )
@@ -78,10 +77,11 @@ func closeShards() {
 // BenchmarkShards streams the same rows from one shard and from all four shards of a
 // keyspace, each shard on a database server of its own, through one vstreamd process
 // (--topology) to a Go client in this process, and reports the rows/s of each, their ratio
-// (four shards over one: what adding shards to one vstreamd gains), and vstreamd's CPU per
-// million rows in each. It asserts nothing. On a machine whose cores are all busy with the
-// four database servers, vstreamd and the client, the ratio is bound by CPU, not by the
-// merge: compare vstreamd's CPU per row between the two.
+// (four shards over one: what adding shards to one vstreamd gains), the CPU per million rows
+// of vstreamd, the client and the database servers in each, the cores those processes kept
+// busy and the machine's busy share. It asserts nothing. On a machine whose cores are all
+// busy with the database servers, vstreamd and the client, the ratio is bound by CPU, not by
+// the merge: compare the CPU per row between the two.
 func BenchmarkShards(b *testing.B) {
 	setupShards(b)
 	topo := filepath.Join(b.TempDir(), "topology.yaml")
@@ -104,9 +104,9 @@ func BenchmarkShards(b *testing.B) {
 	}
 	defer func() { _ = cl.Close() }()
 
-	// stream reads the rows of the shards given from their start positions and returns the
-	// time they took and vstreamd's CPU meanwhile.
-	stream := func(shards []int) (time.Duration, time.Duration) {
+	// stream reads the rows of the shards given from their start positions and measures
+	// the time they took and what each process used meanwhile.
+	stream := func(shards []int) shardRun {
 		pos := &binlogdata.VGtid{}
 		for _, i := range shards {
 			pos.ShardGtids = append(pos.ShardGtids, &binlogdata.ShardGtid{Keyspace: "sh", Shard: shardNames[i], Gtid: shardStart[i]})
@@ -114,13 +114,17 @@ func BenchmarkShards(b *testing.B) {
 		want := len(shards) * *shardRows
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		cpu0, err := procstat.CPU(v.Pid())
-		if err != nil {
-			b.Fatal(err)
+		dbCPU := func() (d time.Duration) {
+			for _, i := range shards {
+				d += procCPU(b, dbPID(b, shardServers[i]))
+			}
+			return d
 		}
+		v0, c0, d0 := procCPU(b, v.Pid()), procCPU(b, os.Getpid()), dbCPU()
+		busy0, idle0 := machineCPU(b)
 		start := time.Now()
 		got := 0
-		err = cl.Stream(ctx, client.Request{Position: pos, Filter: client.ParseTables("s")}, func(_ context.Context, events []*binlogdata.VEvent) error {
+		err := cl.Stream(ctx, client.Request{Position: pos, Filter: client.ParseTables("s")}, func(_ context.Context, events []*binlogdata.VEvent) error {
 			for _, ev := range events {
 				got += len(ev.GetRowEvent().GetRowChanges())
 			}
@@ -133,25 +137,55 @@ func BenchmarkShards(b *testing.B) {
 		if got < want {
 			b.Fatalf("%d of %d rows: %v", got, want, err)
 		}
-		cpu1, err := procstat.CPU(v.Pid())
-		if err != nil {
-			b.Fatal(err)
+		busy1, idle1 := machineCPU(b)
+		return shardRun{
+			rows: float64(got), wall: took,
+			vstreamd: procCPU(b, v.Pid()) - v0, client: procCPU(b, os.Getpid()) - c0, db: dbCPU() - d0,
+			busy: busy1 - busy0, idle: idle1 - idle0,
 		}
-		return took, cpu1 - cpu0
 	}
 	// Once before timing: vstreamd's connections and the servers' caches warm.
 	stream([]int{0})
 	b.ResetTimer()
-	var one, four, cpuOne, cpuFour time.Duration
+	var one, four shardRun
 	for range b.N {
-		t1, c1 := stream([]int{0})
-		t4, c4 := stream([]int{0, 1, 2, 3})
-		one, four, cpuOne, cpuFour = one+t1, four+t4, cpuOne+c1, cpuFour+c4
+		one.add(stream([]int{0}))
+		four.add(stream([]int{0, 1, 2, 3}))
 	}
-	rows := float64(b.N * *shardRows)
-	b.ReportMetric(rows/one.Seconds(), "rows/s_1shard")
-	b.ReportMetric(4*rows/four.Seconds(), "rows/s_4shards")
-	b.ReportMetric((4*rows/four.Seconds())/(rows/one.Seconds()), "x_4shards_over_1")
-	b.ReportMetric(cpuOne.Seconds()/rows*1e6, "vstreamd_cpu_s/Mrow_1shard")
-	b.ReportMetric(cpuFour.Seconds()/(4*rows)*1e6, "vstreamd_cpu_s/Mrow_4shards")
+	b.ReportMetric(one.rate(), "rows/s_1shard")
+	b.ReportMetric(four.rate(), "rows/s_4shards")
+	b.ReportMetric(four.rate()/one.rate(), "x_4shards_over_1")
+	for _, r := range []struct {
+		name string
+		run  shardRun
+	}{{"1shard", one}, {"4shards", four}} {
+		b.ReportMetric(r.run.perMrow(r.run.vstreamd), "vstreamd_cpu_s/Mrow_"+r.name)
+		b.ReportMetric(r.run.perMrow(r.run.client), "client_cpu_s/Mrow_"+r.name)
+		b.ReportMetric(r.run.perMrow(r.run.db), "db_cpu_s/Mrow_"+r.name)
+		// What binds the ratio: the cores the stream's own processes kept busy, and the
+		// machine's busy share. When one shard already takes most of the machine's cores,
+		// four cannot go faster than the cores allow, however the merge performs.
+		b.ReportMetric((r.run.vstreamd+r.run.client+r.run.db).Seconds()/r.run.wall.Seconds(), "stream_cores_"+r.name)
+		b.ReportMetric(100*r.run.busy.Seconds()/(r.run.busy+r.run.idle).Seconds(), "machine_busy_%_"+r.name)
+	}
 }
+
+// shardRun is what BenchmarkShards measured over one or more streams of the same shards.
+type shardRun struct {
+	rows                                   float64
+	wall, vstreamd, client, db, busy, idle time.Duration
+}
+
+func (r *shardRun) add(o shardRun) {
+	r.rows += o.rows
+	r.wall += o.wall
+	r.vstreamd += o.vstreamd
+	r.client += o.client
+	r.db += o.db
+	r.busy += o.busy
+	r.idle += o.idle
+}
+
+func (r shardRun) rate() float64 { return r.rows / r.wall.Seconds() }
+
+func (r shardRun) perMrow(d time.Duration) float64 { return d.Seconds() / r.rows * 1e6 }
