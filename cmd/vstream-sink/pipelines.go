@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vstream-cdc/vstream/internal/cliconfig"
+	"github.com/vstream-cdc/vstream/sink/nats"
 )
 
 // Many pipelines, one process. A `pipelines:` list in the YAML file names pipelines, each a
@@ -102,14 +103,22 @@ func (c *config) validateProcess() error {
 
 // checkShared refuses pipelines that would trip over each other in one broker: two NATS
 // pipelines writing into one JetStream stream must share its subject prefix, since the
-// stream takes the subjects of one (topic-prefix + ">").
+// stream takes the subjects of one (topic-prefix + ">"), and two NATS pipelines of one
+// server and bucket must not have names that make the same checkpoint key.
 func checkShared(ps []*config) error {
 	type stream struct{ url, name string }
 	first := map[stream]*config{}
+	keys := map[stream]*config{}
 	for _, p := range ps {
 		if p.Sink != "nats" {
 			continue
 		}
+		k := stream{p.NATSURL + " " + p.NATSBucket, nats.CheckpointKey(p.Name)}
+		if o, ok := keys[k]; ok {
+			return fmt.Errorf("pipelines %q and %q would keep their positions under one key, %q, of the NATS bucket %s (a key holds letters, digits, - _ and =; the rest become _): rename one",
+				o.Name, p.Name, k.name, p.NATSBucket)
+		}
+		keys[k] = p
 		s := stream{p.NATSURL, p.NATSStream}
 		if o, ok := first[s]; ok && o.TopicPrefix != p.TopicPrefix {
 			return fmt.Errorf("pipelines %q and %q write into the NATS stream %s with topic-prefix %q and %q: a stream holds the subjects of one prefix; give %q a nats-stream of its own, or the same topic-prefix",

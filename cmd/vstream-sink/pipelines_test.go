@@ -70,6 +70,10 @@ func TestPipelinesConfig(t *testing.T) {
 		{name: "an empty value", yaml: "sink: kafka\nkafka-brokers: k:1\nformat: avro\ntables: t\npipelines:\n  - name: all\n    tables:\n", ok: func(ps []*config) bool {
 			return ps[0].Tables == "" && ps[0].parsed.request.Filter == nil
 		}},
+		{name: "names of one checkpoint key", yaml: "sink: nats\nnats-url: nats://n:4222\ntopic-prefix: cdc.\nformat: avro\npipelines:\n  - name: a.b\n  - name: a_b\n",
+			err: `pipelines "a.b" and "a_b" would keep their positions under one key, "a_b", of the NATS bucket`},
+		{name: "names of one checkpoint key, two buckets", yaml: "sink: nats\nnats-url: nats://n:4222\ntopic-prefix: cdc.\nformat: avro\npipelines:\n  - name: a.b\n  - name: a_b\n    nats-bucket: other\n",
+			ok: func(ps []*config) bool { return ps[1].NATSBucket == "other" }},
 		{name: "duplicate names", yaml: twoPipelines + "  - name: orders\n    format: avro\n",
 			err: `pipelines entries 1 and 3 are both named "orders": each pipeline needs a name of its own`},
 		{name: "no name", yaml: twoPipelines + "  - format: avro\n", err: "pipelines entry 3 (line 15): name is required"},

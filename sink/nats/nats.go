@@ -279,16 +279,20 @@ func (p *Publisher) replayWAL(ctx context.Context, saved *binlogdata.VGtid) (*bi
 	return w.pos, nil
 }
 
-// kvKey is the sink's name in the characters a KV key may hold anywhere (a dot may not
-// start or end one): others become "_".
-func (p *Publisher) kvKey() string {
+// kvKey is the sink's key in the checkpoint bucket and the write-ahead bucket.
+func (p *Publisher) kvKey() string { return CheckpointKey(p.opts.Name) }
+
+// CheckpointKey is a sink name in the characters a KV key may hold anywhere (a dot may not
+// start or end one): others become "_". Names differing only there ("a.b", "a_b") share a
+// key, so sinks of one server and bucket must not be named so.
+func CheckpointKey(name string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '=':
 			return r
 		}
 		return '_'
-	}, p.opts.Name)
+	}, name)
 }
 
 // Subject is the subject of a topic (which has the sink's topic prefix already): the topic
