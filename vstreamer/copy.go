@@ -1115,28 +1115,21 @@ func (s *stream) serverCompare(t *copyTable, i int, cell []byte) (int, error) {
 }
 
 // collationName names a collation id and its character set as the server does; "" when the
-// server has no collation of that id. MariaDB 10.10 and later give the UCA 14.0.0 collations
-// (utf8mb4_uca1400_ai_ci) ids, and full names, only in COLLATION_CHARACTER_SET_APPLICABILITY;
-// older servers and MySQL have neither column there, and every id in COLLATIONS.
+// server has no collation of that id.
 func collationName(conn *client.Conn, id uint32) (name, charset string, err error) {
-	r, err := conn.Execute("SELECT FULL_COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID = ?", id)
-	var me *mysql.MyError
-	if errors.As(err, &me) && me.Code == mysql.ER_BAD_FIELD_ERROR {
-		r, err = conn.Execute("SELECT COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID = ?", id)
-	}
+	all, err := schema.Collations(conn)
 	if err != nil {
 		return "", "", fmt.Errorf("name collation %d: %v", id, err)
 	}
-	defer r.Close()
-	if r.RowNumber() == 0 {
+	c, ok := all[id]
+	if !ok {
 		return "", "", nil
 	}
-	name, charset = resultString(r, 0, 0), resultString(r, 0, 1)
 	// Both go into SQL unquoted: only a name the server could give is taken.
-	if !isSQLName(name) || !isSQLName(charset) {
-		return "", "", fmt.Errorf("name collation %d: unexpected name %q (%q)", id, name, charset)
+	if !isSQLName(c.Name) || !isSQLName(c.Charset) {
+		return "", "", fmt.Errorf("name collation %d: unexpected name %q (%q)", id, c.Name, c.Charset)
 	}
-	return name, charset, nil
+	return c.Name, c.Charset, nil
 }
 
 func isSQLName(s string) bool {

@@ -27,6 +27,7 @@ import (
 	"github.com/vstream-cdc/vstream/position"
 	"github.com/vstream-cdc/vstream/vstreamer/fanout"
 	"github.com/vstream-cdc/vstream/vstreamer/history"
+	"github.com/vstream-cdc/vstream/vstreamer/schema"
 	"github.com/vstream-cdc/vstream/vstreamer/sqlpool"
 )
 
@@ -725,30 +726,15 @@ func describe(conn *client.Conn, flavor string) (Description, error) {
 	return d, nil
 }
 
-// collations reads the server's collation ids. MariaDB 10.10 and later also give ids to the
-// UCA 14.0.0 collations, which COLLATIONS lists without one, in
-// COLLATION_CHARACTER_SET_APPLICABILITY; older servers have no ID column there.
+// collations maps the server's collation ids to their character sets' names.
 func collations(conn *client.Conn) (map[uint32]string, error) {
-	m := map[uint32]string{}
-	read := func(query string) error {
-		r, err := conn.Execute(query)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		for i := range r.RowNumber() {
-			id, _ := r.GetUint(i, 0)
-			m[uint32(id)] = resultString(r, i, 1)
-		}
-		return nil
+	all, err := schema.Collations(conn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	if err := read("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL"); err != nil {
-		return nil, fmt.Errorf("%w: read the server's collations: %v", ErrUnavailable, err)
-	}
-	err := read("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID IS NOT NULL")
-	var me *mysql.MyError
-	if err != nil && !(errors.As(err, &me) && me.Code == mysql.ER_BAD_FIELD_ERROR) {
-		return nil, fmt.Errorf("%w: read the server's collations: %v", ErrUnavailable, err)
+	m := make(map[uint32]string, len(all))
+	for id, c := range all {
+		m[id] = c.Charset
 	}
 	return m, nil
 }

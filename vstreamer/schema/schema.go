@@ -72,12 +72,11 @@ const loadColumns = `SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, c.IS_NULL
 // columns and no error.
 func Load(q Querier, db, table string) ([]ColumnInfo, error) {
 	// MariaDB 10.10 and later give the UCA 14.0.0 collations (utf8mb4_uca1400_ai_ci, ...) ids
-	// only in COLLATION_CHARACTER_SET_APPLICABILITY, whose ID column older servers and MySQL
-	// lack: without it such a column would read as id 0, a binary string.
+	// only in COLLATION_CHARACTER_SET_APPLICABILITY (see Collations): without it such a column
+	// would read as id 0, a binary string.
 	r, err := q.Execute(fmt.Sprintf(loadColumns, "COALESCE(co.ID, ap.ID, 0)",
 		"LEFT JOIN information_schema.COLLATION_CHARACTER_SET_APPLICABILITY ap ON co.ID IS NULL AND ap.FULL_COLLATION_NAME = c.COLLATION_NAME"), db, table)
-	var me *mysql.MyError
-	if errors.As(err, &me) && me.Code == mysql.ER_BAD_FIELD_ERROR {
+	if noApplicabilityID(err) {
 		r, err = q.Execute(fmt.Sprintf(loadColumns, "COALESCE(co.ID, 0)", ""), db, table)
 	}
 	if err != nil {
