@@ -202,10 +202,10 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int, vs *VSchema) 
 				// (VReplication) apply their own aliases.
 				name := "keyspace_id"
 				p.out = append(p.out, outColumn{src: -1, kid: &kid})
-				p.fields = append(p.fields, &query.Field{Name: name, Type: query.Type_VARBINARY, Table: table, OrgTable: table, Charset: 63, ColumnLength: length, Flags: uint32(query.MySqlFlag_BINARY_FLAG)})
+				p.fields = append(p.fields, &query.Field{Name: name, Type: query.Type_VARBINARY, Table: table, OrgTable: table, Charset: sqltypes.BinaryCollation, ColumnLength: length, Flags: uint32(query.MySqlFlag_BINARY_FLAG)})
 			case itemOne:
 				p.out = append(p.out, outColumn{src: -1, one: true})
-				p.fields = append(p.fields, &query.Field{Name: "1", Type: query.Type_INT64, Charset: 63,
+				p.fields = append(p.fields, &query.Field{Name: "1", Type: query.Type_INT64, Charset: sqltypes.BinaryCollation,
 					Flags: uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_NUM_FLAG)})
 			case itemColumn:
 				i, err := colIndex(it.column)
@@ -248,10 +248,7 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int, vs *VSchema) 
 }
 
 func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, error) {
-	// FIELD types a character column with a binary collation BINARY, VARBINARY or BLOB, as
-	// Vitess does; its collation says it holds text.
-	binCollated := (f.Type == query.Type_BINARY || f.Type == query.Type_VARBINARY || f.Type == query.Type_BLOB) && f.Charset != 63 && f.Charset != 0
-	if f.Type&query.Type(query.Flag_ISTEXT) == 0 && f.Type != query.Type_ENUM && f.Type != query.Type_SET && !binCollated {
+	if f.Type&query.Type(query.Flag_ISTEXT) == 0 && f.Type != query.Type_ENUM && f.Type != query.Type_SET && !sqltypes.BinaryTypedText(f.Type, f.Charset) {
 		return outColumn{}, nil, fmt.Errorf("convert(%s using %s): %s is not a character column", it.column, it.charset, it.column)
 	}
 	from := sqltypes.CharsetOf(f.Charset)
@@ -271,7 +268,7 @@ func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, erro
 			out.Charset = 33
 		}
 	case "binary":
-		out.Charset = 63
+		out.Charset = sqltypes.BinaryCollation
 	default:
 		if it.charset != from {
 			return outColumn{}, nil, fmt.Errorf("convert(%s using %s): only utf8mb4, utf8 and binary targets are supported", it.column, it.charset)

@@ -131,7 +131,7 @@ func ValueType(f *query.Field) query.Type {
 	switch {
 	case ct == "uuid" || ct == "inet4" || ct == "inet6":
 		return query.Type_CHAR
-	case f.GetCharset() == BinaryCharset || f.GetCharset() == 0:
+	case !sqltypes.BinaryTypedText(typ, f.GetCharset()):
 		return typ
 	case strings.HasPrefix(ct, "enum("):
 		return query.Type_ENUM
@@ -144,9 +144,6 @@ func ValueType(f *query.Field) query.Type {
 	}
 	return query.Type_TEXT
 }
-
-// BinaryCharset is the collation id of binary strings.
-const BinaryCharset = 63
 
 // ValueFields returns the fields with the types of their values (ValueType), cloning only
 // the fields whose type that changes.
@@ -168,28 +165,6 @@ func ValueFields(fields []*query.Field) []*query.Field {
 		return fields
 	}
 	return out
-}
-
-// Unsigned reports whether a column is of an unsigned integer type.
-func Unsigned(f *query.Field) bool {
-	switch f.GetType() {
-	case query.Type_UINT8, query.Type_UINT16, query.Type_UINT24, query.Type_UINT32, query.Type_UINT64:
-		return true
-	default:
-		// Signed and non-integer types.
-	}
-	return false
-}
-
-// Binary reports whether a column holds bytes rather than text (binary charset).
-func Binary(f *query.Field) bool {
-	switch f.GetType() {
-	case query.Type_BINARY, query.Type_VARBINARY, query.Type_BLOB, query.Type_GEOMETRY, query.Type_BIT:
-		return true
-	default:
-		// Text, numbers and temporal types.
-	}
-	return false
 }
 
 // Logged reports whether column i of a row change's after image was logged, by the row

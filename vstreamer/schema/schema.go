@@ -47,9 +47,6 @@ type ColumnInfo struct {
 	Result *rowcodec.ResultField
 }
 
-// Unsigned reports an UNSIGNED numeric column.
-func (c *ColumnInfo) Unsigned() bool { return strings.Contains(c.ColumnType, "unsigned") }
-
 // Querier runs SQL; *client.Conn satisfies it.
 type Querier interface {
 	Execute(command string, args ...any) (*mysql.Result, error)
@@ -279,7 +276,7 @@ func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 	c.Ext = rowcodec.ExtOf(ci.DataType)
 	c.Result = ci.Result
 	if fromSchema {
-		c.Unsigned = c.Unsigned || ci.Unsigned()
+		c.Unsigned = c.Unsigned || sqltypes.Unsigned(ci.ColumnType)
 		if ci.CollationID != 0 {
 			c.Collation = ci.CollationID
 		}
@@ -302,7 +299,7 @@ func enrich(c *rowcodec.Column, ci *ColumnInfo, fromSchema bool) {
 	case "MUL":
 		c.Flags |= uint32(query.MySqlFlag_MULTIPLE_KEY_FLAG | query.MySqlFlag_PART_KEY_FLAG)
 	}
-	if strings.Contains(ci.ColumnType, "zerofill") {
+	if sqltypes.Zerofill(ci.ColumnType) {
 		c.Flags |= uint32(query.MySqlFlag_ZEROFILL_FLAG)
 	}
 }

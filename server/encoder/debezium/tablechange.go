@@ -74,10 +74,11 @@ func columnChange(f *query.Field, position int, labels []string, collations *enc
 	}
 	// The type's name with its attributes, as Debezium writes it: INT UNSIGNED ZEROFILL.
 	name := strings.ToUpper(base)
-	for _, attr := range []string{"unsigned", "zerofill"} {
-		if strings.Contains(strings.ToLower(f.GetColumnType()), " "+attr) {
-			name += " " + strings.ToUpper(attr)
-		}
+	if sqltypes.Unsigned(f.GetColumnType()) {
+		name += " UNSIGNED"
+	}
+	if sqltypes.Zerofill(f.GetColumnType()) {
+		name += " ZEROFILL"
 	}
 	length, scale := Null, Null
 	if len(args) > 0 {
