@@ -21,6 +21,7 @@ import (
 	"github.com/vstream-cdc/vstream/server/encoder/debezium"
 	"github.com/vstream-cdc/vstream/server/encoder/drs"
 	"github.com/vstream-cdc/vstream/server/encoder/streamsets"
+	"github.com/vstream-cdc/vstream/sqltypes"
 	"github.com/vstream-cdc/vstream/vstreamer"
 )
 
@@ -90,7 +91,7 @@ func (s *Server) newEncoder(ctx context.Context, format string, options map[stri
 		}
 		enc, err := NewEncoder(format, options, encoder.Params{Clock: time.Now, Database: database,
 			Flavor: desc.Flavor, ServerVersion: desc.Version, Keyspace: keyspace,
-			Zone: encoder.SourceZone(desc.TimeZone, desc.UTCOffset), Collations: encoder.NewCollations(desc.Collations)})
+			Zone: encoder.SourceZone(desc.TimeZone, desc.UTCOffset), Collations: sqltypes.NewCharsets(desc.Collations)})
 		if err != nil {
 			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}

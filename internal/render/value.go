@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/vstream-cdc/vstream/gen/query"
-	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
@@ -30,11 +29,11 @@ func AppendJSON(dst []byte, f *query.Field, cell []byte) []byte {
 	}
 	switch kind {
 	case sqltypes.KindInt8, sqltypes.KindInt16, sqltypes.KindInt24, sqltypes.KindInt32, sqltypes.KindInt64:
-		if v, ok := encoder.ParseInt(cell); ok && v <= maxExact && v >= -maxExact {
+		if v, ok := sqltypes.ParseInt(cell); ok && v <= maxExact && v >= -maxExact {
 			return strconv.AppendInt(dst, v, 10)
 		}
 	case sqltypes.KindUint8, sqltypes.KindUint16, sqltypes.KindUint24, sqltypes.KindUint32, sqltypes.KindUint64, sqltypes.KindYear:
-		if v, ok := encoder.ParseUint(cell); ok && v <= maxExact {
+		if v, ok := sqltypes.ParseUint(cell); ok && v <= maxExact {
 			return strconv.AppendUint(dst, v, 10)
 		}
 	case sqltypes.KindBit:
@@ -66,7 +65,7 @@ func AppendJSON(dst []byte, f *query.Field, cell []byte) []byte {
 // utf8Text is a text cell in UTF-8: converted from the column's character set, or the cell
 // itself when that is UTF-8 already.
 func utf8Text(f *query.Field, cell []byte) []byte {
-	if cs := encoder.DefaultCollations.Text(f); cs != nil {
+	if cs := sqltypes.DefaultCharsets.Text(f); cs != nil {
 		return cs.Append(nil, cell)
 	}
 	return cell

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // Encoder re-wraps the VEvents of one stream. It keeps what it learns from FIELD events and
@@ -53,8 +54,8 @@ type Params struct {
 	// is UTC.
 	Zone *time.Location
 	// Collations maps the collation ids of text columns to their character sets, to convert
-	// their text to UTF-8; nil means DefaultCollations.
-	Collations *Collations
+	// their text to UTF-8; nil means sqltypes.DefaultCharsets.
+	Collations *sqltypes.Charsets
 }
 
 // RenderZone reads the render_zone option of the formats that print TIMESTAMP values as

@@ -241,28 +241,6 @@ func TestCells(t *testing.T) {
 	}
 }
 
-func TestParseInt(t *testing.T) {
-	ints := map[string]int64{"0": 0, "-1": -1, "+7": 7, "007": 7, "9223372036854775807": math.MaxInt64, "-9223372036854775808": math.MinInt64}
-	for in, want := range ints {
-		if got, ok := ParseInt([]byte(in)); !ok || got != want {
-			t.Errorf("ParseInt(%s) = %d %v, want %d", in, got, ok, want)
-		}
-	}
-	for _, bad := range []string{"", "-", "9223372036854775808", "-9223372036854775809", "1.5", "1e3", " 1"} {
-		if _, ok := ParseInt([]byte(bad)); ok {
-			t.Errorf("ParseInt(%q) accepted", bad)
-		}
-	}
-	if got, ok := ParseUint([]byte("18446744073709551615")); !ok || got != math.MaxUint64 {
-		t.Errorf("ParseUint(max) = %d %v", got, ok)
-	}
-	for _, bad := range []string{"", "18446744073709551616", "-1", "+1"} {
-		if _, ok := ParseUint([]byte(bad)); ok {
-			t.Errorf("ParseUint(%q) accepted", bad)
-		}
-	}
-}
-
 func TestValueType(t *testing.T) {
 	cases := []struct {
 		typ        query.Type

@@ -105,15 +105,6 @@ func Cells(dst [][]byte, r *query.Row, width int) ([][]byte, error) {
 // emptyCell is the empty, non-NULL value.
 var emptyCell = []byte{}
 
-// BitValue is the unsigned value of a BIT cell (big-endian bytes).
-func BitValue(cell []byte) uint64 {
-	var v uint64
-	for _, c := range cell {
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
-
 // ValueType is the type of a column's values, as the formats write them. FIELD types a
 // column as Vitess does, by the server's flags: a CHAR, ENUM or SET with a binary collation
 // is BINARY, a VARCHAR VARBINARY, a TEXT BLOB, and MariaDB's UUID, INET4 and INET6 are

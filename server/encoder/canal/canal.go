@@ -24,7 +24,7 @@ type Options struct {
 	// BaseType prints column types without sizes ("bigint unsigned", not "bigint(20) unsigned").
 	BaseType bool
 	// Collations give the character sets text is converted from (nil: the default ids).
-	Collations *encoder.Collations
+	Collations *sqltypes.Charsets
 }
 
 // ReadOptions reads the shared options:
@@ -208,7 +208,7 @@ func (o Options) AppendValue(dst []byte, f *query.Field, labels []string, cell [
 			cell = cell[1:]
 		}
 	case sqltypes.KindBit:
-		return strconv.AppendUint(dst, encoder.BitValue(cell), 10), code, nil
+		return strconv.AppendUint(dst, sqltypes.BitValue(cell), 10), code, nil
 	case sqltypes.KindTimestamp:
 		return o.appendTimestamp(dst, cell), code, nil
 	case sqltypes.KindEnum:

@@ -72,7 +72,7 @@ func appendCellJSON(dst []byte, c *column, cell []byte) ([]byte, bool) {
 			return encoder.AppendJSONString(dst, unsafeString(cell)), true
 		}
 	case kBit1:
-		return strconv.AppendBool(dst, encoder.BitValue(cell) != 0), true
+		return strconv.AppendBool(dst, sqltypes.BitValue(cell) != 0), true
 	case kBits:
 		// Little-endian, padded to the column's bytes.
 		var buf [8]byte

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vstream-cdc/vstream/server/encoder"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // Layout is the generation of Debezium's envelope and source block.
@@ -51,7 +52,7 @@ type Config struct {
 	// Version is source.version.
 	Version string
 	// Collations give the character sets text columns are converted from.
-	Collations *encoder.Collations
+	Collations *sqltypes.Charsets
 }
 
 // Skips reports whether records of operation op ('c', 'u', 'd', 't') are left out.

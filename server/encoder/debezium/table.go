@@ -76,7 +76,7 @@ type column struct {
 	labels  []string
 	numeric bool
 	// charset converts the text of a character column that is not UTF-8.
-	charset *encoder.Charset
+	charset *sqltypes.Charset
 	// binary is how binary columns are rendered: bytes, base64, base64-url-safe or hex.
 	binary string
 	// lob marks BLOB and TEXT columns, which a NOBLOB row image may leave out.
@@ -471,21 +471,21 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 	}
 	switch c.kind {
 	case kInt:
-		i, ok := encoder.ParseInt(cell)
+		i, ok := sqltypes.ParseInt(cell)
 		if !ok {
 			return arena, fmt.Errorf("%q is not an integer", cell)
 		}
 		v.setInt(i)
 		return arena, nil
 	case kUint:
-		u, ok := encoder.ParseUint(cell)
+		u, ok := sqltypes.ParseUint(cell)
 		if !ok {
 			return arena, fmt.Errorf("%q is not an unsigned integer", cell)
 		}
 		v.setInt(int64(u))
 		return arena, nil
 	case kUintDecimal:
-		if _, ok := encoder.ParseUint(cell); !ok {
+		if _, ok := sqltypes.ParseUint(cell); !ok {
 			return arena, fmt.Errorf("%q is not an unsigned integer", cell)
 		}
 		start := len(arena)
@@ -565,7 +565,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		v.setInt(us)
 		return arena, nil
 	case kYear:
-		y, ok := encoder.ParseInt(cell)
+		y, ok := sqltypes.ParseInt(cell)
 		if !ok {
 			return arena, fmt.Errorf("%q is not a year", cell)
 		}
@@ -592,7 +592,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		}
 		return c.binaryValue(v, arena, cell)
 	case kBit1:
-		v.setBool(encoder.BitValue(cell) != 0)
+		v.setBool(sqltypes.BitValue(cell) != 0)
 		return arena, nil
 	case kBits:
 		// Debezium's Bits are little-endian; the cell is big-endian.
@@ -610,7 +610,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 			v.setText(cell)
 			return arena, nil
 		}
-		i, ok := encoder.ParseInt(cell)
+		i, ok := sqltypes.ParseInt(cell)
 		if !ok || i < 0 {
 			return arena, fmt.Errorf("%q is not an ENUM index", cell)
 		}
@@ -625,7 +625,7 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 			v.setText(cell)
 			return arena, nil
 		}
-		mask, ok := encoder.ParseUint(cell)
+		mask, ok := sqltypes.ParseUint(cell)
 		if !ok {
 			return arena, fmt.Errorf("%q is not a SET bitmask", cell)
 		}

@@ -35,7 +35,7 @@ var defaultCharset = regexp.MustCompile(`(?i)\bDEFAULT CHARSET=(\w+)`)
 // tableChange is the io.debezium.connector.schema.Change of a table as a FIELD event
 // describes it: its columns, key and character sets. The FIELD event does not carry column
 // comments or defaults; they are null.
-func tableChange(typ, db string, t *encoder.Table, createTable string, collations *encoder.Collations) (Value, error) {
+func tableChange(typ, db string, t *encoder.Table, createTable string, collations *sqltypes.Charsets) (Value, error) {
 	cols := make([]Value, len(t.Fields))
 	for i, f := range t.Fields {
 		c, err := columnChange(f, i+1, t.Labels[i], collations)
@@ -58,7 +58,7 @@ func tableChange(typ, db string, t *encoder.Table, createTable string, collation
 
 // columnChange is the io.debezium.connector.schema.Column of a column at a position
 // (from 1); a type no column can have is an error naming the column.
-func columnChange(f *query.Field, position int, labels []string, collations *encoder.Collations) (Value, error) {
+func columnChange(f *query.Field, position int, labels []string, collations *sqltypes.Charsets) (Value, error) {
 	kind, err := sqltypes.KindOf(f.GetType())
 	if err != nil {
 		return Value{}, fmt.Errorf("column %s: %w", f.GetName(), err)

@@ -31,7 +31,7 @@ type column struct {
 	// labelsInRows: ENUM/SET cells are labels, not numbers.
 	labelsInRows bool
 	// charset converts the text of a character column that is not UTF-8.
-	charset *encoder.Charset
+	charset *sqltypes.Charset
 }
 
 // kind is how a column's cells become DRS text.

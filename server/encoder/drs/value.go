@@ -60,7 +60,7 @@ func (e *Encoder) appendValue(b []byte, c *column, cell []byte) ([]byte, error) 
 		return appendByteArray(b, cell[:n]), nil
 	case kindBit:
 		b = append(b, '"')
-		b = strconv.AppendUint(b, encoder.BitValue(cell), 10)
+		b = strconv.AppendUint(b, sqltypes.BitValue(cell), 10)
 		return append(b, '"'), nil
 	case kindEnum:
 		if c.labelsInRows {

@@ -40,7 +40,7 @@ type table struct {
 	// bits is the width of unsigned integer columns.
 	bits []uint8
 	// charsets convert the text of character columns that is not UTF-8.
-	charsets []*encoder.Charset
+	charsets []*sqltypes.Charset
 	// keys are the columns' names as JSON object keys, colon included.
 	keys [][]byte
 	// labelText says ENUM and SET values arrive as labels, not numbers.
@@ -52,7 +52,7 @@ func (e *Encoder) field(ev *binlogdata.VEvent) error {
 	fe := ev.GetFieldEvent()
 	t := &table{Table: encoder.NewTable(fe), labelText: fe.GetEnumSetStringValues(), database: ev.GetSource().GetDatabase()}
 	n := len(t.Fields)
-	t.kinds, t.bits, t.keys, t.charsets = make([]kind, n), make([]uint8, n), make([][]byte, n), make([]*encoder.Charset, n)
+	t.kinds, t.bits, t.keys, t.charsets = make([]kind, n), make([]uint8, n), make([][]byte, n), make([]*sqltypes.Charset, n)
 	for i, f := range t.Fields {
 		var err error
 		if t.kinds[i], t.bits[i], err = kindOf(f); err != nil {
@@ -119,13 +119,13 @@ func kindOf(f *query.Field) (kind, uint8, error) {
 func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, error) {
 	switch t.kinds[i] {
 	case kindSigned:
-		v, ok := encoder.ParseInt(cell)
+		v, ok := sqltypes.ParseInt(cell)
 		if !ok {
 			return b, fmt.Errorf("%q is not an integer", cell)
 		}
 		return strconv.AppendInt(b, v, 10), nil
 	case kindUnsigned:
-		v, ok := encoder.ParseUint(cell)
+		v, ok := sqltypes.ParseUint(cell)
 		if !ok {
 			return b, fmt.Errorf("%q is not an unsigned integer", cell)
 		}
@@ -137,7 +137,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		shift := 64 - t.bits[i]
 		return strconv.AppendInt(b, int64(v<<shift)>>shift, 10), nil
 	case kindYear:
-		v, ok := encoder.ParseUint(cell)
+		v, ok := sqltypes.ParseUint(cell)
 		if !ok {
 			return b, fmt.Errorf("%q is not a year", cell)
 		}
@@ -201,11 +201,11 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 		return encoder.AppendJSONString(b, view(e.text)), nil
 	case kindBit:
 		b = append(b, '"')
-		b = strconv.AppendUint(b, encoder.BitValue(cell), 10)
+		b = strconv.AppendUint(b, sqltypes.BitValue(cell), 10)
 		return append(b, '"'), nil
 	case kindEnum:
 		if !t.labelText {
-			v, ok := encoder.ParseUint(cell)
+			v, ok := sqltypes.ParseUint(cell)
 			if !ok {
 				return b, fmt.Errorf("%q is not an ENUM index", cell)
 			}
@@ -218,7 +218,7 @@ func (e *Encoder) appendValue(b []byte, t *table, i int, cell []byte) ([]byte, e
 			mask = sqltypes.SetMask(t.Labels[i], cell)
 		} else {
 			var ok bool
-			if mask, ok = encoder.ParseUint(cell); !ok {
+			if mask, ok = sqltypes.ParseUint(cell); !ok {
 				return b, fmt.Errorf("%q is not a SET bitmask", cell)
 			}
 		}

@@ -1,4 +1,4 @@
-package encoder
+package sqltypes
 
 import (
 	"slices"
@@ -15,7 +15,6 @@ import (
 	"golang.org/x/text/transform"
 
 	"github.com/vstream-cdc/vstream/gen/query"
-	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // Charset converts the bytes of a text column, as the binlog holds them in the column's
@@ -91,12 +90,12 @@ var charsets = func() map[string]*Charset {
 		}
 		m[name] = &Charset{name: name, single: t, ascii: true}
 	}
-	// MySQL's latin1 is Windows-1252 (sqltypes owns its table). Its five unassigned bytes
+	// MySQL's latin1 is Windows-1252 (latin1Runes). Its five unassigned bytes
 	// become U+FFFD, as the Java decoder (Connector/J's Cp1252) that canal and Debezium read
 	// them with makes them.
 	latin1 := new([256]rune)
 	for i := range latin1 {
-		latin1[i] = sqltypes.Latin1Rune(byte(i))
+		latin1[i] = latin1Runes[i]
 	}
 	m["latin1"] = &Charset{name: "latin1", single: latin1, ascii: true}
 	single("latin2", charmap.ISO8859_2)
@@ -134,28 +133,25 @@ var charsets = func() map[string]*Charset {
 	return m
 }()
 
-// Collations maps collation ids, which the binlog's column metadata and query.Field.Charset
+// Charsets maps collation ids, which the binlog's column metadata and query.Field.Charset
 // carry, to character sets.
-type Collations struct {
+type Charsets struct {
 	// ids and names are indexed by collation id: every id in use fits (MariaDB's go to
 	// 3327), and a text cell's lookup is an index, not a hash.
 	ids   []*Charset
 	names []string
 }
 
-// maxCollation bounds the ids Collations holds; a larger id converts nothing.
-const maxCollation = sqltypes.MaxCollation
-
-func (c *Collations) set(id uint64, name string) {
-	if id < maxCollation {
+func (c *Charsets) set(id uint64, name string) {
+	if id < MaxCollation {
 		c.ids[id], c.names[id] = charsets[name], name
 	}
 }
 
-// NewCollations builds the map from a server's collation ids and character set names (its
+// NewCharsets builds the map from a server's collation ids and character set names (its
 // information_schema), on top of the default ids.
-func NewCollations(charsetOf map[uint32]string) *Collations {
-	c := &Collations{ids: slices.Clone(DefaultCollations.ids), names: slices.Clone(DefaultCollations.names)}
+func NewCharsets(charsetOf map[uint32]string) *Charsets {
+	c := &Charsets{ids: slices.Clone(DefaultCharsets.ids), names: slices.Clone(DefaultCharsets.names)}
 	for id, name := range charsetOf {
 		c.set(uint64(id), name)
 	}
@@ -163,10 +159,10 @@ func NewCollations(charsetOf map[uint32]string) *Collations {
 }
 
 // Of returns the character set of a collation (nil: UTF-8 or not converted). The nil
-// *Collations is DefaultCollations.
-func (c *Collations) Of(collation uint32) *Charset {
+// *Charsets is DefaultCharsets.
+func (c *Charsets) Of(collation uint32) *Charset {
 	if c == nil {
-		c = DefaultCollations
+		c = DefaultCharsets
 	}
 	if collation < uint32(len(c.ids)) {
 		return c.ids[collation]
@@ -175,9 +171,9 @@ func (c *Collations) Of(collation uint32) *Charset {
 }
 
 // Name returns the name of a collation's character set, "" when unknown.
-func (c *Collations) Name(collation uint32) string {
+func (c *Charsets) Name(collation uint32) string {
 	if c == nil {
-		c = DefaultCollations
+		c = DefaultCharsets
 	}
 	if collation < uint32(len(c.names)) {
 		return c.names[collation]
@@ -187,7 +183,7 @@ func (c *Collations) Name(collation uint32) string {
 
 // Text returns the character set of a text column (CHAR, VARCHAR, TEXT); nil for the others,
 // whose bytes are not text in a character set.
-func (c *Collations) Text(f *query.Field) *Charset {
+func (c *Charsets) Text(f *query.Field) *Charset {
 	switch f.GetType() {
 	case query.Type_CHAR, query.Type_VARCHAR, query.Type_TEXT:
 		return c.Of(f.GetCharset())
@@ -197,12 +193,12 @@ func (c *Collations) Text(f *query.Field) *Charset {
 	return nil
 }
 
-// DefaultCollations maps the collation ids sqltypes knows; streams use the source server's
-// own table (NewCollations), which also knows ids added since.
-var DefaultCollations = func() *Collations {
-	c := &Collations{ids: make([]*Charset, maxCollation), names: make([]string, maxCollation)}
-	for id := range uint32(maxCollation) {
-		if name := sqltypes.CharsetOf(id); name != "" {
+// DefaultCharsets maps the collation ids collationIDs lists; streams use the source server's
+// own table (NewCharsets), which also knows ids added since.
+var DefaultCharsets = func() *Charsets {
+	c := &Charsets{ids: make([]*Charset, MaxCollation), names: make([]string, MaxCollation)}
+	for id := range uint32(MaxCollation) {
+		if name := CharsetOf(id); name != "" {
 			c.set(uint64(id), name)
 		}
 	}

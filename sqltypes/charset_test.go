@@ -1,4 +1,4 @@
-package encoder
+package sqltypes
 
 import (
 	"testing"
@@ -54,9 +54,9 @@ func TestCharsetAppend(t *testing.T) {
 	}
 }
 
-func TestCollations(t *testing.T) {
+func TestCharsets(t *testing.T) {
 	cases := []struct {
-		c    *Collations
+		c    *Charsets
 		id   uint32
 		want string // "" for no conversion
 	}{
@@ -68,11 +68,11 @@ func TestCollations(t *testing.T) {
 		{nil, 2304, ""},
 		{nil, 2560, "ucs2"},
 		{nil, 248, "gb18030"},
-		{NewCollations(map[uint32]string{28: "utf8mb4", 4000: "big5", 7: "dec8"}), 28, ""},
-		{NewCollations(map[uint32]string{4000: "big5"}), 4000, "big5"},
-		{NewCollations(map[uint32]string{4000: "big5"}), 8, "latin1"},
-		{NewCollations(map[uint32]string{7: "dec8"}), 7, ""},
-		{NewCollations(map[uint32]string{9000: "big5"}), 9000, ""},
+		{NewCharsets(map[uint32]string{28: "utf8mb4", 4000: "big5", 7: "dec8"}), 28, ""},
+		{NewCharsets(map[uint32]string{4000: "big5"}), 4000, "big5"},
+		{NewCharsets(map[uint32]string{4000: "big5"}), 8, "latin1"},
+		{NewCharsets(map[uint32]string{7: "dec8"}), 7, ""},
+		{NewCharsets(map[uint32]string{9000: "big5"}), 9000, ""},
 	}
 	for _, c := range cases {
 		got := ""
@@ -84,15 +84,15 @@ func TestCollations(t *testing.T) {
 		}
 	}
 	for id, want := range map[uint32]string{45: "utf8mb4", 33: "utf8mb3", 63: "binary", 28: "gbk", 300: "utf8mb4", 9999: "", 1000: ""} {
-		if got := (*Collations)(nil).Name(id); got != want {
+		if got := (*Charsets)(nil).Name(id); got != want {
 			t.Errorf("name of collation %d: %q, want %q", id, got, want)
 		}
 	}
-	if got := NewCollations(map[uint32]string{1000: "utf8mb4"}).Name(1000); got != "utf8mb4" {
+	if got := NewCharsets(map[uint32]string{1000: "utf8mb4"}).Name(1000); got != "utf8mb4" {
 		t.Errorf("the server's name of collation 1000 is lost: %q", got)
 	}
-	if (*Collations)(nil).Text(&query.Field{Type: query.Type_VARBINARY, Charset: 8}) != nil ||
-		(*Collations)(nil).Text(&query.Field{Type: query.Type_VARCHAR, Charset: 8}).Name() != "latin1" {
+	if (*Charsets)(nil).Text(&query.Field{Type: query.Type_VARBINARY, Charset: 8}) != nil ||
+		(*Charsets)(nil).Text(&query.Field{Type: query.Type_VARCHAR, Charset: 8}).Name() != "latin1" {
 		t.Error("Text converts binary columns or not text columns")
 	}
 }
