@@ -371,24 +371,34 @@ func (k *chunk) emit(start, lstart int) error {
 
 // emitNative adds the row to the chunk's ROW event, and sends the batch once it is full.
 func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
-	s, t := k.s, k.t
+	full := k.addRow(rc)
+	k.t.setLastPK(k.last)
+	if full {
+		// New buffers for the next rows: the events sent may still be held by the receiver.
+		k.newArenas()
+		return k.flushRows()
+	}
+	return nil
+}
+
+// addRow adds the row to the chunk's ROW event, starting one in the batch when there is
+// none, and reports a full batch, which the caller sends (flushRows): the next row then
+// starts a new ROW event in the next batch.
+func (k *chunk) addRow(rc *binlogdata.RowChange) (full bool) {
+	s := k.s
 	if k.rowEv == nil {
-		k.rowEv = &binlogdata.RowEvent{TableName: t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
+		k.rowEv = &binlogdata.RowEvent{TableName: k.t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
 		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: k.rowEv, Source: k.src})
 	}
 	k.rowEv.RowChanges = append(k.rowEv.RowChanges, rc)
 	qr := rc.After
 	s.out.batchSize += len(qr.Values) + 2*len(qr.Lengths)
 	s.out.rowBytes += len(qr.Values)
-	t.setLastPK(k.last)
-	if s.out.copyBatchFull() {
-		// The next row starts a new ROW event in the next batch, with new buffers: the
-		// events sent may still be held by the receiver.
-		k.rowEv = nil
-		k.newArenas()
-		return k.flushRows()
+	if !s.out.copyBatchFull() {
+		return false
 	}
-	return nil
+	k.rowEv = nil
+	return true
 }
 
 // flushRows hands the full batch to the chunk's sender, which sends it while the read goes

@@ -422,8 +422,8 @@ func (s *stream) emitPrefetched(ctx context.Context, p *prefetch) error {
 	return k.end(n)
 }
 
-// takePieces adds the chunk's rows to the batch piece by piece, sending full batches as
-// emitNative does, and returns the rows the chunk read.
+// takePieces adds the chunk's rows to the batch piece by piece (addRow), sending full
+// batches, and returns the rows the chunk read. Each piece's rows have buffers of their own.
 func (s *stream) takePieces(ctx context.Context, k *chunk, p *prefetch) (int, error) {
 	t := k.t
 	for {
@@ -439,16 +439,7 @@ func (s *stream) takePieces(ctx context.Context, k *chunk, p *prefetch) (int, er
 			}
 		}
 		for _, rc := range pc.rows {
-			if k.rowEv == nil {
-				k.rowEv = &binlogdata.RowEvent{TableName: t.name, Keyspace: s.cfg.Keyspace, Shard: s.cfg.Shard}
-				s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: k.rowEv, Source: k.src})
-			}
-			k.rowEv.RowChanges = append(k.rowEv.RowChanges, rc)
-			qr := rc.After
-			s.out.batchSize += len(qr.Values) + 2*len(qr.Lengths)
-			s.out.rowBytes += len(qr.Values)
-			if s.out.copyBatchFull() {
-				k.rowEv = nil
+			if k.addRow(rc) {
 				if err := k.flushRows(); err != nil {
 					return 0, err
 				}
