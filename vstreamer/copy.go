@@ -934,7 +934,7 @@ func (t *copyTable) literal(i int) string {
 		return filter.QuoteString(string(v))
 	}
 	// The column's own type: FIELD calls a CHAR with a binary collation BINARY.
-	if col.QueryType()&query.Type(query.Flag_ISTEXT) != 0 && col.Collation != rowcodec.BinaryCollation {
+	if col.QueryType()&query.Type(query.Flag_ISTEXT) != 0 && col.Collation != sqltypes.BinaryCollation {
 		if cs := charsetName(t, f); cs != "" {
 			return "_" + cs + " " + hex
 		}

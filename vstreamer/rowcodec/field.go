@@ -32,7 +32,7 @@ func (c *Column) Field(database, table string) *query.Field {
 	typ := c.FieldType()
 	charset := uint32(c.Collation)
 	if charset == 0 || !c.isCharacter() {
-		charset = BinaryCollation
+		charset = sqltypes.BinaryCollation
 	}
 	var length, decimals, flags uint32
 	if r := c.Result; r != nil {
@@ -87,7 +87,7 @@ func (c *Column) isCharacter() bool {
 	switch c.Type {
 	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET,
 		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB:
-		return c.Collation != BinaryCollation
+		return c.Collation != sqltypes.BinaryCollation
 	}
 	return false
 }
@@ -208,7 +208,7 @@ func (c *Column) displayLength() int {
 			return 1<<32 - 1
 		}
 		n := [...]int{1<<32 - 1, 1<<8 - 1, 1<<16 - 1, 1<<24 - 1, 1<<32 - 1}[min(int(c.Meta), 4)]
-		if c.Collation == BinaryCollation {
+		if c.Collation == sqltypes.BinaryCollation {
 			return n
 		}
 		// The server counts a TEXT's length in characters of its own byte length.
@@ -222,7 +222,7 @@ func (c *Column) displayLength() int {
 // chars turns a byte length of a CHAR or VARCHAR into the server's display length: its
 // characters, counted in utf8mb4 bytes.
 func (c *Column) chars(bytes int) int {
-	if c.Collation == BinaryCollation {
+	if c.Collation == sqltypes.BinaryCollation {
 		return bytes
 	}
 	return bytes / mbMaxLen(c.Charset, c.Collation) * resultCharsetMaxLen

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // rawCol is a column of a test table: its binlog type and metadata, and what the schema adds.
@@ -25,7 +26,7 @@ func unsigned(c *Column) { c.Unsigned = true }
 func labels(c *Column) { c.Labels = []string{"a", "b", "c", "d,e"} }
 
 func binaryOf(n int) func(*Column) {
-	return func(c *Column) { c.Collation, c.Length = BinaryCollation, n }
+	return func(c *Column) { c.Collation, c.Length = sqltypes.BinaryCollation, n }
 }
 
 func ext(e Ext) func(*Column) { return func(c *Column) { c.Ext = e } }

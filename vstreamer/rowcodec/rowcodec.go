@@ -19,9 +19,6 @@ import (
 	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
-// BinaryCollation is the collation id of binary strings.
-const BinaryCollation = sqltypes.BinaryCollation
-
 // Column is everything needed to describe and encode one column of a table.
 type Column struct {
 	Name string
@@ -31,7 +28,7 @@ type Column struct {
 	Meta     uint16
 	Unsigned bool
 	Nullable bool
-	// Collation is the collation id of character columns; BinaryCollation for binary ones.
+	// Collation is the collation id of character columns; sqltypes.BinaryCollation for binary ones.
 	Collation uint64
 	// Charset names the character set of character columns when the schema is known.
 	Charset string
@@ -77,7 +74,7 @@ func StringMeta(meta uint16) (realType byte, length int) {
 // VARCHAR and TEXT for character columns whatever their collation. Field's type follows the
 // server's result-set flags instead (see FieldType).
 func (c *Column) QueryType() query.Type {
-	binary := c.Collation == BinaryCollation
+	binary := c.Collation == sqltypes.BinaryCollation
 	switch c.Type {
 	case mysql.MYSQL_TYPE_TINY:
 		return pick(c.Unsigned, query.Type_UINT8, query.Type_INT8)
@@ -204,12 +201,12 @@ func (c *Column) synthesizedColumnType() string {
 	case mysql.MYSQL_TYPE_VECTOR:
 		return "vector"
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
-		if c.Collation == BinaryCollation {
+		if c.Collation == sqltypes.BinaryCollation {
 			return fmt.Sprintf("varbinary(%d)", c.Meta)
 		}
 		return fmt.Sprintf("varchar(%d)", c.chars(int(c.Meta))/resultCharsetMaxLen)
 	case mysql.MYSQL_TYPE_STRING:
-		if c.Collation == BinaryCollation {
+		if c.Collation == sqltypes.BinaryCollation {
 			return fmt.Sprintf("binary(%d)", c.Length)
 		}
 		return fmt.Sprintf("char(%d)", c.chars(c.Length)/resultCharsetMaxLen)
@@ -219,7 +216,7 @@ func (c *Column) synthesizedColumnType() string {
 		}
 		prefix := [...]string{"", "tiny", "", "medium", "long"}
 		base := "text"
-		if c.Collation == BinaryCollation {
+		if c.Collation == sqltypes.BinaryCollation {
 			base = "blob"
 		}
 		if int(c.Meta) < len(prefix) {
@@ -376,7 +373,7 @@ func (c *Column) timeFraction(dst []byte, start int) []byte {
 
 // pad right-pads BINARY(n) with zero bytes: the binlog drops them but SELECT returns them.
 func (c *Column) pad(dst []byte, n int) []byte {
-	if c.Collation != BinaryCollation || n >= c.Length {
+	if c.Collation != sqltypes.BinaryCollation || n >= c.Length {
 		return dst
 	}
 	for i := n; i < c.Length; i++ {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vstream-cdc/vstream/gen/query"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 func TestAppend(t *testing.T) {
@@ -28,7 +29,7 @@ func TestAppend(t *testing.T) {
 		{"set without labels keeps the number", Column{Type: mysql.MYSQL_TYPE_SET}, int64(5), "5", false},
 		{"bit(3)", Column{Type: mysql.MYSQL_TYPE_BIT, Meta: 3}, int64(5), "\x05", false},
 		{"year", Column{Type: mysql.MYSQL_TYPE_YEAR}, 1999, "1999", false},
-		{"binary pad", Column{Type: mysql.MYSQL_TYPE_STRING, Collation: BinaryCollation, Length: 3}, "a", "a\x00\x00", false},
+		{"binary pad", Column{Type: mysql.MYSQL_TYPE_STRING, Collation: sqltypes.BinaryCollation, Length: 3}, "a", "a\x00\x00", false},
 		{"char not padded", Column{Type: mysql.MYSQL_TYPE_STRING, Collation: 45, Length: 12}, "a", "a", false},
 	}
 	for _, c := range cases {
@@ -62,10 +63,10 @@ func TestQueryType(t *testing.T) {
 		col  Column
 		want query.Type
 	}{
-		{Column{Type: mysql.MYSQL_TYPE_VARCHAR, Collation: BinaryCollation}, query.Type_VARBINARY},
+		{Column{Type: mysql.MYSQL_TYPE_VARCHAR, Collation: sqltypes.BinaryCollation}, query.Type_VARBINARY},
 		{Column{Type: mysql.MYSQL_TYPE_VARCHAR, Collation: 45}, query.Type_VARCHAR},
 		{Column{Type: mysql.MYSQL_TYPE_BLOB, Collation: 45, JSON: true}, query.Type_JSON},
-		{Column{Type: mysql.MYSQL_TYPE_BLOB, Collation: BinaryCollation}, query.Type_BLOB},
+		{Column{Type: mysql.MYSQL_TYPE_BLOB, Collation: sqltypes.BinaryCollation}, query.Type_BLOB},
 		{Column{Type: mysql.MYSQL_TYPE_LONGLONG, Unsigned: true}, query.Type_UINT64},
 	}
 	for _, c := range cases {
@@ -117,7 +118,7 @@ func TestAppendExt(t *testing.T) {
 		{ExtINET6, ip6("20010db8000000000000000000000001"), "2001:db8::1"},
 	}
 	for _, c := range cases {
-		col := Column{Type: mysql.MYSQL_TYPE_STRING, Collation: BinaryCollation, Length: c.ext.Size(), Ext: c.ext}
+		col := Column{Type: mysql.MYSQL_TYPE_STRING, Collation: sqltypes.BinaryCollation, Length: c.ext.Size(), Ext: c.ext}
 		got, _, err := col.Append(nil, c.raw)
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +149,7 @@ func TestCharsByCollation(t *testing.T) {
 		{2048, 30, 40}, // utf8mb3_uca1400_ai_ci
 		{2560, 20, 40}, // ucs2_uca1400_ai_ci
 		{3327, 40, 40}, // utf32
-		{BinaryCollation, 10, 10},
+		{sqltypes.BinaryCollation, 10, 10},
 	} {
 		c := Column{Type: mysql.MYSQL_TYPE_VARCHAR, Collation: tc.collation}
 		if got := c.chars(tc.bytes); got != tc.want {

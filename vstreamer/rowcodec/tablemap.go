@@ -3,6 +3,7 @@ package rowcodec
 import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // FromTableMap describes the columns of a table as its TABLE_MAP event does. Names, labels,
@@ -55,7 +56,7 @@ func FromTableMap(tm *replication.TableMapEvent) (cols []Column, hasNames bool) 
 		} else if coll, ok := enumSetCollations[i]; ok {
 			c.Collation = coll
 		} else if isBinaryByType(c.Type) {
-			c.Collation = BinaryCollation
+			c.Collation = sqltypes.BinaryCollation
 		}
 		if l, ok := enums[i]; ok {
 			c.Labels = l

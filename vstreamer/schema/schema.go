@@ -345,7 +345,7 @@ func Columns(info []ColumnInfo) []rowcodec.Column {
 		c.Type = binlogType(ci.DataType)
 		c.Collation = ci.CollationID
 		if c.Collation == 0 {
-			c.Collation = rowcodec.BinaryCollation
+			c.Collation = sqltypes.BinaryCollation
 		}
 		if c.Type == mysql.MYSQL_TYPE_ENUM || c.Type == mysql.MYSQL_TYPE_SET {
 			c.Labels = sqltypes.Labels(ci.ColumnType)
