@@ -201,19 +201,11 @@ func parseClock(b []byte, maxHour int) (h int64, m, s, micro, fracDigits int, ne
 	return h, int(mm), int(ss), micro, fracDigits, neg, true
 }
 
-// digits reads unsigned decimal digits; empty text or any other byte is false.
+// digits reads the unsigned decimal digits of a date or time field; empty text or any other
+// byte is false. The fields are at most 7 digits long, so the value fits.
 func digits(b []byte) (int64, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	return v, true
+	u, ok := ParseUint(b)
+	return int64(u), ok
 }
 
 // digit is 1 for a byte that is not an ASCII digit, 0 for a digit: ORed over the bytes, it
