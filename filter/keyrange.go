@@ -9,10 +9,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/bits"
-	"strconv"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/vstream-cdc/vstream/sqltypes"
 )
 
 // KeyRange is a half-open range of keyspace ids: Start inclusive, End exclusive; an empty End
@@ -294,13 +294,11 @@ func (v vindex) regionID(region, id []byte, regionUnsigned, idUnsigned bool) ([]
 // parseInteger reads an integer cell (decimal text) as the 64 bits Vitess casts it to: a
 // negative number is its two's complement.
 func parseInteger(cell []byte, unsigned bool) (uint64, bool) {
-	s := bytesString(cell)
 	if unsigned {
-		x, err := strconv.ParseUint(s, 10, 64)
-		return x, err == nil
+		return sqltypes.ParseUint(cell)
 	}
-	x, err := strconv.ParseInt(s, 10, 64)
-	return uint64(x), err == nil
+	x, ok := sqltypes.ParseInt(cell)
+	return uint64(x), ok
 }
 
 // integer returns the keyspace id of an integer under an integral vindex.
