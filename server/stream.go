@@ -17,6 +17,7 @@ import (
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 	"github.com/vstream-cdc/vstream/internal/faults"
+	"github.com/vstream-cdc/vstream/server/encoder"
 	"github.com/vstream-cdc/vstream/shards"
 	"github.com/vstream-cdc/vstream/topology"
 	"github.com/vstream-cdc/vstream/vstreamer"
@@ -30,21 +31,77 @@ type vstreamService struct {
 func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) error {
 	ctx, cancel := context.WithCancelCause(stream.Context())
 	defer cancel(nil)
-	first, err := stream.Recv()
+	start, err := recvStart(stream)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return status.Error(codes.InvalidArgument, "stream closed before its start message")
-		}
 		return err
-	}
-	start := first.GetStart()
-	if start == nil {
-		return status.Error(codes.InvalidArgument, "the first message must be a start; acks come after it")
 	}
 	req, sources, mopts, err := v.request(start)
 	if err != nil {
 		return err
 	}
+	enc, err := v.openEncoder(ctx, start, &req, sources)
+	if err != nil {
+		return err
+	}
+	release, err := v.srv.admit(req)
+	if err != nil {
+		return err
+	}
+	defer release()
+	id := v.srv.streamIDs.Add(1)
+	format := formatName(start.GetFormat())
+	log := v.srv.log.With("stream", id, "position", req.Position)
+	log.Info("stream starting", "format", format)
+	v.srv.reportSkips(enc, format, log)
+	stats := v.srv.stats.stream(v.srv.streamInfo(ctx, id, "native", req, format))
+	var engineErr error
+	defer func() { stats.done(engineErr) }()
+	progress := &copyProgress{streamStats: stats}
+	req.Observer = progress
+	for i := range sources {
+		r := &sources[i].Request
+		r.WithSource, r.SkipEmptyTransactions, r.Observer = req.WithSource, req.SkipEmptyTransactions, progress
+		sources[i].Logger = log
+	}
+
+	out := &nativeSender{stream: stream, acks: &ackTracker{}, snaps: newSnapshots(start.GetVgtid()), stats: stats, progress: progress}
+	if enc != nil {
+		out.encoded = v.encodedBatch(enc, req, stats, log)
+	}
+	multi := len(req.Keyspaces) > 0 || sources != nil
+	go v.serveRequests(ctx, cancel, stream, out, multi, log)
+
+	err = v.runEngine(ctx, req, sources, mopts, out, log)
+	err = causeOf(ctx, err)
+	if cause := context.Cause(ctx); cause != nil && status.Code(cause) == codes.InvalidArgument {
+		// A request on the running stream the server refused (a bad snapshot request).
+		err = cause
+	}
+	engineErr = err
+	acked, ackLag := out.acks.state()
+	log.Info("stream ended", "err", err, "acked", acked, "ack_lag", ackLag)
+	return toStatus(err)
+}
+
+// recvStart reads a native stream's first message, which must be its start.
+func recvStart(stream vstreamv1.VStreamService_StreamServer) (*vstreamv1.Start, error) {
+	first, err := stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, status.Error(codes.InvalidArgument, "stream closed before its start message")
+		}
+		return nil, err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return nil, status.Error(codes.InvalidArgument, "the first message must be a start; acks come after it")
+	}
+	return start, nil
+}
+
+// openEncoder opens the encoder of the format a start asks for (nil for VEvents) and sets
+// what the request's events must carry for it.
+func (v *vstreamService) openEncoder(ctx context.Context, start *vstreamv1.Start, req *vstreamer.Request, sources []shards.Source) (encoder.Encoder, error) {
 	keyspaces := []string{req.Keyspace}
 	if sources != nil {
 		keyspaces = sourceKeyspaces(sources)
@@ -56,7 +113,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	}
 	enc, err := v.srv.newEncoder(ctx, start.GetFormat(), start.GetFormatOptions(), keyspaces...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.WithSource = enc != nil
 	// A VEvent client needs no event for a transaction its filter leaves empty: the next VGTID
@@ -65,105 +122,104 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	// its positions only from VGTIDs that end a transaction.
 	req.SkipEmptyTransactions = enc == nil
 	if enc != nil && len(req.EventTypes) > 0 {
-		return status.Errorf(codes.InvalidArgument, "event_types works with the vevent format only; format %q needs whole transactions", start.GetFormat())
+		return nil, status.Errorf(codes.InvalidArgument, "event_types works with the vevent format only; format %q needs whole transactions", start.GetFormat())
 	}
-	release, err := v.srv.admit(req)
-	if err != nil {
-		return err
-	}
-	defer release()
-	id := v.srv.streamIDs.Add(1)
-	log := v.srv.log.With("stream", id, "position", req.Position)
-	log.Info("stream starting", "format", formatName(start.GetFormat()))
-	v.srv.reportSkips(enc, formatName(start.GetFormat()), log)
-	stats := v.srv.stats.stream(v.srv.streamInfo(ctx, id, "native", req, formatName(start.GetFormat())))
-	var engineErr error
-	defer func() { stats.done(engineErr) }()
-	progress := &copyProgress{streamStats: stats}
-	req.Observer = progress
-	for i := range sources {
-		r := &sources[i].Request
-		r.WithSource, r.SkipEmptyTransactions, r.Observer = req.WithSource, req.SkipEmptyTransactions, progress
-		sources[i].Logger = log
-	}
+	return enc, nil
+}
 
-	acks := &ackTracker{}
-	snaps := newSnapshots(start.GetVgtid())
-	multi := len(req.Keyspaces) > 0 || sources != nil
-	go func() {
-		defer catchAcks(cancel, log)
-		v.readAcks(ctx, stream, acks, log, stats, func(sn *vstreamv1.Snapshot) {
-			if multi {
-				cancel(status.Error(codes.InvalidArgument, "snapshot: a stream of several keyspaces cannot take snapshot requests; stream the keyspace alone"))
-				return
-			}
-			snaps.request(sn.GetTables(), sn.GetWhere())
-			log.Info("snapshot requested", "tables", sn.GetTables(), "where", sn.GetWhere())
-		}, func(err error) { cancel(err) })
-	}()
+// encodedBatch is the batcher of a stream's encoded responses, each bounded by the
+// request's max batch bytes (or the engine's).
+func (v *vstreamService) encodedBatch(enc encoder.Encoder, req vstreamer.Request, stats *streamStats, log *slog.Logger) *encodedBatch {
+	limit := req.MaxBatchBytes
+	if limit <= 0 {
+		limit = v.srv.engine.Config().MaxBatchBytes
+	}
+	return &encodedBatch{enc: enc, limit: limit, failMode: req.FailureMode, skipped: stats, log: log}
+}
 
-	resp := &vstreamv1.StreamResponse{}
-	var encoded *encodedBatch
-	if enc != nil {
-		limit := req.MaxBatchBytes
-		if limit <= 0 {
-			limit = v.srv.engine.Config().MaxBatchBytes
+// serveRequests reads the client's acks and snapshot requests until the stream ends; a
+// request the server refuses ends the stream through cancel.
+func (v *vstreamService) serveRequests(ctx context.Context, cancel context.CancelCauseFunc, stream vstreamv1.VStreamService_StreamServer, out *nativeSender, multi bool, log *slog.Logger) {
+	defer catchAcks(cancel, log)
+	v.readAcks(ctx, stream, out.acks, log, out.stats, func(sn *vstreamv1.Snapshot) {
+		if multi {
+			cancel(status.Error(codes.InvalidArgument, "snapshot: a stream of several keyspaces cannot take snapshot requests; stream the keyspace alone"))
+			return
 		}
-		encoded = &encodedBatch{enc: enc, limit: limit, failMode: req.FailureMode, skipped: stats, log: log}
-	}
-	send := func(events []*binlogdata.VEvent) (err error) {
-		if !snaps.before() {
-			return errRestart
-		}
-		defer func() {
-			if err == nil && snaps.after(events) {
-				err = errRestart
-			}
-		}()
-		for i := len(events) - 1; i >= 0; i-- {
-			if events[i].GetType() == binlogdata.VEventType_VGTID {
-				acks.sent(events[i].GetVgtid())
-				break
-			}
-		}
-		stats.sent(events)
-		if encoded != nil {
-			return encoded.send(events, func(r *vstreamv1.StreamResponse) error {
-				r.CopyProgress = progress.take()
-				return stream.Send(r)
-			})
-		}
-		resp.Events = events
-		resp.CopyProgress = progress.take()
-		serr := stream.Send(resp)
-		resp.Events, resp.CopyProgress = nil, nil
-		return serr
-	}
+		out.snaps.request(sn.GetTables(), sn.GetWhere())
+		log.Info("snapshot requested", "tables", sn.GetTables(), "where", sn.GetWhere())
+	}, func(err error) { cancel(err) })
+}
+
+// runEngine streams req (or the shards of sources) into out, starting again from where it
+// stopped each time a snapshot request restarts it to copy tables.
+func (v *vstreamService) runEngine(ctx context.Context, req vstreamer.Request, sources []shards.Source, mopts shards.Options, out *nativeSender, log *slog.Logger) error {
 	for {
 		ectx, ecancel := context.WithCancelCause(ctx)
-		snaps.run(ecancel)
+		out.snaps.run(ecancel)
+		var err error
 		if sources != nil {
-			err = shards.StreamWith(ectx, sources, mopts, send)
+			err = shards.StreamWith(ectx, sources, mopts, out.send)
 		} else {
-			err = v.srv.engine.Stream(ectx, req, send)
+			err = v.srv.engine.Stream(ectx, req, out.send)
 		}
 		ecancel(nil)
-		if ctx.Err() == nil && snaps.restarting() {
-			req = snaps.next(req)
-			log.Info("stream restarting to copy tables", "position", req.Position, "tables", len(req.TableLastPKs))
-			continue
+		if ctx.Err() != nil || !out.snaps.restarting() {
+			return err
 		}
-		break
+		req = out.snaps.next(req)
+		log.Info("stream restarting to copy tables", "position", req.Position, "tables", len(req.TableLastPKs))
 	}
-	err = causeOf(ctx, err)
-	if cause := context.Cause(ctx); cause != nil && status.Code(cause) == codes.InvalidArgument {
-		// A request on the running stream the server refused (a bad snapshot request).
-		err = cause
+}
+
+// nativeSender sends the engine's batches to a native client. It owns what a batch passes
+// through on its way out: the snapshot requests that stop the engine at a batch's edge,
+// the sent positions that turn acks into lag, the stream's counters, the copy progress
+// that rides on the next response, and the encoder's batcher for a format other than
+// VEvents.
+type nativeSender struct {
+	stream   vstreamv1.VStreamService_StreamServer
+	snaps    *snapshots
+	acks     *ackTracker
+	stats    *streamStats
+	progress *copyProgress
+	// encoded is nil for the vevent format; resp is then the response reused for each batch.
+	encoded *encodedBatch
+	resp    vstreamv1.StreamResponse
+}
+
+// send is the engine's SendFunc.
+func (s *nativeSender) send(events []*binlogdata.VEvent) (err error) {
+	if !s.snaps.before() {
+		return errRestart
 	}
-	engineErr = err
-	acked, ackLag := acks.state()
-	log.Info("stream ended", "err", err, "acked", acked, "ack_lag", ackLag)
-	return toStatus(err)
+	defer func() {
+		if err == nil && s.snaps.after(events) {
+			err = errRestart
+		}
+	}()
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].GetType() == binlogdata.VEventType_VGTID {
+			s.acks.sent(events[i].GetVgtid())
+			break
+		}
+	}
+	s.stats.sent(events)
+	if s.encoded != nil {
+		return s.encoded.send(events, s.sendEncoded)
+	}
+	resp := &s.resp
+	resp.Events = events
+	resp.CopyProgress = s.progress.take()
+	serr := s.stream.Send(resp)
+	resp.Events, resp.CopyProgress = nil, nil
+	return serr
+}
+
+// sendEncoded sends one response of encoded messages.
+func (s *nativeSender) sendEncoded(r *vstreamv1.StreamResponse) error {
+	r.CopyProgress = s.progress.take()
+	return s.stream.Send(r)
 }
 
 func formatName(f string) string {

@@ -37,7 +37,6 @@ type queryService struct {
 }
 
 func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice.Vitess_VStreamServer) error {
-	cfg := v.srv.engine.Config()
 	flags := req.GetFlags()
 	sel, err := selection(req)
 	if err != nil {
@@ -74,20 +73,17 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 		return err
 	}
 	if sources != nil {
-		rw := &vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), multi: true}
-		resp := &vtgate.VStreamResponse{}
-		var out []*binlogdata.VEvent
+		out := &vtgateSender{stream: stream, rw: vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), multi: true}}
 		opts := shards.Options{MinimizeSkew: flags.GetMinimizeSkew(), DropShardHeartbeats: true,
 			Heartbeat: time.Duration(flags.GetHeartbeatInterval()) * time.Second}
-		return v.srv.runShards(stream.Context(), sources, opts, "vtgate", func(events []*binlogdata.VEvent) error {
-			out = rw.rewrite(out[:0], events)
-			if len(out) == 0 {
-				return nil
-			}
-			resp.Events = out
-			return stream.Send(resp)
-		})
+		return v.srv.runShards(stream.Context(), sources, opts, "vtgate", out.send)
 	}
+	return v.streamServer(req, stream)
+}
+
+// streamServer serves a vtgate request of this server's own keyspaces (databases).
+func (v *vtgateService) streamServer(req *vtgate.VStreamRequest, stream vtgateservice.Vitess_VStreamServer) error {
+	flags := req.GetFlags()
 	starts, err := v.srv.pickShardGtids(req.GetVgtid())
 	if err != nil {
 		return err
@@ -105,18 +101,29 @@ func (v *vtgateService) VStream(req *vtgate.VStreamRequest, stream vtgateservice
 	if multi {
 		ereq.Keyspaces = starts
 	}
-	rw := &vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), shard: cfg.Shard, multi: multi}
-	resp := &vtgate.VStreamResponse{}
-	var out []*binlogdata.VEvent
-	send := func(events []*binlogdata.VEvent) error {
-		out = rw.rewrite(out[:0], events)
-		if len(out) == 0 {
-			return nil
-		}
-		resp.Events = out
-		return stream.Send(resp)
+	out := &vtgateSender{stream: stream, rw: vtgateRewrite{qualify: !flags.GetExcludeKeyspaceFromTableName(), shard: v.srv.engine.Config().Shard, multi: multi}}
+	return v.srv.runStream(stream.Context(), ereq, "vtgate", out.send)
+}
+
+// vtgateSender sends batches to a vtgate client as vtgate's rewrite makes them; it keeps
+// the rewrite's state, the rewritten events' buffer and the response, all reused batch
+// after batch.
+type vtgateSender struct {
+	stream vtgateservice.Vitess_VStreamServer
+	rw     vtgateRewrite
+	out    []*binlogdata.VEvent
+	resp   vtgate.VStreamResponse
+}
+
+// send is the engine's (or the merge's) SendFunc. A batch the rewrite leaves empty sends
+// nothing.
+func (s *vtgateSender) send(events []*binlogdata.VEvent) error {
+	s.out = s.rw.rewrite(s.out[:0], events)
+	if len(s.out) == 0 {
+		return nil
 	}
-	return v.srv.runStream(stream.Context(), ereq, "vtgate", send)
+	s.resp.Events = s.out
+	return s.stream.Send(&s.resp)
 }
 
 func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservice.Query_VStreamServer) error {
