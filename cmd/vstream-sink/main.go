@@ -53,83 +53,140 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.parsed.level}))
 	// named says the pipelines come from a pipelines list: errors and log lines name them.
 	named := len(cfg.Pipelines) > 0
+	pipes, err := newPipes(cfg, named, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "vstream-sink:", err)
+		return 2
+	}
+	if cfg.checkOnly {
+		return checkConfig(cfg, named, stderr)
+	}
+	closeClients, err := dialPipes(pipes, named)
+	defer closeClients()
+	if err != nil {
+		fmt.Fprintln(stderr, "vstream-sink:", err)
+		return 1
+	}
+	reg := newMetrics(pipes, named)
+	if cfg.MetricsListen != "" {
+		closeMetrics, merr := serveMetrics(cfg.MetricsListen, reg, pipes, log)
+		if merr != nil {
+			fmt.Fprintln(stderr, "vstream-sink: metrics:", merr)
+			return 1
+		}
+		defer closeMetrics()
+	}
+	return runPipes(pipes, named, log)
+}
+
+// newPipes makes the pipelines' publishers and schema registries; an error names the
+// pipeline when they are named.
+func newPipes(cfg *config, named bool, log *slog.Logger) ([]*pipe, error) {
 	pipes := make([]*pipe, len(cfg.pipelines))
 	for i, pc := range cfg.pipelines {
 		p := &pipe{cfg: pc, log: log, snapshots: make(chan client.Snapshot)}
 		if named {
 			p.log = log.With("pipeline", pc.Name)
 		}
+		var err error
 		if p.pub, err = newPublisher(pc); err != nil {
-			fmt.Fprintln(stderr, "vstream-sink:", p.errorf(named, err))
-			return 2
+			return nil, p.errorf(named, err)
 		}
 		// A nil *registry.Registry must not become a non-nil sink.Schemas.
 		if r, rerr := newRegistry(pc, p.log); rerr != nil {
-			fmt.Fprintln(stderr, "vstream-sink:", p.errorf(named, rerr))
-			return 2
+			return nil, p.errorf(named, rerr)
 		} else if r != nil {
 			p.schemas = r
 		}
 		pipes[i] = p
 	}
-	if cfg.checkOnly {
-		if cfg.MetricsListen != "" {
-			if _, err = net.ResolveTCPAddr("tcp", cfg.MetricsListen); err != nil {
-				fmt.Fprintf(stderr, "vstream-sink: metrics-listen %q: %v\n", cfg.MetricsListen, err)
-				return 2
-			}
+	return pipes, nil
+}
+
+// checkConfig ends --check-config, once the pipelines are made: the metrics address must
+// resolve. It binds nothing, so that a check beside the running sink does not fail.
+func checkConfig(cfg *config, named bool, stderr io.Writer) int {
+	if cfg.MetricsListen != "" {
+		if _, err := net.ResolveTCPAddr("tcp", cfg.MetricsListen); err != nil {
+			fmt.Fprintf(stderr, "vstream-sink: metrics-listen %q: %v\n", cfg.MetricsListen, err)
+			return 2
 		}
-		if named {
-			fmt.Fprintf(stderr, "vstream-sink: configuration is valid: %d pipelines (%s)\n", len(pipes), strings.Join(pipelineNames(cfg.pipelines), ", "))
-			return 0
-		}
-		fmt.Fprintln(stderr, "vstream-sink: configuration is valid")
+	}
+	if named {
+		fmt.Fprintf(stderr, "vstream-sink: configuration is valid: %d pipelines (%s)\n", len(cfg.pipelines), strings.Join(pipelineNames(cfg.pipelines), ", "))
 		return 0
 	}
+	fmt.Fprintln(stderr, "vstream-sink: configuration is valid")
+	return 0
+}
+
+// dialPipes connects each pipeline to its server. The function it returns closes the
+// clients dialled, also when one failed.
+func dialPipes(pipes []*pipe, named bool) (func(), error) {
+	var dialled []*client.Client
+	closeAll := func() {
+		// The process is exiting when this runs: an error closing a client loses nothing.
+		for i := len(dialled) - 1; i >= 0; i-- {
+			_ = dialled[i].Close()
+		}
+	}
 	for _, p := range pipes {
+		var err error
 		p.client, err = client.Dial(p.cfg.Server, client.Options{Token: p.cfg.parsed.token, Logger: p.log,
 			Identity: "vstream-sink/" + p.cfg.Name, TLS: p.cfg.parsed.serverTLS})
 		if err != nil {
-			fmt.Fprintln(stderr, "vstream-sink:", p.errorf(named, err))
-			return 1
+			return closeAll, p.errorf(named, err)
 		}
-		defer func() { _ = p.client.Close() }()
+		dialled = append(dialled, p.client)
 	}
+	return closeAll, nil
+}
 
+// newMetrics is the registry of the process's and the pipelines' metrics. A single sink's
+// series keep the labels they always had; pipelines' carry their names.
+func newMetrics(pipes []*pipe, named bool) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	snapshots := map[string]chan<- client.Snapshot{}
 	for _, p := range pipes {
-		// A single sink's series keep the labels they always had; pipelines' carry their names.
 		label := ""
 		if named {
 			label = p.cfg.Name
 		}
 		p.metrics = sink.NewMetrics(reg, p.cfg.Sink, label)
+	}
+	return reg
+}
+
+// serveMetrics serves /metrics and the pipelines' /snapshot requests on addr until the
+// function it returns is called.
+func serveMetrics(addr string, reg *prometheus.Registry, pipes []*pipe, log *slog.Logger) (func(), error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	snapshots := map[string]chan<- client.Snapshot{}
+	for _, p := range pipes {
 		snapshots[p.cfg.Name] = p.snapshots
 	}
-	if cfg.MetricsListen != "" {
-		lis, lerr := net.Listen("tcp", cfg.MetricsListen)
-		if lerr != nil {
-			fmt.Fprintln(stderr, "vstream-sink: metrics:", lerr)
-			return 1
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/snapshot", snapshotHandler(snapshots, snapshotWait, log))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if serr := hs.Serve(lis); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			log.Error("metrics server stopped", "err", serr)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		mux.Handle("/snapshot", snapshotHandler(snapshots, snapshotWait, log))
-		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if serr := hs.Serve(lis); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-				log.Error("metrics server stopped", "err", serr)
-			}
-		}()
-		// The process is exiting when this runs: an error closing the listener loses nothing.
-		defer func() { _ = hs.Close() }()
-		log.Info("metrics serving", "listen", lis.Addr().String())
-	}
+	}()
+	log.Info("metrics serving", "listen", lis.Addr().String())
+	// The process is exiting when this runs: an error closing the listener loses nothing.
+	return func() { _ = hs.Close() }, nil
+}
 
-	// The first signal stops every pipeline at its next transaction boundary; a second one
-	// at once. A pipeline that fails stops the others the way the first signal does.
+// runPipes runs the pipelines side by side until each has stopped, and returns the
+// process's exit code. The first signal stops every pipeline at its next transaction
+// boundary; a second one at once. A pipeline that fails stops the others the way the first
+// signal does.
+func runPipes(pipes []*pipe, named bool, log *slog.Logger) int {
 	drain := time.Duration(0)
 	for _, p := range pipes {
 		drain = max(drain, p.cfg.parsed.drain)
@@ -141,47 +198,60 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case <-sigs:
-		case <-ctx.Done():
-			return
-		}
-		log.Info("stopping at the next transaction boundary", "drain_timeout", drain)
-		stopAll()
-		select {
-		case <-sigs:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	go stopOnSignals(ctx, sigs, stopAll, cancel, drain, log)
 
 	for _, p := range pipes {
+		var err error
 		if p.oversize, err = openOversize(ctx, p.cfg); err != nil {
 			p.log.Error("vstream-sink", "err", err)
 			return 1
 		}
 	}
-	type result struct {
-		p   *pipe
-		err error
-	}
-	results := make(chan result, len(pipes))
+	results := make(chan pipeResult, len(pipes))
 	for _, p := range pipes {
 		c := p.cfg
 		p.log.Info("vstream-sink starting", "sink", c.Sink, "server", c.Server, "name", c.Name, "format", c.Format)
 		req := c.parsed.request
 		req.Snapshots = p.snapshots
 		go func() {
-			results <- result{p, sink.Run(ctx, sink.Config{
+			results <- pipeResult{p, sink.Run(ctx, sink.Config{
 				Name: c.Name, Client: p.client, Publisher: p.pub, Request: req, Topics: c.parsed.topics, Schemas: p.schemas,
 				Oversize: p.oversize, CheckpointInterval: c.parsed.checkpoint, DrainTimeout: c.parsed.drain, Logger: p.log,
 				Metrics: p.metrics, Stop: stop,
 			})}
 		}()
 	}
+	return waitPipes(results, len(pipes), named, stopAll, log)
+}
+
+// stopOnSignals stops the pipelines at the first signal (stopAll) and at once at the
+// second (cancel), until ctx ends.
+func stopOnSignals(ctx context.Context, sigs <-chan os.Signal, stopAll, cancel func(), drain time.Duration, log *slog.Logger) {
+	select {
+	case <-sigs:
+	case <-ctx.Done():
+		return
+	}
+	log.Info("stopping at the next transaction boundary", "drain_timeout", drain)
+	stopAll()
+	select {
+	case <-sigs:
+		cancel()
+	case <-ctx.Done():
+	}
+}
+
+// pipeResult is how a pipeline's run ended.
+type pipeResult struct {
+	p   *pipe
+	err error
+}
+
+// waitPipes waits for n pipelines to stop, stopping the others when one fails, and returns
+// the exit code: 1 when any failed.
+func waitPipes(results <-chan pipeResult, n int, named bool, stopAll func(), log *slog.Logger) int {
 	code := 0
-	for range pipes {
+	for range n {
 		r := <-results
 		if r.err == nil {
 			if named {
@@ -189,7 +259,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 			}
 			continue
 		}
-		if code == 0 && len(pipes) > 1 {
+		if code == 0 && n > 1 {
 			r.p.log.Error("pipeline failed: stopping the others at their next transaction boundary", "err", r.err)
 		}
 		code = 1
