@@ -30,21 +30,34 @@ type Cursor struct {
 	pending *position.Position
 	missed  bool
 
-	// lastBound is the last boundary handed out, and sinceBound is set once an event of the
-	// binlog after it has been; lastFile and lastPos is the place of that event. A cursor
-	// that falls behind starts again at lastBound and skips what it handed out.
-	lastBound  position.Position
-	sinceBound bool
-	lastFile   string
-	lastPos    uint32
-	skipping   bool
+	// resume is where the cursor starts again when it falls behind.
+	resume resumePoint
 	// failedIn is the binlog file the hub was reading when it failed, once GetEvent returned
 	// its error.
 	failedIn string
 	closed   bool
 
-	// leaveOut says which tables' events the cursor leaves out (see LeaveOut); wants holds
-	// its verdicts, and last the last one asked. leaveTypes are the event types it leaves out.
+	// filter is what the cursor leaves out (see LeaveOut).
+	filter eventFilter
+}
+
+// resumePoint is what a cursor has handed out, so that one that falls behind starts again
+// at its last boundary and skips the events after it it handed out already. lastBound is
+// the last boundary handed out, and sinceBound is set once an event of the binlog after it
+// has been; lastFile and lastPos is the place of that event. skipping is set while the
+// cursor skips.
+type resumePoint struct {
+	lastBound  position.Position
+	sinceBound bool
+	lastFile   string
+	lastPos    uint32
+	skipping   bool
+}
+
+// eventFilter is what a cursor leaves out: leaveTypes are the event types, leaveOut says
+// which tables' events; wants holds its verdicts, and last the last one asked, since it is
+// asked of every table map and rows event the cursor reads.
+type eventFilter struct {
 	leaveOut    func(t *Table) bool
 	wants       map[*Table]bool
 	last        *Table
@@ -58,17 +71,18 @@ type Cursor struct {
 // reader that wants a few tables of a shared binlog then reads a few tables' events. Call it
 // before GetEvent.
 func (c *Cursor) LeaveOut(skip func(t *Table) bool, types ...replication.EventType) {
-	c.leaveOut = skip
+	f := &c.filter
+	f.leaveOut = skip
 	for _, t := range types {
-		c.leaveTypes[t] = true
+		f.leaveTypes[t] = true
 	}
-	c.leavesTypes = len(types) > 0
+	f.leavesTypes = len(types) > 0
 }
 
 // TableName names a table id of a table map the cursor has left out or handed out since
 // LeaveOut, for an error about an event of that id.
 func (c *Cursor) TableName(id uint64) (string, bool) {
-	for t := range c.wants {
+	for t := range c.filter.wants {
 		if t.ID == id {
 			return t.Name, true
 		}
@@ -119,7 +133,7 @@ type endsRun struct {
 // skipsWhole reports whether the cursor may hand out transactions as TxnEnds: it leaves
 // events out, and it hands out the events of the ring it does not leave out as they come.
 func (c *Cursor) skipsWhole() bool {
-	return (c.leaveOut != nil || c.leavesTypes) && c.pending == nil && !c.skipping && !c.missed && c.inject == nil
+	return c.filter.active() && c.pending == nil && !c.resume.skipping && !c.missed && c.inject == nil
 }
 
 // endOf returns the index in buf of the last event of the transaction whose first event is
@@ -130,7 +144,7 @@ func (c *Cursor) endOf(i int) int {
 		if e.start {
 			return -1
 		}
-		if c.leaves(e) {
+		if c.filter.leaves(e) {
 			if e.after != nil {
 				return -1
 			}
@@ -153,7 +167,7 @@ func (c *Cursor) skipRun(first *replication.BinlogEvent, j int) *replication.Bin
 	// The run is measured first, so that it takes one allocation of its size (two when longer
 	// than one transaction).
 	n, end := 1, j
-	for k := j + 1; j > c.bi && k < len(c.buf) && c.buf[k].start && !c.leaves(c.buf[k]); {
+	for k := j + 1; j > c.bi && k < len(c.buf) && c.buf[k].start && !c.filter.leaves(c.buf[k]); {
 		e := c.endOf(k + 1)
 		if e <= k+1 {
 			break
@@ -169,7 +183,7 @@ func (c *Cursor) skipRun(first *replication.BinlogEvent, j int) *replication.Bin
 	t := Ends{First: first}
 	for ; c.bi <= end; c.bi++ {
 		e := c.buf[c.bi]
-		c.account(e)
+		c.resume.account(e)
 		c.buf[c.bi] = entry{}
 		switch {
 		case e.start:
@@ -183,25 +197,30 @@ func (c *Cursor) skipRun(first *replication.BinlogEvent, j int) *replication.Bin
 	return &r.ev
 }
 
+// active reports whether the filter leaves anything out.
+func (f *eventFilter) active() bool {
+	return f.leaveOut != nil || f.leavesTypes
+}
+
 // leaves reports an event the cursor leaves out.
-func (c *Cursor) leaves(e entry) bool {
-	return c.leaveTypes[e.typ] || e.table != nil && c.leaveOut != nil && !c.wanted(e.table)
+func (f *eventFilter) leaves(e entry) bool {
+	return f.leaveTypes[e.typ] || e.table != nil && f.leaveOut != nil && !f.wanted(e.table)
 }
 
 // wanted reports whether the cursor hands out the events of t.
-func (c *Cursor) wanted(t *Table) bool {
-	if t == c.last {
-		return c.lastWant
+func (f *eventFilter) wanted(t *Table) bool {
+	if t == f.last {
+		return f.lastWant
 	}
-	want, ok := c.wants[t]
+	want, ok := f.wants[t]
 	if !ok {
-		if c.wants == nil || len(c.wants) > 4096 {
-			c.wants = make(map[*Table]bool)
+		if f.wants == nil || len(f.wants) > 4096 {
+			f.wants = make(map[*Table]bool)
 		}
-		want = !c.leaveOut(t)
-		c.wants[t] = want
+		want = !f.leaveOut(t)
+		f.wants[t] = want
 	}
-	c.last, c.lastWant = t, want
+	f.last, f.lastWant = t, want
 	return want
 }
 
@@ -306,23 +325,23 @@ func (c *Cursor) fill() (<-chan struct{}, error) {
 			c.buf = append(c.buf, h.ring[c.seq%uint64(len(h.ring))])
 		}
 		// A hub waiting for the cursor to read its oldest event waits no more (see evict).
-		if prev := h.read[c]; prev <= h.first || len(h.read) == 1 {
+		if prev := h.readers.read[c]; prev <= h.first || len(h.readers.read) == 1 {
 			h.readOn()
 		}
-		h.read[c] = c.seq
+		h.readers.read[c] = c.seq
 		h.mu.Unlock()
 		return nil, nil
 	}
 	if h.err != nil {
 		err := h.err
-		c.failedIn = h.file
+		c.failedIn = h.at.file
 		h.mu.Unlock()
 		return nil, err
 	}
 	if h.handover != nil {
 		// A cursor waiting in a hub that handed over waits no longer: the shared hub holds it.
 		h.mu.Unlock()
-		pos := c.lastBound
+		pos := c.resume.lastBound
 		if c.pending != nil {
 			pos = *c.pending
 			c.pending = nil
@@ -342,7 +361,7 @@ func (c *Cursor) take(e entry) *replication.BinlogEvent {
 			switch {
 			case same(b.pos, *c.pending):
 				c.pending = nil
-				c.lastBound, c.sinceBound = b.pos, false
+				c.resume.lastBound, c.resume.sinceBound = b.pos, false
 				c.inject = rotateTo(b)
 			case !c.pending.Contains(b.pos):
 				c.missed = true
@@ -350,29 +369,36 @@ func (c *Cursor) take(e entry) *replication.BinlogEvent {
 		}
 		return nil
 	}
-	if c.skipping {
-		// The events of the transaction handed out before the cursor fell behind come again,
-		// after those a new dump starts with (which have no place, or one before them).
-		if !e.placed || position.ComparePlaces(e.file, uint64(e.logPos), c.lastFile, uint64(c.lastPos)) <= 0 {
-			return nil
-		}
-		c.skipping = false
+	if c.resume.skipping && c.resume.stillSkips(e) {
+		return nil
 	}
 	// An event left out counts as handed out: a cursor that falls behind skips it again.
-	c.account(e)
-	if c.leaves(e) {
+	c.resume.account(e)
+	if c.filter.leaves(e) {
 		return nil
 	}
 	return e.ev
 }
 
+// stillSkips reports, while the cursor skips, an event it handed out before it fell
+// behind: those of the transaction it was in come again, after those a new dump starts
+// with (which have no place, or one before them). The first event past them ends the
+// skipping.
+func (r *resumePoint) stillSkips(e entry) bool {
+	if !e.placed || position.ComparePlaces(e.file, uint64(e.logPos), r.lastFile, uint64(r.lastPos)) <= 0 {
+		return true
+	}
+	r.skipping = false
+	return false
+}
+
 // account notes an event as handed out (or left out).
-func (c *Cursor) account(e entry) {
+func (r *resumePoint) account(e entry) {
 	if e.placed {
-		c.lastFile, c.lastPos, c.sinceBound = e.file, e.logPos, true
+		r.lastFile, r.lastPos, r.sinceBound = e.file, e.logPos, true
 	}
 	if e.after != nil {
-		c.lastBound, c.sinceBound = e.after.pos, false
+		r.lastBound, r.sinceBound = e.after.pos, false
 	}
 }
 
@@ -385,23 +411,23 @@ func (c *Cursor) handedOver(ho *handover) {
 		c.setKind(c.hub.kind)
 		return
 	}
-	c.moveTo(c.lastBound, false)
+	c.moveTo(c.resume.lastBound, false)
 }
 
 // fellBehind starts the cursor again at its last boundary; the events after it it handed
 // out are skipped (a dump from a position sends the same binlog).
 func (c *Cursor) fellBehind() {
-	c.moveTo(c.lastBound, c.sinceBound)
+	c.moveTo(c.resume.lastBound, c.resume.sinceBound)
 }
 
 func (c *Cursor) moveTo(pos position.Position, skip bool) {
 	old := c.hub
-	c.pool.cfg.Logger.Debug("cursor moves", "pos", pos.String(), "skip", skip, "last_file", c.lastFile, "last_pos", c.lastPos)
+	c.pool.cfg.Logger.Debug("cursor moves", "pos", pos.String(), "skip", skip, "last_file", c.resume.lastFile, "last_pos", c.resume.lastPos)
 	c.buf, c.bi = c.buf[:0], 0
 	// Released first: place may put the cursor back on the same hub.
 	old.release(c)
 	c.pool.place(c, pos, false, false)
-	c.skipping = skip
+	c.resume.skipping = skip
 }
 
 // Close detaches the cursor; the last cursor of a hub ends its dump.

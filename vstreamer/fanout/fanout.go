@@ -121,7 +121,7 @@ func (p *Pool) Readers() map[Kind]int {
 // called on the goroutine that calls GetEvent (or Attach).
 func (p *Pool) Attach(pos position.Position, atHead bool, open OpenFunc, onKind func(Kind)) *Cursor {
 	pos = pos.Clone()
-	c := &Cursor{pool: p, open: open, onKind: onKind, lastBound: pos}
+	c := &Cursor{pool: p, open: open, onKind: onKind, resume: resumePoint{lastBound: pos}}
 	p.place(c, pos, atHead, true)
 	return c
 }
@@ -139,7 +139,7 @@ func (p *Pool) AttachHead(open OpenFunc, onKind func(Kind)) (*Cursor, position.P
 	if !ok {
 		return nil, position.Position{}, false
 	}
-	c.hub, c.seq, c.lastBound = p.live, b.seq, b.pos
+	c.hub, c.seq, c.resume.lastBound = p.live, b.seq, b.pos
 	if b.file != "" {
 		c.inject = rotateTo(b)
 	}

@@ -71,32 +71,71 @@ type hub struct {
 	bytes       int
 	// bounds are the boundaries at first or later, oldest first; their positions grow.
 	bounds []*bound
-	// file is the binlog file being read; pos the position after the last transaction
-	// ended; gtid that of the open transaction.
-	file   string
-	pos    position.Position
-	gtid   string
-	inTxn  bool
-	broken bool
-	marker Marker
+	// at is where the dump has read to.
+	at dumpPlace
 	// tables is the Table of each table id the dump has mapped; only run touches it.
 	tables map[uint64]*Table
 	// signal is closed, and replaced, when an event is appended or the hub fails.
-	signal chan struct{}
-	// read is how far each cursor on the hub has read; space is closed, and replaced, when
-	// one reads on or joins.
-	read     map[*Cursor]uint64
-	space    chan struct{}
+	signal   chan struct{}
+	readers  readers
 	err      error
 	handover *handover
-	// cut are the cursors a catch-up hub no longer waits for; gather is until when it holds
-	// its first event for cursors starting where it started, once starters (the cursors that
-	// started there) are two or more.
+	closed   bool
+	dump     func()
+}
+
+// dumpPlace is where a hub's dump has read to: the binlog file being read, the position
+// after the last transaction that ended, and the GTID of the open one, all found by the
+// hub's marker. Appending an event advances it, under the hub's mutex: cursors read file
+// and pos.
+type dumpPlace struct {
+	file string
+	pos  position.Position
+	gtid string
+	// broken is set once a GTID could not be added to pos: no boundary after it can be
+	// trusted.
+	broken bool
+	marker Marker
+}
+
+// advance moves the place past ev, the event of sequence number seq. It reports whether
+// a transaction starts with ev (and does not end with it), and returns the boundary ev
+// ends a transaction with, if any.
+func (d *dumpPlace) advance(ev *replication.BinlogEvent, seq uint64) (starts bool, after *bound) {
+	if r, ok := ev.Event.(*replication.RotateEvent); ok {
+		d.file = string(r.NextLogName)
+	}
+	gtid, start, end := d.marker.Mark(ev)
+	if start {
+		d.gtid = gtid
+	}
+	if !end {
+		return start, nil
+	}
+	if d.gtid != "" && !d.broken {
+		if err := d.pos.Update(d.gtid); err != nil {
+			// The streams fail on this GTID themselves; no boundary after it can be trusted.
+			d.broken = true
+		}
+	}
+	d.gtid = ""
+	if d.broken {
+		return false, nil
+	}
+	return false, &bound{seq: seq + 1, pos: d.pos.Clone(), file: d.file, logPos: ev.Header.LogPos}
+}
+
+// readers is what a hub knows of its cursors, under the hub's mutex. read is how far each
+// has read; space is closed, and replaced, when one reads on or joins. cut are the cursors
+// a catch-up hub no longer waits for; gather is until when it holds its first event for
+// cursors starting where it started, once starters (the cursors that started there) are
+// two or more.
+type readers struct {
+	read     map[*Cursor]uint64
+	space    chan struct{}
 	cut      map[*Cursor]bool
 	gather   time.Time
 	starters int
-	closed   bool
-	dump     func()
 }
 
 // newHub returns a hub for cursor c at start; gather says c starts there (rather than falls
@@ -104,11 +143,11 @@ type hub struct {
 func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc, c *Cursor, gather bool) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &hub{pool: p, kind: kind, open: open, ctx: ctx, stop: cancel,
-		ring: make([]entry, p.cfg.MaxEvents), pos: start.Clone(), marker: p.cfg.NewMarker(),
-		signal: make(chan struct{}), space: make(chan struct{}), read: map[*Cursor]uint64{c: 0},
-		cut: map[*Cursor]bool{}}
+		ring: make([]entry, p.cfg.MaxEvents), at: dumpPlace{pos: start.Clone(), marker: p.cfg.NewMarker()},
+		signal:  make(chan struct{}),
+		readers: readers{space: make(chan struct{}), read: map[*Cursor]uint64{c: 0}, cut: map[*Cursor]bool{}}}
 	if gather {
-		h.gather, h.starters = time.Now().Add(p.cfg.CatchUpWait), 1
+		h.readers.gather, h.readers.starters = time.Now().Add(p.cfg.CatchUpWait), 1
 	}
 	h.bounds = []*bound{{seq: 0, pos: start.Clone()}}
 	return h
@@ -187,28 +226,11 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	t := h.table(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e := entry{ev: ev, file: h.file, table: t, logPos: hd.LogPos, typ: hd.EventType,
+	e := entry{ev: ev, file: h.at.file, table: t, logPos: hd.LogPos, typ: hd.EventType,
 		placed: hd.LogPos != 0 && hd.EventType != replication.HEARTBEAT_EVENT && hd.EventType != replication.HEARTBEAT_LOG_EVENT_V2}
-	if r, ok := ev.Event.(*replication.RotateEvent); ok {
-		h.file = string(r.NextLogName)
-	}
-	gtid, start, end := h.marker.Mark(ev)
-	e.start = start && !end
-	if start {
-		h.inTxn, h.gtid = true, gtid
-	}
-	if end {
-		if h.gtid != "" && !h.broken {
-			if err := h.pos.Update(h.gtid); err != nil {
-				// The streams fail on this GTID themselves; no boundary after it can be trusted.
-				h.broken = true
-			}
-		}
-		h.inTxn, h.gtid = false, ""
-		if !h.broken {
-			e.after = &bound{seq: h.next + 1, pos: h.pos.Clone(), file: h.file, logPos: ev.Header.LogPos}
-			h.bounds = append(h.bounds, e.after)
-		}
+	e.start, e.after = h.at.advance(ev, h.next)
+	if e.after != nil {
+		h.bounds = append(h.bounds, e.after)
 	}
 	if h.next-h.first == uint64(len(h.ring)) {
 		h.evict()
@@ -217,7 +239,7 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	h.next++
 	h.bytes += len(ev.RawData)
 	limit := h.pool.cfg.MaxBytes
-	if len(h.read) == 1 {
+	if len(h.readers.read) == 1 {
 		limit = min(limit, h.pool.cfg.AloneBytes)
 	}
 	for h.bytes > limit && h.next-h.first > 1 {
@@ -286,9 +308,9 @@ func (h *hub) evict() {
 			now := time.Now()
 			// A stream resuming alone is never held: only a second stream starting at the
 			// same place shows that a wave of streams is starting.
-			hold := h.first == 0 && h.starters > 1 && now.Before(h.gather)
+			hold := h.first == 0 && h.readers.starters > 1 && now.Before(h.readers.gather)
 			if hold {
-				until = h.gather
+				until = h.readers.gather
 			}
 			blocked, moved := h.blocking()
 			if blocked == 0 && !hold {
@@ -322,7 +344,7 @@ func (h *hub) evict() {
 // wait waits, without mu, until a cursor reads on or joins, the hub closes, or until (if
 // set).
 func (h *hub) wait(until time.Time) {
-	space := h.space
+	space := h.readers.space
 	h.mu.Unlock()
 	defer h.mu.Lock()
 	var timeout <-chan time.Time
@@ -341,9 +363,9 @@ func (h *hub) wait(until time.Time) {
 // blocking counts the cursors the hub waits for, which have not read the oldest event, and
 // the others; under mu.
 func (h *hub) blocking() (blocked, moved int) {
-	for c, seq := range h.read {
+	for c, seq := range h.readers.read {
 		switch {
-		case h.cut[c]:
+		case h.readers.cut[c]:
 		case seq <= h.first:
 			blocked++
 		default:
@@ -355,10 +377,10 @@ func (h *hub) blocking() (blocked, moved int) {
 
 // cutLoose stops waiting for the cursors that have not read the oldest event; under mu.
 func (h *hub) cutLoose() {
-	for c, seq := range h.read {
-		if seq <= h.first && !h.cut[c] {
+	for c, seq := range h.readers.read {
+		if seq <= h.first && !h.readers.cut[c] {
 			h.pool.cfg.Logger.Debug("catch-up reader cuts a stalled cursor loose", "seq", seq)
-			h.cut[c] = true
+			h.readers.cut[c] = true
 		}
 	}
 }
@@ -375,10 +397,10 @@ func (h *hub) find(pos position.Position) (*bound, bool) {
 
 // alone reports a single cursor that has not read the oldest event; under mu.
 func (h *hub) alone() bool {
-	if len(h.read) != 1 {
+	if len(h.readers.read) != 1 {
 		return false
 	}
-	for _, seq := range h.read {
+	for _, seq := range h.readers.read {
 		return seq <= h.first
 	}
 	return false
@@ -401,9 +423,9 @@ func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
 	}
 	if ok {
 		h.addRef(c, b.seq)
-		if b.seq == 0 && h.first == 0 && !h.gather.IsZero() {
-			h.gather = time.Now().Add(h.pool.cfg.CatchUpWait)
-			h.starters++
+		if b.seq == 0 && h.first == 0 && !h.readers.gather.IsZero() {
+			h.readers.gather = time.Now().Add(h.pool.cfg.CatchUpWait)
+			h.readers.starters++
 		}
 	}
 	return b, ok
@@ -413,7 +435,7 @@ func (h *hub) join(pos position.Position, c *Cursor) (*bound, bool) {
 func (h *hub) joinHead(c *Cursor) (*bound, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || h.err != nil || h.broken || len(h.bounds) == 0 {
+	if h.closed || h.err != nil || h.at.broken || len(h.bounds) == 0 {
 		return nil, false
 	}
 	b := h.bounds[len(h.bounds)-1]
@@ -437,7 +459,7 @@ func (h *hub) joinAt(seq uint64, c *Cursor) bool {
 func (h *hub) pend(pos position.Position, c *Cursor) (uint64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || h.err != nil || h.broken || !pos.Contains(h.pos) {
+	if h.closed || h.err != nil || h.at.broken || !pos.Contains(h.at.pos) {
 		return 0, false
 	}
 	h.addRef(c, h.next)
@@ -447,23 +469,23 @@ func (h *hub) pend(pos position.Position, c *Cursor) (uint64, bool) {
 // addRef counts a new cursor at seq; under mu. A hub waiting for a cursor that was alone
 // waits no more (see evict).
 func (h *hub) addRef(c *Cursor, seq uint64) {
-	h.read[c] = seq
+	h.readers.read[c] = seq
 	h.readOn()
 }
 
 // readOn wakes a hub waiting for its cursor; under mu.
 func (h *hub) readOn() {
-	close(h.space)
-	h.space = make(chan struct{})
+	close(h.readers.space)
+	h.readers.space = make(chan struct{})
 }
 
 // release drops a cursor; the last one closes the hub.
 func (h *hub) release(c *Cursor) {
 	h.mu.Lock()
-	delete(h.read, c)
-	delete(h.cut, c)
+	delete(h.readers.read, c)
+	delete(h.readers.cut, c)
 	h.readOn()
-	last := len(h.read) == 0 && !h.closed
+	last := len(h.readers.read) == 0 && !h.closed
 	if last {
 		h.closed = true
 		h.endDump()

@@ -21,7 +21,7 @@ func (p *Pool) Hubs() []HubStatus {
 	for h := range p.hubs {
 		h.mu.Lock()
 		if !h.closed && h.err == nil && h.handover == nil {
-			out = append(out, HubStatus{Kind: h.kind, File: h.file, Position: h.pos.String(), Cursors: len(h.read)})
+			out = append(out, HubStatus{Kind: h.kind, File: h.at.file, Position: h.at.pos.String(), Cursors: len(h.readers.read)})
 		}
 		h.mu.Unlock()
 	}
