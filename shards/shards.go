@@ -518,32 +518,8 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 		s.inBatch = false
 		s.bmu.Unlock()
 	}()
-	if !s.holding && (s.m.skew != nil || s.m.dropBeats) {
-		// At a boundary: the place to wait for other shards, and a batch of heartbeats
-		// alone need not take the token.
-		// The time that counts is the batch's last event's that has one, a heartbeat's
-		// included (it says the shard has nothing older to send, and never holds it back);
-		// a VGTID's is the time of the transaction it ends, already counted, or older.
-		var last *binlogdata.VEvent
-		for _, ev := range events {
-			if ev.GetTimestamp() != 0 && ev.GetType() != binlogdata.VEventType_VGTID {
-				last = ev
-			}
-		}
-		beats := !hasOther(events)
-		if s.m.skew != nil && last != nil {
-			if err := s.align(ctx, last, s.name); err != nil {
-				return err
-			}
-		}
-		if beats && s.m.dropBeats {
-			return nil
-		}
-	} else if s.m.skew != nil && len(events) > 0 {
-		// Inside a transaction the shard holds the token: waiting would stop the laggard
-		// too, so its time is only recorded (vtgate, which buffers a transaction whole,
-		// waits at its end, without the send lock).
-		s.m.skew.observe(s.index, events[len(events)-1])
+	if drop, err := s.atBoundary(ctx, events); drop || err != nil {
+		return err
 	}
 	if !s.holding {
 		select {
@@ -555,7 +531,62 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 			return ctx.Err()
 		}
 	}
-	out := s.out[:0]
+	s.out = s.relay(s.out[:0], events)
+	var err error
+	if len(s.out) > 0 {
+		s.m.sendMu.Lock()
+		err = s.m.send(s.out)
+		if s.m.beat > 0 {
+			s.m.lastSend = time.Now()
+		}
+		s.m.sendMu.Unlock()
+	}
+	clear(s.out)
+	if err != nil {
+		return err
+	}
+	if !s.inTxn && (!s.dirty || s.vitess) {
+		s.release()
+	}
+	return nil
+}
+
+// atBoundary keeps the shards' times in step before a batch takes the token. At a
+// boundary (the shard holds no token) it waits for the other shards under minimize_skew,
+// and reports a batch of heartbeats alone to be dropped when the merge drops them: such a
+// batch need not take the token. Inside a transaction the shard holds the token: waiting
+// would stop the laggard too, so its time is only recorded (vtgate, which buffers a
+// transaction whole, waits at its end, without the send lock).
+func (s *shard) atBoundary(ctx context.Context, events []*binlogdata.VEvent) (drop bool, err error) {
+	if s.holding || (s.m.skew == nil && !s.m.dropBeats) {
+		if s.m.skew != nil && len(events) > 0 {
+			s.m.skew.observe(s.index, events[len(events)-1])
+		}
+		return false, nil
+	}
+	// The time that counts is the batch's last event's that has one, a heartbeat's
+	// included (it says the shard has nothing older to send, and never holds it back);
+	// a VGTID's is the time of the transaction it ends, already counted, or older.
+	var last *binlogdata.VEvent
+	for _, ev := range events {
+		if ev.GetTimestamp() != 0 && ev.GetType() != binlogdata.VEventType_VGTID {
+			last = ev
+		}
+	}
+	beats := !hasOther(events)
+	if s.m.skew != nil && last != nil {
+		if err := s.align(ctx, last, s.name); err != nil {
+			return false, err
+		}
+	}
+	return beats && s.m.dropBeats, nil
+}
+
+// relay appends to out the events of a batch the merge sends on: its VGTIDs carry every
+// shard's position, a shard's end of its copy becomes the merge's, and heartbeats go only
+// when the merge keeps them. It follows the shard's transaction (inTxn) and whether
+// anything was sent since its last VGTID (dirty).
+func (s *shard) relay(out, events []*binlogdata.VEvent) []*binlogdata.VEvent {
 	for _, ev := range events {
 		switch ev.GetType() {
 		case binlogdata.VEventType_HEARTBEAT:
@@ -592,24 +623,7 @@ func (s *shard) batch(ctx context.Context, events []*binlogdata.VEvent) error {
 		s.dirty = true
 		out = append(out, ev)
 	}
-	s.out = out
-	var err error
-	if len(out) > 0 {
-		s.m.sendMu.Lock()
-		err = s.m.send(out)
-		if s.m.beat > 0 {
-			s.m.lastSend = time.Now()
-		}
-		s.m.sendMu.Unlock()
-	}
-	clear(s.out)
-	if err != nil {
-		return err
-	}
-	if !s.inTxn && (!s.dirty || s.vitess) {
-		s.release()
-	}
-	return nil
+	return out
 }
 
 // vgtid replaces a shard's VGTID with one that carries every shard's position.
