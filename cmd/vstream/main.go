@@ -107,32 +107,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
-	server := fs.String("server", orDefault(getenv("VSTREAM_SERVER"), defaultServer), "vstreamd gRPC `address` (env VSTREAM_SERVER)")
-	token := fs.String("token", getenv("VSTREAM_TOKEN"), "bearer `token` (env VSTREAM_TOKEN; better there or in --token-file than on the command line)")
-	tokenFile := fs.String("token-file", getenv("VSTREAM_TOKEN_FILE"), "`file` holding the bearer token (env VSTREAM_TOKEN_FILE)")
-	tlsOn := fs.Bool("tls", envBool(getenv("VSTREAM_TLS")), "TLS to the server, verified with the system's roots unless --tls-ca is given; any --tls-* flag also turns it on (env VSTREAM_TLS)")
-	tlsCA := fs.String("tls-ca", getenv("VSTREAM_TLS_CA"), "PEM CA `file` that verifies the server's certificate (env VSTREAM_TLS_CA)")
-	tlsCert := fs.String("tls-cert", getenv("VSTREAM_TLS_CERT"), "PEM client certificate `file` for mutual TLS, with --tls-key (env VSTREAM_TLS_CERT)")
-	tlsKey := fs.String("tls-key", getenv("VSTREAM_TLS_KEY"), "PEM private key `file` of --tls-cert (env VSTREAM_TLS_KEY)")
-	tlsServerName := fs.String("tls-server-name", getenv("VSTREAM_TLS_SERVER_NAME"), "`name` the server's certificate must hold, when not the host of --server (env VSTREAM_TLS_SERVER_NAME)")
-	position := fs.String("position", "current",
-		"start `position`: current, copy (copy the selected tables first), MariaDB/<gtid set>, MySQL56/<gtid set>, FilePos/<binlog file>:<offset>, or a VGTID event or its vgtid as JSON")
-	keyspace := fs.String("keyspace", "", "`keyspace` for a current or GTID position; empty lets the server choose")
-	tables := fs.String("tables", "", "comma-separated table `rules`: names or /regex")
-	filterJSON := fs.String("filter", "", "binlogdata.Filter as `JSON`, e.g. {\"rules\":[{\"match\":\"t1\",\"filter\":\"select id from t1\"}]}")
-	format := fs.String("format", "", "server output `format`: vevent (default), avro, canal-json, canal-protobuf, debezium-json, drs-json, drs-json-c or streamsets")
-	columnMasks := fs.String("column-masks", "", "columns the server replaces before they leave it: `RULE=TABLE.COLUMN[,...]` separated by ; with RULE mask.with.N.chars, mask.hash.ALGO.with.salt.SALT or truncate.to.N.chars (Debezium's)")
-	var formatOptions optionList
-	fs.Var(&formatOptions, "format-option", "format `name=value`, repeatable (e.g. profile=dts)")
-	output := fs.String("output", "", "how to print: text (one line per row change, for people; the default on a terminal), json (one typed object per row change; the default otherwise) or protojson (every VEvent or encoded message as it arrives)")
-	maxEvents := fs.Int("max-events", 0, "exit after printing `N` lines; 0 means no limit")
-	timeout := fs.Duration("timeout", 0, "exit after this `duration`; 0 means no limit")
-	heartbeat := fs.Duration("heartbeat", 0, "ask for a HEARTBEAT after this idle `duration`; 0 means none")
-	onPurged := fs.String("on-purged", client.PurgedFail,
-		"when the server no longer has the binlogs the position needs: fail (exit 1 naming the purge) or when_needed (warn, copy the streamed tables again, then stream on)")
-	failureMode := fs.String("event-processing-failure-handling-mode", "",
-		"what an event the server cannot decode or encode does: fail (the default: exit with the error naming it), warn or skip (the server skips it and counts it)")
-
+	f := defineFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -143,77 +118,142 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*co
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return f.config(set)
+}
 
-	cfg := &config{server: *server, maxEvents: *maxEvents, timeout: *timeout}
+// flagValues are the command line's flags, as the flag set fills them in.
+type flagValues struct {
+	server, token, tokenFile               *string
+	tlsOn                                  *bool
+	tlsCA, tlsCert, tlsKey, tlsServerName  *string
+	position, keyspace, tables, filterJSON *string
+	format, columnMasks, output            *string
+	formatOptions                          optionList
+	maxEvents                              *int
+	timeout, heartbeat                     *time.Duration
+	onPurged, failureMode                  *string
+}
+
+// defineFlags defines the command's flags on fs, with their environment fallbacks.
+func defineFlags(fs *flag.FlagSet, getenv func(string) string) *flagValues {
+	f := &flagValues{}
+	f.server = fs.String("server", orDefault(getenv("VSTREAM_SERVER"), defaultServer), "vstreamd gRPC `address` (env VSTREAM_SERVER)")
+	f.token = fs.String("token", getenv("VSTREAM_TOKEN"), "bearer `token` (env VSTREAM_TOKEN; better there or in --token-file than on the command line)")
+	f.tokenFile = fs.String("token-file", getenv("VSTREAM_TOKEN_FILE"), "`file` holding the bearer token (env VSTREAM_TOKEN_FILE)")
+	f.tlsOn = fs.Bool("tls", envBool(getenv("VSTREAM_TLS")), "TLS to the server, verified with the system's roots unless --tls-ca is given; any --tls-* flag also turns it on (env VSTREAM_TLS)")
+	f.tlsCA = fs.String("tls-ca", getenv("VSTREAM_TLS_CA"), "PEM CA `file` that verifies the server's certificate (env VSTREAM_TLS_CA)")
+	f.tlsCert = fs.String("tls-cert", getenv("VSTREAM_TLS_CERT"), "PEM client certificate `file` for mutual TLS, with --tls-key (env VSTREAM_TLS_CERT)")
+	f.tlsKey = fs.String("tls-key", getenv("VSTREAM_TLS_KEY"), "PEM private key `file` of --tls-cert (env VSTREAM_TLS_KEY)")
+	f.tlsServerName = fs.String("tls-server-name", getenv("VSTREAM_TLS_SERVER_NAME"), "`name` the server's certificate must hold, when not the host of --server (env VSTREAM_TLS_SERVER_NAME)")
+	f.position = fs.String("position", "current",
+		"start `position`: current, copy (copy the selected tables first), MariaDB/<gtid set>, MySQL56/<gtid set>, FilePos/<binlog file>:<offset>, or a VGTID event or its vgtid as JSON")
+	f.keyspace = fs.String("keyspace", "", "`keyspace` for a current or GTID position; empty lets the server choose")
+	f.tables = fs.String("tables", "", "comma-separated table `rules`: names or /regex")
+	f.filterJSON = fs.String("filter", "", "binlogdata.Filter as `JSON`, e.g. {\"rules\":[{\"match\":\"t1\",\"filter\":\"select id from t1\"}]}")
+	f.format = fs.String("format", "", "server output `format`: vevent (default), avro, canal-json, canal-protobuf, debezium-json, drs-json, drs-json-c or streamsets")
+	f.columnMasks = fs.String("column-masks", "", "columns the server replaces before they leave it: `RULE=TABLE.COLUMN[,...]` separated by ; with RULE mask.with.N.chars, mask.hash.ALGO.with.salt.SALT or truncate.to.N.chars (Debezium's)")
+	fs.Var(&f.formatOptions, "format-option", "format `name=value`, repeatable (e.g. profile=dts)")
+	f.output = fs.String("output", "", "how to print: text (one line per row change, for people; the default on a terminal), json (one typed object per row change; the default otherwise) or protojson (every VEvent or encoded message as it arrives)")
+	f.maxEvents = fs.Int("max-events", 0, "exit after printing `N` lines; 0 means no limit")
+	f.timeout = fs.Duration("timeout", 0, "exit after this `duration`; 0 means no limit")
+	f.heartbeat = fs.Duration("heartbeat", 0, "ask for a HEARTBEAT after this idle `duration`; 0 means none")
+	f.onPurged = fs.String("on-purged", client.PurgedFail,
+		"when the server no longer has the binlogs the position needs: fail (exit 1 naming the purge) or when_needed (warn, copy the streamed tables again, then stream on)")
+	f.failureMode = fs.String("event-processing-failure-handling-mode", "",
+		"what an event the server cannot decode or encode does: fail (the default: exit with the error naming it), warn or skip (the server skips it and counts it)")
+	return f
+}
+
+// config is the command's configuration of the flags; set names those given.
+func (f *flagValues) config(set map[string]bool) (*config, error) {
+	cfg := &config{server: *f.server, maxEvents: *f.maxEvents, timeout: *f.timeout}
 	var err error
-	if cfg.token, err = secure.Secret("--token", *token, *tokenFile); err != nil {
+	if cfg.token, err = secure.Secret("--token", *f.token, *f.tokenFile); err != nil {
 		return nil, usagef("%v", err)
 	}
-	files := secure.TLSFiles{On: *tlsOn, CA: *tlsCA, Cert: *tlsCert, Key: *tlsKey, ServerName: *tlsServerName}
+	files := secure.TLSFiles{On: *f.tlsOn, CA: *f.tlsCA, Cert: *f.tlsCert, Key: *f.tlsKey, ServerName: *f.tlsServerName}
 	if cfg.tls, err = files.Config("--"); err != nil {
 		return nil, usagef("%v", err)
 	}
-	if *output != "" {
-		o, perr := render.ParseOutput(*output)
+	if *f.output != "" {
+		o, perr := render.ParseOutput(*f.output)
 		if perr != nil {
 			return nil, usagef("--output: %v", perr)
 		}
 		cfg.output = o
 	}
-	if cfg.server == "" {
-		return nil, usagef("--server is empty")
-	}
-	switch {
-	case *maxEvents < 0:
-		return nil, usagef("--max-events must not be negative")
-	case *timeout < 0:
-		return nil, usagef("--timeout must not be negative")
-	case *heartbeat < 0:
-		return nil, usagef("--heartbeat must not be negative")
-	}
-	switch *failureMode {
-	case "", "fail", "warn", "skip":
-	default:
-		return nil, usagef("--event-processing-failure-handling-mode %q: want fail, warn or skip", *failureMode)
-	}
-	switch *onPurged {
-	case client.PurgedFail, client.PurgedWhenNeeded:
-	default:
-		return nil, usagef("--on-purged %q: want %s or %s", *onPurged, client.PurgedFail, client.PurgedWhenNeeded)
-	}
-	pos, err := client.ParsePosition(*position, *keyspace, "")
-	if err != nil {
-		return nil, usagef("--position: %v", err)
-	}
-	filter, err := buildFilter(*tables, set["tables"], *filterJSON, set["filter"])
-	if err != nil {
+	if err = f.check(); err != nil {
 		return nil, err
 	}
-	if set["tables"] {
-		for _, r := range filter.GetRules() {
-			cfg.tableRules = append(cfg.tableRules, r.GetMatch())
-		}
-	}
-	cfg.request = client.Request{
-		Position:          pos,
-		Filter:            filter,
-		HeartbeatInterval: *heartbeat,
-		Format:            *format,
-		FormatOptions:     formatOptions.m,
-		FailureMode:       *failureMode,
-	}
-	if *onPurged == client.PurgedWhenNeeded {
-		cfg.request.WhenPurged = client.PurgedWhenNeeded
-	}
-	masks, err := vfilter.ParseMasks(*columnMasks)
-	if err != nil {
-		return nil, usagef("--column-masks: %v", err)
-	}
-	for _, m := range masks {
-		cfg.request.ColumnMasks = append(cfg.request.ColumnMasks, &vstreamv1.ColumnMask{Table: m.Table, Column: m.Column, Rule: m.Rule})
+	if cfg.request, cfg.tableRules, err = f.request(set); err != nil {
+		return nil, err
 	}
 	return cfg, nil
+}
+
+// check refuses values no stream can take.
+func (f *flagValues) check() error {
+	if *f.server == "" {
+		return usagef("--server is empty")
+	}
+	switch {
+	case *f.maxEvents < 0:
+		return usagef("--max-events must not be negative")
+	case *f.timeout < 0:
+		return usagef("--timeout must not be negative")
+	case *f.heartbeat < 0:
+		return usagef("--heartbeat must not be negative")
+	}
+	switch *f.failureMode {
+	case "", "fail", "warn", "skip":
+	default:
+		return usagef("--event-processing-failure-handling-mode %q: want fail, warn or skip", *f.failureMode)
+	}
+	switch *f.onPurged {
+	case client.PurgedFail, client.PurgedWhenNeeded:
+	default:
+		return usagef("--on-purged %q: want %s or %s", *f.onPurged, client.PurgedFail, client.PurgedWhenNeeded)
+	}
+	return nil
+}
+
+// request is the stream's request, and the table rules of --tables (for the warning about
+// rules that match no table).
+func (f *flagValues) request(set map[string]bool) (client.Request, []string, error) {
+	pos, err := client.ParsePosition(*f.position, *f.keyspace, "")
+	if err != nil {
+		return client.Request{}, nil, usagef("--position: %v", err)
+	}
+	filter, err := buildFilter(*f.tables, set["tables"], *f.filterJSON, set["filter"])
+	if err != nil {
+		return client.Request{}, nil, err
+	}
+	var rules []string
+	if set["tables"] {
+		for _, r := range filter.GetRules() {
+			rules = append(rules, r.GetMatch())
+		}
+	}
+	req := client.Request{
+		Position:          pos,
+		Filter:            filter,
+		HeartbeatInterval: *f.heartbeat,
+		Format:            *f.format,
+		FormatOptions:     f.formatOptions.m,
+		FailureMode:       *f.failureMode,
+	}
+	if *f.onPurged == client.PurgedWhenNeeded {
+		req.WhenPurged = client.PurgedWhenNeeded
+	}
+	masks, err := vfilter.ParseMasks(*f.columnMasks)
+	if err != nil {
+		return req, nil, usagef("--column-masks: %v", err)
+	}
+	for _, m := range masks {
+		req.ColumnMasks = append(req.ColumnMasks, &vstreamv1.ColumnMask{Table: m.Table, Column: m.Column, Rule: m.Rule})
+	}
+	return req, rules, nil
 }
 
 // buildFilter turns --tables or --filter into a Filter; nil streams every table.
@@ -305,17 +345,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if sub != "" {
 		return subcommand(ctx, sub, cfg, stdout, stderr)
 	}
-	var bar *progressBar
-	logTo := stderr
-	if isTerminal(stderr) {
-		// The copy's progress is for a person watching: nothing of it when stderr is not a
-		// terminal.
-		f, _ := stderr.(*os.File) // isTerminal says it is one
-		bar = newProgressBar(stderr, isTerminal(stdout), time.Now, func() int { return termWidth(f) })
-		cfg.request.OnCopyProgress = bar.update
+	bar, logTo := progressTo(stdout, stderr, cfg)
+	if bar != nil {
 		// Whatever ends the stream, the bar is left showing where the copy got to.
 		defer func() { _ = bar.finish() }()
-		logTo = bar.logWriter()
 	}
 	log := slog.New(slog.NewTextHandler(logTo, nil))
 	c, err := client.Dial(cfg.server, client.Options{Token: cfg.token, Logger: log, Identity: "vstream", TLS: cfg.tls})
@@ -326,12 +359,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The stream is over when Close runs: an error closing the connection loses nothing.
 	defer func() { _ = c.Close() }()
 
+	p := newPrinter(stdout, cfg, c, bar)
+	cfg.request.OnMessages = p.printMessages
+	warnUnmatched(ctx, c, cfg, logTo)
+	err = c.Stream(ctx, cfg.request, p.print)
+	return streamExit(ctx, err, cfg.server, stderr)
+}
+
+// progressTo returns the copy's progress bar and where logs go beside it, when stderr is a
+// terminal: the progress is for a person watching, and nothing of it shows otherwise
+// (the bar is then nil, and logs go to stderr).
+func progressTo(stdout, stderr io.Writer, cfg *config) (*progressBar, io.Writer) {
+	if !isTerminal(stderr) {
+		return nil, stderr
+	}
+	f, _ := stderr.(*os.File) // isTerminal says it is one
+	bar := newProgressBar(stderr, isTerminal(stdout), time.Now, func() int { return termWidth(f) })
+	cfg.request.OnCopyProgress = bar.update
+	return bar, bar.logWriter()
+}
+
+// newPrinter is the printer of the stream's events and messages on stdout, in the output
+// --output names (by default the terminal's or a pipe's).
+func newPrinter(stdout io.Writer, cfg *config, c *client.Client, bar *progressBar) *printer {
 	terminal := isTerminal(stdout)
 	output := cfg.output
 	if output == "" {
 		output = render.DefaultOutput(terminal)
 	}
-	p := printer{
+	p := &printer{
 		out: bufio.NewWriter(stdout),
 		max: cfg.maxEvents,
 		r:   render.New(output, render.Options{Color: render.UseColor(terminal, os.Getenv)}),
@@ -344,15 +400,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return startedAt(cfg.request.Position)
 	}
-	cfg.request.OnMessages = p.printMessages
-	warnUnmatched(ctx, c, cfg, logTo)
-	err = c.Stream(ctx, cfg.request, p.print)
+	return p
+}
+
+// streamExit is the exit code of a stream that ended with err, which it reports.
+func streamExit(ctx context.Context, err error, server string, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, errEnough):
 		return 0
 	case errors.Is(err, client.ErrStreamDown):
 		// --timeout or Ctrl-C while the server could not be reached: nothing was streamed.
-		fmt.Fprintf(stderr, "vstream: vstreamd %s: %v\n", cfg.server, err)
+		fmt.Fprintf(stderr, "vstream: vstreamd %s: %v\n", server, err)
 		return 1
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		// --timeout or Ctrl-C: what was received has been printed.
@@ -361,7 +419,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vstream: %v\nvstream: the position is purged from the server's binlogs; --on-purged when_needed copies the tables again and streams on\n", err)
 		return 1
 	default:
-		fmt.Fprintf(stderr, "vstream: vstreamd %s: %v\n", cfg.server, err)
+		fmt.Fprintf(stderr, "vstream: vstreamd %s: %v\n", server, err)
 		return 1
 	}
 }
