@@ -225,6 +225,8 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 	return cfg, cfg.validate()
 }
 
+// validate checks a pipeline's configuration, in the order of its flags' kinds, and parses
+// what the pipeline needs of it into c.parsed.
 func (c *config) validate() error {
 	p := &c.parsed
 	if err := c.validateProcess(); err != nil {
@@ -239,27 +241,60 @@ func (c *config) validate() error {
 	if err := c.validateServerAuth(); err != nil {
 		return err
 	}
+	var err error
+	if p.request, err = c.request(); err != nil {
+		return err
+	}
+	if p.checkpoint, err = positiveDuration("checkpoint-interval", c.Checkpoint); err != nil {
+		return err
+	}
+	if p.drain, err = positiveDuration("drain-timeout", c.DrainTimeout); err != nil {
+		return err
+	}
+	if p.topics, err = c.topics(); err != nil {
+		return err
+	}
+	if err = c.validateOversize(); err != nil {
+		return err
+	}
+	switch c.Sink {
+	case "kafka":
+		err = c.validateKafka()
+	case "nats":
+		err = c.validateNATS()
+	default:
+		err = fmt.Errorf("sink %q: want kafka or nats", c.Sink)
+	}
+	if err != nil {
+		return err
+	}
+	p.registry, err = c.registryOptions()
+	return err
+}
+
+// request is the stream's request: where it starts, its format, filter, masks and sizes.
+func (c *config) request() (client.Request, error) {
 	if c.Format == "" || c.Format == "vevent" {
-		return errors.New("format is required: an encoded format such as debezium-json (records need a topic, a key and a value)")
+		return client.Request{}, errors.New("format is required: an encoded format such as debezium-json (records need a topic, a key and a value)")
 	}
 	pos, err := client.ParsePosition(c.Position, c.Keyspace, "")
 	if err != nil {
-		return fmt.Errorf("position: %w", err)
+		return client.Request{}, fmt.Errorf("position: %w", err)
 	}
 	req := client.Request{Position: pos, Format: c.Format, FailureMode: c.FailureMode, WhenPurged: c.OnPurged}
 	if c.OnPurged != client.PurgedFail && c.OnPurged != client.PurgedWhenNeeded {
-		return fmt.Errorf("on-purged %q: want %s or %s", c.OnPurged, client.PurgedFail, client.PurgedWhenNeeded)
+		return client.Request{}, fmt.Errorf("on-purged %q: want %s or %s", c.OnPurged, client.PurgedFail, client.PurgedWhenNeeded)
 	}
 	if req.CopyChunkRows, err = strconv.ParseInt(c.CopyChunkRows, 10, 64); err != nil || req.CopyChunkRows <= 0 {
-		return fmt.Errorf("copy-chunk-rows %q: want a positive whole number of rows", c.CopyChunkRows)
+		return client.Request{}, fmt.Errorf("copy-chunk-rows %q: want a positive whole number of rows", c.CopyChunkRows)
 	}
 	if c.Filter != "" && c.Tables != "" {
-		return errors.New("tables and filter: give one of them")
+		return client.Request{}, errors.New("tables and filter: give one of them")
 	}
 	if c.Filter != "" {
 		f := &binlogdata.Filter{}
 		if err = protojson.Unmarshal([]byte(c.Filter), f); err != nil {
-			return fmt.Errorf("filter: %w", err)
+			return client.Request{}, fmt.Errorf("filter: %w", err)
 		}
 		req.Filter = f
 	} else {
@@ -267,46 +302,49 @@ func (c *config) validate() error {
 	}
 	masks, err := filter.ParseMasks(c.ColumnMasks)
 	if err != nil {
-		return fmt.Errorf("column-masks: %w", err)
+		return client.Request{}, fmt.Errorf("column-masks: %w", err)
 	}
 	for _, m := range masks {
 		req.ColumnMasks = append(req.ColumnMasks, &vstreamv1.ColumnMask{Table: m.Table, Column: m.Column, Rule: m.Rule})
 	}
 	if req.FormatOptions, err = parsePairs(c.FormatOptions); err != nil {
-		return fmt.Errorf("format-options: %w", err)
+		return client.Request{}, fmt.Errorf("format-options: %w", err)
 	}
 	if req.MaxBatchBytes, err = strconv.ParseInt(c.MaxBatchBytes, 10, 64); err != nil || req.MaxBatchBytes < 0 {
-		return fmt.Errorf("max-batch-bytes %q: want a whole number of bytes", c.MaxBatchBytes)
+		return client.Request{}, fmt.Errorf("max-batch-bytes %q: want a whole number of bytes", c.MaxBatchBytes)
 	}
 	if req.HeartbeatInterval, err = positiveDuration("heartbeat", c.Heartbeat); err != nil {
-		return err
+		return client.Request{}, err
 	}
-	p.request = req
-	if p.checkpoint, err = positiveDuration("checkpoint-interval", c.Checkpoint); err != nil {
-		return err
-	}
-	if p.drain, err = positiveDuration("drain-timeout", c.DrainTimeout); err != nil {
-		return err
-	}
+	return req, nil
+}
+
+// topics is where records go: the topic map, prefix, default, routes and partitions.
+func (c *config) topics() (sink.TopicMap, error) {
 	names, err := sink.ParseTopicMap(c.TopicMap)
 	if err != nil {
-		return fmt.Errorf("topic-map: %w", err)
+		return sink.TopicMap{}, fmt.Errorf("topic-map: %w", err)
 	}
-	p.topics = sink.TopicMap{Names: names, Prefix: c.TopicPrefix, Default: c.DefaultTopic}
-	if p.topics.Routes, err = sink.ParseRoutes(c.TopicRoutes); err != nil {
-		return fmt.Errorf("topic-routes: %w", err)
+	t := sink.TopicMap{Names: names, Prefix: c.TopicPrefix, Default: c.DefaultTopic}
+	if t.Routes, err = sink.ParseRoutes(c.TopicRoutes); err != nil {
+		return t, fmt.Errorf("topic-routes: %w", err)
 	}
-	for _, r := range p.topics.Routes {
+	for _, r := range t.Routes {
 		if r.UsesTopic() && !formatNamesTopics(c.Format) {
-			return fmt.Errorf("topic-routes: route %q uses {topic}, and format %s names no topic: use {schema} and {table}", r.Rule, c.Format)
+			return t, fmt.Errorf("topic-routes: route %q uses {topic}, and format %s names no topic: use {schema} and {table}", r.Rule, c.Format)
 		}
 	}
-	if p.topics.Partitions, err = sink.ParsePartitions(c.PartitionBy); err != nil {
-		return fmt.Errorf("partition-by: %w", err)
+	if t.Partitions, err = sink.ParsePartitions(c.PartitionBy); err != nil {
+		return t, fmt.Errorf("partition-by: %w", err)
 	}
-	if len(p.topics.Partitions) > 0 && c.Sink == "nats" {
-		return errors.New("partition-by: NATS has no partitions (a subject's messages keep their order per key); leave partition-by unset with sink nats")
+	if len(t.Partitions) > 0 && c.Sink == "nats" {
+		return t, errors.New("partition-by: NATS has no partitions (a subject's messages keep their order per key); leave partition-by unset with sink nats")
 	}
+	return t, nil
+}
+
+// validateOversize checks what a record over the sink's limit does.
+func (c *config) validateOversize() error {
 	switch c.OnOversize {
 	case sink.OversizeFail, sink.OversizeKeyOnly:
 		if c.ClaimCheckURL != "" {
@@ -316,61 +354,62 @@ func (c *config) validate() error {
 		if c.ClaimCheckURL == "" {
 			return errors.New("on-oversize claim-check needs claim-check-url: file:///dir or s3://bucket/prefix?endpoint=https://host:port")
 		}
-		if _, err = claimcheck.Parse(c.ClaimCheckURL); err != nil {
+		if _, err := claimcheck.Parse(c.ClaimCheckURL); err != nil {
 			return err
 		}
 	default:
 		return fmt.Errorf("on-oversize %q: want %s, %s or %s", c.OnOversize, sink.OversizeFail, sink.OversizeKeyOnly, sink.OversizeClaimCheck)
 	}
-	switch c.Sink {
-	case "kafka":
-		for b := range strings.SplitSeq(c.KafkaBrokers, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				if _, _, err = net.SplitHostPort(b); err != nil {
-					return fmt.Errorf("kafka-brokers %q: %w", b, err)
-				}
-				p.brokers = append(p.brokers, b)
+	return nil
+}
+
+// validateKafka checks and parses the Kafka sink's options.
+func (c *config) validateKafka() error {
+	p := &c.parsed
+	var err error
+	for b := range strings.SplitSeq(c.KafkaBrokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			if _, _, err = net.SplitHostPort(b); err != nil {
+				return fmt.Errorf("kafka-brokers %q: %w", b, err)
 			}
+			p.brokers = append(p.brokers, b)
 		}
-		if len(p.brokers) == 0 {
-			return errors.New("kafka-brokers is required with sink kafka")
-		}
-		if c.KafkaOffsetsTopic == "" {
-			return errors.New("kafka-offsets-topic is empty")
-		}
-		if p.maxRecord, err = positiveInt("kafka-max-record-bytes", c.KafkaMaxRecordBytes); err != nil {
-			return err
-		}
-		if p.maxBuffer, err = positiveInt("kafka-max-buffered-bytes", c.KafkaMaxBufferedBytes); err != nil {
-			return err
-		}
-		if err = c.validateKafkaAuth(); err != nil {
-			return err
-		}
-	case "nats":
-		if c.NATSURL == "" {
-			return errors.New("nats-url is required with sink nats")
-		}
-		if c.NATSStream == "" || c.NATSBucket == "" {
-			return errors.New("nats-stream and nats-bucket must not be empty")
-		}
-		if c.TopicPrefix == "" || !strings.HasSuffix(c.TopicPrefix, ".") {
-			return fmt.Errorf("topic-prefix %q: sink nats needs a subject prefix ending in a dot, e.g. cdc.: the stream's subjects are the prefix followed by >", c.TopicPrefix)
-		}
-		if p.duplicates, err = positiveDuration("nats-duplicate-window", c.NATSDuplicates); err != nil {
-			return err
-		}
-		if p.inFlight, err = positiveInt("nats-max-in-flight", c.NATSInFlight); err != nil {
-			return err
-		}
-		if err = c.validateNATSAuth(); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("sink %q: want kafka or nats", c.Sink)
 	}
-	p.registry, err = c.registryOptions()
-	return err
+	if len(p.brokers) == 0 {
+		return errors.New("kafka-brokers is required with sink kafka")
+	}
+	if c.KafkaOffsetsTopic == "" {
+		return errors.New("kafka-offsets-topic is empty")
+	}
+	if p.maxRecord, err = positiveInt("kafka-max-record-bytes", c.KafkaMaxRecordBytes); err != nil {
+		return err
+	}
+	if p.maxBuffer, err = positiveInt("kafka-max-buffered-bytes", c.KafkaMaxBufferedBytes); err != nil {
+		return err
+	}
+	return c.validateKafkaAuth()
+}
+
+// validateNATS checks and parses the NATS sink's options.
+func (c *config) validateNATS() error {
+	p := &c.parsed
+	var err error
+	if c.NATSURL == "" {
+		return errors.New("nats-url is required with sink nats")
+	}
+	if c.NATSStream == "" || c.NATSBucket == "" {
+		return errors.New("nats-stream and nats-bucket must not be empty")
+	}
+	if c.TopicPrefix == "" || !strings.HasSuffix(c.TopicPrefix, ".") {
+		return fmt.Errorf("topic-prefix %q: sink nats needs a subject prefix ending in a dot, e.g. cdc.: the stream's subjects are the prefix followed by >", c.TopicPrefix)
+	}
+	if p.duplicates, err = positiveDuration("nats-duplicate-window", c.NATSDuplicates); err != nil {
+		return err
+	}
+	if p.inFlight, err = positiveInt("nats-max-in-flight", c.NATSInFlight); err != nil {
+		return err
+	}
+	return c.validateNATSAuth()
 }
 
 // formatNamesTopics reports whether a format gives its records a topic of their own (the

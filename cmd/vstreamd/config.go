@@ -188,7 +188,18 @@ func loadConfig(args []string, getenv func(string) string) (*config, error) {
 
 type helpError = cliconfig.HelpError
 
+// validate checks the configuration, in the order of its flags' kinds, and parses what the
+// server needs of it into c.parsed.
 func (c *config) validate() error {
+	if err := c.validateConnections(); err != nil {
+		return err
+	}
+	return c.validateStreams()
+}
+
+// validateConnections checks and reads what the server connects with: the MySQL server
+// (DSN, TLS, binlog readers) and its clients (listen addresses, token, TLS).
+func (c *config) validateConnections() error {
 	if c.MySQLDSN == "" {
 		return errors.New("mysql-dsn is required: --mysql-dsn user:pass@tcp(host:port)/db")
 	}
@@ -233,6 +244,14 @@ func (c *config) validate() error {
 	if c.TLSClientCA != "" && c.TLSCert == "" {
 		return errors.New("tls-client-ca needs tls-cert and tls-key")
 	}
+	return nil
+}
+
+// validateStreams checks and parses what shapes the streams: logging, limits, the
+// server's flavor and positions, the schema history, databases, the copy's defaults,
+// masks and the VSchema.
+func (c *config) validateStreams() error {
+	var err error
 	if c.parsed.level, err = c.level(); err != nil {
 		return err
 	}
@@ -273,14 +292,20 @@ func (c *config) validate() error {
 	if c.parsed.masks, err = filter.ParseMasks(c.ColumnMasks); err != nil {
 		return fmt.Errorf("column-masks: %w", err)
 	}
-	if c.VSchemaFile != "" {
-		data, rerr := os.ReadFile(c.VSchemaFile)
-		if rerr != nil {
-			return fmt.Errorf("vschema-file: %w", rerr)
-		}
-		if c.parsed.vschema, err = filter.ParseVSchema(data); err != nil {
-			return fmt.Errorf("vschema-file %s: %w", c.VSchemaFile, err)
-		}
+	return c.readVSchema()
+}
+
+// readVSchema reads --vschema-file, if given.
+func (c *config) readVSchema() error {
+	if c.VSchemaFile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(c.VSchemaFile)
+	if err != nil {
+		return fmt.Errorf("vschema-file: %w", err)
+	}
+	if c.parsed.vschema, err = filter.ParseVSchema(data); err != nil {
+		return fmt.Errorf("vschema-file %s: %w", c.VSchemaFile, err)
 	}
 	return nil
 }
