@@ -124,21 +124,25 @@ func syntaxError(src string, t token, hint string) error {
 	return fmt.Errorf("%s", msg)
 }
 
+// tokenize splits a filter into tokens, skipping spaces and comments; each kind of token
+// that takes more than a byte or a name is read by a scan function of its own.
 func tokenize(s string) ([]token, error) {
 	var out []token
 	i := 0
 	for i < len(s) {
 		c := s[i]
+		var t token
+		var err error
 		switch {
 		case sqltext.IsSpace(c):
 			i++
+			continue
 		case c == '#' || c == '-' || c == '/':
 			kind, n, closed := sqltext.Comment(s[i:])
 			switch kind {
 			case sqltext.NoComment:
 				// Punctuation: '-' or '/'.
-				out = append(out, token{kind: tkPunct, text: string(c), pos: i, end: i + 1})
-				i++
+				t = token{kind: tkPunct, text: string(c), pos: i, end: i + 1}
 			case sqltext.ExecutableComment:
 				// MySQL (or MariaDB) runs what such a comment holds; a filter does not.
 				return nil, syntaxError(s, token{kind: tkPunct, end: i + strings.IndexByte(s[i:], '!') + 1}, "executable comments are not supported")
@@ -147,123 +151,143 @@ func tokenize(s string) ([]token, error) {
 					return nil, syntaxError(s, token{kind: tkEOF}, "unterminated comment")
 				}
 				i += n
+				continue
 			case sqltext.LineComment:
 				i += n
+				continue
 			}
 		case c == '`':
-			start := i
 			name, n, ok := sqltext.QuotedIdent(s[i:])
 			if !ok {
 				return nil, syntaxError(s, token{kind: tkEOF}, "unterminated `identifier")
 			}
-			i += n
-			out = append(out, token{kind: tkIdent, text: name, quoted: true, pos: start, end: i})
+			t = token{kind: tkIdent, text: name, quoted: true, pos: i, end: i + n}
 		case c == '\'' || c == '"':
-			start := i
-			q := c
-			i++
-			var b strings.Builder
-			for {
-				if i >= len(s) {
-					return nil, syntaxError(s, token{kind: tkEOF}, "unterminated string")
-				}
-				ch := s[i]
-				if ch == '\\' && i+1 < len(s) {
-					b.WriteByte(unescape(s[i+1]))
-					i += 2
-					continue
-				}
-				if ch == q {
-					if i+1 < len(s) && s[i+1] == q {
-						b.WriteByte(q)
-						i += 2
-						continue
-					}
-					i++
-					break
-				}
-				b.WriteByte(ch)
-				i++
-			}
-			out = append(out, token{kind: tkString, text: b.String(), pos: start, end: i})
+			t, err = scanString(s, i)
 		case (c == 'x' || c == 'X' || c == 'b' || c == 'B') && i+1 < len(s) && s[i+1] == '\'',
 			c == '0' && i+2 < len(s) && (s[i+1] == 'x' || s[i+1] == 'b') && sqltext.IsIdentByte(s[i+2]):
-			start := i
-			var digits string
-			hex := c == 'x' || c == 'X' || s[i+1] == 'x'
-			if c == '0' {
-				j := i + 2
-				for j < len(s) && sqltext.IsIdentByte(s[j]) {
-					j++
-				}
-				digits, i = s[i+2:j], j
-			} else {
-				end := strings.IndexByte(s[i+2:], '\'')
-				if end < 0 {
-					return nil, syntaxError(s, token{kind: tkEOF}, "unterminated string")
-				}
-				digits, i = s[i+2:i+2+end], i+2+end+1
-			}
-			b, ok := decodeBinary(digits, hex, c != '0')
-			if !ok {
-				return nil, syntaxError(s, token{kind: tkNumber, text: s[start:i], end: i}, "malformed hexadecimal or bit literal")
-			}
-			out = append(out, token{kind: tkBinary, text: b, pos: start, end: i})
+			t, err = scanBinary(s, i)
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
-			start := i
-			for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
-				i++
-			}
-			if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-				j := i + 1
-				if j < len(s) && (s[j] == '+' || s[j] == '-') {
-					j++
-				}
-				if j < len(s) && s[j] >= '0' && s[j] <= '9' {
-					i = j
-					for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-						i++
-					}
-				}
-			}
-			if i < len(s) && sqltext.IsIdentByte(s[i]) {
-				for i < len(s) && sqltext.IsIdentByte(s[i]) {
-					i++
-				}
-				return nil, syntaxError(s, token{kind: tkNumber, text: s[start:i], end: i}, "malformed number")
-			}
-			out = append(out, token{kind: tkNumber, text: s[start:i], pos: start, end: i})
+			t, err = scanNumber(s, i)
 		case sqltext.IsIdentByte(c):
-			start := i
-			for i < len(s) && sqltext.IsIdentByte(s[i]) {
-				i++
+			j := i
+			for j < len(s) && sqltext.IsIdentByte(s[j]) {
+				j++
 			}
-			out = append(out, token{kind: tkIdent, text: s[start:i], pos: start, end: i})
+			t = token{kind: tkIdent, text: s[i:j], pos: i, end: j}
 		default:
-			start := i
-			if i+2 < len(s) && s[i:i+3] == "<=>" {
-				out = append(out, token{kind: tkPunct, text: "<=>", pos: start, end: i + 3})
-				i += 3
+			t, err = scanPunct(s, i)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		i = t.end
+	}
+	return out, nil
+}
+
+// scanString reads the quoted string at s[i:], with its escapes and doubled quotes.
+func scanString(s string, i int) (token, error) {
+	start := i
+	q := s[i]
+	i++
+	var b strings.Builder
+	for {
+		if i >= len(s) {
+			return token{}, syntaxError(s, token{kind: tkEOF}, "unterminated string")
+		}
+		ch := s[i]
+		if ch == '\\' && i+1 < len(s) {
+			b.WriteByte(unescape(s[i+1]))
+			i += 2
+			continue
+		}
+		if ch == q {
+			if i+1 < len(s) && s[i+1] == q {
+				b.WriteByte(q)
+				i += 2
 				continue
 			}
-			if i+1 < len(s) {
-				switch two := s[i : i+2]; two {
-				case "<=", ">=", "<>", "!=", "||", "&&", "<<", ">>":
-					out = append(out, token{kind: tkPunct, text: two, pos: start, end: i + 2})
-					i += 2
-					continue
-				}
-			}
-			switch c {
-			case '=', '<', '>', '(', ')', ',', '*', '-', '+', '.', ';', '/', '%', '!', '~', '^', '&', '|', ':', '@', '?':
-				out = append(out, token{kind: tkPunct, text: string(c), pos: start, end: i + 1})
+			i++
+			break
+		}
+		b.WriteByte(ch)
+		i++
+	}
+	return token{kind: tkString, text: b.String(), pos: start, end: i}, nil
+}
+
+// scanBinary reads the hexadecimal or bit literal at s[i:]: X'..', B'..', 0x.. or 0b...
+func scanBinary(s string, i int) (token, error) {
+	start, c := i, s[i]
+	var digits string
+	hex := c == 'x' || c == 'X' || s[i+1] == 'x'
+	if c == '0' {
+		j := i + 2
+		for j < len(s) && sqltext.IsIdentByte(s[j]) {
+			j++
+		}
+		digits, i = s[i+2:j], j
+	} else {
+		end := strings.IndexByte(s[i+2:], '\'')
+		if end < 0 {
+			return token{}, syntaxError(s, token{kind: tkEOF}, "unterminated string")
+		}
+		digits, i = s[i+2:i+2+end], i+2+end+1
+	}
+	b, ok := decodeBinary(digits, hex, c != '0')
+	if !ok {
+		return token{}, syntaxError(s, token{kind: tkNumber, text: s[start:i], end: i}, "malformed hexadecimal or bit literal")
+	}
+	return token{kind: tkBinary, text: b, pos: start, end: i}, nil
+}
+
+// scanNumber reads the number at s[i:], with its exponent; a number run into a name is
+// malformed.
+func scanNumber(s string, i int) (token, error) {
+	start := i
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			i = j
+			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 				i++
-			default:
-				return nil, syntaxError(s, token{kind: tkPunct, end: i + 1}, fmt.Sprintf("unexpected character %q", c))
 			}
 		}
 	}
-	return out, nil
+	if i < len(s) && sqltext.IsIdentByte(s[i]) {
+		for i < len(s) && sqltext.IsIdentByte(s[i]) {
+			i++
+		}
+		return token{}, syntaxError(s, token{kind: tkNumber, text: s[start:i], end: i}, "malformed number")
+	}
+	return token{kind: tkNumber, text: s[start:i], pos: start, end: i}, nil
+}
+
+// scanPunct reads the operator or punctuation at s[i:], the longest first.
+func scanPunct(s string, i int) (token, error) {
+	if i+2 < len(s) && s[i:i+3] == "<=>" {
+		return token{kind: tkPunct, text: "<=>", pos: i, end: i + 3}, nil
+	}
+	if i+1 < len(s) {
+		switch two := s[i : i+2]; two {
+		case "<=", ">=", "<>", "!=", "||", "&&", "<<", ">>":
+			return token{kind: tkPunct, text: two, pos: i, end: i + 2}, nil
+		}
+	}
+	switch c := s[i]; c {
+	case '=', '<', '>', '(', ')', ',', '*', '-', '+', '.', ';', '/', '%', '!', '~', '^', '&', '|', ':', '@', '?':
+		return token{kind: tkPunct, text: string(c), pos: i, end: i + 1}, nil
+	default:
+		return token{}, syntaxError(s, token{kind: tkPunct, end: i + 1}, fmt.Sprintf("unexpected character %q", c))
+	}
 }
 
 // decodeBinary reads the digits of a hexadecimal or bit literal into bytes. X'..' needs an
@@ -506,92 +530,24 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 		return nil, p.syntax("a filter is a SELECT")
 	}
 	p.i++
-	st := &selectStmt{}
 	itemsFrom := p.i
-	var items []*node
-	var aliases []string
-	for {
-		if p.acceptPunct("*") {
-			items = append(items, nil)
-			aliases = append(aliases, "")
-		} else if isName(p.peek()) && p.peekAt(1).text == "." && p.peekAt(2).kind == tkPunct && p.peekAt(2).text == "*" {
-			// t.*: Vitess takes it as *, whatever the qualifier.
-			p.i += 3
-			items = append(items, nil)
-			aliases = append(aliases, "")
-		} else {
-			if p.isKeyword("from") || p.peek().kind == tkEOF {
-				return nil, p.syntax("expected a column")
-			}
-			n, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			alias := ""
-			if p.acceptKeyword("as") {
-				t := p.peek()
-				if !isName(t) && t.kind != tkString {
-					return nil, p.syntax("expected an alias")
-				}
-				p.i++
-				alias = t.text
-			} else if t := p.peek(); isName(t) {
-				p.i++
-				alias = t.text
-			}
-			items = append(items, n)
-			aliases = append(aliases, alias)
-		}
-		if !p.acceptPunct(",") {
-			break
-		}
-		if p.isPunct("*") {
-			// MySQL takes `*` only first in a select list.
-			p.i++
-			return nil, syntaxError(p.src, p.toks[p.i-1], "`*` must be alone in the select list")
-		}
-	}
-	itemsTo := p.i
-	if err := p.expectKeyword("from"); err != nil {
+	items, aliases, err := p.selectList()
+	if err != nil {
 		return nil, err
 	}
-	whole := func() error { return fmt.Errorf("unsupported: %s", p.render(0, len(p.toks))) }
-	t := p.peek()
-	if !isName(t) {
-		if p.isPunct("(") {
-			return nil, whole()
-		}
-		return nil, p.syntax("expected a table name")
+	itemsTo := p.i
+	if err = p.expectKeyword("from"); err != nil {
+		return nil, err
 	}
-	p.i++
-	qualified := false
-	if p.acceptPunct(".") {
-		if !isName(p.peek()) {
-			return nil, p.syntax("expected a table name")
-		}
-		p.i++
-		qualified = true
-	}
-	if p.acceptKeyword("as") {
-		if !isName(p.peek()) {
-			return nil, p.syntax("expected a table alias")
-		}
-		p.i++
-	} else if isName(p.peek()) {
-		p.i++
-	}
-	// More tables: Vitess streams one table per rule.
-	if p.isPunct(",") || p.isKeyword("join") || p.isKeyword("inner") || p.isKeyword("left") || p.isKeyword("right") ||
-		p.isKeyword("cross") || p.isKeyword("straight_join") || p.isKeyword("natural") {
-		return nil, whole()
+	t, qualified, err := p.fromTable()
+	if err != nil {
+		return nil, err
 	}
 	var where *node
 	if p.acceptKeyword("where") {
-		n, err := p.expr()
-		if err != nil {
+		if where, err = p.expr(); err != nil {
 			return nil, err
 		}
-		where = n
 	}
 	if p.isKeyword("group") || p.isKeyword("order") || p.isKeyword("limit") || p.isKeyword("having") {
 		return nil, fmt.Errorf("unsupported: %s: a filter takes no GROUP BY, HAVING, ORDER BY or LIMIT", p.render(p.i, len(p.toks)))
@@ -601,9 +557,9 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 		return nil, p.syntax("unexpected text after the statement")
 	}
 	if qualified {
-		return nil, whole()
+		return nil, p.unsupported()
 	}
-	st.table = t.text
+	st := &selectStmt{table: t.text}
 
 	// The statement is SQL; now judge it as the vstreamer does: WHERE first, then columns.
 	if where != nil {
@@ -633,6 +589,100 @@ func (p *parser) selectStmt() (*selectStmt, error) {
 		st.items = append(st.items, it)
 	}
 	return st, nil
+}
+
+// unsupported is the error of a statement the vstreamer does not take, which it names
+// whole.
+func (p *parser) unsupported() error {
+	return fmt.Errorf("unsupported: %s", p.render(0, len(p.toks)))
+}
+
+// selectList parses the select list: its expressions and their aliases, a nil expression
+// for * (or t.*).
+func (p *parser) selectList() (items []*node, aliases []string, err error) {
+	for {
+		if p.acceptPunct("*") {
+			items = append(items, nil)
+			aliases = append(aliases, "")
+		} else if isName(p.peek()) && p.peekAt(1).text == "." && p.peekAt(2).kind == tkPunct && p.peekAt(2).text == "*" {
+			// t.*: Vitess takes it as *, whatever the qualifier.
+			p.i += 3
+			items = append(items, nil)
+			aliases = append(aliases, "")
+		} else {
+			n, alias, err := p.aliasedExpr()
+			if err != nil {
+				return nil, nil, err
+			}
+			items = append(items, n)
+			aliases = append(aliases, alias)
+		}
+		if !p.acceptPunct(",") {
+			return items, aliases, nil
+		}
+		if p.isPunct("*") {
+			// MySQL takes `*` only first in a select list.
+			p.i++
+			return nil, nil, syntaxError(p.src, p.toks[p.i-1], "`*` must be alone in the select list")
+		}
+	}
+}
+
+// aliasedExpr parses an expression of the select list and its alias, if any.
+func (p *parser) aliasedExpr() (*node, string, error) {
+	if p.isKeyword("from") || p.peek().kind == tkEOF {
+		return nil, "", p.syntax("expected a column")
+	}
+	n, err := p.expr()
+	if err != nil {
+		return nil, "", err
+	}
+	if p.acceptKeyword("as") {
+		t := p.peek()
+		if !isName(t) && t.kind != tkString {
+			return nil, "", p.syntax("expected an alias")
+		}
+		p.i++
+		return n, t.text, nil
+	}
+	if t := p.peek(); isName(t) {
+		p.i++
+		return n, t.text, nil
+	}
+	return n, "", nil
+}
+
+// fromTable parses the table after FROM, with its alias; qualified says it was named
+// db.table. Vitess streams one table per rule: more tables are refused.
+func (p *parser) fromTable() (t token, qualified bool, err error) {
+	t = p.peek()
+	if !isName(t) {
+		if p.isPunct("(") {
+			return t, false, p.unsupported()
+		}
+		return t, false, p.syntax("expected a table name")
+	}
+	p.i++
+	if p.acceptPunct(".") {
+		if !isName(p.peek()) {
+			return t, false, p.syntax("expected a table name")
+		}
+		p.i++
+		qualified = true
+	}
+	if p.acceptKeyword("as") {
+		if !isName(p.peek()) {
+			return t, false, p.syntax("expected a table alias")
+		}
+		p.i++
+	} else if isName(p.peek()) {
+		p.i++
+	}
+	if p.isPunct(",") || p.isKeyword("join") || p.isKeyword("inner") || p.isKeyword("left") || p.isKeyword("right") ||
+		p.isKeyword("cross") || p.isKeyword("straight_join") || p.isKeyword("natural") {
+		return t, false, p.unsupported()
+	}
+	return t, qualified, nil
 }
 
 func splitAnd(out []*node, n *node) []*node {
