@@ -115,8 +115,8 @@ func (s *Server) checkBinlogs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.stats.binlogFiles.Set(float64(len(b.Files)))
-	s.stats.binlogExpire.Set(b.Expire.Seconds())
+	s.stats.purge.binlogFiles.Set(float64(len(b.Files)))
+	s.stats.purge.binlogExpire.Set(b.Expire.Seconds())
 	s.stats.mu.Lock()
 	live := make([]*streamStats, 0, len(s.stats.live))
 	for _, st := range s.stats.live {
@@ -145,13 +145,13 @@ func (s *streamStats) checkHeadroom(b *vstreamer.Binlogs, now time.Time, warn Pu
 		return
 	}
 	h := headroom(b, pos, binlogTime, now, warn)
-	s.m.headroomFiles.WithLabelValues(s.id).Set(float64(h.FilesBefore))
-	s.m.positionAge.WithLabelValues(s.id).Set(h.Age.Seconds())
+	s.m.purge.headroomFiles.WithLabelValues(s.id).Set(float64(h.FilesBefore))
+	s.m.purge.positionAge.WithLabelValues(s.id).Set(h.Age.Seconds())
 	warning := 0.0
 	if h.Warning != "" {
 		warning = 1
 	}
-	s.m.purgeWarning.WithLabelValues(s.id).Set(warning)
+	s.m.purge.purgeWarning.WithLabelValues(s.id).Set(warning)
 	s.mu.Lock()
 	s.headroom = &h
 	s.mu.Unlock()
