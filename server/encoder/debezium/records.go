@@ -75,15 +75,21 @@ type Records struct {
 	schemaChangeKey, schemaChangeValue *Schema
 	txnKey, txnValue                   *Schema
 	// sourceRow is the index of row among the source block's fields; sourceID numbers the
-	// source values r.src holds for the changes of a rows event.
+	// source values r.scratch.src holds for the changes of a rows event.
 	sourceRow int
 	sourceID  uint64
 	// envOp and envTxn are the indexes of op and transaction among the envelope's fields;
-	// envOpName is the op r.env holds (0: none yet).
+	// envOpName is the op r.scratch.env holds (0: none yet).
 	envOp, envTxn int
 	envOpName     byte
 
-	// Scratch reused from row to row.
+	scratch recordScratch
+}
+
+// recordScratch is what Records reuses from row to row, so that a row costs no allocation
+// of its own: the row's images, key and value parts, the source block and envelope values,
+// the bytes they are written into and the record handed to the serializer.
+type recordScratch struct {
 	images    RowImages
 	keys      [2][]Value
 	src, env  []Value
@@ -219,83 +225,45 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	if ts == nil {
 		return out, fmt.Errorf("debezium: ROW for table %s before its FIELD event", re.GetTableName())
 	}
-	src := ev.GetSource()
-	snapshot := ev.GetTimestamp() == 0
-	if src != nil {
-		snapshot = src.GetSnapshot()
-	}
 	now := r.p.Clock()
-	info := SourceInfo{Snapshot: SnapshotFalse, DB: ts.Database, Table: ts.Table, File: src.GetFile(), Pos: int64(src.GetStartPos())}
-	if snapshot {
-		info.Snapshot = SnapshotTrue
-		info.Micros = now.UnixMicro()
-	} else {
-		info.Micros = eventMicros(ev)
-		info.ServerID = int64(src.GetServerId())
-		info.GTID = ev.GetEventGtid()
-		info.Thread = int64(r.thread)
-		if r.cfg.IncludeQuery {
-			info.Query = src.GetQuery()
-		}
-	}
+	info, snapshot := r.sourceInfo(ev, ts, now)
 	// The source block is the same for all the changes of the event but for its row, the
 	// envelope but for before, after, op and transaction: both are made once, then changed
 	// field by field (which spares copying whole values).
-	r.src = info.AppendValues(r.src[:0], &r.cfg)
+	r.scratch.src = info.AppendValues(r.scratch.src[:0], &r.cfg)
 	r.sourceID++
-	r.env = r.envelope(r.env[:0], Null, Null, StructOf(r.src...), Null, "", now)
+	r.scratch.env = r.envelope(r.scratch.env[:0], Null, Null, StructOf(r.scratch.src...), Null, "", now)
 	r.envOpName = 0
 	// The record's fields that stay the same for the event's changes; change sets the others.
 	// Fields are set one by one, each when it changes: a pointer stored in the heap costs a
 	// write barrier while the collector marks.
-	rec := &r.rec
-	rec.Topic, rec.KeySchema, rec.ValueSchema, rec.Rows = ts.Topic, ts.Key, ts.Envelope, &r.images
+	rec := &r.scratch.rec
+	rec.Topic, rec.KeySchema, rec.ValueSchema, rec.Rows = ts.Topic, ts.Key, ts.Envelope, &r.scratch.images
 	rec.Database, rec.Table = ts.Database, ts.Table
-	rec.Value = StructOf(r.env...)
-	if r.images.Table != ts {
-		r.images.Table = ts
+	rec.Value = StructOf(r.scratch.env...)
+	if r.scratch.images.Table != ts {
+		r.scratch.images.Table = ts
 	}
 	for _, rc := range re.GetRowChanges() {
-		r.src[r.sourceRow].I = int64(int32(rc.GetRowIndex()))
+		r.scratch.src[r.sourceRow].I = int64(int32(rc.GetRowIndex()))
 		var err error
 		for i, img := range [2]*query.Row{rc.GetBefore(), ts.WithUnavailable(rc.GetAfter(), rc.GetDataColumns())} {
-			if err = r.images.Set(i, img); err != nil {
+			if err = r.scratch.images.Set(i, img); err != nil {
 				return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
 			}
 		}
-		before, after := r.images.Has(0), r.images.Has(1)
+		before, after := r.scratch.images.Has(0), r.scratch.images.Has(1)
 		switch {
 		case snapshot:
-			if !after {
-				continue
-			}
-			if r.held != nil {
-				// Only the latest read can still turn out to be the last.
-				out = r.release(out)
-			}
-			n := len(out)
-			if out, err = r.change(out, ts, 'r', info.Micros, now, 1, nil); err != nil {
-				return out, err
-			}
-			if len(out) > n {
-				r.held, out = out[len(out)-1], out[:len(out)-1]
+			if after {
+				out, err = r.read(out, ts, info.Micros, now)
 			}
 		case !before:
 			out, err = r.change(out, ts, 'c', info.Micros, now, 1, nil)
 		case !after:
 			out, err = r.change(out, ts, 'd', info.Micros, now, 0, nil)
-		case ts.Key != nil && !r.images.SameKey():
-			// A new primary key is a new record to Kafka: Debezium deletes the old one and
-			// creates the new one, each telling where the row went or came from.
-			r.arena = r.arena[:0]
-			for i := range r.keys {
-				if r.keys[i], r.arena, err = r.images.Values(r.keys[i][:0], r.arena, KeyOf(i)); err != nil {
-					return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
-				}
-			}
-			if out, err = r.change(out, ts, 'd', info.Micros, now, 0, &Header{"__debezium.newkey", ts.Key, StructOf(r.keys[1]...)}); err == nil {
-				out, err = r.change(out, ts, 'c', info.Micros, now, 1, &Header{"__debezium.oldkey", ts.Key, StructOf(r.keys[0]...)})
-			}
+		case ts.Key != nil && !r.scratch.images.SameKey():
+			out, err = r.keyChange(out, ts, info.Micros, now)
 		default:
 			out, err = r.change(out, ts, 'u', info.Micros, now, 1, nil)
 		}
@@ -306,8 +274,67 @@ func (r *Records) rows(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) (
 	return out, nil
 }
 
+// sourceInfo is the source block of a ROW event's changes, and whether they are snapshot
+// reads (copied rows), which happened now.
+func (r *Records) sourceInfo(ev *binlogdata.VEvent, ts *TableSchema, now time.Time) (SourceInfo, bool) {
+	src := ev.GetSource()
+	snapshot := ev.GetTimestamp() == 0
+	if src != nil {
+		snapshot = src.GetSnapshot()
+	}
+	info := SourceInfo{Snapshot: SnapshotFalse, DB: ts.Database, Table: ts.Table, File: src.GetFile(), Pos: int64(src.GetStartPos())}
+	if snapshot {
+		info.Snapshot = SnapshotTrue
+		info.Micros = now.UnixMicro()
+		return info, true
+	}
+	info.Micros = eventMicros(ev)
+	info.ServerID = int64(src.GetServerId())
+	info.GTID = ev.GetEventGtid()
+	info.Thread = int64(r.thread)
+	if r.cfg.IncludeQuery {
+		info.Query = src.GetQuery()
+	}
+	return info, false
+}
+
+// read appends a snapshot read of the row in the images, holding it back: only the latest
+// read can still turn out to be the snapshot's last, so the one held before goes out.
+func (r *Records) read(out []*vstreamv1.EncodedMessage, ts *TableSchema, micros int64, now time.Time) ([]*vstreamv1.EncodedMessage, error) {
+	if r.held != nil {
+		out = r.release(out)
+	}
+	n := len(out)
+	out, err := r.change(out, ts, 'r', micros, now, 1, nil)
+	if err != nil {
+		return out, err
+	}
+	if len(out) > n {
+		r.held, out = out[len(out)-1], out[:len(out)-1]
+	}
+	return out, nil
+}
+
+// keyChange appends the records of an update that changed the row's primary key. A new
+// key is a new record to Kafka: Debezium deletes the old one and creates the new one, each
+// telling where the row went or came from.
+func (r *Records) keyChange(out []*vstreamv1.EncodedMessage, ts *TableSchema, micros int64, now time.Time) ([]*vstreamv1.EncodedMessage, error) {
+	sc := &r.scratch
+	sc.arena = sc.arena[:0]
+	var err error
+	for i := range sc.keys {
+		if sc.keys[i], sc.arena, err = sc.images.Values(sc.keys[i][:0], sc.arena, KeyOf(i)); err != nil {
+			return out, fmt.Errorf("debezium: table %s: %w", ts.Table, err)
+		}
+	}
+	if out, err = r.change(out, ts, 'd', micros, now, 0, &Header{"__debezium.newkey", ts.Key, StructOf(sc.keys[1]...)}); err != nil {
+		return out, err
+	}
+	return r.change(out, ts, 'c', micros, now, 1, &Header{"__debezium.oldkey", ts.Key, StructOf(sc.keys[0]...)})
+}
+
 // change appends the record of one change (op 'r', 'c', 'u' or 'd'), and a delete's
-// tombstone, with the source values in r.src; micros is when the change happened, keyImage
+// tombstone, with the source values in r.scratch.src; micros is when the change happened, keyImage
 // says which image (0 before, 1 after) holds the key.
 func (r *Records) change(out []*vstreamv1.EncodedMessage, ts *TableSchema, op byte, micros int64, now time.Time, keyImage int, h *Header) ([]*vstreamv1.EncodedMessage, error) {
 	if r.cfg.Skips(op) {
@@ -317,7 +344,7 @@ func (r *Records) change(out []*vstreamv1.EncodedMessage, ts *TableSchema, op by
 	if out, err = r.beginTxn(out, micros); err != nil {
 		return out, err
 	}
-	env := r.env
+	env := r.scratch.env
 	env[0].Kind, env[0].I = KindNull, 0
 	if op == 'u' || op == 'd' {
 		env[0].Kind = KindRow
@@ -334,15 +361,15 @@ func (r *Records) change(out []*vstreamv1.EncodedMessage, ts *TableSchema, op by
 		env[r.envTxn] = r.txnBlock(ts)
 	}
 	// The event's fields were set by rows.
-	rec := &r.rec
+	rec := &r.scratch.rec
 	rec.Key.Kind, rec.Key.I = KindNull, 0
 	if ts.Key != nil {
 		rec.Key.Kind, rec.Key.I = KindKey, int64(keyImage)
 	}
 	rec.Snapshot, rec.SourceID = op == 'r', r.sourceID
 	if h != nil {
-		r.hdr[0] = *h
-		rec.Headers = r.hdr[:]
+		r.scratch.hdr[0] = *h
+		rec.Headers = r.scratch.hdr[:]
 	} else if rec.Headers != nil {
 		rec.Headers = nil
 	}
@@ -409,8 +436,8 @@ func (r *Records) txnBlock(ts *TableSchema) Value {
 	}
 	t.counts[coll]++
 	t.total++
-	r.collected = append(r.collected[:0], Str(t.id), Int(t.total), Int(t.counts[coll]))
-	return StructOf(r.collected...)
+	r.scratch.collected = append(r.scratch.collected[:0], Str(t.id), Int(t.total), Int(t.counts[coll]))
+	return StructOf(r.scratch.collected...)
 }
 
 // commit ends the transaction, with its END record when it had changes and metadata is on.
@@ -468,9 +495,9 @@ func (r *Records) ddl(out []*vstreamv1.EncodedMessage, ev *binlogdata.VEvent) ([
 	if !r.cfg.SchemaChanges {
 		return out, nil
 	}
-	r.src = info.AppendValues(r.src[:0], &r.cfg)
+	r.scratch.src = info.AppendValues(r.scratch.src[:0], &r.cfg)
 	rec := Record{Topic: r.cfg.Prefix, KeySchema: r.schemaChangeKey, Key: StructOf(Str(db)), ValueSchema: r.schemaChangeValue,
-		Value: StructOf(StructOf(r.src...), Int(now.UnixMilli()), Str(db), Null, Str(sql), ArrayOf())}
+		Value: StructOf(StructOf(r.scratch.src...), Int(now.UnixMilli()), Str(db), Null, Str(sql), ArrayOf())}
 	m, err := r.ser.Serialize(&rec)
 	if err != nil {
 		return out, err
@@ -487,9 +514,9 @@ func (r *Records) truncate(out []*vstreamv1.EncodedMessage, tables []sqltext.Tab
 	if ts == nil || ts.Database != info.DB {
 		return out, nil
 	}
-	r.src = info.AppendValues(r.src[:0], &r.cfg)
-	r.env = r.envelope(r.env[:0], Null, Null, StructOf(r.src...), Null, "t", now)
-	rec := Record{Topic: ts.Topic, Database: ts.Database, Table: ts.Table, ValueSchema: ts.Envelope, Value: StructOf(r.env...)}
+	r.scratch.src = info.AppendValues(r.scratch.src[:0], &r.cfg)
+	r.scratch.env = r.envelope(r.scratch.env[:0], Null, Null, StructOf(r.scratch.src...), Null, "t", now)
+	rec := Record{Topic: ts.Topic, Database: ts.Database, Table: ts.Table, ValueSchema: ts.Envelope, Value: StructOf(r.scratch.env...)}
 	m, err := r.ser.Serialize(&rec)
 	if err != nil {
 		return out, err

@@ -124,13 +124,13 @@ func (r *Records) snapshotSchemaChange(out []*vstreamv1.EncodedMessage, ev *binl
 	now := r.p.Clock()
 	info := SourceInfo{Micros: now.UnixMicro(), Snapshot: SnapshotTrue, DB: db, Table: t.Name, File: src.GetFile(),
 		Pos: int64(src.GetStartPos())}
-	r.src = info.AppendValues(r.src[:0], &r.cfg)
+	r.scratch.src = info.AppendValues(r.scratch.src[:0], &r.cfg)
 	change, err := tableChange("CREATE", db, t, src.GetCreateTable(), r.cfg.Collations)
 	if err != nil {
 		return out, err
 	}
 	rec := Record{Topic: r.cfg.Prefix, KeySchema: r.schemaChangeKey, Key: StructOf(Str(db)), ValueSchema: r.schemaChangeValue,
-		Value: StructOf(StructOf(r.src...), Int(now.UnixMilli()), Str(db), Null, Str(src.GetCreateTable()),
+		Value: StructOf(StructOf(r.scratch.src...), Int(now.UnixMilli()), Str(db), Null, Str(src.GetCreateTable()),
 			ArrayOf(change))}
 	m, err := r.ser.Serialize(&rec)
 	if err != nil {
