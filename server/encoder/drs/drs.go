@@ -333,6 +333,35 @@ func eventID(src *binlogdata.EventSource) string {
 // dml writes one message for row changes of one kind.
 func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, changes []*binlogdata.RowChange) (*vstreamv1.EncodedMessage, error) {
 	b := e.slab.Buffer(e.sizeHint)
+	b = e.appendHead(b, t, db, es, kind, cs)
+	b, err := e.appendImages(b, t, kind, changes)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"pkNames":`...)
+	b = append(b, t.pkNamesJSON...)
+	b = append(b, '}')
+
+	// The key shares the value's buffer: one allocation for both.
+	n := len(b)
+	if b, err = e.appendKey(b, t, db, changes); err != nil {
+		return nil, err
+	}
+	if len(b) > e.sizeHint {
+		e.sizeHint = len(b) + len(b)/4
+	}
+	b = e.slab.Commit(b)
+	msg := e.slab.Message()
+	msg.Format, msg.Value, msg.Database, msg.Table = e.name, b[:n:n], db, t.name
+	if len(b) > n {
+		msg.Key = b[n:]
+	}
+	return msg, nil
+}
+
+// appendHead writes a message's fields before its rows: the table's, the event's and the
+// change's kind.
+func (e *Encoder) appendHead(b []byte, t *table, db string, es int64, kind op, cs *copyState) []byte {
 	if cs != nil {
 		b = append(b, cs.head...)
 		b = append(b, `"mysqlType":`...)
@@ -351,9 +380,12 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 	b = append(b, `,"table":`...)
 	b = append(b, t.nameJSON...)
 	b = append(b, opJSON[kind]...)
-	b = append(b, t.sqlTypeJSON...)
+	return append(b, t.sqlTypeJSON...)
+}
 
-	// Which image goes to data and which to old.
+// appendImages writes a message's data and old: which image of the changes goes to
+// which depends on the change's kind (and, for a delete, on the dialect).
+func (e *Encoder) appendImages(b []byte, t *table, kind op, changes []*binlogdata.RowChange) ([]byte, error) {
 	dataAfter, oldBefore := true, false
 	switch kind {
 	case opUpdate:
@@ -362,7 +394,7 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 		dataAfter = false
 		oldBefore = !e.jsonc
 	default:
-		// opInsert and opInit: the after image in data, as set above.
+		// opInsert and opInit: the after image in data.
 	}
 	var err error
 	b = append(b, `,"data":`...)
@@ -379,58 +411,49 @@ func (e *Encoder) dml(t *table, db string, es int64, kind op, cs *copyState, cha
 				img, dc = rc.GetBefore(), nil
 			}
 			if b, err = e.appendRow(b, t, img, dc); err != nil {
-				return nil, err
+				return b, err
 			}
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"old":`...)
-	if oldBefore {
-		b = append(b, '[')
-		for i, rc := range changes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = e.appendRow(b, t, rc.GetBefore(), nil); err != nil {
-				return nil, err
-			}
-		}
-		b = append(b, ']')
-	} else {
-		b = append(b, "null"...)
+	if !oldBefore {
+		return append(b, "null"...), nil
 	}
-	b = append(b, `,"pkNames":`...)
-	b = append(b, t.pkNamesJSON...)
-	b = append(b, '}')
+	b = append(b, '[')
+	for i, rc := range changes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = e.appendRow(b, t, rc.GetBefore(), nil); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
 
-	// The key shares the value's buffer: one allocation for both.
-	n := len(b)
-	if len(t.pk) > 0 {
-		img := changes[0].GetAfter()
-		if img == nil {
-			img = changes[0].GetBefore()
-		}
-		b = append(b, db...)
-		b = append(b, '.')
-		b = append(b, t.name...)
-		if e.cells, err = encoder.Cells(e.cells[:0], img, len(t.cols)); err != nil {
-			return nil, fmt.Errorf("%s: table %s: %w", e.name, t.name, err)
-		}
-		for _, i := range t.pk {
-			b = append(b, ':')
-			b = append(b, e.cells[i]...)
-		}
+// appendKey writes the message's key, db.table:pk1:pk2..., of the first change's row; a
+// table without a primary key writes none.
+func (e *Encoder) appendKey(b []byte, t *table, db string, changes []*binlogdata.RowChange) ([]byte, error) {
+	if len(t.pk) == 0 {
+		return b, nil
 	}
-	if len(b) > e.sizeHint {
-		e.sizeHint = len(b) + len(b)/4
+	img := changes[0].GetAfter()
+	if img == nil {
+		img = changes[0].GetBefore()
 	}
-	b = e.slab.Commit(b)
-	msg := e.slab.Message()
-	msg.Format, msg.Value, msg.Database, msg.Table = e.name, b[:n:n], db, t.name
-	if len(b) > n {
-		msg.Key = b[n:]
+	b = append(b, db...)
+	b = append(b, '.')
+	b = append(b, t.name...)
+	var err error
+	if e.cells, err = encoder.Cells(e.cells[:0], img, len(t.cols)); err != nil {
+		return b, fmt.Errorf("%s: table %s: %w", e.name, t.name, err)
 	}
-	return msg, nil
+	for _, i := range t.pk {
+		b = append(b, ':')
+		b = append(b, e.cells[i]...)
+	}
+	return b, nil
 }
 
 // appendRow writes one row image as an object of column name to string value. Columns that
