@@ -352,45 +352,56 @@ func apply(node any, legs []leg, op Op, v any) (any, error) {
 		}
 		return v, nil
 	}
+	if legs[0].member {
+		return applyMember(node, legs, op, v)
+	}
+	return applyIndex(node, legs, op, v)
+}
+
+// applyMember applies op at legs, whose first leg is a member of the object node.
+func applyMember(node any, legs []leg, op Op, v any) (any, error) {
 	l := legs[0]
-	if l.member {
-		obj, ok := node.(*object)
-		if !ok {
-			return nil, fmt.Errorf("member %q of a %s", l.key, kind(node))
+	obj, ok := node.(*object)
+	if !ok {
+		return nil, fmt.Errorf("member %q of a %s", l.key, kind(node))
+	}
+	at := obj.find(l.key)
+	if len(legs) > 1 {
+		if at < 0 {
+			return nil, fmt.Errorf("no member %q", l.key)
 		}
-		at := obj.find(l.key)
-		if len(legs) > 1 {
-			if at < 0 {
-				return nil, fmt.Errorf("no member %q", l.key)
-			}
-			c, err := apply(obj.vals[at], legs[1:], op, v)
-			if err != nil {
-				return nil, err
-			}
-			obj.vals[at] = c
-			return obj, nil
+		c, err := apply(obj.vals[at], legs[1:], op, v)
+		if err != nil {
+			return nil, err
 		}
-		switch op {
-		case Remove:
-			if at < 0 {
-				return nil, fmt.Errorf("no member %q to remove", l.key)
-			}
-			obj.keys = append(obj.keys[:at], obj.keys[at+1:]...)
-			obj.vals = append(obj.vals[:at], obj.vals[at+1:]...)
-		case Replace:
-			if at < 0 {
-				return nil, fmt.Errorf("no member %q to replace", l.key)
-			}
-			obj.vals[at] = v
-		case Insert:
-			if at >= 0 {
-				obj.vals[at] = v
-			} else {
-				obj.insert(l.key, v)
-			}
-		}
+		obj.vals[at] = c
 		return obj, nil
 	}
+	switch op {
+	case Remove:
+		if at < 0 {
+			return nil, fmt.Errorf("no member %q to remove", l.key)
+		}
+		obj.keys = append(obj.keys[:at], obj.keys[at+1:]...)
+		obj.vals = append(obj.vals[:at], obj.vals[at+1:]...)
+	case Replace:
+		if at < 0 {
+			return nil, fmt.Errorf("no member %q to replace", l.key)
+		}
+		obj.vals[at] = v
+	case Insert:
+		if at >= 0 {
+			obj.vals[at] = v
+		} else {
+			obj.insert(l.key, v)
+		}
+	}
+	return obj, nil
+}
+
+// applyIndex applies op at legs, whose first leg is an index of the array node.
+func applyIndex(node any, legs []leg, op Op, v any) (any, error) {
+	l := legs[0]
 	arr, ok := node.([]any)
 	if !ok {
 		return nil, fmt.Errorf("array index of a %s", kind(node))
