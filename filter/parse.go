@@ -776,20 +776,7 @@ func (p *parser) predicate() (*node, error) {
 		}
 		return &node{kind: nCompare, op: t.text, from: from, to: p.i, kids: []*node{left, right}}, nil
 	case p.acceptKeyword("is"):
-		op := "is "
-		if p.acceptKeyword("not") {
-			op += "not "
-		}
-		w := p.peek()
-		if w.kind != tkIdent || w.quoted {
-			return nil, p.syntax("expected NULL, TRUE or FALSE after IS")
-		}
-		switch lw := strings.ToLower(w.text); lw {
-		case "null", "true", "false", "unknown":
-			p.i++
-			return &node{kind: nIs, op: op + lw, from: from, to: p.i, kids: []*node{left}}, nil
-		}
-		return nil, p.syntax("expected NULL, TRUE or FALSE after IS")
+		return p.isTest(from, left)
 	}
 	not := false
 	if p.isKeyword("not") && (p.peekAt(1).kind == tkIdent) {
@@ -801,31 +788,7 @@ func (p *parser) predicate() (*node, error) {
 	}
 	switch {
 	case p.acceptKeyword("in"):
-		if !p.isPunct("(") {
-			return nil, p.syntax("expected ( after IN")
-		}
-		lf := p.i
-		p.i++
-		list := &node{kind: nTuple, from: lf}
-		for {
-			v, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			list.kids = append(list.kids, v)
-			if !p.acceptPunct(",") {
-				break
-			}
-		}
-		if err := p.expectPunct(")"); err != nil {
-			return nil, err
-		}
-		list.to = p.i
-		op := "in"
-		if not {
-			op = "not in"
-		}
-		return &node{kind: nCompare, op: op, from: from, to: p.i, kids: []*node{left, list}}, nil
+		return p.inList(from, left, not)
 	case p.acceptKeyword("between"):
 		lo, err := p.operand()
 		if err != nil {
@@ -858,6 +821,53 @@ func (p *parser) predicate() (*node, error) {
 }
 
 var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": true, "&": true, "|": true, "^": true, "<<": true, ">>": true}
+
+// isTest parses what follows IS: [NOT] NULL, TRUE, FALSE or UNKNOWN.
+func (p *parser) isTest(from int, left *node) (*node, error) {
+	op := "is "
+	if p.acceptKeyword("not") {
+		op += "not "
+	}
+	w := p.peek()
+	if w.kind != tkIdent || w.quoted {
+		return nil, p.syntax("expected NULL, TRUE or FALSE after IS")
+	}
+	switch lw := strings.ToLower(w.text); lw {
+	case "null", "true", "false", "unknown":
+		p.i++
+		return &node{kind: nIs, op: op + lw, from: from, to: p.i, kids: []*node{left}}, nil
+	}
+	return nil, p.syntax("expected NULL, TRUE or FALSE after IS")
+}
+
+// inList parses the list of [NOT] IN.
+func (p *parser) inList(from int, left *node, not bool) (*node, error) {
+	if !p.isPunct("(") {
+		return nil, p.syntax("expected ( after IN")
+	}
+	lf := p.i
+	p.i++
+	list := &node{kind: nTuple, from: lf}
+	for {
+		v, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		list.kids = append(list.kids, v)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if err := p.expectPunct(")"); err != nil {
+		return nil, err
+	}
+	list.to = p.i
+	op := "in"
+	if not {
+		op = "not in"
+	}
+	return &node{kind: nCompare, op: op, from: from, to: p.i, kids: []*node{left, list}}, nil
+}
 
 // operand := term { arith term }
 func (p *parser) operand() (*node, error) {
@@ -894,20 +904,7 @@ func (p *parser) term() (*node, error) {
 		p.i++
 		return &node{kind: nLit, lit: literal{bin: true, text: t.text, source: p.src[t.pos:t.end]}, from: from, to: p.i}, nil
 	case t.kind == tkPunct && (t.text == "-" || t.text == "+"):
-		p.i++
-		if n := p.peek(); n.kind == tkNumber {
-			// A signed number is one literal, as in Vitess's grammar.
-			p.i++
-			text := n.text
-			if t.text == "-" {
-				text = "-" + text
-			}
-			return &node{kind: nLit, lit: literal{text: text, source: text}, from: from, to: p.i}, nil
-		}
-		if _, err := p.term(); err != nil {
-			return nil, err
-		}
-		return &node{kind: nOther, from: from, to: p.i}, nil
+		return p.signed(from, t)
 	case t.kind == tkPunct && t.text == "~":
 		p.i++
 		if _, err := p.term(); err != nil {
@@ -915,31 +912,7 @@ func (p *parser) term() (*node, error) {
 		}
 		return &node{kind: nOther, from: from, to: p.i}, nil
 	case t.kind == tkPunct && t.text == "(":
-		p.i++
-		inner, err := p.expr()
-		if err != nil {
-			return nil, err
-		}
-		if p.isPunct(",") {
-			tuple := &node{kind: nTuple, from: from, kids: []*node{inner}}
-			for p.acceptPunct(",") {
-				v, err := p.expr()
-				if err != nil {
-					return nil, err
-				}
-				tuple.kids = append(tuple.kids, v)
-			}
-			if err := p.expectPunct(")"); err != nil {
-				return nil, err
-			}
-			tuple.to = p.i
-			return tuple, nil
-		}
-		if err := p.expectPunct(")"); err != nil {
-			return nil, err
-		}
-		// Parentheses group; the node keeps its own span so messages show what is inside.
-		return inner, nil
+		return p.parenthesised(from)
 	case t.kind == tkIdent && !t.quoted:
 		switch strings.ToLower(t.text) {
 		case "null":
@@ -954,6 +927,58 @@ func (p *parser) term() (*node, error) {
 			return &node{kind: nLit, lit: literal{text: v, source: strings.ToLower(t.text)}, from: from, to: p.i}, nil
 		}
 	}
+	return p.nameTerm(from, t)
+}
+
+// signed parses a term after a sign, t.
+func (p *parser) signed(from int, t token) (*node, error) {
+	p.i++
+	if n := p.peek(); n.kind == tkNumber {
+		// A signed number is one literal, as in Vitess's grammar.
+		p.i++
+		text := n.text
+		if t.text == "-" {
+			text = "-" + text
+		}
+		return &node{kind: nLit, lit: literal{text: text, source: text}, from: from, to: p.i}, nil
+	}
+	if _, err := p.term(); err != nil {
+		return nil, err
+	}
+	return &node{kind: nOther, from: from, to: p.i}, nil
+}
+
+// parenthesised parses what follows an opening parenthesis: an expression, or a tuple.
+func (p *parser) parenthesised(from int) (*node, error) {
+	p.i++
+	inner, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if p.isPunct(",") {
+		tuple := &node{kind: nTuple, from: from, kids: []*node{inner}}
+		for p.acceptPunct(",") {
+			v, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			tuple.kids = append(tuple.kids, v)
+		}
+		if err := p.expectPunct(")"); err != nil {
+			return nil, err
+		}
+		tuple.to = p.i
+		return tuple, nil
+	}
+	if err := p.expectPunct(")"); err != nil {
+		return nil, err
+	}
+	// Parentheses group; the node keeps its own span so messages show what is inside.
+	return inner, nil
+}
+
+// nameTerm parses a term that starts with a name, t: a function call or a column.
+func (p *parser) nameTerm(from int, t token) (*node, error) {
 	if t.kind != tkIdent || !t.quoted && reserved[strings.ToLower(t.text)] {
 		return nil, p.syntax("expected a column, a literal or a function")
 	}
@@ -1139,53 +1164,7 @@ func (p *parser) value(n *node) (literal, error) {
 func (p *parser) condition(n *node) (cond, error) {
 	switch n.kind {
 	case nCompare:
-		var c cond
-		switch n.op {
-		case "=":
-			c.op = opEq
-		case "!=", "<>":
-			c.op = opNe
-		case "<":
-			c.op = opLt
-		case "<=":
-			c.op = opLe
-		case ">":
-			c.op = opGt
-		case ">=":
-			c.op = opGe
-		case "in":
-			c.op = opIn
-		case "not in":
-			// Vitess refuses NOT IN; it is kept here, where it has always worked.
-			c.op = opNotIn
-		default:
-			return cond{}, fmt.Errorf("comparison operator %s not supported", n.op)
-		}
-		col, err := p.column(n, n.kids[0])
-		if err != nil {
-			return cond{}, err
-		}
-		c.column = col
-		right := n.kids[1]
-		if c.op == opIn || c.op == opNotIn {
-			if right.kind != nTuple {
-				return cond{}, fmt.Errorf("unexpected: %s", p.renderNode(n))
-			}
-			for _, v := range right.kids {
-				lit, verr := p.value(v)
-				if verr != nil {
-					return cond{}, verr
-				}
-				c.values = append(c.values, lit)
-			}
-			return c, nil
-		}
-		lit, err := p.value(right)
-		if err != nil {
-			return cond{}, err
-		}
-		c.values = []literal{lit}
-		return c, nil
+		return p.comparison(n)
 	case nIs:
 		col, err := p.column(n, n.kids[0])
 		if err != nil {
@@ -1199,23 +1178,7 @@ func (p *parser) condition(n *node) (cond, error) {
 		}
 		return cond{}, fmt.Errorf("unsupported constraint: %s", p.renderNode(n))
 	case nBetween:
-		col, err := p.column(n, n.kids[0])
-		if err != nil {
-			return cond{}, err
-		}
-		lo, err := p.value(n.kids[1])
-		if err != nil {
-			return cond{}, err
-		}
-		hi, err := p.value(n.kids[2])
-		if err != nil {
-			return cond{}, err
-		}
-		c := cond{op: opBetween, column: col, values: []literal{lo, hi}}
-		if n.not {
-			c.op = opNotBetween
-		}
-		return c, nil
+		return p.between(n)
 	case nFunc:
 		if !strings.EqualFold(n.name, "in_keyrange") {
 			return cond{}, fmt.Errorf("unsupported constraint: %s", p.renderNode(n))
@@ -1225,6 +1188,78 @@ func (p *parser) condition(n *node) (cond, error) {
 		// Any other constraint is refused below.
 	}
 	return cond{}, fmt.Errorf("unsupported constraint: %s", p.renderNode(n))
+}
+
+// comparison judges a comparison of a column with a value, or IN a list of values.
+func (p *parser) comparison(n *node) (cond, error) {
+	var c cond
+	switch n.op {
+	case "=":
+		c.op = opEq
+	case "!=", "<>":
+		c.op = opNe
+	case "<":
+		c.op = opLt
+	case "<=":
+		c.op = opLe
+	case ">":
+		c.op = opGt
+	case ">=":
+		c.op = opGe
+	case "in":
+		c.op = opIn
+	case "not in":
+		// Vitess refuses NOT IN; it is kept here, where it has always worked.
+		c.op = opNotIn
+	default:
+		return cond{}, fmt.Errorf("comparison operator %s not supported", n.op)
+	}
+	col, err := p.column(n, n.kids[0])
+	if err != nil {
+		return cond{}, err
+	}
+	c.column = col
+	right := n.kids[1]
+	if c.op == opIn || c.op == opNotIn {
+		if right.kind != nTuple {
+			return cond{}, fmt.Errorf("unexpected: %s", p.renderNode(n))
+		}
+		for _, v := range right.kids {
+			lit, verr := p.value(v)
+			if verr != nil {
+				return cond{}, verr
+			}
+			c.values = append(c.values, lit)
+		}
+		return c, nil
+	}
+	lit, err := p.value(right)
+	if err != nil {
+		return cond{}, err
+	}
+	c.values = []literal{lit}
+	return c, nil
+}
+
+// between judges a column [NOT] BETWEEN two values.
+func (p *parser) between(n *node) (cond, error) {
+	col, err := p.column(n, n.kids[0])
+	if err != nil {
+		return cond{}, err
+	}
+	lo, err := p.value(n.kids[1])
+	if err != nil {
+		return cond{}, err
+	}
+	hi, err := p.value(n.kids[2])
+	if err != nil {
+		return cond{}, err
+	}
+	c := cond{op: opBetween, column: col, values: []literal{lo, hi}}
+	if n.not {
+		c.op = opNotBetween
+	}
+	return c, nil
 }
 
 // inKeyrange judges in_keyrange('-80') and in_keyrange(col[, col...], 'vindex', '-80').

@@ -139,41 +139,9 @@ func (f *Filter) Plan(table string, fields []*query.Field, pk []int) (*TablePlan
 
 func (r *Rule) plan(table string, fields []*query.Field, pk []int, vs *VSchema) (*TablePlan, error) {
 	p := &TablePlan{Table: table, Rule: r}
-	colIndex := func(name string) (int, error) {
-		for i, f := range fields {
-			if strings.EqualFold(f.Name, name) {
-				return i, nil
-			}
-		}
-		for _, f := range fields {
-			if !strings.HasPrefix(f.Name, "@") {
-				return -1, fmt.Errorf("column %s not found in table %s", name, table)
-			}
-		}
-		// BEST_EFFORT names columns @1, @2, ... when the binlog has no names for them.
-		return -1, fmt.Errorf("cannot use column names in vstream filter as the current table schema for table %s is not compatible with the current event for this table in the stream", table)
-	}
-	// tableKeyspaceID gives the table's keyspace ids: with a VSchema, from the table's
-	// vindex; without, from the hash of a primary key of one integer column.
-	tableKeyspaceID := func() (keyspaceIDOf, error) {
-		if vs == nil {
-			if len(pk) != 1 || fields[pk[0]].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
-				return keyspaceIDOf{}, fmt.Errorf("keyspace ids need a primary key of one integer column (the hash vindex) or a VSchema; %s has no such key", table)
-			}
-			return keyspaceIDOf{vdx: newHashVindex(), cols: []int{pk[0]}, uns: []bool{unsigned(fields[pk[0]])}}, nil
-		}
-		cv, def, err := vs.tableVindex(table)
-		if err != nil {
-			return keyspaceIDOf{}, err
-		}
-		v, err := newVindex(cv.name, def.typ, def.params)
-		if err != nil {
-			return keyspaceIDOf{}, err
-		}
-		return bindVindex(v, cv.columns, fields, colIndex)
-	}
+	tc := tableColumns{table: table, fields: fields, pk: pk, vs: vs}
 	if r.keyrange != nil {
-		kid, err := tableKeyspaceID()
+		kid, err := tc.keyspaceID()
 		if err != nil {
 			return nil, err
 		}
@@ -187,51 +155,14 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int, vs *VSchema) 
 		p.fields = fields
 	} else {
 		for _, it := range st.items {
-			switch it.kind {
-			case itemKeyspaceID:
-				kid, err := tableKeyspaceID()
-				if err != nil {
-					return nil, err
-				}
-				// The length of the vindex's keyspace ids; binary's are the column's values.
-				length := uint32(kid.vdx.idLength())
-				if length == 0 {
-					length = fields[kid.cols[0]].ColumnLength
-				}
-				// As in Vitess, an alias does not rename the FIELD: consumers that rename
-				// (VReplication) apply their own aliases.
-				name := "keyspace_id"
-				p.out = append(p.out, outColumn{src: -1, kid: &kid})
-				p.fields = append(p.fields, &query.Field{Name: name, Type: query.Type_VARBINARY, Table: table, OrgTable: table, Charset: sqltypes.BinaryCollation, ColumnLength: length, Flags: uint32(query.MySqlFlag_BINARY_FLAG)})
-			case itemOne:
-				p.out = append(p.out, outColumn{src: -1, one: true})
-				p.fields = append(p.fields, &query.Field{Name: "1", Type: query.Type_INT64, Charset: sqltypes.BinaryCollation,
-					Flags: uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_NUM_FLAG)})
-			case itemColumn:
-				i, err := colIndex(it.column)
-				if err != nil {
-					return nil, err
-				}
-				p.out = append(p.out, outColumn{src: i})
-				p.fields = append(p.fields, fields[i])
-			case itemConvert:
-				i, err := colIndex(it.column)
-				if err != nil {
-					return nil, err
-				}
-				oc, fld, err := convertColumn(fields[i], it)
-				if err != nil {
-					return nil, err
-				}
-				oc.src = i
-				p.out = append(p.out, oc)
-				p.fields = append(p.fields, fld)
+			if err := p.addItem(it, &tc); err != nil {
+				return nil, err
 			}
 		}
 	}
 	if st != nil {
 		for _, c := range st.conds {
-			pred, err := buildPredicate(c, fields, colIndex, tableKeyspaceID, vs)
+			pred, err := buildPredicate(c, fields, tc.index, tc.keyspaceID, vs)
 			if err != nil {
 				return nil, err
 			}
@@ -245,6 +176,98 @@ func (r *Rule) plan(table string, fields []*query.Field, pk []int, vs *VSchema) 
 		}
 	}
 	return p, nil
+}
+
+// tableColumns is the table a rule is planned for: its columns, by name, and its keyspace
+// ids.
+type tableColumns struct {
+	table  string
+	fields []*query.Field
+	pk     []int
+	vs     *VSchema
+}
+
+// index is the index of the column name.
+func (tc *tableColumns) index(name string) (int, error) {
+	for i, f := range tc.fields {
+		if strings.EqualFold(f.Name, name) {
+			return i, nil
+		}
+	}
+	for _, f := range tc.fields {
+		if !strings.HasPrefix(f.Name, "@") {
+			return -1, fmt.Errorf("column %s not found in table %s", name, tc.table)
+		}
+	}
+	// BEST_EFFORT names columns @1, @2, ... when the binlog has no names for them.
+	return -1, fmt.Errorf("cannot use column names in vstream filter as the current table schema for table %s is not compatible with the current event for this table in the stream", tc.table)
+}
+
+// keyspaceID gives the table's keyspace ids: with a VSchema, from the table's vindex;
+// without, from the hash of a primary key of one integer column.
+func (tc *tableColumns) keyspaceID() (keyspaceIDOf, error) {
+	fields, pk := tc.fields, tc.pk
+	if tc.vs == nil {
+		if len(pk) != 1 || fields[pk[0]].Type&query.Type(query.Flag_ISINTEGRAL) == 0 {
+			return keyspaceIDOf{}, fmt.Errorf("keyspace ids need a primary key of one integer column (the hash vindex) or a VSchema; %s has no such key", tc.table)
+		}
+		return keyspaceIDOf{vdx: newHashVindex(), cols: []int{pk[0]}, uns: []bool{unsigned(fields[pk[0]])}}, nil
+	}
+	cv, def, err := tc.vs.tableVindex(tc.table)
+	if err != nil {
+		return keyspaceIDOf{}, err
+	}
+	v, err := newVindex(cv.name, def.typ, def.params)
+	if err != nil {
+		return keyspaceIDOf{}, err
+	}
+	return bindVindex(v, cv.columns, fields, tc.index)
+}
+
+// addItem adds the output column of a select item, and its FIELD.
+func (p *TablePlan) addItem(it selectItem, tc *tableColumns) error {
+	fields, table := tc.fields, tc.table
+	switch it.kind {
+	case itemKeyspaceID:
+		kid, err := tc.keyspaceID()
+		if err != nil {
+			return err
+		}
+		// The length of the vindex's keyspace ids; binary's are the column's values.
+		length := uint32(kid.vdx.idLength())
+		if length == 0 {
+			length = fields[kid.cols[0]].ColumnLength
+		}
+		// As in Vitess, an alias does not rename the FIELD: consumers that rename
+		// (VReplication) apply their own aliases.
+		name := "keyspace_id"
+		p.out = append(p.out, outColumn{src: -1, kid: &kid})
+		p.fields = append(p.fields, &query.Field{Name: name, Type: query.Type_VARBINARY, Table: table, OrgTable: table, Charset: sqltypes.BinaryCollation, ColumnLength: length, Flags: uint32(query.MySqlFlag_BINARY_FLAG)})
+	case itemOne:
+		p.out = append(p.out, outColumn{src: -1, one: true})
+		p.fields = append(p.fields, &query.Field{Name: "1", Type: query.Type_INT64, Charset: sqltypes.BinaryCollation,
+			Flags: uint32(query.MySqlFlag_NOT_NULL_FLAG | query.MySqlFlag_NUM_FLAG)})
+	case itemColumn:
+		i, err := tc.index(it.column)
+		if err != nil {
+			return err
+		}
+		p.out = append(p.out, outColumn{src: i})
+		p.fields = append(p.fields, fields[i])
+	case itemConvert:
+		i, err := tc.index(it.column)
+		if err != nil {
+			return err
+		}
+		oc, fld, err := convertColumn(fields[i], it)
+		if err != nil {
+			return err
+		}
+		oc.src = i
+		p.out = append(p.out, oc)
+		p.fields = append(p.fields, fld)
+	}
+	return nil
 }
 
 func convertColumn(f *query.Field, it selectItem) (outColumn, *query.Field, error) {
