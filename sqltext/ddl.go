@@ -62,38 +62,9 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 	first := l.keyword()
 	switch first {
 	case "INSERT", "REPLACE":
-		kind := Insert
-		if first == "REPLACE" {
-			kind = Replace
-		}
-		for l.skipWords("LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO") {
-		}
-		t, found := l.table()
-		if !found {
-			return kind, nil, false
-		}
-		return kind, []Table{t}, true
+		return insertTables(first, &l)
 	case "LOAD":
-		// LOAD DATA|XML [LOW_PRIORITY|CONCURRENT] [LOCAL] INFILE 'file' [REPLACE|IGNORE] INTO TABLE t
-		if kw := l.keyword(); kw != "DATA" && kw != "XML" {
-			return Other, nil, true
-		}
-		for l.skipWords("LOW_PRIORITY", "CONCURRENT", "LOCAL") {
-		}
-		if l.keyword() != "INFILE" {
-			return Load, nil, false
-		}
-		l.skip()
-		for l.skipWords("REPLACE", "IGNORE") {
-		}
-		if l.keyword() != "INTO" || l.keyword() != "TABLE" {
-			return Load, nil, false
-		}
-		t, found := l.table()
-		if !found {
-			return Load, nil, false
-		}
-		return Load, []Table{t}, true
+		return loadTables(&l)
 	case "UPDATE":
 		for l.skipWords("LOW_PRIORITY", "IGNORE") {
 		}
@@ -118,24 +89,9 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 	case "COMMIT":
 		return Commit, nil, true
 	case "XA":
-		switch l.keyword() {
-		case "START", "BEGIN":
-			// An XA transaction's rows follow, and its XA_PREPARE_LOG_EVENT or
-			// XA COMMIT ... ONE PHASE ends it.
-			return Begin, nil, true
-		case "COMMIT":
-			return Commit, nil, true
-		}
-		return Other, nil, true
+		return xaKind(&l), nil, true
 	case "ROLLBACK":
-		kw := l.keyword()
-		if kw == "WORK" {
-			kw = l.keyword()
-		}
-		if kw == "TO" {
-			return Savepoint, nil, true
-		}
-		return Rollback, nil, true
+		return rollbackKind(&l), nil, true
 	case "SAVEPOINT", "RELEASE":
 		return Savepoint, nil, true
 	case "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE":
@@ -147,6 +103,70 @@ func classify(sql string) (kind Kind, tables []Table, ok bool) {
 		return DDL, tables, ok
 	}
 	return Other, nil, true
+}
+
+// insertTables reads the table of an INSERT or REPLACE (first).
+func insertTables(first string, l *lexer) (Kind, []Table, bool) {
+	kind := Insert
+	if first == "REPLACE" {
+		kind = Replace
+	}
+	for l.skipWords("LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO") {
+	}
+	t, found := l.table()
+	if !found {
+		return kind, nil, false
+	}
+	return kind, []Table{t}, true
+}
+
+// loadTables reads the table of LOAD DATA|XML [LOW_PRIORITY|CONCURRENT] [LOCAL] INFILE
+// 'file' [REPLACE|IGNORE] INTO TABLE t.
+func loadTables(l *lexer) (Kind, []Table, bool) {
+	if kw := l.keyword(); kw != "DATA" && kw != "XML" {
+		return Other, nil, true
+	}
+	for l.skipWords("LOW_PRIORITY", "CONCURRENT", "LOCAL") {
+	}
+	if l.keyword() != "INFILE" {
+		return Load, nil, false
+	}
+	l.skip()
+	for l.skipWords("REPLACE", "IGNORE") {
+	}
+	if l.keyword() != "INTO" || l.keyword() != "TABLE" {
+		return Load, nil, false
+	}
+	t, found := l.table()
+	if !found {
+		return Load, nil, false
+	}
+	return Load, []Table{t}, true
+}
+
+// xaKind is the kind of an XA statement.
+func xaKind(l *lexer) Kind {
+	switch l.keyword() {
+	case "START", "BEGIN":
+		// An XA transaction's rows follow, and its XA_PREPARE_LOG_EVENT or
+		// XA COMMIT ... ONE PHASE ends it.
+		return Begin
+	case "COMMIT":
+		return Commit
+	}
+	return Other
+}
+
+// rollbackKind tells ROLLBACK [WORK] from ROLLBACK [WORK] TO SAVEPOINT.
+func rollbackKind(l *lexer) Kind {
+	kw := l.keyword()
+	if kw == "WORK" {
+		kw = l.keyword()
+	}
+	if kw == "TO" {
+		return Savepoint
+	}
+	return Rollback
 }
 
 // SavepointOp is what a savepoint statement does.
@@ -284,102 +304,122 @@ func ddlTables(verb string, l *lexer) ([]Table, bool) {
 		t, ok := l.table()
 		return []Table{t}, ok
 	case "RENAME":
-		if l.keyword() != "TABLE" {
-			return nil, true
+		return renameTables(l)
+	case "DROP":
+		return dropTables(l)
+	case "ALTER":
+		return alterTables(l)
+	case "CREATE":
+		return createTables(l)
+	}
+	return nil, true
+}
+
+// renameTables reads RENAME TABLE a TO b [, c TO d]: both names of each pair.
+func renameTables(l *lexer) ([]Table, bool) {
+	if l.keyword() != "TABLE" {
+		return nil, true
+	}
+	var out []Table
+	for {
+		from, ok := l.table()
+		if !ok || l.keyword() != "TO" {
+			return out, false
 		}
+		to, ok := l.table()
+		if !ok {
+			return out, false
+		}
+		out = append(out, from, to)
+		if !l.punct(',') {
+			return out, true
+		}
+	}
+}
+
+// dropTables reads DROP [TEMPORARY] TABLE [IF EXISTS] a, b | DROP INDEX i ON t.
+func dropTables(l *lexer) ([]Table, bool) {
+	kw := l.keyword()
+	if kw == "TEMPORARY" {
+		kw = l.keyword()
+	}
+	switch kw {
+	case "TABLE":
+		l.ifExists()
 		var out []Table
 		for {
-			from, ok := l.table()
-			if !ok || l.keyword() != "TO" {
-				return out, false
-			}
-			to, ok := l.table()
+			t, ok := l.table()
 			if !ok {
 				return out, false
 			}
-			out = append(out, from, to)
+			out = append(out, t)
 			if !l.punct(',') {
 				return out, true
 			}
 		}
-	case "DROP":
-		// DROP [TEMPORARY] TABLE [IF EXISTS] a, b | DROP INDEX i ON t
-		kw := l.keyword()
-		if kw == "TEMPORARY" {
-			kw = l.keyword()
-		}
-		switch kw {
-		case "TABLE":
-			l.ifExists()
-			var out []Table
-			for {
-				t, ok := l.table()
-				if !ok {
-					return out, false
-				}
-				out = append(out, t)
-				if !l.punct(',') {
-					return out, true
-				}
-			}
-		case "INDEX":
-			l.keyword() // ONLINE/OFFLINE are rare; the index name follows
-			return l.onTable()
-		}
+	case "INDEX":
+		l.keyword() // ONLINE/OFFLINE are rare; the index name follows
+		return l.onTable()
+	}
+	return nil, true
+}
+
+// alterTables reads ALTER [ONLINE] [IGNORE] TABLE t ... [RENAME [TO|AS] t2]: the table
+// and the name it is renamed to.
+func alterTables(l *lexer) ([]Table, bool) {
+	kw := l.keyword()
+	for kw == "ONLINE" || kw == "IGNORE" {
+		kw = l.keyword()
+	}
+	if kw != "TABLE" {
 		return nil, true
-	case "ALTER":
-		// ALTER [ONLINE] [IGNORE] TABLE t ... [RENAME [TO|AS] t2]
-		kw := l.keyword()
-		for kw == "ONLINE" || kw == "IGNORE" {
-			kw = l.keyword()
-		}
-		if kw != "TABLE" {
-			return nil, true
-		}
-		l.ifExists()
-		t, ok := l.table()
-		if !ok {
-			return nil, false
-		}
-		out := []Table{t}
-		for !l.done() {
-			if l.peekKeyword() == "RENAME" {
+	}
+	l.ifExists()
+	t, ok := l.table()
+	if !ok {
+		return nil, false
+	}
+	out := []Table{t}
+	for !l.done() {
+		if l.peekKeyword() == "RENAME" {
+			l.keyword()
+			switch l.peekKeyword() {
+			case "TO", "AS":
 				l.keyword()
-				switch l.peekKeyword() {
-				case "TO", "AS":
-					l.keyword()
-				case "COLUMN", "INDEX", "KEY":
-					continue
-				}
-				if to, ok := l.table(); ok {
-					out = append(out, to)
-				}
+			case "COLUMN", "INDEX", "KEY":
 				continue
 			}
-			l.skip()
+			if to, ok := l.table(); ok {
+				out = append(out, to)
+			}
+			continue
 		}
-		return out, true
-	case "CREATE":
-		// CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t ... [LIKE t2]
-		// CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX i ON t
-		kw := l.keyword()
-		if kw == "OR" {
-			l.keyword()
-			kw = l.keyword()
-		}
-		for kw == "TEMPORARY" || kw == "UNIQUE" || kw == "FULLTEXT" || kw == "SPATIAL" || kw == "ONLINE" || kw == "OFFLINE" {
-			kw = l.keyword()
-		}
-		switch kw {
-		case "TABLE":
-			l.ifNotExists()
-			t, ok := l.table()
-			return []Table{t}, ok
-		case "INDEX":
-			l.ifNotExists()
-			return l.onTable()
-		}
-		return nil, true
+		l.skip()
+	}
+	return out, true
+}
+
+// createTables reads the table of
+//
+//	CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t ... [LIKE t2]
+//	CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX i ON t
+func createTables(l *lexer) ([]Table, bool) {
+	kw := l.keyword()
+	if kw == "OR" {
+		l.keyword()
+		kw = l.keyword()
+	}
+	for kw == "TEMPORARY" || kw == "UNIQUE" || kw == "FULLTEXT" || kw == "SPATIAL" || kw == "ONLINE" || kw == "OFFLINE" {
+		kw = l.keyword()
+	}
+	switch kw {
+	case "TABLE":
+		l.ifNotExists()
+		t, ok := l.table()
+		return []Table{t}, ok
+	case "INDEX":
+		l.ifNotExists()
+		return l.onTable()
 	}
 	return nil, true
 }
