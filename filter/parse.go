@@ -59,6 +59,13 @@ const (
 	opInKeyrange
 )
 
+// comparisonOps are the conditions of the comparison operators a filter takes. Vitess
+// refuses NOT IN; it is kept here, where it has always worked.
+var comparisonOps = map[string]condOp{
+	"=": opEq, "!=": opNe, "<>": opNe, "<": opLt, "<=": opLe, ">": opGt, ">=": opGe,
+	"in": opIn, "not in": opNotIn,
+}
+
 var opNames = map[condOp]string{
 	opEq: "=", opNe: "!=", opLt: "<", opLe: "<=", opGt: ">", opGe: ">=",
 	opIn: "IN", opNotIn: "NOT IN", opBetween: "BETWEEN", opNotBetween: "NOT BETWEEN",
@@ -1192,28 +1199,11 @@ func (p *parser) condition(n *node) (cond, error) {
 
 // comparison judges a comparison of a column with a value, or IN a list of values.
 func (p *parser) comparison(n *node) (cond, error) {
-	var c cond
-	switch n.op {
-	case "=":
-		c.op = opEq
-	case "!=", "<>":
-		c.op = opNe
-	case "<":
-		c.op = opLt
-	case "<=":
-		c.op = opLe
-	case ">":
-		c.op = opGt
-	case ">=":
-		c.op = opGe
-	case "in":
-		c.op = opIn
-	case "not in":
-		// Vitess refuses NOT IN; it is kept here, where it has always worked.
-		c.op = opNotIn
-	default:
+	op, ok := comparisonOps[n.op]
+	if !ok {
 		return cond{}, fmt.Errorf("comparison operator %s not supported", n.op)
 	}
+	c := cond{op: op}
 	col, err := p.column(n, n.kids[0])
 	if err != nil {
 		return cond{}, err
