@@ -104,14 +104,20 @@ type chunk struct {
 	// first batch fills.
 	sender *batchSender
 
-	// Rows are encoded at the end of the arenas, which are replaced (not reused) once their
-	// rows are sent: the receiver may still hold the events.
-	arena     []byte
-	lensArena []int64
-	slabs     rowSlabs
+	mem chunkArenas
 
 	rowEv  *binlogdata.RowEvent // native: the ROW event rows are added to
 	packet int                  // Vitess-shaped: the open packet's size in row values
+}
+
+// chunkArenas is the memory a chunk's rows are encoded into. Rows are encoded at the end
+// of the arenas, vals for the values and lens for their lengths, which are replaced (not
+// reused) once their rows are sent: the receiver may still hold the events. slabs hand out
+// the rows' structs.
+type chunkArenas struct {
+	vals  []byte
+	lens  []int64
+	slabs rowSlabs
 }
 
 // copySlab is how many rows one slab of row structs holds.
@@ -297,28 +303,28 @@ func (k *chunk) encode(row []mysql.FieldValue) error {
 // tells that its dates and times are still packed (copybinary.go).
 func (k *chunk) encodeWhole(row []mysql.FieldValue, packed bool) error {
 	t := k.t
-	start, lstart := len(k.arena), len(k.lensArena)
+	start, lstart := len(k.mem.vals), len(k.mem.lens)
 	for j := range k.cols {
-		before := len(k.arena)
+		before := len(k.mem.vals)
 		var null bool
 		var err error
 		if bt := k.temps.packedAt(j); packed && bt != nil && row[j].Type == mysql.FieldValueTypeString {
-			k.arena, err = appendTemporal(k.arena, bt.typ, bt.fsp, row[j].AsString())
+			k.mem.vals, err = appendTemporal(k.mem.vals, bt.typ, bt.fsp, row[j].AsString())
 		} else {
-			k.arena, null, err = t.cols[j].AppendCopied(k.arena, &row[j])
+			k.mem.vals, null, err = t.cols[j].AppendCopied(k.mem.vals, &row[j])
 		}
 		if err != nil {
-			k.arena, k.lensArena = k.arena[:start], k.lensArena[:lstart]
+			k.mem.vals, k.mem.lens = k.mem.vals[:start], k.mem.lens[:lstart]
 			return k.poison(row, j, err, packed)
 		}
 		if null {
-			k.lensArena = append(k.lensArena, -1)
+			k.mem.lens = append(k.mem.lens, -1)
 		} else {
-			k.lensArena = append(k.lensArena, int64(len(k.arena)-before))
+			k.mem.lens = append(k.mem.lens, int64(len(k.mem.vals)-before))
 		}
 	}
 	k.last = k.last[:0]
-	lens := k.lensArena[lstart:]
+	lens := k.mem.lens[lstart:]
 	for _, ki := range k.keyIdx {
 		off := start
 		for _, l := range lens[:ki] {
@@ -328,7 +334,7 @@ func (k *chunk) encodeWhole(row []mysql.FieldValue, packed bool) error {
 			k.last = append(k.last, nil)
 			continue
 		}
-		k.last = append(k.last, k.arena[off:off+int(lens[ki])])
+		k.last = append(k.last, k.mem.vals[off:off+int(lens[ki])])
 	}
 	return k.emit(start, lstart)
 }
@@ -352,14 +358,14 @@ func (k *chunk) encodeFiltered(row []mysql.FieldValue) error {
 		}
 		return nil
 	}
-	start, lstart := len(k.arena), len(k.lensArena)
-	k.arena, k.lensArena = t.plan.AppendRow(k.arena, k.lensArena, cells)
+	start, lstart := len(k.mem.vals), len(k.mem.lens)
+	k.mem.vals, k.mem.lens = t.plan.AppendRow(k.mem.vals, k.mem.lens, cells)
 	return k.emit(start, lstart)
 }
 
 // emit adds one copied row, already encoded at the end of the arenas, to the batch.
 func (k *chunk) emit(start, lstart int) error {
-	rc := k.slabs.change(k.arena[start:len(k.arena):len(k.arena)], k.lensArena[lstart:len(k.lensArena):len(k.lensArena)])
+	rc := k.mem.slabs.change(k.mem.vals[start:len(k.mem.vals):len(k.mem.vals)], k.mem.lens[lstart:len(k.mem.lens):len(k.mem.lens)])
 	if k.pre != nil {
 		return k.pre.add(k, rc)
 	}
@@ -425,7 +431,7 @@ func (k *chunk) emitVitess(rc *binlogdata.RowChange) error {
 	if !k.open {
 		k.begin()
 	}
-	s.add(k.slabs.rowEvent(rc, t.name, s.cfg.Keyspace, s.cfg.Shard, k.src))
+	s.add(k.mem.slabs.rowEvent(rc, t.name, s.cfg.Keyspace, s.cfg.Shard, k.src))
 	qr := rc.After
 	s.out.batchSize += len(qr.Values) + 2*len(qr.Lengths)
 	t.setLastPK(k.last)
@@ -440,8 +446,8 @@ func (k *chunk) emitVitess(rc *binlogdata.RowChange) error {
 
 // newArenas replaces the arenas once their rows are sent: the receiver may still hold them.
 func (k *chunk) newArenas() {
-	k.arena = make([]byte, 0, cap(k.arena))
-	k.lensArena = make([]int64, 0, cap(k.lensArena))
+	k.mem.vals = make([]byte, 0, cap(k.mem.vals))
+	k.mem.lens = make([]int64, 0, cap(k.mem.lens))
 }
 
 // closePacket ends a Vitess-shaped packet of rows: its LASTPK, then the VGTID that stands

@@ -134,7 +134,7 @@ func (o *prefetchOut) add(k *chunk, rc *binlogdata.RowChange) error {
 	o.cur.rows = append(o.cur.rows, rc)
 	v, l := len(rc.After.Values), len(rc.After.Lengths)
 	o.maxRow = max(o.maxRow, v)
-	if len(o.cur.rows) < pieceRows && cap(k.arena)-len(k.arena) >= o.maxRow && cap(k.lensArena)-len(k.lensArena) >= l {
+	if len(o.cur.rows) < pieceRows && cap(k.mem.vals)-len(k.mem.vals) >= o.maxRow && cap(k.mem.lens)-len(k.mem.lens) >= l {
 		return nil
 	}
 	// The piece's rows are handed over with the arenas they sit in: the next rows go into
@@ -146,8 +146,8 @@ func (o *prefetchOut) add(k *chunk, rc *binlogdata.RowChange) error {
 // newArenas gives the chunk the arenas of a piece: pieceBytes of values, and the lengths of
 // pieceRows rows, or of one row at least.
 func (o *prefetchOut) newArenas(k *chunk) {
-	k.arena = make([]byte, 0, max(pieceBytes, 2*o.maxRow))
-	k.lensArena = make([]int64, 0, pieceRows*max(len(k.cols), 1))
+	k.mem.vals = make([]byte, 0, max(pieceBytes, 2*o.maxRow))
+	k.mem.lens = make([]int64, 0, pieceRows*max(len(k.cols), 1))
 }
 
 // ship hands the piece over, with the key of the row read last.
