@@ -66,7 +66,7 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 
 	out := &nativeSender{stream: stream, acks: &ackTracker{}, snaps: newSnapshots(start.GetVgtid()), stats: stats, progress: progress}
 	if enc != nil {
-		out.encoded = v.encodedBatch(enc, req, stats, log)
+		out.encoded = v.newEncodedBatch(enc, req, stats, log)
 	}
 	multi := len(req.Keyspaces) > 0 || sources != nil
 	go v.serveRequests(ctx, cancel, stream, out, multi, log)
@@ -127,9 +127,9 @@ func (v *vstreamService) openEncoder(ctx context.Context, start *vstreamv1.Start
 	return enc, nil
 }
 
-// encodedBatch is the batcher of a stream's encoded responses, each bounded by the
+// newEncodedBatch is the batcher of a stream's encoded responses, each bounded by the
 // request's max batch bytes (or the engine's).
-func (v *vstreamService) encodedBatch(enc encoder.Encoder, req vstreamer.Request, stats *streamStats, log *slog.Logger) *encodedBatch {
+func (v *vstreamService) newEncodedBatch(enc encoder.Encoder, req vstreamer.Request, stats *streamStats, log *slog.Logger) *encodedBatch {
 	limit := req.MaxBatchBytes
 	if limit <= 0 {
 		limit = v.srv.engine.Config().MaxBatchBytes
