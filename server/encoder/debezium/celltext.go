@@ -131,40 +131,10 @@ func appendJavaFromE(dst, b []byte, maxDigits int) ([]byte, bool) {
 	if neg {
 		b = b[1:]
 	}
-	// d[.ddd]E(+|-)dd[d]: the first digit is not 0 but for zero, the fraction has no
-	// trailing 0.
-	e := 0
-	for e < len(b) && b[e] != 'E' {
-		e++
-	}
-	if e == 0 || e > maxDigits+1 || e+4 > len(b) || e+5 < len(b) {
-		return dst, false
-	}
-	mant, exp := b[:e], b[e+1:]
 	var digits [24]byte
-	nd := 0
-	for i, c := range mant {
-		switch {
-		case i == 1 && c == '.' && len(mant) > 2 && mant[len(mant)-1] != '0':
-		case c >= '0' && c <= '9' && (i == 0 || i > 1 && len(mant) > 2):
-			digits[nd] = c
-			nd++
-		default:
-			return dst, false
-		}
-	}
-	if exp[0] != '+' && exp[0] != '-' {
+	nd, x, ok := parseE(&digits, b, maxDigits)
+	if !ok {
 		return dst, false
-	}
-	x := 0
-	for _, c := range exp[1:] {
-		if c < '0' || c > '9' {
-			return dst, false
-		}
-		x = x*10 + int(c-'0')
-	}
-	if exp[0] == '-' {
-		x = -x
 	}
 	if neg {
 		dst = append(dst, '-')
@@ -175,7 +145,51 @@ func appendJavaFromE(dst, b []byte, maxDigits int) ([]byte, bool) {
 		}
 		return append(dst, "0.0"...), true
 	}
-	ds := digits[:nd]
+	return appendJavaDigits(dst, digits[:nd], x), true
+}
+
+// parseE reads an unsigned number in Go's shortest 'E' form of at most maxDigits
+// significant digits, d[.ddd]E(+|-)dd[d], into its digits and exponent: the first digit is
+// not 0 but for zero, the fraction has no trailing 0. Text in another form is refused.
+func parseE(digits *[24]byte, b []byte, maxDigits int) (nd, x int, ok bool) {
+	e := 0
+	for e < len(b) && b[e] != 'E' {
+		e++
+	}
+	if e == 0 || e > maxDigits+1 || e+4 > len(b) || e+5 < len(b) {
+		return 0, 0, false
+	}
+	mant, exp := b[:e], b[e+1:]
+	for i, c := range mant {
+		switch {
+		case i == 1 && c == '.' && len(mant) > 2 && mant[len(mant)-1] != '0':
+		case c >= '0' && c <= '9' && (i == 0 || i > 1 && len(mant) > 2):
+			digits[nd] = c
+			nd++
+		default:
+			return 0, 0, false
+		}
+	}
+	if exp[0] != '+' && exp[0] != '-' {
+		return 0, 0, false
+	}
+	for _, c := range exp[1:] {
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		x = x*10 + int(c-'0')
+	}
+	if exp[0] == '-' {
+		x = -x
+	}
+	return nd, x, true
+}
+
+// appendJavaDigits appends the number of the significant digits ds (the first not 0) and
+// decimal exponent x as Java prints it: plain from 1.0E-3 to below 1.0E7, with a fraction
+// digit at least, and in E form, without a plus sign, outside.
+func appendJavaDigits(dst, ds []byte, x int) []byte {
+	nd := len(ds)
 	switch {
 	case x >= 0 && x <= 6:
 		// Plain, at least one fraction digit.
@@ -184,17 +198,17 @@ func appendJavaFromE(dst, b []byte, maxDigits int) ([]byte, bool) {
 			for i := nd; i <= x; i++ {
 				dst = append(dst, '0')
 			}
-			return append(dst, ".0"...), true
+			return append(dst, ".0"...)
 		}
 		dst = append(dst, ds[:x+1]...)
 		dst = append(dst, '.')
-		return append(dst, ds[x+1:]...), true
+		return append(dst, ds[x+1:]...)
 	case x < 0 && x >= -3:
 		dst = append(dst, "0."...)
 		for i := -1; i > x; i-- {
 			dst = append(dst, '0')
 		}
-		return append(dst, ds...), true
+		return append(dst, ds...)
 	}
 	dst = append(dst, ds[0], '.')
 	if nd == 1 {
@@ -213,5 +227,5 @@ func appendJavaFromE(dst, b []byte, maxDigits int) ([]byte, bool) {
 	if x >= 10 {
 		dst = append(dst, '0'+byte(x/10%10))
 	}
-	return append(dst, '0'+byte(x%10)), true
+	return append(dst, '0'+byte(x%10))
 }
