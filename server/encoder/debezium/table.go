@@ -507,56 +507,9 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		v.setFloat(x)
 		return arena, nil
 	case kDecimalBytes, kDecimalString:
-		var buf [96]byte
-		neg, digits, ok := decimalDigits(buf[:0], cell, c.scale)
-		if !ok {
-			return arena, fmt.Errorf("%q is not a decimal", cell)
-		}
-		start := len(arena)
-		if c.kind == kDecimalBytes {
-			arena = appendUnscaled(arena, neg, digits)
-			v.setBlob(arena[start:])
-			return arena, nil
-		}
-		arena = appendPlainDecimal(arena, neg, digits, c.scale)
-		v.setText(arena[start:])
-		return arena, nil
+		return c.convertDecimal(v, arena, cell)
 	case kDate, kDateTimeMillis, kDateTimeMicros, kTimestamp:
-		d, err := sqltypes.ParseDateTime(cell)
-		if err != nil {
-			return arena, err
-		}
-		if d.IsZeroDate() {
-			// Zero dates have no instant: null where allowed, else the epoch (Debezium's
-			// fallback for NOT NULL columns).
-			if c.optional {
-				v.Kind = KindNull
-				return arena, nil
-			}
-			if c.kind == kTimestamp {
-				v.setStr("1970-01-01T00:00:00Z")
-				return arena, nil
-			}
-			v.setInt(0)
-			return arena, nil
-		}
-		switch c.kind {
-		case kDate:
-			v.setInt(d.EpochDay())
-			return arena, nil
-		case kDateTimeMillis:
-			v.setInt(floorDiv(d.UnixMicro(), 1000))
-			return arena, nil
-		case kDateTimeMicros:
-			v.setInt(d.UnixMicro())
-			return arena, nil
-		default:
-			// kTimestamp: a zoned string, below.
-		}
-		start := len(arena)
-		arena = appendZoned(arena, d, c.fsp)
-		v.setText(arena[start:])
-		return arena, nil
+		return c.convertDateTime(v, arena, cell)
 	case kTime:
 		us, _, err := sqltypes.ParseTime(cell)
 		if err != nil {
@@ -572,111 +525,206 @@ func (c *column) convert(v *Value, arena, cell []byte) ([]byte, error) {
 		v.setInt(y)
 		return arena, nil
 	case kText:
-		if c.charset == nil {
-			v.setText(cell)
-			return arena, nil
-		}
-		start := len(arena)
-		arena = c.charset.Append(arena, cell)
-		v.setText(arena[start:])
-		return arena, nil
+		return c.convertText(v, arena, cell)
 	case kBinary:
-		if len(cell) < c.size {
-			// BINARY(n) is zero-padded to n.
-			start := len(arena)
-			arena = append(arena, cell...)
-			for len(arena)-start < c.size {
-				arena = append(arena, 0)
-			}
-			cell = arena[start:]
-		}
-		return c.binaryValue(v, arena, cell)
+		return c.convertBinary(v, arena, cell)
 	case kBit1:
 		v.setBool(sqltypes.BitValue(cell) != 0)
 		return arena, nil
 	case kBits:
-		// Debezium's Bits are little-endian; the cell is big-endian.
-		start := len(arena)
-		for i := len(cell) - 1; i >= 0; i-- {
-			arena = append(arena, cell[i])
-		}
-		for len(arena)-start < c.size {
-			arena = append(arena, 0)
-		}
-		v.setBlob(arena[start:])
-		return arena, nil
+		return c.convertBits(v, arena, cell)
 	case kEnum:
-		if !c.numeric {
-			v.setText(cell)
-			return arena, nil
-		}
-		i, ok := sqltypes.ParseInt(cell)
-		if !ok || i < 0 {
-			return arena, fmt.Errorf("%q is not an ENUM index", cell)
-		}
-		if i == 0 || int(i) > len(c.labels) {
-			v.setStr("")
-			return arena, nil
-		}
-		v.setStr(c.labels[i-1])
-		return arena, nil
+		return c.convertEnum(v, arena, cell)
 	case kSet:
-		if !c.numeric {
-			v.setText(cell)
-			return arena, nil
-		}
-		mask, ok := sqltypes.ParseUint(cell)
-		if !ok {
-			return arena, fmt.Errorf("%q is not a SET bitmask", cell)
-		}
-		start := len(arena)
-		for j, l := range c.labels {
-			if j < 64 && mask&(1<<uint(j)) != 0 {
-				if len(arena) > start {
-					arena = append(arena, ',')
-				}
-				arena = append(arena, l...)
-			}
-		}
-		v.setText(arena[start:])
-		return arena, nil
+		return c.convertSet(v, arena, cell)
 	case kJSON:
 		start := len(arena)
 		arena = appendCompactJSON(arena, cell)
 		v.setText(arena[start:])
 		return arena, nil
 	case kGeometry, kPoint:
-		if len(cell) < 4 {
-			return arena, fmt.Errorf("geometry of %d bytes has no SRID", len(cell))
-		}
-		srid := Null
-		if s := int32(uint32(cell[0]) | uint32(cell[1])<<8 | uint32(cell[2])<<16 | uint32(cell[3])<<24); s != 0 {
-			srid = Int(int64(s))
-		}
-		wkb := Blob(cell[4:])
-		if c.kind == kGeometry {
-			*v = StructOf(wkb, srid)
-			return arena, nil
-		}
-		x, y, ok := wkbPoint(cell[4:])
-		if !ok {
-			return arena, fmt.Errorf("%d bytes of WKB are not a 2D point", len(cell)-4)
-		}
-		*v = StructOf(Float(x), Float(y), wkb, srid)
-		return arena, nil
+		return c.convertGeometry(v, arena, cell)
 	case kVector:
-		if len(cell)%4 != 0 {
-			return arena, fmt.Errorf("vector of %d bytes", len(cell))
-		}
-		elems := make([]Value, len(cell)/4)
-		for i := range elems {
-			b := cell[4*i:]
-			elems[i] = Float(float64(math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)))
-		}
-		*v = ArrayOf(elems...)
-		return arena, nil
+		return convertVector(v, arena, cell)
 	}
 	return arena, fmt.Errorf("unknown column kind %d", c.kind)
+}
+
+// convertText is a character cell as text, converted to UTF-8 from the column's character set.
+func (c *column) convertText(v *Value, arena, cell []byte) ([]byte, error) {
+	if c.charset == nil {
+		v.setText(cell)
+		return arena, nil
+	}
+	start := len(arena)
+	arena = c.charset.Append(arena, cell)
+	v.setText(arena[start:])
+	return arena, nil
+}
+
+// convertBinary is a binary cell as bytes (or as the column's binary handling mode says).
+func (c *column) convertBinary(v *Value, arena, cell []byte) ([]byte, error) {
+	if len(cell) < c.size {
+		// BINARY(n) is zero-padded to n.
+		start := len(arena)
+		arena = append(arena, cell...)
+		for len(arena)-start < c.size {
+			arena = append(arena, 0)
+		}
+		cell = arena[start:]
+	}
+	return c.binaryValue(v, arena, cell)
+}
+
+// convertDecimal is a DECIMAL cell as Debezium's bytes of the unscaled value, or as a plain string.
+func (c *column) convertDecimal(v *Value, arena, cell []byte) ([]byte, error) {
+	var buf [96]byte
+	neg, digits, ok := decimalDigits(buf[:0], cell, c.scale)
+	if !ok {
+		return arena, fmt.Errorf("%q is not a decimal", cell)
+	}
+	start := len(arena)
+	if c.kind == kDecimalBytes {
+		arena = appendUnscaled(arena, neg, digits)
+		v.setBlob(arena[start:])
+		return arena, nil
+	}
+	arena = appendPlainDecimal(arena, neg, digits, c.scale)
+	v.setText(arena[start:])
+	return arena, nil
+}
+
+// convertDateTime is a DATE, DATETIME or TIMESTAMP cell as days or milliseconds or microseconds
+// since the epoch, or as a zoned string.
+func (c *column) convertDateTime(v *Value, arena, cell []byte) ([]byte, error) {
+	d, err := sqltypes.ParseDateTime(cell)
+	if err != nil {
+		return arena, err
+	}
+	if d.IsZeroDate() {
+		// Zero dates have no instant: null where allowed, else the epoch (Debezium's
+		// fallback for NOT NULL columns).
+		if c.optional {
+			v.Kind = KindNull
+			return arena, nil
+		}
+		if c.kind == kTimestamp {
+			v.setStr("1970-01-01T00:00:00Z")
+			return arena, nil
+		}
+		v.setInt(0)
+		return arena, nil
+	}
+	switch c.kind {
+	case kDate:
+		v.setInt(d.EpochDay())
+		return arena, nil
+	case kDateTimeMillis:
+		v.setInt(floorDiv(d.UnixMicro(), 1000))
+		return arena, nil
+	case kDateTimeMicros:
+		v.setInt(d.UnixMicro())
+		return arena, nil
+	default:
+		// kTimestamp: a zoned string, below.
+	}
+	start := len(arena)
+	arena = appendZoned(arena, d, c.fsp)
+	v.setText(arena[start:])
+	return arena, nil
+}
+
+// convertBits is a BIT(n>1) cell as Debezium's Bits.
+func (c *column) convertBits(v *Value, arena, cell []byte) ([]byte, error) {
+	// Debezium's Bits are little-endian; the cell is big-endian.
+	start := len(arena)
+	for i := len(cell) - 1; i >= 0; i-- {
+		arena = append(arena, cell[i])
+	}
+	for len(arena)-start < c.size {
+		arena = append(arena, 0)
+	}
+	v.setBlob(arena[start:])
+	return arena, nil
+}
+
+// convertEnum is an ENUM cell as its label: the cell, or the label of the index a statement
+// logged.
+func (c *column) convertEnum(v *Value, arena, cell []byte) ([]byte, error) {
+	if !c.numeric {
+		v.setText(cell)
+		return arena, nil
+	}
+	i, ok := sqltypes.ParseInt(cell)
+	if !ok || i < 0 {
+		return arena, fmt.Errorf("%q is not an ENUM index", cell)
+	}
+	if i == 0 || int(i) > len(c.labels) {
+		v.setStr("")
+		return arena, nil
+	}
+	v.setStr(c.labels[i-1])
+	return arena, nil
+}
+
+// convertSet is a SET cell as its labels: the cell, or the labels of the bitmask a statement
+// logged.
+func (c *column) convertSet(v *Value, arena, cell []byte) ([]byte, error) {
+	if !c.numeric {
+		v.setText(cell)
+		return arena, nil
+	}
+	mask, ok := sqltypes.ParseUint(cell)
+	if !ok {
+		return arena, fmt.Errorf("%q is not a SET bitmask", cell)
+	}
+	start := len(arena)
+	for j, l := range c.labels {
+		if j < 64 && mask&(1<<uint(j)) != 0 {
+			if len(arena) > start {
+				arena = append(arena, ',')
+			}
+			arena = append(arena, l...)
+		}
+	}
+	v.setText(arena[start:])
+	return arena, nil
+}
+
+// convertGeometry is a spatial cell (SRID then WKB) as Debezium's Geometry or Point struct.
+func (c *column) convertGeometry(v *Value, arena, cell []byte) ([]byte, error) {
+	if len(cell) < 4 {
+		return arena, fmt.Errorf("geometry of %d bytes has no SRID", len(cell))
+	}
+	srid := Null
+	if s := int32(uint32(cell[0]) | uint32(cell[1])<<8 | uint32(cell[2])<<16 | uint32(cell[3])<<24); s != 0 {
+		srid = Int(int64(s))
+	}
+	wkb := Blob(cell[4:])
+	if c.kind == kGeometry {
+		*v = StructOf(wkb, srid)
+		return arena, nil
+	}
+	x, y, ok := wkbPoint(cell[4:])
+	if !ok {
+		return arena, fmt.Errorf("%d bytes of WKB are not a 2D point", len(cell)-4)
+	}
+	*v = StructOf(Float(x), Float(y), wkb, srid)
+	return arena, nil
+}
+
+// convertVector is a VECTOR cell (little-endian float32s) as an array of floats.
+func convertVector(v *Value, arena, cell []byte) ([]byte, error) {
+	if len(cell)%4 != 0 {
+		return arena, fmt.Errorf("vector of %d bytes", len(cell))
+	}
+	elems := make([]Value, len(cell)/4)
+	for i := range elems {
+		b := cell[4*i:]
+		elems[i] = Float(float64(math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)))
+	}
+	*v = ArrayOf(elems...)
+	return arena, nil
 }
 
 func (c *column) binaryValue(v *Value, arena, b []byte) ([]byte, error) {
