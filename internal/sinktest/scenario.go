@@ -110,40 +110,8 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub := b.New(t, "s-"+format)
-	flaky := &Flaky{Publisher: pub, Every: failEvery}
-	if failEvery > 0 {
-		pub = flaky
-	}
-	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cl.Close() }()
-	stop := make(chan struct{})
-	done := make(chan error, 1)
-	reg := prometheus.NewRegistry()
-	metrics := sink.NewMetrics(reg, "test", "s-"+format)
-	var schemas sink.Schemas
-	if b.Schemas != nil {
-		schemas = b.Schemas(t)
-	}
-	topics := sink.TopicMap{Prefix: "cdc.", Default: "changes"}
-	if routing != nil {
-		topics = routing.Topics
-	}
-	go func() {
-		done <- sink.Run(context.Background(), sink.Config{
-			Name: "s-" + format, Client: cl, Publisher: pub, Stop: stop, Metrics: metrics, Schemas: schemas,
-			Request: client.Request{Position: pos, Format: format, FormatOptions: options,
-				Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
-				// Small batches: many commits, and batches that end inside a transaction.
-				MaxBatchBytes: 2048, CopyChunkRows: chunk},
-			Topics:  topics,
-			Logger:  Logger(t),
-			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(20 * time.Millisecond) },
-		})
-	}()
+	sk := startScenarioSink(t, addr, b, format, options, pos, chunk, failEvery, routing)
+	defer func() { _ = sk.client.Close() }()
 	if err = w.Run(context.Background(), 60, 2*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +128,7 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 	}()
 	testkit.WaitFor(t, 60*time.Second, "every change in the broker", func() bool {
 		select {
-		case rerr := <-done:
+		case rerr := <-sk.done:
 			t.Fatalf("sink ended early: %v", rerr)
 		default:
 		}
@@ -171,20 +139,84 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 		}
 		return Count(b.Read(t, want+8, 300*time.Millisecond)) >= want
 	})
-	close(stop)
+	close(sk.stop)
 	select {
-	case rerr := <-done:
+	case rerr := <-sk.done:
 		if rerr != nil {
 			t.Fatalf("sink stopped with %v", rerr)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("sink did not stop")
 	}
-	if failEvery > 0 && flaky.Failed.Load() == 0 {
+	if failEvery > 0 && sk.flaky.Failed.Load() == 0 {
 		t.Fatal("no commit failed: the scenario did not test resuming")
 	}
-	// The metrics count what was published and committed, how long the commits took and
-	// when the last one was, and the resumes.
+	checkMetrics(t, sk.reg, want, failEvery > 0 || b.Faulty)
+	got := readWhole(t, b, w, want, snapshot > 0)
+	if snapshot > 0 {
+		w.CheckSnapshot(t, got)
+		return
+	}
+	if routing != nil {
+		for _, g := range got {
+			if g.Topic != routing.Topic {
+				t.Errorf("a record in topic %s, want every one in %s: %q", g.Topic, routing.Topic, marker.FindAll(g.Value, -1))
+				break
+			}
+		}
+	}
+	w.Check(t, got)
+}
+
+// runningSink is a sink a scenario started: stop it by closing stop; done has what Run
+// returned.
+type runningSink struct {
+	client *client.Client
+	flaky  *Flaky
+	reg    *prometheus.Registry
+	stop   chan struct{}
+	done   <-chan error
+}
+
+// startScenarioSink runs a sink named "s-"+format from pos into b, with small batches and its
+// commits failing every failEvery (when > 0), on a goroutine of its own.
+func startScenarioSink(t *testing.T, addr string, b Broker, format string, options map[string]string, pos *binlogdata.VGtid, chunk int64, failEvery int, routing *Routing) *runningSink {
+	t.Helper()
+	pub := b.New(t, "s-"+format)
+	flaky := &Flaky{Publisher: pub, Every: failEvery}
+	if failEvery > 0 {
+		pub = flaky
+	}
+	cl, err := client.Dial(addr, client.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := &runningSink{client: cl, flaky: flaky, reg: prometheus.NewRegistry(), stop: make(chan struct{})}
+	metrics := sink.NewMetrics(sk.reg, "test", "s-"+format)
+	var schemas sink.Schemas
+	if b.Schemas != nil {
+		schemas = b.Schemas(t)
+	}
+	topics := sink.TopicMap{Prefix: "cdc.", Default: "changes"}
+	if routing != nil {
+		topics = routing.Topics
+	}
+	sk.done = runSink(context.Background(), sink.Config{
+		Name: "s-" + format, Client: cl, Publisher: pub, Stop: sk.stop, Metrics: metrics, Schemas: schemas,
+		Request: client.Request{Position: pos, Format: format, FormatOptions: options,
+			Filter: client.ParseTables("t"), HeartbeatInterval: 200 * time.Millisecond,
+			// Small batches: many commits, and batches that end inside a transaction.
+			MaxBatchBytes: 2048, CopyChunkRows: chunk},
+		Topics: topics,
+	}, t)
+	return sk
+}
+
+// checkMetrics checks that the sink's metrics count what was published and committed, how
+// long the commits took and when the last one was, and the resumes (retried: some commit
+// failed).
+func checkMetrics(t *testing.T, reg *prometheus.Registry, want int, retried bool) {
+	t.Helper()
 	counts := map[string]float64{}
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -199,15 +231,20 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 	if counts["vstream_sink_records_total"] < float64(want) || commits < 1 || counts["vstream_sink_commit_seconds"] != commits ||
 		counts["vstream_sink_record_bytes_total"] < counts["vstream_sink_records_total"] ||
 		time.Since(time.Unix(int64(counts["vstream_sink_last_commit_timestamp_seconds"]), 0)) > time.Minute ||
-		(failEvery > 0 || b.Faulty) != (counts["vstream_sink_retries_total"] > 0) {
+		retried != (counts["vstream_sink_retries_total"] > 0) {
 		t.Errorf("metrics %v after %d changes", counts, want)
 	}
-	// More than written, so that a duplicate is read rather than waited for. A read ends at
-	// its first quiet second, and a loaded broker can leave one partition quiet that long:
-	// read again (for a while) until the records are whole, then check what was read.
+}
+
+// readWhole reads the broker's records for the final check: more than written, so that a
+// duplicate is read rather than waited for. A read ends at its first quiet second, and a
+// loaded broker can leave one partition quiet that long: it reads again (for a while) until
+// the records are whole (with a snapshot, every key's last change).
+func readWhole(t *testing.T, b Broker, w *Writer, want int, snapshot bool) []Got {
+	t.Helper()
 	var got []Got
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if snapshot > 0 {
+		if snapshot {
 			if got = b.Read(t, w.Changes()+100, time.Second); w.LastChanges(got) >= want {
 				break
 			}
@@ -215,19 +252,7 @@ func run(t *testing.T, db *testdb.Server, database string, b Broker, format stri
 			break
 		}
 	}
-	if snapshot > 0 {
-		w.CheckSnapshot(t, got)
-		return
-	}
-	if routing != nil {
-		for _, g := range got {
-			if g.Topic != routing.Topic {
-				t.Errorf("a record in topic %s, want every one in %s: %q", g.Topic, routing.Topic, marker.FindAll(g.Value, -1))
-				break
-			}
-		}
-	}
-	w.Check(t, got)
+	return got
 }
 
 // Logger logs to the test's output with -v, and nowhere otherwise.
@@ -253,15 +278,19 @@ func startSink(ctx context.Context, t *testing.T, addr string, pub sink.Publishe
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Close() })
+	return runSink(ctx, sink.Config{
+		Name: name, Client: cl, Publisher: pub, Stop: stop, Request: req,
+		Topics: sink.TopicMap{Prefix: "cdc.", Default: "changes"},
+	}, t)
+}
+
+// runSink runs the sink of cfg, logging to t and retrying quickly, on a goroutine of its
+// own; what Run returns comes on the channel.
+func runSink(ctx context.Context, cfg sink.Config, t *testing.T) <-chan error {
+	cfg.Logger = Logger(t)
+	cfg.Backoff = func() backoff.BackOff { return backoff.NewConstantBackOff(20 * time.Millisecond) }
 	done := make(chan error, 1)
-	go func() {
-		done <- sink.Run(ctx, sink.Config{
-			Name: name, Client: cl, Publisher: pub, Stop: stop, Request: req,
-			Topics:  sink.TopicMap{Prefix: "cdc.", Default: "changes"},
-			Logger:  Logger(t),
-			Backoff: func() backoff.BackOff { return backoff.NewConstantBackOff(20 * time.Millisecond) },
-		})
-	}()
+	go func() { done <- sink.Run(ctx, cfg) }()
 	return done
 }
 
