@@ -96,6 +96,8 @@ func (v *vtgateService) streamServer(req *vtgate.VStreamRequest, stream vtgatese
 		HeartbeatInterval: time.Duration(flags.GetHeartbeatInterval()) * time.Second,
 		TablesToCopy:      flags.GetTablesToCopy(),
 		VitessCopy:        true,
+		// send marshals the events and keeps none of them.
+		SendRetainsNothing: true,
 	}
 	multi := len(starts) > 1
 	if multi {
@@ -148,6 +150,8 @@ func (q *queryService) VStream(req *binlogdata.VStreamRequest, stream queryservi
 		EventTypes:        opts.GetEventTypes(),
 		PacketSize:        vcfg.packetSize,
 		VitessCopy:        true,
+		// send marshals the events and keeps none of them.
+		SendRetainsNothing: true,
 	}
 	resp := &binlogdata.VStreamResponse{}
 	var out []*binlogdata.VEvent

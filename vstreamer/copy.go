@@ -123,6 +123,9 @@ type copier struct {
 	wg       sync.WaitGroup
 	// vitess shapes the copy's events as Vitess's tablets send them (Request.VitessCopy).
 	vitess bool
+	// mems, when the stream's send retains nothing (Request.SendRetainsNothing), holds the
+	// memory of Vitess-shaped packets already sent, for the next packets to reuse.
+	mems chan *copyMem
 	// snap is the snapshot of the chunk being read.
 	snap snapshot
 }
@@ -217,6 +220,7 @@ type copyRequest struct {
 	parallelism   int
 	throttle      *copyThrottle
 	vitess        bool
+	reuse         bool
 	// othersCopy is set in a stream of several keyspaces: a keyspace whose tables the
 	// filter leaves out copies nothing while the others copy, and tables_to_copy may name
 	// tables of the others.
@@ -275,6 +279,9 @@ func (s *stream) newCopier(req copyRequest) (*copier, error) {
 	set = slices.Compact(set)
 	c := &copier{byName: map[string]*copyTable{}, chunkRows: req.chunkRows, vitess: req.vitess,
 		parallelism: req.parallelism, throttle: req.throttle}
+	if req.reuse {
+		c.mems = make(chan *copyMem, copyMems)
+	}
 	if c.chunkRows <= 0 {
 		c.chunkRows = DefaultCopyChunkRows
 	}

@@ -32,6 +32,9 @@ func (s *stream) copyChunk(ctx context.Context, t *copyTable) error {
 	defer func() { s.out.inChunk = false }()
 	k := s.newChunk(t, cols)
 	k.ctx, k.throttle = ctx, c.throttle
+	if c.mems != nil {
+		k.reuseMems()
+	}
 	if err := k.start(); err != nil {
 		return err
 	}
@@ -108,6 +111,8 @@ type chunk struct {
 
 	rowEv  *binlogdata.RowEvent // native: the ROW event rows are added to
 	packet int                  // Vitess-shaped: the open packet's size in row values
+	// spare carries the next packet's memory to the sender when packets reuse memory.
+	spare *copyMem
 }
 
 // chunkArenas is the memory a chunk's rows are encoded into. Rows are encoded at the end
@@ -131,19 +136,63 @@ type rowSlabs struct {
 	vevs   []binlogdata.VEvent
 	rowEvs []binlogdata.RowEvent
 	rcPtrs []*binlogdata.RowChange
+	// reuse takes whole blocks (a slab of each) from free before making new ones, and
+	// keeps those handed out since the last take in used: a packet's blocks are reused
+	// once it has been sent (copier.mems).
+	reuse      bool
+	used, free []*slabBlock
+}
+
+// slabBlock is one slab of each of a copied row's structs.
+type slabBlock struct {
+	changes []binlogdata.RowChange
+	qrows   []query.Row
+	vevs    []binlogdata.VEvent
+	rowEvs  []binlogdata.RowEvent
+	rcPtrs  []*binlogdata.RowChange
+}
+
+// block makes a free or new block the current slabs.
+func (sl *rowSlabs) block() {
+	var b *slabBlock
+	if n := len(sl.free); n > 0 {
+		b, sl.free = sl.free[n-1], sl.free[:n-1]
+	} else {
+		b = &slabBlock{
+			changes: make([]binlogdata.RowChange, copySlab), qrows: make([]query.Row, copySlab),
+			vevs: make([]binlogdata.VEvent, copySlab), rowEvs: make([]binlogdata.RowEvent, copySlab),
+			rcPtrs: make([]*binlogdata.RowChange, copySlab),
+		}
+	}
+	sl.used = append(sl.used, b)
+	sl.changes, sl.qrows, sl.vevs, sl.rowEvs, sl.rcPtrs = b.changes, b.qrows, b.vevs, b.rowEvs, b.rcPtrs
+}
+
+// take appends the blocks handed out since the last take to into; the next row starts a
+// block of its own, so nothing after the take shares a block with what came before.
+func (sl *rowSlabs) take(into []*slabBlock) []*slabBlock {
+	into = append(into, sl.used...)
+	clear(sl.used)
+	sl.used = sl.used[:0]
+	sl.changes, sl.qrows, sl.vevs, sl.rowEvs, sl.rcPtrs = nil, nil, nil, nil, nil
+	return into
 }
 
 // change is a RowChange whose after image is values with lengths.
 func (sl *rowSlabs) change(values []byte, lengths []int64) *binlogdata.RowChange {
 	if len(sl.changes) == 0 {
-		sl.changes = make([]binlogdata.RowChange, copySlab)
-		sl.qrows = make([]query.Row, copySlab)
+		if sl.reuse {
+			sl.block()
+		} else {
+			sl.changes = make([]binlogdata.RowChange, copySlab)
+			sl.qrows = make([]query.Row, copySlab)
+		}
 	}
+	// Every field is set: a reused struct holds an earlier row's.
 	qr := &sl.qrows[0]
-	qr.Lengths = lengths
-	qr.Values = values
+	*qr = query.Row{Lengths: lengths, Values: values}
 	rc := &sl.changes[0]
-	rc.After = qr
+	*rc = binlogdata.RowChange{After: qr}
 	sl.changes, sl.qrows = sl.changes[1:], sl.qrows[1:]
 	return rc
 }
@@ -151,18 +200,93 @@ func (sl *rowSlabs) change(values []byte, lengths []int64) *binlogdata.RowChange
 // rowEvent is a ROW event of table name holding rc alone.
 func (sl *rowSlabs) rowEvent(rc *binlogdata.RowChange, name, keyspace, shard string, src *binlogdata.EventSource) *binlogdata.VEvent {
 	if len(sl.vevs) == 0 {
-		sl.vevs = make([]binlogdata.VEvent, copySlab)
-		sl.rowEvs = make([]binlogdata.RowEvent, copySlab)
-		sl.rcPtrs = make([]*binlogdata.RowChange, copySlab)
+		if sl.reuse {
+			sl.block()
+		} else {
+			sl.vevs = make([]binlogdata.VEvent, copySlab)
+			sl.rowEvs = make([]binlogdata.RowEvent, copySlab)
+			sl.rcPtrs = make([]*binlogdata.RowChange, copySlab)
+		}
 	}
-	re := &sl.rowEvs[0]
-	re.TableName, re.Keyspace, re.Shard = name, keyspace, shard
 	sl.rcPtrs[0] = rc
-	re.RowChanges = sl.rcPtrs[0:1:1]
+	re := &sl.rowEvs[0]
+	*re = binlogdata.RowEvent{TableName: name, Keyspace: keyspace, Shard: shard, RowChanges: sl.rcPtrs[0:1:1]}
 	ev := &sl.vevs[0]
-	ev.Type, ev.RowEvent, ev.Source = binlogdata.VEventType_ROW, re, src
+	*ev = binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: re, Source: src}
 	sl.vevs, sl.rowEvs, sl.rcPtrs = sl.vevs[1:], sl.rowEvs[1:], sl.rcPtrs[1:]
 	return ev
+}
+
+// copyMem is the memory of one Vitess-shaped packet's rows: the arenas of their values and
+// lengths and the slab blocks of their structs and events.
+type copyMem struct {
+	arena  []byte
+	lens   []int64
+	blocks []*slabBlock
+}
+
+// copyMems is how many packets' memory a copy keeps for reuse: one being sent, one waiting
+// to be, one being filled.
+const copyMems = 3
+
+// reuseMems makes the chunk's packets reuse the memory of packets already sent
+// (Request.SendRetainsNothing), starting with what the copier holds.
+func (k *chunk) reuseMems() {
+	k.mem.slabs.reuse = true
+	select {
+	case m := <-k.s.copy.mems:
+		k.useMem(m)
+	default:
+	}
+}
+
+// useMem makes m's memory the chunk's, keeping the emptied m to carry the next packet's.
+func (k *chunk) useMem(m *copyMem) {
+	k.mem.vals, k.mem.lens = m.arena[:0], m.lens[:0]
+	k.mem.slabs.free = append(k.mem.slabs.free, m.blocks...)
+	clear(m.blocks)
+	*m = copyMem{blocks: m.blocks[:0]}
+	k.spare = m
+}
+
+// handOver takes the memory of the packet being closed, to go with it to the sender, and
+// gives the chunk memory for the next packet: a sent packet's when there is one.
+func (k *chunk) handOver() *copyMem {
+	m := k.spare
+	if m == nil {
+		m = &copyMem{}
+	}
+	k.spare = nil
+	m.arena, m.lens = k.mem.vals, k.mem.lens
+	m.blocks = k.mem.slabs.take(m.blocks)
+	select {
+	case r := <-k.s.copy.mems:
+		k.useMem(r)
+	default:
+		k.newArenas()
+	}
+	return m
+}
+
+// giveBack leaves the chunk's memory to the copier's next chunk once everything in it has
+// been sent.
+func (k *chunk) giveBack() {
+	if !k.mem.slabs.reuse {
+		return
+	}
+	m := k.spare
+	if m == nil {
+		m = &copyMem{}
+	}
+	k.spare = nil
+	m.arena, m.lens = k.mem.vals, k.mem.lens
+	m.blocks = append(k.mem.slabs.take(m.blocks), k.mem.slabs.free...)
+	clear(k.mem.slabs.free)
+	k.mem.slabs.free = k.mem.slabs.free[:0]
+	select {
+	case k.s.copy.mems <- m:
+	default:
+	}
 }
 
 func (s *stream) newChunk(t *copyTable, cols []int) *chunk {
@@ -382,7 +506,7 @@ func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
 	if full {
 		// New buffers for the next rows: the events sent may still be held by the receiver.
 		k.newArenas()
-		return k.flushRows()
+		return k.flushRows(nil)
 	}
 	return nil
 }
@@ -409,12 +533,12 @@ func (k *chunk) addRow(rc *binlogdata.RowChange) (full bool) {
 
 // flushRows hands the full batch to the chunk's sender, which sends it while the read goes
 // on, and starts the next batch.
-func (k *chunk) flushRows() error {
+func (k *chunk) flushRows(mem *copyMem) error {
 	s := k.s
 	if k.sender == nil {
-		k.sender = s.out.newBatchSender(k.t.name)
+		k.sender = s.out.newBatchSender(k.t.name, s.copy.mems)
 	}
-	next, err := k.sender.push(s.out.batch)
+	next, err := k.sender.push(s.out.batch, mem)
 	if err != nil {
 		k.sendErr = err
 		return err
@@ -437,9 +561,14 @@ func (k *chunk) emitVitess(rc *binlogdata.RowChange) error {
 	t.setLastPK(k.last)
 	// Vitess's rowstreamer measures a packet by its rows' values.
 	if k.packet += len(qr.Values); k.packet >= s.out.vitessPacket {
-		k.newArenas()
+		var mem *copyMem
+		if k.mem.slabs.reuse {
+			mem = k.handOver()
+		} else {
+			k.newArenas()
+		}
 		k.closePacket()
-		return k.flushRows()
+		return k.flushRows(mem)
 	}
 	return nil
 }
@@ -509,6 +638,8 @@ func (k *chunk) endVitess(done bool) error {
 			return err
 		}
 	}
+	// Every row of the chunk has been sent.
+	k.giveBack()
 	if done {
 		t.status = copyDone
 		s.add(&binlogdata.VEvent{Type: binlogdata.VEventType_BEGIN},

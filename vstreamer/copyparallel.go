@@ -440,7 +440,7 @@ func (s *stream) takePieces(ctx context.Context, k *chunk, p *prefetch) (int, er
 		}
 		for _, rc := range pc.rows {
 			if k.addRow(rc) {
-				if err := k.flushRows(); err != nil {
+				if err := k.flushRows(nil); err != nil {
 					return 0, err
 				}
 			}

@@ -16,7 +16,10 @@ type batchSender struct {
 	table string
 	// queue holds the batch waiting while another is sent: at most two batches are in
 	// flight, so a slow client still holds the read back.
-	queue chan []*binlogdata.VEvent
+	queue chan sendItem
+	// mems takes the memory of sent packets back for reuse (copier.mems); nil when it is
+	// not reused.
+	mems chan *copyMem
 	// spare returns sent batches' slices for the next batches.
 	spare chan []*binlogdata.VEvent
 	done  chan struct{}
@@ -27,10 +30,16 @@ type batchSender struct {
 	closed bool
 }
 
-func (o *outbox) newBatchSender(table string) *batchSender {
+// sendItem is a batch to send and, when packets reuse memory, the memory of its rows.
+type sendItem struct {
+	batch []*binlogdata.VEvent
+	mem   *copyMem
+}
+
+func (o *outbox) newBatchSender(table string, mems chan *copyMem) *batchSender {
 	b := &batchSender{
-		out: o, table: table,
-		queue: make(chan []*binlogdata.VEvent, 1),
+		out: o, table: table, mems: mems,
+		queue: make(chan sendItem, 1),
 		spare: make(chan []*binlogdata.VEvent, 2),
 		done:  make(chan struct{}),
 	}
@@ -40,13 +49,21 @@ func (o *outbox) newBatchSender(table string) *batchSender {
 
 func (b *batchSender) run() {
 	defer close(b.done)
-	for batch := range b.queue {
+	for it := range b.queue {
+		batch := it.batch
 		if b.err == nil {
 			if b.err = b.sendOne(batch); b.err != nil {
 				b.failed.Store(true)
 			}
 		}
 		clear(batch)
+		if it.mem != nil && b.err == nil {
+			// Sent, and the send kept nothing of it: its memory is free again.
+			select {
+			case b.mems <- it.mem:
+			default:
+			}
+		}
 		select {
 		case b.spare <- batch[:0]:
 		default:
@@ -60,13 +77,14 @@ func (b *batchSender) sendOne(batch []*binlogdata.VEvent) (err error) {
 	return b.out.sendLocked(batch)
 }
 
-// push hands a full batch over and returns an empty slice for the next one, or the error of
+// push hands a full batch over, with the memory of its rows to reuse once it is sent (nil
+// when not reused), and returns an empty slice for the next one, or the error of
 // an earlier send.
-func (b *batchSender) push(batch []*binlogdata.VEvent) ([]*binlogdata.VEvent, error) {
+func (b *batchSender) push(batch []*binlogdata.VEvent, mem *copyMem) ([]*binlogdata.VEvent, error) {
 	if b.failed.Load() {
 		return nil, b.err
 	}
-	b.queue <- batch
+	b.queue <- sendItem{batch, mem}
 	select {
 	case next := <-b.spare:
 		return next, nil

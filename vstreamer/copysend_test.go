@@ -33,9 +33,9 @@ func TestBatchSender(t *testing.T) {
 			mu.Unlock()
 			return nil
 		}}
-		b := o.newBatchSender("t")
+		b := o.newBatchSender("t", nil)
 		for i := range 100 {
-			next, err := b.push(batch(i))
+			next, err := b.push(batch(i), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,13 +65,13 @@ func TestBatchSender(t *testing.T) {
 			sent++
 			return boom
 		}}
-		b := o.newBatchSender("t")
-		if _, err := b.push(batch(0)); err != nil {
+		b := o.newBatchSender("t", nil)
+		if _, err := b.push(batch(0), nil); err != nil {
 			t.Fatalf("first push: %v", err)
 		}
 		var err error
 		for i := 1; i < 1000 && err == nil; i++ {
-			_, err = b.push(batch(i))
+			_, err = b.push(batch(i), nil)
 		}
 		if !errors.Is(err, boom) {
 			t.Fatalf("push after a failed send: %v, want %v", err, boom)
@@ -85,8 +85,8 @@ func TestBatchSender(t *testing.T) {
 	})
 	t.Run("panic", func(t *testing.T) {
 		o := &outbox{send: func([]*binlogdata.VEvent) error { panic("encoder bug") }}
-		b := o.newBatchSender("orders")
-		if _, err := b.push(batch(0)); err != nil {
+		b := o.newBatchSender("orders", nil)
+		if _, err := b.push(batch(0), nil); err != nil {
 			t.Fatal(err)
 		}
 		var pe *PanicError

@@ -347,6 +347,12 @@ type Request struct {
 	// tables_to_copy ignored when a position is given without table_p_ks. A copy packet
 	// closes at PacketSize when set, else at MaxBatchBytes when set, else at VitessPacketSize.
 	VitessCopy bool
+	// SendRetainsNothing promises that send keeps no reference to a batch's events once it
+	// returns (it marshals them and is done), so a Vitess-shaped copy reuses the memory of
+	// a packet's rows, its events included, for later packets instead of allocating it
+	// anew: a fresh packet's memory was a third of a copy's CPU, in allocation, clearing
+	// and garbage collection.
+	SendRetainsNothing bool
 	// SkipEmptyTransactions sends nothing for a transaction whose changes the filter leaves
 	// out all of (Vitess sends BEGIN, GTID, COMMIT and VGTID for it). Its position is carried
 	// by the next VGTID sent: the next sent transaction's, one sent with the next heartbeat,
