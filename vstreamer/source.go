@@ -177,6 +177,9 @@ func syncerConfig(c *Config, info *serverInfo, annotate bool, log *slog.Logger) 
 		ReadTimeout:             3 * c.ServerHeartbeat,
 		// Retrying inside go-mysql replays half transactions; the client resumes instead.
 		DisableRetrySync: true,
+		// The stream keeps its own position: go-mysql's copy of its GTID set on every XID
+		// and query event (BinlogEvent.GSet) was a set cloned per transaction for nobody.
+		DiscardGTIDSet: true,
 		// MariaDB's COMPRESSED columns, which go-mysql cannot read; and tests' faults.
 		RowsEventDecodeFunc: decodeRows(),
 		EventCacheCount:     decodedQueue,

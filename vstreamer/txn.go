@@ -15,16 +15,25 @@ func (s *stream) gtidEvent(ts uint32) *binlogdata.VEvent {
 // vgtidEvent is the VGTID of the position: one ShardGtid per keyspace, each with its copy
 // state. It carries the position skipped transactions moved, if any.
 func (s *stream) vgtidEvent() *binlogdata.VEvent {
+	return s.vgtidAt("")
+}
+
+// vgtidAt is vgtidEvent with the position's text when the caller has it already (else ""):
+// formatting a GTID set is the most of a VGTID's cost, and a commit has just formatted it.
+func (s *stream) vgtidAt(gtid string) *binlogdata.VEvent {
 	if ts, unobserved := s.skip.carried(s.clock()); unobserved {
 		s.observe(ts)
 	}
 	if s.multi() {
 		return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: s.shardGtids()}}
 	}
+	if gtid == "" {
+		gtid = s.cursor.pos.String()
+	}
 	return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: []*binlogdata.ShardGtid{{
 		Keyspace: s.cfg.Keyspace,
 		Shard:    s.cfg.Shard,
-		Gtid:     s.cursor.pos.String(),
+		Gtid:     gtid,
 		TablePKs: s.copy.tablePKs(),
 	}}}}
 }
@@ -62,7 +71,7 @@ func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	}
 	// The observer hears this transaction's position, which holds the skipped ones'.
 	s.skip.unobserved = false
-	s.add(gtid, terminal, s.vgtidEvent())
+	s.add(gtid, terminal, s.vgtidAt(gtid.Gtid))
 	s.observe(ts)
 	s.cursor.inTxn = false
 	s.cursor.enter(txnGTID{})

@@ -350,6 +350,7 @@ func (c *Cursor) fill() (<-chan struct{}, error) {
 		return nil, nil
 	}
 	wait := h.signal
+	h.waited = true
 	h.mu.Unlock()
 	return wait, nil
 }

@@ -75,8 +75,11 @@ type hub struct {
 	at dumpPlace
 	// tables is the Table of each table id the dump has mapped; only run touches it.
 	tables map[uint64]*Table
-	// signal is closed, and replaced, when an event is appended or the hub fails.
+	// signal is closed, and replaced, when an event is appended or the hub fails, if a
+	// cursor took it to wait on (waited): most events are appended while every cursor is
+	// busy, and a channel made and closed for each was an allocation per event.
 	signal   chan struct{}
+	waited   bool
 	readers  readers
 	err      error
 	handover *handover
@@ -214,6 +217,10 @@ func (h *hub) endDump() {
 
 // wake tells waiting cursors something changed; under mu.
 func (h *hub) wake() {
+	if !h.waited {
+		return
+	}
+	h.waited = false
 	close(h.signal)
 	h.signal = make(chan struct{})
 }
@@ -305,16 +312,25 @@ func (h *hub) evict() {
 	for !h.closed && h.ctx.Err() == nil {
 		var until time.Time
 		if h.kind == CatchUp {
-			now := time.Now()
+			// The clock is read only when the hub may wait: a full ring evicts for every
+			// event appended, and mostly no cursor is still at the oldest.
+			var now time.Time
 			// A stream resuming alone is never held: only a second stream starting at the
 			// same place shows that a wave of streams is starting.
-			hold := h.first == 0 && h.readers.starters > 1 && now.Before(h.readers.gather)
+			hold := false
+			if h.first == 0 && h.readers.starters > 1 {
+				now = time.Now()
+				hold = now.Before(h.readers.gather)
+			}
 			if hold {
 				until = h.readers.gather
 			}
 			blocked, moved := h.blocking()
 			if blocked == 0 && !hold {
 				break
+			}
+			if now.IsZero() {
+				now = time.Now()
 			}
 			if blocked > 0 && moved > 0 {
 				if since.IsZero() {
