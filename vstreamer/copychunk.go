@@ -544,6 +544,7 @@ func (k *chunk) flushRows(mem *copyMem) error {
 		return err
 	}
 	s.out.batch, s.out.batchSize, s.out.rowBytes = next, 0, 0
+	s.out.mems.handedOff()
 	s.out.flushes++
 	return nil
 }

@@ -32,6 +32,9 @@ type outbox struct {
 	gtidSent string
 	// flushes counts the batches sent, so that a savepoint knows whether its events went out.
 	flushes uint64
+	// mems, when the send retains nothing (Request.SendRetainsNothing), is the memory of the
+	// ROW events in the batch, free again once it has been sent; nil otherwise.
+	mems *rowMems
 
 	// sendMu orders calls of send: the stream goroutine's, and heartbeats sent while it waits
 	// on a long read (heartbeatWhile). lastSend is read and written under it.
@@ -45,6 +48,9 @@ type outbox struct {
 // engine's bound, which the request's replaces.
 func (o *outbox) init(req *Request, send SendFunc, maxBatch int) error {
 	o.send, o.maxBatch, o.packetSize = send, maxBatch, req.PacketSize
+	if req.SendRetainsNothing {
+		o.mems = &rowMems{}
+	}
 	if req.MaxBatchBytes > 0 {
 		o.maxBatch = req.MaxBatchBytes
 	}
@@ -93,6 +99,9 @@ func (o *outbox) flush() error {
 		return nil
 	}
 	err := o.sendLocked(o.batch)
+	if err == nil {
+		o.mems.sent()
+	}
 	o.flushes++
 	clear(o.batch)
 	o.batch = o.batch[:0]

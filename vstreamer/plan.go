@@ -245,9 +245,14 @@ func (s *stream) rows(ts uint32, typ replication.EventType, e *replication.RowsE
 		b.addChange(i, imgs)
 	}
 	if b.kept == 0 {
+		s.out.mems.put(b.release())
 		return nil
 	}
-	return s.sendRows(ts, e, p, &b)
+	if err := s.sendRows(ts, e, p, &b); err != nil {
+		return err
+	}
+	s.out.mems.hold(b.release())
+	return nil
 }
 
 // rowsPlan is the plan of a rows event's table, nil when the event is not streamed: its
@@ -298,6 +303,8 @@ type rowsBuild struct {
 	lengths []int64
 	arena   []byte
 	size    int
+	// mem is where the slices above came from (rowMems).
+	mem *rowMem
 }
 
 func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, typ replication.EventType, e *replication.RowsEvent, raw *rowcodec.Raw, whole bool) (rowsBuild, error) {
@@ -315,6 +322,8 @@ func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, typ replication.EventT
 		dataColumns:   afterDataColumns(e),
 	}
 	count := len(e.Rows)
+	m := s.out.mems.get()
+	b.mem = m
 	if raw != nil {
 		im := &p.rawImages
 		size := float64(raw.Size())
@@ -322,11 +331,10 @@ func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, typ replication.EventT
 			// The images are the rows: they are decoded into the event's arena, sized from the
 			// text the previous event's bytes made (events of one table vary in size: the
 			// server splits a statement's rows into events of about 8KB).
-			im = &rowcodec.Images{
-				Values:  make([]byte, 0, int(size*p.textPerByte*1.125)+64),
-				Lengths: make([]int64, 0, int(size*p.lengthsPerByte*1.125)+16),
-				Starts:  p.rawImages.Starts,
-			}
+			im = &m.images
+			im.Values = bytesFor(m.vals, int(size*p.textPerByte*1.125)+64)
+			im.Lengths = lengthsFor(m.lens, int(size*p.lengthsPerByte*1.125)+16)
+			im.Starts = p.rawImages.Starts
 		}
 		im.Reset()
 		if err := decodeRaw(p, typ, raw, im); err != nil {
@@ -342,15 +350,24 @@ func newRowsBuild(s *stream, p *tablePlan, ct *copyTable, typ replication.EventT
 		}
 	}
 	if b.arena == nil {
-		b.arena = make([]byte, 0, p.arenaHint+p.arenaHint/4)
+		b.arena = bytesFor(m.vals, p.arenaHint+p.arenaHint/4)
 	}
 	b.n = count / images
-	b.changes = make([]binlogdata.RowChange, b.n)
-	b.qrows = make([]query.Row, 0, b.n*images)
+	b.changes = changesFor(m.changes, b.n)
+	b.qrows = rowsFor(m.qrows, b.n*images)
 	if b.lengths == nil {
-		b.lengths = make([]int64, 0, b.n*images*width)
+		b.lengths = lengthsFor(m.lens, b.n*images*width)
 	}
 	return b, nil
+}
+
+// release gives back the build's memory, as it grew: to be held until its ROW event has
+// been sent, or freed when none was made.
+func (b *rowsBuild) release() *rowMem {
+	m := b.mem
+	m.vals, m.lens, m.changes, m.qrows = b.arena, b.lengths, b.changes, b.qrows
+	m.images.Values, m.images.Lengths, m.images.Starts = nil, nil, nil
+	return m
 }
 
 // decodeRaw decodes the rows of a rows event that rowcodec left raw into im. When the event
@@ -504,10 +521,11 @@ func (s *stream) sendRows(ts uint32, e *replication.RowsEvent, p *tablePlan, b *
 	changes := b.changes[:b.kept]
 	size := b.size + len(b.arena)
 	p.arenaHint = len(b.arena)
-	ptrs := make([]*binlogdata.RowChange, len(changes))
+	ptrs := ptrsFor(b.mem.ptrs, len(changes))
 	for i := range changes {
 		ptrs[i] = &changes[i]
 	}
+	b.mem.ptrs = ptrs
 	if s.out.packetSize > 0 {
 		// Vitess's vstreamer: the event that would take the batch's row values past the
 		// packet size goes to the next batch.
