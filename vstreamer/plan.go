@@ -59,7 +59,7 @@ func (p *tablePlan) fits(tm *replication.TableMapEvent) bool {
 		return true
 	}
 	return bytes.Equal(p.types, tm.ColumnType) && slices.Equal(p.meta, tm.ColumnMeta) &&
-		slices.Equal(p.names, tm.ColumnNameString())
+		slices.EqualFunc(p.names, tm.ColumnName, func(n string, b []byte) bool { return n == string(b) })
 }
 
 func (s *stream) tableMap(ts uint32, tm *replication.TableMapEvent) error {
@@ -120,13 +120,27 @@ func sameFields(a, b []*query.Field) bool {
 	return slices.EqualFunc(a, b, func(x, y *query.Field) bool { return proto.Equal(x, y) })
 }
 
+// columnNames is the column names tm carries (binlog_row_metadata=FULL), nil without them.
+// The event is shared by the streams of a binlog reader, so its own cache of them
+// (ColumnNameString, filled on first use) is left alone.
+func columnNames(tm *replication.TableMapEvent) []string {
+	if tm.ColumnName == nil {
+		return nil
+	}
+	names := make([]string, len(tm.ColumnName))
+	for i, b := range tm.ColumnName {
+		names[i] = string(b)
+	}
+	return names
+}
+
 func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 	p := &tablePlan{
 		name:  string(tm.Table),
 		db:    string(tm.Schema),
 		types: slices.Clone(tm.ColumnType),
 		meta:  slices.Clone(tm.ColumnMeta),
-		names: slices.Clone(tm.ColumnNameString()),
+		names: columnNames(tm),
 	}
 	k := s.ks
 	if string(tm.Schema) != k.cfg.Database {

@@ -227,8 +227,10 @@ func (h *hub) wake() {
 
 // append adds an event and returns the boundary it ends with, if any.
 func (h *hub) append(ev *replication.BinlogEvent) *bound {
+	// Events are shared read-only from here. go-mysql fills a table map's caches of names
+	// and enum and set values as strings on first use; nothing calls those on a shared
+	// event (rowcodec.FromTableMap reads a copy), so none is filled here for nobody.
 	ev = compact(ev)
-	freeze(ev)
 	hd := ev.Header
 	t := h.table(ev)
 	h.mu.Lock()
@@ -584,19 +586,3 @@ func compactAs[B any, P interface {
 	return &c.ev
 }
 
-// freeze fills the caches go-mysql fills on first use, so that the goroutines sharing an
-// event only read it.
-func freeze(ev *replication.BinlogEvent) {
-	switch e := ev.Event.(type) {
-	case *replication.TableMapEvent:
-		e.ColumnNameString()
-		e.SetStrValueString()
-		e.EnumStrValueString()
-	case *replication.TransactionPayloadEvent:
-		for _, inner := range e.Events {
-			freeze(inner)
-		}
-	default:
-		// Other events have no lazy state.
-	}
-}

@@ -10,6 +10,10 @@ import (
 // signedness, collations and the primary key are only present with binlog_row_metadata=FULL;
 // HasNames tells whether they were.
 func FromTableMap(tm *replication.TableMapEvent) (cols []Column, hasNames bool) {
+	// The event is shared by the goroutines reading one binlog, and go-mysql fills its caches
+	// of names and enum and set values as strings on first use: they are filled in a copy.
+	own := *tm
+	tm = &own
 	n := int(tm.ColumnCount)
 	cols = make([]Column, n)
 	names := tm.ColumnNameString()
