@@ -585,4 +585,3 @@ func compactAs[B any, P interface {
 	c.ev.Header, c.ev.Event = &c.hdr, P(&c.body)
 	return &c.ev
 }
-
