@@ -78,8 +78,10 @@ type hub struct {
 	// signal is closed, and replaced, when an event is appended or the hub fails, if a
 	// cursor took it to wait on (waited): most events are appended while every cursor is
 	// busy, and a channel made and closed for each was an allocation per event.
-	signal   chan struct{}
-	waited   bool
+	signal chan struct{}
+	waited bool
+	// held counts the events appended since waiting cursors were last woken (see append).
+	held     int
 	readers  readers
 	err      error
 	handover *handover
@@ -265,8 +267,43 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 		clear(h.bounds[:n])
 		h.bounds = h.bounds[n:]
 	}
-	h.wake()
+	// Waiting cursors are woken once a transaction is whole, not for each of its events:
+	// nothing of an open transaction is sent before its end, and each wake of a stream is
+	// a trip through the scheduler. A long transaction still wakes them every wakeEvery
+	// events, so that they stream it as it comes.
+	if h.held++; !midTransaction(e.typ, h.at.gtid != "") || h.held >= wakeEvery {
+		h.held = 0
+		h.wake()
+	}
 	return e.after
+}
+
+// wakeEvery is how many events of an open transaction the hub appends before it wakes the
+// cursors waiting for them.
+const wakeEvery = 32
+
+// midTransaction reports whether an event of type typ, read while a transaction is open
+// (open), is one of its inner events, which cannot end it: a GTID event that opens one, a
+// table map, a rows event and what MariaDB and MySQL write beside rows. Every other event
+// (an XID, a query, which may commit, a heartbeat) wakes the cursors, so that a transaction
+// the marker misjudges delays no stream.
+func midTransaction(typ replication.EventType, open bool) bool {
+	if !open {
+		return false
+	}
+	switch typ {
+	case replication.MARIADB_GTID_EVENT, replication.GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT,
+		replication.TABLE_MAP_EVENT, replication.MARIADB_ANNOTATE_ROWS_EVENT, replication.ROWS_QUERY_EVENT,
+		replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
+		replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
+		replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
+		replication.PARTIAL_UPDATE_ROWS_EVENT,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1,
+		replication.INTVAR_EVENT, replication.RAND_EVENT, replication.USER_VAR_EVENT:
+		return true
+	}
+	return false
 }
 
 // table returns the table of a table map or rows event; nil for other events and for a rows
@@ -362,6 +399,10 @@ func (h *hub) evict() {
 // wait waits, without mu, until a cursor reads on or joins, the hub closes, or until (if
 // set).
 func (h *hub) wait(until time.Time) {
+	// Cursors waiting for events held back from them (see append) must read them for the
+	// hub to go on.
+	h.held = 0
+	h.wake()
 	space := h.readers.space
 	h.mu.Unlock()
 	defer h.mu.Lock()
