@@ -52,7 +52,9 @@ func newSharedSkips(tb testing.TB, txns int) *sharedSkips {
 	}
 	k := &sharedSkips{start: start, lastPos: evs[len(evs)-1].Header.LogPos,
 		pool: fanout.NewPool(fanout.Config{MaxEvents: len(evs) + 16, NewMarker: func() fanout.Marker { return &txnMarks{} }}),
-		open: func(position.Position) (fanout.Source, func(), error) { return &eventList{evs: evs}, func() {}, nil }}
+		open: func(position.Position, func(*replication.BinlogEvent) error) (fanout.Source, func(), error) {
+			return &eventList{evs: evs}, func() {}, nil
+		}}
 	// Another stream's cursor has the shared hub read every event before the streams read.
 	keep := k.pool.Attach(start, true, k.open, nil)
 	tb.Cleanup(keep.Close)

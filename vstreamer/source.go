@@ -73,6 +73,10 @@ func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (binlog
 	if raw {
 		return newPayloadReader(streamer, cfg), syncer.Close, nil
 	}
+	if cfg.SynchronousEventHandler != nil {
+		// Close waits for the handler, which may wait for the one stopping the dump.
+		return streamer, func() { go syncer.Close() }, nil
+	}
 	return streamer, syncer.Close, nil
 }
 
@@ -131,15 +135,25 @@ func (s *stream) leaveOut(c *fanout.Cursor) {
 	c.LeaveOut(func(t *fanout.Table) bool { return s.leavesOut(t.DB, t.Name) }, unsentTypes...)
 }
 
-// sharedDump opens the dumps of the shared readers with cfg.
+// sharedDump opens the dumps of the shared readers with cfg. A MariaDB dump pushes its
+// events to the hub from go-mysql's reading goroutine; a MySQL dump is read raw and decoded
+// by payloadReader in the hub's (see openDump).
 func (e *Engine) sharedDump(cfg replication.BinlogSyncerConfig) fanout.OpenFunc {
-	return func(pos position.Position) (fanout.Source, func(), error) {
+	return func(pos position.Position, push func(*replication.BinlogEvent) error) (fanout.Source, func(), error) {
 		// Every dump its own replica id: the server drops a connection whose id is reused.
 		c := cfg
 		c.ServerID = randomServerID()
+		if push != nil && c.Flavor != mysql.MySQLFlavor {
+			c.SynchronousEventHandler = pushTo(push)
+		}
 		return openDump(c, pos)
 	}
 }
+
+// pushTo is go-mysql's handler of a dump's events in its own goroutine.
+type pushTo func(*replication.BinlogEvent) error
+
+func (p pushTo) HandleEvent(ev *replication.BinlogEvent) error { return p(ev) }
 
 // readerKind tells the observer which reader serves the stream.
 func (s *stream) readerKind(kind string) {

@@ -39,7 +39,14 @@ type Source interface {
 }
 
 // OpenFunc starts a binlog dump after the transactions in pos; stop ends it.
-type OpenFunc func(pos position.Position) (src Source, stop func(), err error)
+//
+// A dump that can calls push with each event instead, in order, in the goroutine that reads
+// it: the hub's work on an event then follows its decoding with no hand-over between
+// goroutines (a trip through the scheduler, for every transaction a stream waits for). Such
+// a dump ends when push returns an error, and src's GetEvent then only reports its end. Its
+// stop must not wait for a push in progress, which may wait for the hub. A dump that does
+// not push hands every event out through GetEvent.
+type OpenFunc func(pos position.Position, push func(*replication.BinlogEvent) error) (src Source, stop func(), err error)
 
 // Marker tells where transactions start and end, as the streams reading the events see
 // them: the position moves by a transaction's GTID at its end. One Marker reads one dump, in

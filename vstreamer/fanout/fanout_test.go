@@ -72,7 +72,7 @@ func (b *binlog) writeTables(n, rows int, tables []string) {
 	b.grow = make(chan struct{})
 }
 
-func (b *binlog) open(pos position.Position) (Source, func(), error) {
+func (b *binlog) open(pos position.Position, push func(*replication.BinlogEvent) error) (Source, func(), error) {
 	b.mu.Lock()
 	b.opened++
 	b.mu.Unlock()
@@ -85,7 +85,65 @@ func (b *binlog) open(pos position.Position) (Source, func(), error) {
 	d := &dump{b: b, txn: int(from), ctx: ctx}
 	d.pending = []*replication.BinlogEvent{{Header: &replication.EventHeader{EventType: replication.ROTATE_EVENT},
 		Event: &replication.RotateEvent{Position: 4, NextLogName: []byte("binlog.000001")}}}
-	return d, cancel, nil
+	if !pushDumps {
+		return d, cancel, nil
+	}
+	p := pushed(make(chan error, 1))
+	go func() {
+		for {
+			ev, err := d.GetEvent(context.Background())
+			if err == nil {
+				err = push(ev)
+			}
+			if err != nil {
+				p <- err
+				return
+			}
+		}
+	}()
+	return p, cancel, nil
+}
+
+// pushDumps has the binlog's dumps push their events (see OpenFunc) rather than hand them
+// out: TestPushedDumps runs the tests so.
+var pushDumps bool
+
+// pushed is a pushing dump's Source: its end.
+type pushed chan error
+
+func (p pushed) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
+	select {
+	case err := <-p:
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestPushedDumps runs the hub's tests on dumps that push their events.
+func TestPushedDumps(t *testing.T) {
+	pushDumps = true
+	defer func() { pushDumps = false }()
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"FellBehindMidTransaction", TestFellBehindMidTransaction},
+		{"PendingMissed", TestPendingMissed},
+		{"CatchUpHandsOver", TestCatchUpHandsOver},
+		{"LeaveOut", TestLeaveOut},
+		{"AloneReadAhead", TestAloneReadAhead},
+		{"CatchUpStaggeredStarts", TestCatchUpStaggeredStarts},
+		{"CatchUpStalledCursor", TestCatchUpStalledCursor},
+		{"CatchUpHandsOverToCatchUp", TestCatchUpHandsOverToCatchUp},
+		{"HandedOverBoundaryGone", TestHandedOverBoundaryGone},
+		{"CatchUpAloneNotHeld", TestCatchUpAloneNotHeld},
+		{"FailedIn", TestFailedIn},
+		{"SkipRun", TestSkipRun},
+		{"HeldEventsReadWhenTheRingIsFull", TestHeldEventsReadWhenTheRingIsFull},
+	} {
+		t.Run(tc.name, tc.test)
+	}
 }
 
 type dump struct {

@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -73,7 +74,7 @@ type hub struct {
 	bounds []*bound
 	// at is where the dump has read to.
 	at dumpPlace
-	// tables is the Table of each table id the dump has mapped; only run touches it.
+	// tables is the Table of each table id the dump has mapped; only take touches it.
 	tables map[uint64]*Table
 	// signal is closed, and replaced, when an event is appended or the hub fails, if a
 	// cursor took it to wait on (waited): most events are appended while every cursor is
@@ -162,31 +163,63 @@ func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc, c *Curso
 func (h *hub) run() {
 	log := h.pool.cfg.Logger.With("reader", string(h.kind), "start", h.bounds[0].pos.String())
 	log.Info("binlog reader started")
-	src, stop, err := h.open(h.bounds[0].pos)
+	src, stop, err := h.open(h.bounds[0].pos, h.push)
 	if err != nil {
 		h.fail(err)
 		return
 	}
 	h.mu.Lock()
 	h.dump = stop
-	closed := h.closed
+	// A pushing dump may have handed over before its stop was known.
+	ended := h.closed || h.handover != nil
+	if ended {
+		h.endDump()
+	}
 	h.mu.Unlock()
-	if closed {
-		stop()
+	if ended {
 		return
 	}
 	defer log.Info("binlog reader stopped")
 	for {
 		ev, err := src.GetEvent(h.ctx)
 		if err != nil {
-			h.fail(err)
+			if !h.handedOver() {
+				h.fail(err)
+			}
 			return
 		}
-		b := h.append(ev)
-		if b != nil && h.kind == CatchUp && h.handOver(b) {
+		if h.take(ev) {
 			return
 		}
 	}
+}
+
+// errHandedOver ends a pushing dump whose hub handed its cursors over.
+var errHandedOver = errors.New("fanout: the reader handed its streams over to another")
+
+// push is take for a dump that pushes its events (see OpenFunc).
+func (h *hub) push(ev *replication.BinlogEvent) error {
+	if err := h.ctx.Err(); err != nil {
+		return err
+	}
+	if h.take(ev) {
+		return errHandedOver
+	}
+	return nil
+}
+
+// take appends an event of the dump and reports whether the hub then handed its cursors
+// over to another, its dump ended.
+func (h *hub) take(ev *replication.BinlogEvent) bool {
+	b := h.append(ev)
+	return b != nil && h.kind == CatchUp && h.handOver(b)
+}
+
+// handedOver reports whether the hub handed its cursors over.
+func (h *hub) handedOver() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.handover != nil
 }
 
 // fail ends the dump: the cursors read what the ring holds, then err.

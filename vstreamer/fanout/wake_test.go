@@ -70,7 +70,9 @@ func TestWaitingCursorWokenPerTransaction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := p.Attach(start, true, func(position.Position) (Source, func(), error) { return src, func() {}, nil }, nil)
+			c := p.Attach(start, true, func(position.Position, func(*replication.BinlogEvent) error) (Source, func(), error) {
+				return src, func() {}, nil
+			}, nil)
 			defer c.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
