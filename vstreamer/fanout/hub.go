@@ -335,8 +335,10 @@ func midTransaction(typ replication.EventType, open bool) bool {
 		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1,
 		replication.INTVAR_EVENT, replication.RAND_EVENT, replication.USER_VAR_EVENT:
 		return true
+	default:
+		// Any other event may end the transaction, or stands outside it.
+		return false
 	}
-	return false
 }
 
 // table returns the table of a table map or rows event; nil for other events and for a rows
