@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/position"
@@ -98,6 +99,9 @@ type dumpPlace struct {
 	file string
 	pos  position.Position
 	gtid string
+	// mariadb is the open transaction's GTID, when a MariaDB GTID event opened it: the
+	// position moves by it rather than by gtid parsed back.
+	mariadb *mysql.MariadbGTID
 	// broken is set once a GTID could not be added to pos: no boundary after it can be
 	// trusted.
 	broken bool
@@ -113,18 +117,27 @@ func (d *dumpPlace) advance(ev *replication.BinlogEvent, seq uint64) (starts boo
 	}
 	gtid, start, end := d.marker.Mark(ev)
 	if start {
-		d.gtid = gtid
+		d.gtid, d.mariadb = gtid, nil
+		if e, ok := ev.Event.(*replication.MariadbGTIDEvent); ok && gtid != "" {
+			d.mariadb = &e.GTID
+		}
 	}
 	if !end {
 		return start, nil
 	}
 	if d.gtid != "" && !d.broken {
-		if err := d.pos.Update(d.gtid); err != nil {
+		var err error
+		if d.mariadb != nil {
+			err = d.pos.AddMariaDB(*d.mariadb)
+		} else {
+			err = d.pos.Update(d.gtid)
+		}
+		if err != nil {
 			// The streams fail on this GTID themselves; no boundary after it can be trusted.
 			d.broken = true
 		}
 	}
-	d.gtid = ""
+	d.gtid, d.mariadb = "", nil
 	if d.broken {
 		return false, nil
 	}
