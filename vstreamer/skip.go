@@ -87,12 +87,16 @@ func (k *skips) observeDue(now int64) bool { return now-k.observedAt >= int64(ob
 // observed records that the observer heard the position at now.
 func (k *skips) observed(now int64) { k.observedAt, k.unobserved = now, false }
 
-// observe tells the observer the position, moved by a transaction of binlog time ts.
-func (s *stream) observe(ts uint32) {
+// observe tells the observer the position, moved by a transaction of binlog time ts; pos is
+// the position's text when the caller has it already (else ""), as a commit has.
+func (s *stream) observe(ts uint32, pos string) {
 	if s.observer == nil {
 		return
 	}
-	s.observer.Position(s.cursor.pos.String(), time.Unix(int64(ts), 0))
+	if pos == "" {
+		pos = s.cursor.pos.String()
+	}
+	s.observer.Position(pos, time.Unix(int64(ts), 0))
 	s.skip.observed(s.clock())
 }
 
@@ -105,7 +109,7 @@ func (s *stream) observeSkipped(ts uint32) {
 	}
 	s.skip.unobserved, s.skip.unobservedTS = true, ts
 	if s.skip.readsClock() && s.skip.observeDue(s.clock()) {
-		s.observe(ts)
+		s.observe(ts, "")
 	}
 }
 

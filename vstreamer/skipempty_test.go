@@ -290,3 +290,56 @@ func testSkippedTransactionAllocs(t *testing.T, mysqlFlavor bool, from, want str
 		t.Errorf("VGTID %s, want %s", got, s.cursor.pos)
 	}
 }
+
+// heard records the positions an observer hears.
+type heard struct{ pos []string }
+
+func (h *heard) Position(pos string, _ time.Time)  { h.pos = append(h.pos, pos) }
+func (h *heard) CopyProgress(string, int64, int64) {}
+
+// TestObserverHearsSentPositions: after each transaction sent, the observer hears the
+// position its VGTID carries (a commit hands the observer the text it formatted for them).
+func TestObserverHearsSentPositions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mysql bool
+		from  string
+	}{
+		{"MariaDB", false, "MariaDB/0-1-1"},
+		{"MySQL", true, "MySQL56/" + skipUUID + ":1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, _ := skippingStream(t, tc.from)
+			// Without skipping, a transaction the filter leaves out is sent as BEGIN, COMMIT
+			// and its VGTID.
+			s.skip.enabled = false
+			obs := &heard{}
+			s.observer = obs
+			var vgtids []string
+			s.out.send = func(evs []*binlogdata.VEvent) error {
+				for _, ev := range evs {
+					if ev.Type == binlogdata.VEventType_VGTID {
+						vgtids = append(vgtids, ev.Vgtid.ShardGtids[0].Gtid)
+					}
+				}
+				return nil
+			}
+			for i := range 3 {
+				for _, ev := range skippedTxn(tc.mysql, uint64(2+i), uint32(1000*i)) {
+					if err := s.handle(ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := s.out.flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(vgtids) != 3 || !slices.Equal(obs.pos, vgtids) {
+				t.Errorf("the observer heard %q, the VGTIDs sent carry %q", obs.pos, vgtids)
+			}
+			if want := s.cursor.pos.String(); len(obs.pos) == 0 || obs.pos[len(obs.pos)-1] != want {
+				t.Errorf("the observer last heard %q, the position is %s", obs.pos, want)
+			}
+		})
+	}
+}

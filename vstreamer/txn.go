@@ -22,7 +22,7 @@ func (s *stream) vgtidEvent() *binlogdata.VEvent {
 // formatting a GTID set is the most of a VGTID's cost, and a commit has just formatted it.
 func (s *stream) vgtidAt(gtid string) *binlogdata.VEvent {
 	if ts, unobserved := s.skip.carried(s.clock()); unobserved {
-		s.observe(ts)
+		s.observe(ts, gtid)
 	}
 	if s.multi() {
 		return &binlogdata.VEvent{Type: binlogdata.VEventType_VGTID, Vgtid: &binlogdata.VGtid{ShardGtids: s.shardGtids()}}
@@ -72,7 +72,7 @@ func (s *stream) sendCommit(ts uint32, terminal *binlogdata.VEvent) error {
 	// The observer hears this transaction's position, which holds the skipped ones'.
 	s.skip.unobserved = false
 	s.add(gtid, terminal, s.vgtidAt(gtid.Gtid))
-	s.observe(ts)
+	s.observe(ts, gtid.Gtid)
 	s.cursor.inTxn = false
 	s.cursor.enter(txnGTID{})
 	s.txn = txnSource{}

@@ -31,6 +31,9 @@ type entry struct {
 	typ    replication.EventType
 	// start is set when a transaction starts with this event.
 	start bool
+	// size is the event's raw length, kept here so that evicting an old event does not read
+	// the event itself, long out of the cache by then.
+	size int
 }
 
 // Table is a table the events of a hub's ring change: a table map's table id, database and
@@ -283,7 +286,7 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	t := h.table(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e := entry{ev: ev, file: h.at.file, table: t, logPos: hd.LogPos, typ: hd.EventType,
+	e := entry{ev: ev, file: h.at.file, table: t, logPos: hd.LogPos, typ: hd.EventType, size: len(ev.RawData),
 		placed: hd.LogPos != 0 && hd.EventType != replication.HEARTBEAT_EVENT && hd.EventType != replication.HEARTBEAT_LOG_EVENT_V2}
 	e.start, e.after = h.at.advance(ev, h.next)
 	if e.after != nil {
@@ -294,7 +297,7 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	}
 	h.ring[h.next%uint64(len(h.ring))] = e
 	h.next++
-	h.bytes += len(ev.RawData)
+	h.bytes += e.size
 	limit := h.pool.cfg.MaxBytes
 	if len(h.readers.read) == 1 {
 		limit = min(limit, h.pool.cfg.AloneBytes)
@@ -439,7 +442,7 @@ func (h *hub) evict() {
 		h.wait(until)
 	}
 	i := h.first % uint64(len(h.ring))
-	h.bytes -= len(h.ring[i].ev.RawData)
+	h.bytes -= h.ring[i].size
 	h.ring[i] = entry{}
 	h.first++
 }
