@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -42,7 +44,8 @@ import (
 //     10,000-row key chunks into sql.RawBytes;
 //   - latency: single-row INSERTs from go-sql-driver at -process.tps for -process.latency (the
 //     issue's 20s cut to 5s); the anchor is a go-mysql reader in the writer's own process,
-//     started at the current GTID.
+//     started at the current GTID. Each round also measures a bare process hop (hopRun): the
+//     part of the consumer's latency over the anchor's that no vstreamd can remove.
 //
 // The server runs with sync_binlog=0 and innodb_flush_log_at_trx_commit=2, as in the issue.
 // Every figure is reported beside its anchor, with the CPU time of every process: vstreamd's,
@@ -66,9 +69,9 @@ const (
 var (
 	procBuildOnce sync.Once
 	procBuildErr  error
-	// consumerBin, vtgateConsumerBin and chunkReaderBin are the processes the benchmark runs,
-	// built beside vstreamd (buildVstreamd) and removed with it.
-	consumerBin, vtgateConsumerBin, chunkReaderBin string
+	// consumerBin, vtgateConsumerBin, chunkReaderBin and hopBin are the processes the
+	// benchmark runs, built beside vstreamd (buildVstreamd) and removed with it.
+	consumerBin, vtgateConsumerBin, chunkReaderBin, hopBin string
 )
 
 // buildProcesses builds vstreamd and the anchors, and the two consumers: the vtgate one in the
@@ -86,6 +89,7 @@ func buildProcesses() error {
 		}{
 			{&consumerBin, "..", "./bench/consumer"},
 			{&chunkReaderBin, "..", "./bench/chunkreader"},
+			{&hopBin, "..", "./bench/hop"},
 			{&vtgateConsumerBin, "../interop", "./cmd/vtgateconsumer"},
 		} {
 			path := filepath.Join(dir, filepath.Base(p.pkg))
@@ -433,6 +437,8 @@ func (w *procWorkload) benchLatency(b *testing.B) {
 		sides["native-before"], sides["vtgate-before"] = &latencySide{}, &latencySide{}
 		names = append(names, "native-before", "vtgate-before")
 	}
+	// hops are the floor under one more process on the row's way (see hopRun).
+	var hops []time.Duration
 	for i := 0; i < b.N; i++ {
 		for k := range names {
 			name := names[(i+k)%len(names)]
@@ -449,7 +455,12 @@ func (w *procWorkload) benchLatency(b *testing.B) {
 			s.client += r.client
 			s.reader += r.reader
 		}
+		hops = append(hops, hopRun(b, hopSamples)...)
 	}
+	slices.Sort(hops)
+	hp50, hp99 := pct(hops, 0.50), pct(hops, 0.99)
+	b.ReportMetric(ms(hp50), "hop-p50-ms")
+	b.ReportMetric(ms(hp99), "hop-p99-ms")
 	var anchor []time.Duration
 	for _, s := range sides {
 		anchor = append(anchor, s.anchor...)
@@ -457,7 +468,8 @@ func (w *procWorkload) benchLatency(b *testing.B) {
 	ap50, ap99 := pct(anchor, 0.50), pct(anchor, 0.99)
 	b.ReportMetric(ms(ap50), "anchor-p50-ms")
 	b.ReportMetric(ms(ap99), "anchor-p99-ms")
-	line := fmt.Sprintf("process latency on %s, %d transactions/s: anchor p50 %.3fms p99 %.3fms", serverName(w.db), *procTPS, ms(ap50), ms(ap99))
+	line := fmt.Sprintf("process latency on %s, %d transactions/s: anchor p50 %.3fms p99 %.3fms; a process hop p50 %.3fms p99 %.3fms",
+		serverName(w.db), *procTPS, ms(ap50), ms(ap99), ms(hp50), ms(hp99))
 	for _, name := range names {
 		s := sides[name]
 		p50, p99 := pct(s.consumer, 0.50), pct(s.consumer, 0.99)
@@ -593,6 +605,56 @@ func (w *procWorkload) latencyRun(b *testing.B, server, bin string) latencySide 
 	}
 	slices.Sort(side.anchor)
 	return side
+}
+
+// hopSamples is how many messages hopRun writes per round: a few seconds at the writer's rate.
+const hopSamples = 1500
+
+// hopRun measures the floor under the latency of a consumer that is a process of its own: it
+// writes n timestamps, at the latency writer's rate, from this process to a bench/hop process
+// over loopback TCP, and returns how long after its writing each was read there. A row
+// reaches the anchor, a reader in the writer's own process, over one such hop (from the
+// server) while its COMMIT returns over another; it reaches a consumer over one more, from
+// vstreamd. The consumer's p50 over the anchor's can therefore not be below the hop's p50,
+// whatever vstreamd does.
+func hopRun(b *testing.B, n int) []time.Duration {
+	p := startProc(b, hopBin)
+	l := p.line(b)
+	addr, ok := strings.CutPrefix(l, "listening ")
+	if !ok {
+		b.Fatalf("hop said %q before it listened", l)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	interval := time.Second / time.Duration(*procTPS)
+	start := time.Now()
+	var msg [8]byte
+	for k := range n {
+		time.Sleep(time.Until(start.Add(time.Duration(k) * interval)))
+		binary.LittleEndian.PutUint64(msg[:], uint64(time.Now().UnixNano()))
+		if _, err := c.Write(msg[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		b.Fatal(err)
+	}
+	var hops []time.Duration
+	lines := p.wait(b)
+	for _, l := range lines[:len(lines)-1] {
+		d, ok := strings.CutPrefix(l, "d ")
+		ns, err := strconv.ParseInt(d, 10, 64)
+		if !ok || err != nil {
+			b.Fatalf("hop line %q", l)
+		}
+		hops = append(hops, time.Duration(ns))
+	}
+	if len(hops) != n {
+		b.Fatalf("hop read %d of %d messages", len(hops), n)
+	}
+	return hops
 }
 
 // writeLatency commits txns single-row INSERTs with go-sql-driver at -process.tps, ids from
