@@ -31,13 +31,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
 	fmt.Println("listening", ln.Addr())
 	c, err := ln.Accept()
+	// One connection is all it serves.
+	if cerr := ln.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	out := bufio.NewWriter(os.Stdout)
 	var msg [8]byte
 	n := 0
