@@ -40,6 +40,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -48,7 +49,7 @@ import (
 	vstreamv1 "github.com/vstream-cdc/vstream/gen/vstream/v1"
 
 	// Registers the vtprotobuf gRPC codec, so that this end encodes and decodes without reflection.
-	_ "github.com/vstream-cdc/vstream/internal/grpccodec"
+	"github.com/vstream-cdc/vstream/internal/grpccodec"
 )
 
 // DefaultAckInterval is used when Options.AckInterval is zero.
@@ -132,8 +133,9 @@ type Client struct {
 // Dial creates a Client for target (any grpc.NewClient target, e.g.
 // "127.0.0.1:15991"). No connection is made until Stream.
 func Dial(target string, opts Options) (*Client, error) {
-	dopts := make([]grpc.DialOption, 0, len(opts.DialOptions)+3)
-	dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	dopts := make([]grpc.DialOption, 0, len(opts.DialOptions)+4)
+	// The frames read go into buffers that are not cleared first (see grpccodec.Pool).
+	dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()), experimental.WithBufferPool(grpccodec.Pool))
 	if opts.WindowSize == 0 {
 		opts.WindowSize = DefaultWindowSize
 	}

@@ -47,7 +47,7 @@ var _ encoding.CodecV2 = Codec{}
 func (Codec) Name() string { return Name }
 
 // Marshal implements encoding.CodecV2. Like gRPC's default codec, a message large enough
-// for gRPC's buffer pool is written into a pooled buffer (marshalPool), which gRPC returns to
+// for gRPC's buffer pool is written into a pooled buffer (Pool), which gRPC returns to
 // the pool once the bytes are on the wire; small ones get a buffer of their own.
 func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(vtMessage)
@@ -64,12 +64,12 @@ func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 	}
 	// MarshalToSizedBufferVT fills the buffer from its end, so it must be exactly size long
 	// (Get's length).
-	buf := marshalPool.Get(size)
+	buf := Pool.Get(size)
 	if _, err := m.MarshalToSizedBufferVT(*buf); err != nil {
-		marshalPool.Put(buf)
+		Pool.Put(buf)
 		return nil, fmt.Errorf("grpccodec: marshal %T: %w", v, err)
 	}
-	return mem.BufferSlice{mem.NewBuffer(buf, marshalPool)}, nil
+	return mem.BufferSlice{mem.NewBuffer(buf, Pool)}, nil
 }
 
 // Unmarshal implements encoding.CodecV2. UnmarshalVT copies every string and bytes field
@@ -89,7 +89,8 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 		// A message that arrived in one frame buffer is decoded in place, not copied.
 		err = m.UnmarshalVT(data[0].ReadOnlyData())
 	} else {
-		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+		// Materializing writes every byte of the buffer before UnmarshalVT reads one.
+		buf := data.MaterializeToBuffer(Pool)
 		err = m.UnmarshalVT(buf.ReadOnlyData())
 		buf.Free()
 	}
@@ -136,11 +137,15 @@ func messageOf(v any) proto.Message {
 	return nil
 }
 
-// marshalPool holds the buffers messages are marshalled into. Unlike gRPC's default pool it
-// does not clear a buffer it hands out: MarshalToSizedBufferVT writes every byte of it before
-// gRPC reads any, and the default pool's clearing of each buffer's whole capacity was a
-// twentieth of vstreamd's CPU while streaming.
-var marshalPool mem.BufferPool = &dirtyPool{}
+// Pool holds the buffers messages are marshalled into and multi-frame messages are
+// gathered into before decoding; a client or server may give it to gRPC as its buffer pool
+// (experimental.WithBufferPool, experimental.BufferPool) for the frames it reads. Unlike
+// gRPC's default pool it does not clear a buffer it hands out: each of these uses writes
+// every byte it later reads (MarshalToSizedBufferVT the whole buffer, a frame read or a
+// materialize the length it returns). The default pool clears each buffer's whole
+// capacity, a 1 MiB tier for any message over 32 KiB: that was a twentieth of vstreamd's
+// CPU while streaming, and as much of a client's.
+var Pool mem.BufferPool = &dirtyPool{}
 
 // dirtyPool hands out buffers of a power-of-two capacity, as they were left.
 type dirtyPool struct {

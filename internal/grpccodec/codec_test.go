@@ -243,11 +243,11 @@ func TestMarshalIntoUsedBuffers(t *testing.T) {
 			for range 3 {
 				// Buffers of this size class, dirtied and given back.
 				for range 4 {
-					b := marshalPool.Get(len(want))
+					b := Pool.Get(len(want))
 					for i := range *b {
 						(*b)[i] = 0xff
 					}
-					marshalPool.Put(b)
+					Pool.Put(b)
 				}
 				got, err := c.Marshal(m)
 				if err != nil {
@@ -260,6 +260,43 @@ func TestMarshalIntoUsedBuffers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnmarshalFramesIntoUsedBuffers: a message that came in several frames is gathered
+// into a buffer of the same uncleared pool before it is decoded, so it must decode to the
+// message sent whatever the pool's buffers held before, at several sizes and frame sizes.
+func TestUnmarshalFramesIntoUsedBuffers(t *testing.T) {
+	c := encoding.GetCodecV2(Name)
+	full := batch()
+	for _, n := range []int{3, 10, len(full.Events)} {
+		m := &vstreamv1.StreamResponse{Events: full.Events[:n]}
+		wire, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, frame := range []int{7, 1000, 16384} {
+			t.Run(fmt.Sprintf("%d bytes in %d-byte frames", len(wire), frame), func(t *testing.T) {
+				for range 4 {
+					b := Pool.Get(len(wire))
+					for i := range *b {
+						(*b)[i] = 0xff
+					}
+					Pool.Put(b)
+				}
+				var frames mem.BufferSlice
+				for off := 0; off < len(wire); off += frame {
+					frames = append(frames, mem.SliceBuffer(wire[off:min(off+frame, len(wire))]))
+				}
+				got := &vstreamv1.StreamResponse{}
+				if err := c.Unmarshal(frames, got); err != nil {
+					t.Fatal(err)
+				}
+				if !proto.Equal(got, m) {
+					t.Fatalf("decoded message differs from the one sent:\n got %v\nwant %v", got, m)
+				}
+			})
+		}
 	}
 }
 
