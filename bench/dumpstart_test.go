@@ -43,12 +43,7 @@ func BenchmarkDumpStart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	conn, err := db.Conn("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	file, off, err := masterStatusOf(conn.Execute)
-	conn.Close()
+	file, off, err := db.BinlogEnd()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,32 +107,4 @@ func dumpToHeartbeat(b *testing.B, db *testdb.Server, start func(*replication.Bi
 			return
 		}
 	}
-}
-
-// masterStatusOf is the server's binlog file and offset: SHOW MASTER STATUS, or SHOW BINARY
-// LOG STATUS on a MySQL without the older name.
-func masterStatusOf(exec func(string, ...interface{}) (*mysql.Result, error)) (string, uint32, error) {
-	var firstErr error
-	for _, q := range []string{"SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"} {
-		r, err := exec(q)
-		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		if r.RowNumber() == 0 {
-			return "", 0, fmt.Errorf("%s: no row", q)
-		}
-		file, err := r.GetString(0, 0)
-		if err != nil {
-			return "", 0, err
-		}
-		off, err := r.GetUint(0, 1)
-		if err != nil {
-			return "", 0, err
-		}
-		return file, uint32(off), nil
-	}
-	return "", 0, firstErr
 }

@@ -272,6 +272,33 @@ func (s *Server) Position() (string, error) {
 	return s.PositionFlavor() + "/" + set, nil
 }
 
+// BinlogEnd returns the server's current binlog file and the offset of its end: SHOW MASTER
+// STATUS on MariaDB, SHOW BINARY LOG STATUS on MySQL (which removed the older name in 8.4).
+func (s *Server) BinlogEnd() (string, uint32, error) {
+	q := "SHOW MASTER STATUS"
+	if s.flavor == MySQL {
+		q = "SHOW BINARY LOG STATUS"
+	}
+	c, err := s.Conn("")
+	if err != nil {
+		return "", 0, err
+	}
+	defer hangUp(c)
+	r, err := c.Execute(q)
+	if err != nil {
+		return "", 0, fmt.Errorf("testdb: %s: %w", q, err)
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return "", 0, fmt.Errorf("testdb: %s returned no row: is log_bin on?", q)
+	}
+	off, err := r.GetUint(0, 1)
+	if err != nil {
+		return "", 0, fmt.Errorf("testdb: %s: %w", q, err)
+	}
+	return resultString(r, 0, 0), uint32(off), nil
+}
+
 // Seq returns a table expression for the integers 1..n in a column named seq,
 // for INSERT ... SELECT ... FROM: MariaDB's sequence engine table seq_1_to_n, or
 // on MySQL a recursive common table expression under the same alias.
