@@ -79,7 +79,8 @@ type Options struct {
 	Identity string
 
 	// DialOptions are passed to grpc.NewClient after the defaults (insecure
-	// transport credentials and the WindowSize flow-control windows), so a
+	// transport credentials, a buffer pool that does not clear the buffers frames
+	// are read into, and the WindowSize flow-control windows), so a
 	// grpc.WithTransportCredentials here replaces that default. A credentials
 	// bundle cannot be combined with it.
 	DialOptions []grpc.DialOption
