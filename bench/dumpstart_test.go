@@ -79,18 +79,9 @@ const dumpHeartbeat = 200 * time.Millisecond
 
 // dumpToHeartbeat starts a dump with start and reads it until the server's first heartbeat.
 func dumpToHeartbeat(b *testing.B, db *testdb.Server, start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) {
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:         uint32(2000000000 + time.Now().UnixNano()%1000000),
-		Flavor:           string(db.Flavor()), // go-mysql's flavor names are testdb's
-		Host:             db.Host(),
-		Port:             uint16(db.Port()),
-		User:             db.User(),
-		Password:         db.Password(),
-		HeartbeatPeriod:  dumpHeartbeat,
-		DisableRetrySync: true,
-		RawModeEnabled:   true,
-		Logger:           slog.New(slog.DiscardHandler),
-	})
+	cfg := replicaConfig(db, uint32(2000000000+time.Now().UnixNano()%1000000))
+	cfg.HeartbeatPeriod, cfg.RawModeEnabled = dumpHeartbeat, true
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	s, err := start(syncer)
 	if err != nil {
@@ -106,5 +97,20 @@ func dumpToHeartbeat(b *testing.B, db *testdb.Server, start func(*replication.Bi
 		if ev.Header.EventType == replication.HEARTBEAT_EVENT {
 			return
 		}
+	}
+}
+
+// replicaConfig is a go-mysql replication connection to db as replica serverID, that does
+// not retry on its own and logs nothing; each benchmark adds its decoding options.
+func replicaConfig(db *testdb.Server, serverID uint32) replication.BinlogSyncerConfig {
+	return replication.BinlogSyncerConfig{
+		ServerID:         serverID,
+		Flavor:           string(db.Flavor()), // go-mysql's flavor names are testdb's
+		Host:             db.Host(),
+		Port:             uint16(db.Port()),
+		User:             db.User(),
+		Password:         db.Password(),
+		DisableRetrySync: true,
+		Logger:           slog.New(slog.DiscardHandler),
 	}
 }

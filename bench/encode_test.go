@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"runtime"
 	"slices"
 	"sync"
@@ -58,11 +57,9 @@ func capture(b *testing.B) {
 }
 
 func captureRaw() ([][]byte, int, error) {
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: 2000000002, Flavor: string(db.Flavor()), Host: db.Host(), Port: uint16(db.Port()),
-		User: db.User(), Password: db.Password(), RawModeEnabled: true, DisableRetrySync: true,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	cfg := replicaConfig(db, 2000000002)
+	cfg.RawModeEnabled = true
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	st, err := syncer.StartSyncGTID(syncSet(startPos))
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"math"
 	"os/exec"
 	"slices"
@@ -247,18 +246,9 @@ func runLatencyPair(b *testing.B, phase string) latencyRun {
 		}
 	}()
 
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:                2000000002,
-		Flavor:                  string(latencyDB.Flavor()), // go-mysql's flavor names are testdb's
-		Host:                    latencyDB.Host(),
-		Port:                    uint16(latencyDB.Port()),
-		User:                    latencyDB.User(),
-		Password:                latencyDB.Password(),
-		TimestampStringLocation: time.UTC,
-		DisableRetrySync:        true,
-		EventCacheCount:         64,
-		Logger:                  slog.New(slog.DiscardHandler),
-	})
+	cfg := replicaConfig(latencyDB, 2000000002)
+	cfg.TimestampStringLocation, cfg.EventCacheCount = time.UTC, 64
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	bst, err := syncer.StartSyncGTID(syncSet(pos))
 	if err != nil {

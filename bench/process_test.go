@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -515,11 +514,9 @@ func (w *procWorkload) latencyRun(b *testing.B, server, bin string) latencySide 
 	arrived := make([]atomic.Int64, txns)
 	var got atomic.Int64
 	anchorWarm := make(chan struct{})
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: 2000000004, Flavor: string(w.db.Flavor()), Host: w.db.Host(), Port: uint16(w.db.Port()),
-		User: w.db.User(), Password: w.db.Password(), TimestampStringLocation: time.UTC, DisableRetrySync: true,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	cfg := replicaConfig(w.db, 2000000004)
+	cfg.TimestampStringLocation = time.UTC
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	st, err := syncer.StartSyncGTID(syncSet(pos))
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"runtime/debug"
@@ -161,18 +160,9 @@ func seqRange(db *testdb.Server, from, to int) string {
 }
 
 func rawDecode(b *testing.B) time.Duration {
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:                2000000001,
-		Flavor:                  string(db.Flavor()), // go-mysql's flavor names are testdb's
-		Host:                    db.Host(),
-		Port:                    uint16(db.Port()),
-		User:                    db.User(),
-		Password:                db.Password(),
-		TimestampStringLocation: time.UTC,
-		DisableRetrySync:        true,
-		EventCacheCount:         64,
-		Logger:                  slog.New(slog.DiscardHandler),
-	})
+	cfg := replicaConfig(db, 2000000001)
+	cfg.TimestampStringLocation, cfg.EventCacheCount = time.UTC, 64
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	start := time.Now()
 	st, err := syncer.StartSyncGTID(syncSet(startPos))

@@ -241,14 +241,7 @@ func TestMarshalIntoUsedBuffers(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("%d bytes", len(want)), func(t *testing.T) {
 			for range 3 {
-				// Buffers of this size class, dirtied and given back.
-				for range 4 {
-					b := Pool.Get(len(want))
-					for i := range *b {
-						(*b)[i] = 0xff
-					}
-					Pool.Put(b)
-				}
+				dirtyBuffers(len(want))
 				got, err := c.Marshal(m)
 				if err != nil {
 					t.Fatal(err)
@@ -277,13 +270,7 @@ func TestUnmarshalFramesIntoUsedBuffers(t *testing.T) {
 		}
 		for _, frame := range []int{7, 1000, 16384} {
 			t.Run(fmt.Sprintf("%d bytes in %d-byte frames", len(wire), frame), func(t *testing.T) {
-				for range 4 {
-					b := Pool.Get(len(wire))
-					for i := range *b {
-						(*b)[i] = 0xff
-					}
-					Pool.Put(b)
-				}
+				dirtyBuffers(len(wire))
 				var frames mem.BufferSlice
 				for off := 0; off < len(wire); off += frame {
 					frames = append(frames, mem.SliceBuffer(wire[off:min(off+frame, len(wire))]))
@@ -297,6 +284,18 @@ func TestUnmarshalFramesIntoUsedBuffers(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// dirtyBuffers fills buffers of Pool's size class for n bytes with 0xff and gives them back, so
+// that the next Gets of that size hand out buffers holding other bytes.
+func dirtyBuffers(n int) {
+	for range 4 {
+		b := Pool.Get(n)
+		for i := range *b {
+			(*b)[i] = 0xff
+		}
+		Pool.Put(b)
 	}
 }
 
