@@ -206,6 +206,8 @@ type Engine struct {
 	// histLive is set while the tracker reads the binlog (not between a failure and its
 	// restart).
 	histLive atomic.Bool
+	// places: whether dumps at the server's head may start by file and offset.
+	places headPlaces
 	// readers are the shared binlog readers of the server.
 	readers *fanout.Pool
 	// conns are idle SQL connections for short uses (inspect, table definitions); the copy
@@ -442,6 +444,9 @@ type serverInfo struct {
 	purged position.Position
 	// files are the server's binlog files, oldest first, read under file positions only.
 	files []binlogFile
+	// head is where current ends in the server's binlog, when the server told it (see
+	// headplace.go); nil otherwise, and under file positions.
+	head *headPlace
 	// hostPort split for the replication connection.
 	host string
 	port uint16
@@ -509,23 +514,13 @@ func (e *Engine) inspectPositions(conn *client.Conn, info *serverInfo) error {
 	if e.filePos() {
 		return inspectFilePos(conn, info)
 	}
+	var err error
+	if info.current, info.head, err = e.readHead(conn, info.flavor); err != nil {
+		return err
+	}
 	if info.flavor == position.MariaDB {
-		cur, err := queryString(conn, "SELECT @@GLOBAL.gtid_binlog_pos")
-		if err != nil {
-			return err
-		}
-		if info.current, err = position.ParseBody(info.flavor, cur); err != nil {
-			return fmt.Errorf("server position %q: %w", cur, err)
-		}
 		info.purged, err = mariadbPurged(conn)
 		return err
-	}
-	cur, err := queryString(conn, "SELECT @@GLOBAL.gtid_executed")
-	if err != nil {
-		return err
-	}
-	if info.current, err = position.ParseBody(info.flavor, cur); err != nil {
-		return fmt.Errorf("server position %q: %w", cur, err)
 	}
 	purged, err := queryString(conn, "SELECT @@GLOBAL.gtid_purged")
 	if err != nil {

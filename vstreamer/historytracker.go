@@ -151,12 +151,12 @@ func (e *Engine) historyReader(pos position.Position, info *serverInfo) (binlogR
 	log := e.cfg.Logger.With("component", "schema-history-binlog")
 	if _, shared := e.source().(sharedSource); shared {
 		atHead := pos.Contains(info.current) && info.current.Contains(pos)
-		c := e.readers.Attach(pos, atHead, e.sharedDump(syncerConfig(&e.cfg, info, true, log)), nil)
+		c := e.readers.Attach(pos, atHead, e.sharedDump(syncerConfig(&e.cfg, info, true, log), info), nil)
 		return c, c.Close, nil
 	}
 	cfg := syncerConfig(&e.cfg, info, false, log)
 	cfg.RowsEventDecodeFunc = func(*replication.RowsEvent, []byte) error { return nil }
-	streamer, stop, err := openDump(cfg, pos)
+	streamer, stop, err := e.openDump(cfg, pos, e.dumpPlace(info, pos))
 	if err != nil {
 		return nil, nil, fmt.Errorf("schema history: %w", err)
 	}

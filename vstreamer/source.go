@@ -41,7 +41,7 @@ func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 	s.log.Info("binlog reader", "reader", ReaderOwn)
 	s.readerKind(ReaderOwn)
 	cfg := syncerConfig(s.cfg, info, s.withSrc, s.log.With("component", "binlog"))
-	src, stop, err := openDump(cfg, s.cursor.pos)
+	src, stop, err := s.eng.openDump(cfg, s.cursor.pos, s.eng.dumpPlace(info, s.cursor.pos))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,17 +49,24 @@ func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 }
 
 // openDump opens a replication connection and starts its dump after the transactions in pos
-// (or at pos's file and offset). A MySQL dump is read raw and decoded by payloadReader, which
-// hands out a compressed transaction's events as they are decompressed.
-func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (binlogReader, func(), error) {
+// (or at pos's file and offset), at place when it is not nil (see headplace.go). A MySQL
+// dump is read raw and decoded by payloadReader, which hands out a compressed transaction's
+// events as they are decompressed.
+func (e *Engine) openDump(cfg replication.BinlogSyncerConfig, pos position.Position, place *headPlace) (binlogReader, func(), error) {
 	raw := cfg.Flavor == mysql.MySQLFlavor
 	cfg.RawModeEnabled = raw
+	if place != nil && cfg.SynchronousEventHandler != nil {
+		cfg.SynchronousEventHandler = &placeCheckedHandler{next: cfg.SynchronousEventHandler, e: e, h: place}
+	}
 	syncer := replication.NewBinlogSyncer(watchReads(cfg))
 	var streamer *replication.BinlogStreamer
 	var err error
 	if file, off, ok := pos.FilePos(); ok {
 		// resolveFilePos has checked the offset fits.
 		streamer, err = syncer.StartSync(mysql.Position{Name: file, Pos: uint32(off)})
+	} else if place != nil {
+		logDumpStart(cfg.Logger, pos, place)
+		streamer, err = syncer.StartSync(mysql.Position{Name: place.file, Pos: place.offset})
 	} else {
 		// The syncer adds the GTIDs it reads to the set it is given (MySQL's, in its own
 		// goroutine, ahead of the stream): a set shared with pos would move the stream's
@@ -70,14 +77,18 @@ func openDump(cfg replication.BinlogSyncerConfig, pos position.Position) (binlog
 		syncer.Close()
 		return nil, nil, fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, pos, err)
 	}
+	var src binlogReader = streamer
 	if raw {
-		return newPayloadReader(streamer, cfg), syncer.Close, nil
+		src = newPayloadReader(streamer, cfg)
+	}
+	if place != nil && cfg.SynchronousEventHandler == nil {
+		src = &placeChecked{binlogReader: src, e: e, h: place}
 	}
 	if cfg.SynchronousEventHandler != nil {
 		// Close waits for the handler, which may wait for the one stopping the dump.
-		return streamer, func() { go syncer.Close() }, nil
+		return src, func() { go syncer.Close() }, nil
 	}
-	return streamer, syncer.Close, nil
+	return src, syncer.Close, nil
 }
 
 // The readers a stream reads the binlog from (Observer's ReaderObserver, and the log).
@@ -104,7 +115,7 @@ func (sharedSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 	e := s.eng
 	// Every stream of a hub reads the same dump, so the dump asks for what any of them may
 	// want: MariaDB's annotate rows events, which the streams without sources ignore.
-	open := e.sharedDump(syncerConfig(s.cfg, info, true, e.cfg.Logger.With("component", "binlog")))
+	open := e.sharedDump(syncerConfig(s.cfg, info, true, e.cfg.Logger.With("component", "binlog")), info)
 	onKind := func(k fanout.Kind) {
 		s.log.Info("binlog reader", "reader", string(k))
 		s.readerKind(string(k))
@@ -135,10 +146,11 @@ func (s *stream) leaveOut(c *fanout.Cursor) {
 	c.LeaveOut(func(t *fanout.Table) bool { return s.leavesOut(t.DB, t.Name) }, unsentTypes...)
 }
 
-// sharedDump opens the dumps of the shared readers with cfg. A MariaDB dump pushes its
-// events to the hub from go-mysql's reading goroutine; a MySQL dump is read raw and decoded
-// by payloadReader in the hub's (see openDump).
-func (e *Engine) sharedDump(cfg replication.BinlogSyncerConfig) fanout.OpenFunc {
+// sharedDump opens the dumps of the shared readers with cfg, at info's head place when
+// one starts at its position. A MariaDB dump pushes its events to the hub from go-mysql's
+// reading goroutine; a MySQL dump is read raw and decoded by payloadReader in the hub's (see
+// openDump).
+func (e *Engine) sharedDump(cfg replication.BinlogSyncerConfig, info *serverInfo) fanout.OpenFunc {
 	return func(pos position.Position, push func(*replication.BinlogEvent) error) (fanout.Source, func(), error) {
 		// Every dump its own replica id: the server drops a connection whose id is reused.
 		c := cfg
@@ -146,7 +158,7 @@ func (e *Engine) sharedDump(cfg replication.BinlogSyncerConfig) fanout.OpenFunc 
 		if push != nil && c.Flavor != mysql.MySQLFlavor {
 			c.SynchronousEventHandler = pushTo(push)
 		}
-		return openDump(c, pos)
+		return e.openDump(c, pos, e.dumpPlace(info, pos))
 	}
 }
 
