@@ -26,9 +26,11 @@ import (
 // each with the payload event's end and size in its header, as the stream reads them from a
 // payload go-mysql decoded (stream.payload): their sources span the payload event.
 
-// payloadReader decodes the events of a dump read in raw mode.
+// payloadReader decodes the events of a dump read in raw mode: those it reads from src
+// (GetEvent), or those go-mysql hands it, which it pushes on (HandleEvent).
 type payloadReader struct {
 	src    binlogReader
+	push   replication.EventHandler
 	parser *replication.BinlogParser
 	cfg    replication.BinlogSyncerConfig
 	format *replication.FormatDescriptionEvent
@@ -73,23 +75,59 @@ func (r *payloadReader) GetEvent(ctx context.Context) (*replication.BinlogEvent,
 			return nil, err
 		}
 		if raw.Header.EventType != replication.TRANSACTION_PAYLOAD_EVENT {
-			// Raw mode decodes format descriptions and rotations; decoding them again keeps
-			// this parser's format (checksums, header lengths) the dump's.
-			ev, perr := r.parser.Parse(raw.RawData)
-			if perr != nil {
-				// As the syncer would return it: the stream names an event it cannot decode
-				// (see undecodable).
-				return nil, perr
-			}
-			if f, ok := ev.Event.(*replication.FormatDescriptionEvent); ok {
-				r.format = f
-			}
-			return ev, nil
+			return r.parse(raw)
 		}
 		if r.inner, err = r.openPayload(raw); err != nil {
-			return nil, fmt.Errorf("%w: compressed transaction (TRANSACTION_PAYLOAD_EVENT) at %d: %v", ErrUnsupportedEvent, raw.Header.LogPos, err)
+			return nil, payloadError(raw, err)
 		}
 	}
+}
+
+// HandleEvent is GetEvent for a dump that pushes its events (see fanout.OpenFunc): it decodes
+// each raw event go-mysql reads, in go-mysql's reading goroutine, and hands the events on to
+// push, a compressed transaction's one by one as they are decompressed.
+func (r *payloadReader) HandleEvent(raw *replication.BinlogEvent) error {
+	if raw.Header.EventType != replication.TRANSACTION_PAYLOAD_EVENT {
+		ev, err := r.parse(raw)
+		if err != nil {
+			return err
+		}
+		return r.push.HandleEvent(ev)
+	}
+	inner, err := r.openPayload(raw)
+	if err != nil {
+		return payloadError(raw, err)
+	}
+	defer inner.finish()
+	for {
+		ev, err := inner.next()
+		if err != nil || ev == nil {
+			return err
+		}
+		if err := r.push.HandleEvent(ev); err != nil {
+			return err
+		}
+	}
+}
+
+// parse decodes an event that is not a payload.
+func (r *payloadReader) parse(raw *replication.BinlogEvent) (*replication.BinlogEvent, error) {
+	// Raw mode decodes format descriptions and rotations; decoding them again keeps this
+	// parser's format (checksums, header lengths) the dump's.
+	ev, err := r.parser.Parse(raw.RawData)
+	if err != nil {
+		// As the syncer would return it: the stream names an event it cannot decode (see
+		// undecodable).
+		return nil, err
+	}
+	if f, ok := ev.Event.(*replication.FormatDescriptionEvent); ok {
+		r.format = f
+	}
+	return ev, nil
+}
+
+func payloadError(raw *replication.BinlogEvent, err error) error {
+	return fmt.Errorf("%w: compressed transaction (TRANSACTION_PAYLOAD_EVENT) at %d: %v", ErrUnsupportedEvent, raw.Header.LogPos, err)
 }
 
 // Transaction_payload_event's fields (MySQL's libbinlogevents): each a type and a length, both

@@ -65,45 +65,81 @@ func rowsQuery(n int) []byte {
 	return append(ev, body...)
 }
 
+// eventFunc is a dump's handler of pushed events.
+type eventFunc func(*replication.BinlogEvent) error
+
+func (f eventFunc) HandleEvent(ev *replication.BinlogEvent) error { return f(ev) }
+
 // TestPayloadReaderBoundsMemory: a compressed transaction of 256 MiB of events is handed out
-// event by event while it is decompressed; the heap never holds it whole, as go-mysql's
+// event by event while it is decompressed, both read (GetEvent) and pushed (HandleEvent, as
+// a shared reader's dump hands its events on); the heap never holds it whole, as go-mysql's
 // decoding of the payload would.
 func TestPayloadReaderBoundsMemory(t *testing.T) {
 	const events, size = 256 << 10, 1 << 10
-	// The uncompressed events are garbage once compressed: only the payload stays.
-	payload := payloadEvent(t, 5000, bytes.Repeat(rowsQuery(size-replication.EventHeaderSize-1), events))
-	r := newPayloadReader(&rawEvents{evs: [][]byte{formatEvent(), payload}}, replication.BinlogSyncerConfig{Flavor: mysql.MySQLFlavor})
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	base, peak := m.HeapAlloc, m.HeapAlloc
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if ev, err := r.GetEvent(ctx); err != nil || ev.Header.EventType != replication.FORMAT_DESCRIPTION_EVENT {
-		t.Fatalf("first event %v, %v; want the format description", ev, err)
-	}
-	for i := 0; i < events; i++ {
-		ev, err := r.GetEvent(ctx)
-		if err != nil {
-			t.Fatalf("event %d: %v", i, err)
-		}
-		q, ok := ev.Event.(*replication.RowsQueryEvent)
-		if !ok || len(q.Query) != size-replication.EventHeaderSize-1 {
-			t.Fatalf("event %d is %T of %d bytes", i, ev.Event, len(q.Query))
-		}
-		// Every event of the payload spans it, as the stream reads a decoded payload's.
-		if ev.Header.LogPos != 5000 || ev.Header.EventSize != uint32(len(payload)) {
-			t.Fatalf("event %d: log pos %d, size %d", i, ev.Header.LogPos, ev.Header.EventSize)
-		}
-		if i%(16<<10) == 0 {
+	cfg := replication.BinlogSyncerConfig{Flavor: mysql.MySQLFlavor}
+	for _, pushed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "read", true: "pushed"}[pushed], func(t *testing.T) {
+			// The uncompressed events are garbage once compressed: only the payload stays.
+			payload := payloadEvent(t, 5000, bytes.Repeat(rowsQuery(size-replication.EventHeaderSize-1), events))
+			dump := &rawEvents{evs: [][]byte{formatEvent(), payload}}
+			runtime.GC()
+			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapAlloc)
-		}
-	}
-	if _, err := r.GetEvent(ctx); err != context.Canceled {
-		t.Fatalf("after the payload: %v, want the end of the dump", err)
-	}
-	if grew := int64(peak) - int64(base); grew > 64<<20 {
-		t.Errorf("the heap grew by %d MiB reading a 256 MiB transaction", grew>>20)
+			base, peak := m.HeapAlloc, m.HeapAlloc
+			i := -1
+			check := func(ev *replication.BinlogEvent) error {
+				if i++; i == 0 {
+					if ev.Header.EventType != replication.FORMAT_DESCRIPTION_EVENT {
+						t.Fatalf("first event %v; want the format description", ev)
+					}
+					return nil
+				}
+				q, ok := ev.Event.(*replication.RowsQueryEvent)
+				if !ok || len(q.Query) != size-replication.EventHeaderSize-1 {
+					t.Fatalf("event %d is %T of %d bytes", i, ev.Event, len(q.Query))
+				}
+				// Every event of the payload spans it, as the stream reads a decoded payload's.
+				if ev.Header.LogPos != 5000 || ev.Header.EventSize != uint32(len(payload)) {
+					t.Fatalf("event %d: log pos %d, size %d", i, ev.Header.LogPos, ev.Header.EventSize)
+				}
+				if i%(16<<10) == 0 {
+					runtime.ReadMemStats(&m)
+					peak = max(peak, m.HeapAlloc)
+				}
+				return nil
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if pushed {
+				r := &payloadReader{push: eventFunc(check), parser: newParser(cfg), cfg: cfg}
+				for {
+					raw, err := dump.GetEvent(ctx)
+					if err != nil {
+						break
+					}
+					if err := r.HandleEvent(raw); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else {
+				r := newPayloadReader(dump, cfg)
+				for {
+					ev, err := r.GetEvent(ctx)
+					if err == context.Canceled {
+						break
+					}
+					if err != nil {
+						t.Fatalf("event %d: %v", i+1, err)
+					}
+					_ = check(ev)
+				}
+			}
+			if i != events {
+				t.Fatalf("%d events of the payload handed out, want %d", i, events)
+			}
+			if grew := int64(peak) - int64(base); grew > 64<<20 {
+				t.Errorf("the heap grew by %d MiB reading a 256 MiB transaction", grew>>20)
+			}
+		})
 	}
 }

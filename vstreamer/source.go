@@ -51,13 +51,19 @@ func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 // openDump opens a replication connection and starts its dump after the transactions in pos
 // (or at pos's file and offset), at place when it is not nil (see headplace.go). A MySQL
 // dump is read raw and decoded by payloadReader, which hands out a compressed transaction's
-// events as they are decompressed.
+// events as they are decompressed. A dump whose config has a SynchronousEventHandler pushes
+// its events to it from go-mysql's reading goroutine, decoded alike.
 func (e *Engine) openDump(cfg replication.BinlogSyncerConfig, pos position.Position, place *headPlace) (binlogReader, func(), error) {
 	raw := cfg.Flavor == mysql.MySQLFlavor
 	cfg.RawModeEnabled = raw
-	if place != nil && cfg.SynchronousEventHandler != nil {
-		cfg.SynchronousEventHandler = &placeCheckedHandler{next: cfg.SynchronousEventHandler, e: e, h: place}
+	push := cfg.SynchronousEventHandler
+	if push != nil && place != nil {
+		push = &placeCheckedHandler{next: push, e: e, h: place}
 	}
+	if push != nil && raw {
+		push = &payloadReader{push: push, parser: newParser(cfg), cfg: cfg}
+	}
+	cfg.SynchronousEventHandler = push
 	syncer := replication.NewBinlogSyncer(watchReads(cfg))
 	var streamer *replication.BinlogStreamer
 	var err error
@@ -77,16 +83,17 @@ func (e *Engine) openDump(cfg replication.BinlogSyncerConfig, pos position.Posit
 		syncer.Close()
 		return nil, nil, fmt.Errorf("%w: start binlog dump at %s: %v", ErrUnavailable, pos, err)
 	}
+	if push != nil {
+		// The streamer only reports the dump's end. Close waits for the handler, which may
+		// wait for the one stopping the dump.
+		return streamer, func() { go syncer.Close() }, nil
+	}
 	var src binlogReader = streamer
 	if raw {
 		src = newPayloadReader(streamer, cfg)
 	}
-	if place != nil && cfg.SynchronousEventHandler == nil {
+	if place != nil {
 		src = &placeChecked{binlogReader: src, e: e, h: place}
-	}
-	if cfg.SynchronousEventHandler != nil {
-		// Close waits for the handler, which may wait for the one stopping the dump.
-		return src, func() { go syncer.Close() }, nil
 	}
 	return src, syncer.Close, nil
 }
@@ -147,15 +154,15 @@ func (s *stream) leaveOut(c *fanout.Cursor) {
 }
 
 // sharedDump opens the dumps of the shared readers with cfg, at info's head place when
-// one starts at its position. A MariaDB dump pushes its events to the hub from go-mysql's
-// reading goroutine; a MySQL dump is read raw and decoded by payloadReader in the hub's (see
-// openDump).
+// one starts at its position. A dump pushes its events to the hub from go-mysql's reading
+// goroutine (see openDump): a transaction then reaches its streams through one hand-over
+// between goroutines, not two.
 func (e *Engine) sharedDump(cfg replication.BinlogSyncerConfig, info *serverInfo) fanout.OpenFunc {
 	return func(pos position.Position, push func(*replication.BinlogEvent) error) (fanout.Source, func(), error) {
 		// Every dump its own replica id: the server drops a connection whose id is reused.
 		c := cfg
 		c.ServerID = randomServerID()
-		if push != nil && c.Flavor != mysql.MySQLFlavor {
+		if push != nil {
 			c.SynchronousEventHandler = pushTo(push)
 		}
 		return e.openDump(c, pos, e.dumpPlace(info, pos))
