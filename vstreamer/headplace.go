@@ -155,7 +155,7 @@ func readMySQLHead(conn *client.Conn) (position.Position, *headPlace, error) {
 		File         string `json:"binary_log_file"`
 		Offset       uint64 `json:"binary_log_position"`
 	}
-	if err := json.Unmarshal([]byte(raw), &local); err != nil {
+	if err = json.Unmarshal([]byte(raw), &local); err != nil {
 		return position.Position{}, nil, fmt.Errorf("performance_schema.log_status LOCAL %q: %w", raw, err)
 	}
 	cur, err := position.ParseBody(position.MySQL56, local.GTIDExecuted)
