@@ -153,11 +153,25 @@ func (d *dumpPlace) advance(ev *replication.BinlogEvent, seq uint64) (starts boo
 // cursors starting where it started, once starters (the cursors that started there) are
 // two or more.
 type readers struct {
-	read     map[*Cursor]uint64
+	read map[*Cursor]uint64
+	// solo is the one cursor of read when it holds one, nil otherwise: a catch-up hub with a
+	// full ring asks after its cursors for every event it appends (evict), and a hub mostly
+	// serves one stream, which then costs a map lookup rather than a walk of the map.
+	solo     *Cursor
 	space    chan struct{}
 	cut      map[*Cursor]bool
 	gather   time.Time
 	starters int
+}
+
+// findSolo sets solo after read changed.
+func (r *readers) findSolo() {
+	r.solo = nil
+	if len(r.read) == 1 {
+		for c := range r.read {
+			r.solo = c
+		}
+	}
 }
 
 // newHub returns a hub for cursor c at start; gather says c starts there (rather than falls
@@ -167,7 +181,7 @@ func newHub(p *Pool, kind Kind, start position.Position, open OpenFunc, c *Curso
 	h := &hub{pool: p, kind: kind, open: open, ctx: ctx, stop: cancel,
 		ring: make([]entry, p.cfg.MaxEvents), at: dumpPlace{pos: start.Clone(), marker: p.cfg.NewMarker()},
 		signal:  make(chan struct{}),
-		readers: readers{space: make(chan struct{}), read: map[*Cursor]uint64{c: 0}, cut: map[*Cursor]bool{}}}
+		readers: readers{space: make(chan struct{}), read: map[*Cursor]uint64{c: 0}, solo: c, cut: map[*Cursor]bool{}}}
 	if gather {
 		h.readers.gather, h.readers.starters = time.Now().Add(p.cfg.CatchUpWait), 1
 	}
@@ -473,6 +487,16 @@ func (h *hub) wait(until time.Time) {
 // blocking counts the cursors the hub waits for, which have not read the oldest event, and
 // the others; under mu.
 func (h *hub) blocking() (blocked, moved int) {
+	if c := h.readers.solo; c != nil {
+		switch {
+		case h.readers.cut[c]:
+			return 0, 0
+		case h.readers.read[c] <= h.first:
+			return 1, 0
+		default:
+			return 0, 1
+		}
+	}
 	for c, seq := range h.readers.read {
 		switch {
 		case h.readers.cut[c]:
@@ -507,13 +531,8 @@ func (h *hub) find(pos position.Position) (*bound, bool) {
 
 // alone reports a single cursor that has not read the oldest event; under mu.
 func (h *hub) alone() bool {
-	if len(h.readers.read) != 1 {
-		return false
-	}
-	for _, seq := range h.readers.read {
-		return seq <= h.first
-	}
-	return false
+	c := h.readers.solo
+	return c != nil && h.readers.read[c] <= h.first
 }
 
 // join adds a cursor at pos if the ring holds that boundary.
@@ -580,6 +599,7 @@ func (h *hub) pend(pos position.Position, c *Cursor) (uint64, bool) {
 // waits no more (see evict).
 func (h *hub) addRef(c *Cursor, seq uint64) {
 	h.readers.read[c] = seq
+	h.readers.findSolo()
 	h.readOn()
 }
 
@@ -594,6 +614,7 @@ func (h *hub) release(c *Cursor) {
 	h.mu.Lock()
 	delete(h.readers.read, c)
 	delete(h.readers.cut, c)
+	h.readers.findSolo()
 	h.readOn()
 	last := len(h.readers.read) == 0 && !h.closed
 	if last {
