@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/gen/binlogdata"
 	"github.com/vstream-cdc/vstream/internal/testdb"
 	"github.com/vstream-cdc/vstream/internal/testkit"
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // writeOn commits single-row INSERTs into table on its own connection, one about every
@@ -21,7 +21,7 @@ import (
 func writeOn(t *testing.T, table string) {
 	t.Helper()
 	testkit.MustExec(t, db, "CREATE TABLE "+table+" (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
-	conn, err := client.Connect(db.Addr(), db.User(), db.Password(), "test")
+	conn, err := db.Conn("test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,4 +181,43 @@ func TestHeadPlaceWithoutLogStatus(t *testing.T) {
 	ts.expect("GTID", "OTHER", "VGTID")
 	testkit.MustExec(t, db, "INSERT INTO nobackup VALUES (1)")
 	ts.expect("BEGIN", "FIELD nobackup id:INT32", "ROW nobackup +[1]", "GTID", "COMMIT", "VGTID")
+}
+
+// TestDumpPlaceOnlyWhereItWasRead: a head place starts only a dump at the very position it
+// was read with, soon after the reading, while the engine trusts places.
+func TestDumpPlaceOnlyWhereItWasRead(t *testing.T) {
+	at := func(body string) position.Position {
+		p, err := position.ParseBody(position.MariaDB, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fresh := &headPlace{pos: at("0-1-100"), file: "bin.000002", offset: 4000, serverID: 1, read: time.Now()}
+	stale := *fresh
+	stale.read = time.Now().Add(-headPlaceTTL - time.Second)
+	for _, c := range []struct {
+		name  string
+		place *headPlace
+		pos   position.Position
+		off   bool
+		want  bool
+	}{
+		{"at its position", fresh, at("0-1-100"), false, true},
+		{"no place", nil, at("0-1-100"), false, false},
+		{"behind it", fresh, at("0-1-99"), false, false},
+		{"another server id", fresh, at("0-2-100"), false, false},
+		{"another domain too", fresh, at("0-1-100,1-1-5"), false, false},
+		{"read too long ago", &stale, at("0-1-100"), false, false},
+		{"places turned off", fresh, at("0-1-100"), true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Engine{}
+			e.places.off.Store(c.off)
+			got := e.dumpPlace(&serverInfo{current: fresh.pos, head: c.place}, c.pos)
+			if (got != nil) != c.want {
+				t.Fatalf("dumpPlace = %v, want a place: %v", got, c.want)
+			}
+		})
+	}
 }
