@@ -197,10 +197,13 @@ func (m *merge) heartbeats(ctx context.Context) error {
 //     boundary (see watch), as vtgate restarts a tablet's stream when its type changes.
 //
 // A replica has the primary's GTIDs, and the engine refuses a server that lacks the
-// position (ErrAhead names what it lacks): that error ends the stream rather than skip
-// what the other server never had. A server lost inside a transaction ends the stream: the
-// part of the transaction sent cannot be taken back, and the client resumes from its last
-// VGTID.
+// position (ErrAhead names what it lacks). A server the shard moved to may lack it only
+// for now: a replica still applying what the shard read on the server before it (vtgate
+// likewise retries a tablet behind the position). The shard asks it again every
+// aheadRetry for up to aheadWait; a server still without the position then ends the
+// stream rather than skip what it never had. A server lost inside a transaction ends the
+// stream: the part of the transaction sent cannot be taken back, and the client resumes
+// from its last VGTID.
 func (s *shard) run(ctx context.Context, src Source) error {
 	log := src.Logger
 	if log == nil {
@@ -213,6 +216,10 @@ func (s *shard) run(ctx context.Context, src Source) error {
 		want = topology.Primary
 	}
 	at := 0
+	// moved: the shard left a server; aheadSince: when the server it went on from first
+	// lacked the position.
+	moved := false
+	var aheadSince time.Time
 	for {
 		m, err := pick(ctx, src.Members, at, want)
 		if err != nil {
@@ -240,24 +247,51 @@ func (s *shard) run(ctx context.Context, src Source) error {
 		if ctx.Err() != nil {
 			return err
 		}
+		if !errors.Is(err, vstreamer.ErrAhead) {
+			aheadSince = time.Time{}
+		}
 		addr := src.Members[m].Engine.Config().Addr
 		if s.moving.Load() && !midTxn {
 			log.Warn("shard server no longer of the stream's tablet type: going on from another server of the shard",
 				"shard", name, "server", addr, "tablet_type", want, "position", s.position())
-			at = 0
+			at, moved = 0, true
 			continue
 		}
 		if err == nil {
 			return nil
+		}
+		if moved && errors.Is(err, vstreamer.ErrAhead) {
+			if aheadSince.IsZero() {
+				aheadSince = time.Now()
+				log.Info("shard server lacks the position yet: waiting for it to catch up",
+					"shard", name, "server", addr, "position", req.Position, "err", err)
+			}
+			if time.Since(aheadSince) < aheadWait {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(aheadRetry):
+				}
+				at = m
+				continue
+			}
 		}
 		if !errors.Is(err, vstreamer.ErrUnavailable) || midTxn || len(src.Members) == 1 {
 			return fmt.Errorf("shard %s (%s): %w", name, addr, err)
 		}
 		log.Warn("shard server lost between transactions: going on from another server of the shard",
 			"shard", name, "server", addr, "position", req.Position, "err", err)
-		at = (m + 1) % len(src.Members)
+		at, moved = (m+1)%len(src.Members), true
 	}
 }
+
+// aheadWait bounds how long a shard waits for a server it moved to to reach its position,
+// and aheadRetry is how often it asks: a replica catches up on the few transactions a move
+// outran in milliseconds, and a server that had stopped replicating never does.
+const (
+	aheadWait  = 5 * time.Second
+	aheadRetry = 200 * time.Millisecond
+)
 
 // position is the shard's last position.
 func (s *shard) position() string {
