@@ -36,6 +36,17 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// commerceEngine is an engine for one shard of keyspace commerce on s.
+func commerceEngine(t *testing.T, s *testdb.Server, shard string) *vstreamer.Engine {
+	t.Helper()
+	e, err := vstreamer.NewEngine(vstreamer.Config{Addr: s.Addr(), User: s.User(), Password: s.Password(),
+		Database: "commerce", Keyspace: "commerce", Shard: shard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 // A switchover under a writer: shard -80's primary is demoted (read-only, replicating from
 // its replica) and the replica promoted, while a writer commits two-row transactions to
 // whichever is the primary. The merged stream leaves the demoted server for the new
@@ -78,14 +89,7 @@ func TestMergedDemotion(t *testing.T) {
 			if err = servers[1].Exec("DROP TABLE IF EXISTS dm", "CREATE TABLE dm (id INT PRIMARY KEY, v VARCHAR(16))"); err != nil {
 				t.Fatal(err)
 			}
-			engine := func(s *testdb.Server, shard string) *vstreamer.Engine {
-				e, err := vstreamer.NewEngine(vstreamer.Config{Addr: s.Addr(), User: s.User(), Password: s.Password(),
-					Database: "commerce", Keyspace: "commerce", Shard: shard})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			}
+			engine := func(s *testdb.Server, shard string) *vstreamer.Engine { return commerceEngine(t, s, shard) }
 			logs := &syncBuffer{}
 			filter := &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "dm"}}}
 			sources := []Source{

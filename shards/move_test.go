@@ -32,16 +32,8 @@ func TestMoveWaitsForServerCatchingUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer replica.Close()
-	engine := func(s *testdb.Server) *vstreamer.Engine {
-		e, err := vstreamer.NewEngine(vstreamer.Config{Addr: s.Addr(), User: s.User(), Password: s.Password(),
-			Database: "commerce", Keyspace: "commerce", Shard: "-80"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
 	logs := &syncBuffer{}
-	src := Source{Members: []Member{{Engine: engine(primary), TabletType: "primary"}, {Engine: engine(replica), TabletType: "replica"}},
+	src := Source{Members: []Member{{Engine: commerceEngine(t, primary, "-80"), TabletType: "primary"}, {Engine: commerceEngine(t, replica, "-80"), TabletType: "replica"}},
 		Request: vstreamer.Request{Position: "current", Filter: &binlogdata.Filter{Rules: []*binlogdata.Rule{{Match: "mw"}}}},
 		Logger:  slog.New(slog.NewTextHandler(logs, nil))}
 	col := &collector{}
