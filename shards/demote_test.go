@@ -104,14 +104,7 @@ func TestMergedDemotion(t *testing.T) {
 			go func() {
 				done <- StreamWith(ctx, sources, Options{RoleCheck: 200 * time.Millisecond}, col.send)
 			}()
-			testkit.WaitFor(t, 30*time.Second, "both shards' first positions", func() bool {
-				for _, ev := range col.snapshot() {
-					if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
-						return true
-					}
-				}
-				return false
-			})
+			col.waitPositioned(t, 2)
 
 			// The writer commits two-row transactions to the shard's primary of the moment
 			// until stopped; the switchover holds it (writes wait for the new primary).

@@ -145,14 +145,7 @@ func TestMergedHeartbeat(t *testing.T) {
 			go func() {
 				done <- StreamWith(ctx, flagSources(t, "beat", [2]time.Duration{250 * time.Millisecond, 250 * time.Millisecond}), opts, col.send)
 			}()
-			testkit.WaitFor(t, 30*time.Second, "both shards' first positions", func() bool {
-				for _, ev := range col.snapshot() {
-					if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
-						return true
-					}
-				}
-				return false
-			})
+			col.waitPositioned(t, 2)
 			beats := func(events []*binlogdata.VEvent) int {
 				n := 0
 				for _, ev := range events {

@@ -51,14 +51,7 @@ func TestMoveWaitsForServerCatchingUp(t *testing.T) {
 			return slices.Equal(rows(col.snapshot()), want)
 		}
 	}
-	testkit.WaitFor(t, 30*time.Second, "the stream's first position", func() bool {
-		for _, ev := range col.snapshot() {
-			if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 1 && sg[0].GetGtid() != "current" {
-				return true
-			}
-		}
-		return false
-	})
+	col.waitPositioned(t, 1)
 	if err := replica.StopReplication(); err != nil {
 		t.Fatal(err)
 	}

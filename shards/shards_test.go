@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,6 +71,21 @@ func (c *collector) snapshot() []*binlogdata.VEvent {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]*binlogdata.VEvent(nil), c.events...)
+}
+
+// waitPositioned waits for a VGTID that gives each of the stream's shards a position of
+// its own (not "current").
+func (c *collector) waitPositioned(t *testing.T, shards int) {
+	t.Helper()
+	testkit.WaitFor(t, 30*time.Second, "every shard's first position", func() bool {
+		for _, ev := range c.snapshot() {
+			sg := ev.GetVgtid().GetShardGtids()
+			if len(sg) == shards && !slices.ContainsFunc(sg, func(g *binlogdata.ShardGtid) bool { return g.GetGtid() == "current" }) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // rows are the rows the events insert or copy, as shard/id=value, in stream order.
@@ -214,14 +230,7 @@ func TestMergedStream(t *testing.T) {
 	c := &collector{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := streamFrom(ctx, es, startPos("current"), "merged", c)
-	testkit.WaitFor(t, 30*time.Second, "both shards' first positions", func() bool {
-		for _, ev := range c.snapshot() {
-			if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
-				return true
-			}
-		}
-		return false
-	})
+	c.waitPositioned(t, 2)
 	want := write(t, "merged", 1, 20)
 	testkit.WaitFor(t, 30*time.Second, "the first rows", func() bool { return len(rows(c.snapshot())) >= len(want) })
 	cancel()
@@ -344,14 +353,7 @@ func TestMergedFailover(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- Stream(ctx, sources, c.send) }()
-	testkit.WaitFor(t, 30*time.Second, "both shards' first positions", func() bool {
-		for _, ev := range c.snapshot() {
-			if sg := ev.GetVgtid().GetShardGtids(); len(sg) == 2 && sg[0].GetGtid() != "current" && sg[1].GetGtid() != "current" {
-				return true
-			}
-		}
-		return false
-	})
+	c.waitPositioned(t, 2)
 	var want []string
 	insert := func(s *testdb.Server, shard string, from, to int) {
 		for id := from; id < to; id++ {
