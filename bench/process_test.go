@@ -216,6 +216,23 @@ type procReader struct {
 	// run does the job once and returns what it measured.
 	run func(b *testing.B) procRun
 	sum procRun
+	// rounds is each round's time, for the spread of the ratio to the anchor's.
+	rounds []time.Duration
+}
+
+// spread is the lowest and the highest of r's per-round ratios to the anchor's rate in the
+// same round.
+func (r *procReader) spread(anchor *procReader) (lo, hi float64) {
+	for i, d := range r.rounds {
+		ratio := anchor.rounds[i].Seconds() / d.Seconds()
+		if i == 0 || ratio < lo {
+			lo = ratio
+		}
+		if i == 0 || ratio > hi {
+			hi = ratio
+		}
+	}
+	return lo, hi
 }
 
 // procRun is one run's time and CPU times: the consumer's (or the anchor's), vstreamd's (none
@@ -236,8 +253,9 @@ func (s *procRun) add(r procRun) {
 }
 
 // rounds runs every reader once per iteration, the order turning, and reports each one's rate
-// in rows/s, its ratio to the anchor (readers[0]) and every process's CPU seconds per million
-// rows.
+// in rows/s, its ratio to the anchor (readers[0]) with the lowest and highest ratio of a
+// single round (the machine's noise: builds that differ by less are not told apart), and
+// every process's CPU seconds per million rows.
 // With -process.compare, compare makes the readers of the second vstreamd (native-before,
 // vtgate-before), which join the rounds.
 func (w *procWorkload) rounds(b *testing.B, job string, rows int, readers []*procReader, compare func(bin, name string) *procReader) {
@@ -252,6 +270,7 @@ func (w *procWorkload) rounds(b *testing.B, job string, rows int, readers []*pro
 			run := r.run(b)
 			run.db = procCPU(b, dbPid) - db0
 			r.sum.add(run)
+			r.rounds = append(r.rounds, run.elapsed)
 		}
 	}
 	mrows := float64(rows*b.N) / 1e6
@@ -264,11 +283,14 @@ func (w *procWorkload) rounds(b *testing.B, job string, rows int, readers []*pro
 		line += fmt.Sprintf("%s %.0f rows/s", r.name, rate(r))
 		if r != readers[0] {
 			b.ReportMetric(rate(r)/rate(readers[0]), r.name+"/anchor")
+			lo, hi := r.spread(readers[0])
+			b.ReportMetric(lo, r.name+"/anchor-lowest")
+			b.ReportMetric(hi, r.name+"/anchor-highest")
 			b.ReportMetric(r.sum.vstreamd.Seconds()/mrows, r.name+"-vstreamd-cpu-s/Mrows")
 			b.ReportMetric(float64(r.sum.responses)/float64(b.N), r.name+"-responses")
 			b.ReportMetric(float64(r.sum.events)/float64(r.sum.responses), r.name+"-events/response")
-			line += fmt.Sprintf(" (%.2fx; CPU s/Mrows: vstreamd %.2f, client %.2f, db %.2f; %d responses of %.1f events); ", rate(r)/rate(readers[0]),
-				r.sum.vstreamd.Seconds()/mrows, r.sum.client.Seconds()/mrows, r.sum.db.Seconds()/mrows,
+			line += fmt.Sprintf(" (%.2fx, rounds %.2f-%.2fx; CPU s/Mrows: vstreamd %.2f, client %.2f, db %.2f; %d responses of %.1f events); ", rate(r)/rate(readers[0]),
+				lo, hi, r.sum.vstreamd.Seconds()/mrows, r.sum.client.Seconds()/mrows, r.sum.db.Seconds()/mrows,
 				r.sum.responses/b.N, float64(r.sum.events)/float64(r.sum.responses))
 		} else {
 			line += fmt.Sprintf(" (CPU s/Mrows: anchor %.2f, db %.2f); ", r.sum.client.Seconds()/mrows, r.sum.db.Seconds()/mrows)
@@ -426,6 +448,14 @@ type latencySide struct {
 	// the same binlog beside them (the floor of a reader process's cost, as the in-process
 	// anchor's cannot be told apart from the writer's).
 	vstreamd, client, reader time.Duration
+	// p50s and p99s are each run's p50 less the anchor's and p99 over the anchor's, for
+	// their spread.
+	p50s, p99s []float64
+}
+
+// spread is the lowest and highest of a run's figures.
+func spread(v []float64) (lo, hi float64) {
+	return slices.Min(v), slices.Max(v)
 }
 
 // benchLatency runs the writer once per consumer, the anchor reading beside each.
@@ -453,6 +483,8 @@ func (w *procWorkload) benchLatency(b *testing.B) {
 			s.vstreamd += r.vstreamd
 			s.client += r.client
 			s.reader += r.reader
+			s.p50s = append(s.p50s, ms(pct(r.consumer, 0.50))-ms(pct(r.anchor, 0.50)))
+			s.p99s = append(s.p99s, ms(pct(r.consumer, 0.99))/ms(pct(r.anchor, 0.99)))
 		}
 		hops = append(hops, hopRun(b, hopSamples)...)
 	}
@@ -477,11 +509,17 @@ func (w *procWorkload) benchLatency(b *testing.B) {
 		b.ReportMetric(ms(p99), name+"-p99-ms")
 		b.ReportMetric(ms(p50)-ms(ap50), name+"-p50-diff-ms")
 		b.ReportMetric(ms(p99)/ms(ap99), name+"-p99/anchor")
+		p50lo, p50hi := spread(s.p50s)
+		p99lo, p99hi := spread(s.p99s)
+		b.ReportMetric(p50lo, name+"-p50-diff-ms-lowest")
+		b.ReportMetric(p50hi, name+"-p50-diff-ms-highest")
+		b.ReportMetric(p99lo, name+"-p99/anchor-lowest")
+		b.ReportMetric(p99hi, name+"-p99/anchor-highest")
 		b.ReportMetric(perTxn(s.vstreamd), name+"-vstreamd-cpu-ms/txn")
 		b.ReportMetric(perTxn(s.client), name+"-client-cpu-ms/txn")
 		b.ReportMetric(perTxn(s.reader), name+"-binlogreader-cpu-ms/txn")
-		line += fmt.Sprintf("; %s p50 %.3fms p99 %.3fms (p50 +%.3fms, p99 %.2fx; CPU ms/txn: vstreamd %.3f, client %.3f, a go-mysql reader process %.3f)",
-			name, ms(p50), ms(p99), ms(p50)-ms(ap50), ms(p99)/ms(ap99), perTxn(s.vstreamd), perTxn(s.client), perTxn(s.reader))
+		line += fmt.Sprintf("; %s p50 %.3fms p99 %.3fms (p50 +%.3fms, runs +%.3f-%.3f; p99 %.2fx, runs %.2f-%.2fx; CPU ms/txn: vstreamd %.3f, client %.3f, a go-mysql reader process %.3f)",
+			name, ms(p50), ms(p99), ms(p50)-ms(ap50), p50lo, p50hi, ms(p99)/ms(ap99), p99lo, p99hi, perTxn(s.vstreamd), perTxn(s.client), perTxn(s.reader))
 	}
 	fmt.Println(line)
 }
