@@ -220,19 +220,13 @@ type procReader struct {
 	rounds []time.Duration
 }
 
-// spread is the lowest and the highest of r's per-round ratios to the anchor's rate in the
-// same round.
-func (r *procReader) spread(anchor *procReader) (lo, hi float64) {
+// ratios are r's rate in each round over the anchor's in the same round.
+func (r *procReader) ratios(anchor *procReader) []float64 {
+	out := make([]float64, len(r.rounds))
 	for i, d := range r.rounds {
-		ratio := anchor.rounds[i].Seconds() / d.Seconds()
-		if i == 0 || ratio < lo {
-			lo = ratio
-		}
-		if i == 0 || ratio > hi {
-			hi = ratio
-		}
+		out[i] = anchor.rounds[i].Seconds() / d.Seconds()
 	}
-	return lo, hi
+	return out
 }
 
 // procRun is one run's time and CPU times: the consumer's (or the anchor's), vstreamd's (none
@@ -283,7 +277,7 @@ func (w *procWorkload) rounds(b *testing.B, job string, rows int, readers []*pro
 		line += fmt.Sprintf("%s %.0f rows/s", r.name, rate(r))
 		if r != readers[0] {
 			b.ReportMetric(rate(r)/rate(readers[0]), r.name+"/anchor")
-			lo, hi := r.spread(readers[0])
+			lo, hi := spread(r.ratios(readers[0]))
 			b.ReportMetric(lo, r.name+"/anchor-lowest")
 			b.ReportMetric(hi, r.name+"/anchor-highest")
 			b.ReportMetric(r.sum.vstreamd.Seconds()/mrows, r.name+"-vstreamd-cpu-s/Mrows")
@@ -453,7 +447,7 @@ type latencySide struct {
 	p50s, p99s []float64
 }
 
-// spread is the lowest and highest of a run's figures.
+// spread is the lowest and the highest of figures taken round by round.
 func spread(v []float64) (lo, hi float64) {
 	return slices.Min(v), slices.Max(v)
 }
