@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"log/slog"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/vstream-cdc/vstream/position"
 )
 
 // rawEvents is a dump read in raw mode: each event undecoded, as go-mysql hands it out.
@@ -141,5 +146,54 @@ func TestPayloadReaderBoundsMemory(t *testing.T) {
 				t.Errorf("the heap grew by %d MiB reading a 256 MiB transaction", grew>>20)
 			}
 		})
+	}
+}
+
+// TestPayloadReaderTableMapOnce: a TABLE_MAP read again with the bytes its table id's last one
+// had is handed out as the event of that first decoding, and the rows event after it decodes
+// as it would after a fresh decoding (go-mysql decodes this JSON table's rows with the map
+// the parser keeps); a map whose bytes changed, and one after a new format description, are
+// decoded afresh. Every event equals what a parser decoding each one anew makes of it.
+func TestPayloadReaderTableMapOnce(t *testing.T) {
+	tm := tableMapJSON()
+	renamed := bytes.Replace(tm, []byte("email"), []byte("e_mai"), 1)
+	rows := withChecksum(t, fixture(t, "partial_update_json_replace.hex"))
+	raws := [][]byte{
+		formatEvent(),
+		makeEvent(replication.TABLE_MAP_EVENT, 1, 1100, tm),
+		rows,
+		makeEvent(replication.TABLE_MAP_EVENT, 1, 2100, tm), // 3: the same map, later
+		rows,
+		makeEvent(replication.TABLE_MAP_EVENT, 1, 3100, renamed), // 5: a column renamed
+		makeEvent(replication.TABLE_MAP_EVENT, 1, 3200, tm),      // 6: and back
+		formatEvent(),
+		makeEvent(replication.TABLE_MAP_EVENT, 1, 4100, tm), // 8: under a new format
+	}
+	want := parseBinlog(t, raws...)
+	cfg := syncerConfig(&Config{}, &serverInfo{flavor: position.MySQL56}, false, slog.New(slog.DiscardHandler))
+	r := newPayloadReader(&rawEvents{evs: slices.Clone(raws)}, cfg)
+	var got []*replication.BinlogEvent
+	for range raws {
+		ev, err := r.GetEvent(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+	}
+	for i := range raws {
+		if !reflect.DeepEqual(got[i].Event, want[i].Event) || got[i].Header.LogPos != want[i].Header.LogPos {
+			t.Errorf("event %d (%s) = %+v, want %+v", i, want[i].Header.EventType, got[i].Event, want[i].Event)
+		}
+	}
+	if got[3].Event != got[1].Event {
+		t.Error("the repeated map was decoded again")
+	}
+	for _, i := range []int{5, 6, 8} {
+		if got[i].Event == got[1].Event || got[i].Event == got[i-1].Event {
+			t.Errorf("map %d is the event of an earlier one", i)
+		}
+	}
+	if len(got[4].Event.(*replication.RowsEvent).Rows) == 0 {
+		t.Fatal("the rows event after the repeated map has no rows")
 	}
 }

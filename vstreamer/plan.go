@@ -37,6 +37,9 @@ type tablePlan struct {
 	types []byte
 	meta  []uint16
 	names []string
+	// fitted is the last TABLE_MAP event the plan was found to fit: a binlog reader hands
+	// out one event for a table's repeated maps (payloadReader.parseTableMap).
+	fitted *replication.TableMapEvent
 	// arenaHint is the size of the last rows event's values, to size the next one's buffer.
 	arenaHint int
 	// textPerByte and lengthsPerByte are how many bytes of text and how many lengths the last
@@ -50,6 +53,17 @@ type tablePlan struct {
 }
 
 func (p *tablePlan) fits(tm *replication.TableMapEvent) bool {
+	if tm == p.fitted {
+		return true
+	}
+	if !p.fitsSignature(tm) {
+		return false
+	}
+	p.fitted = tm
+	return true
+}
+
+func (p *tablePlan) fitsSignature(tm *replication.TableMapEvent) bool {
 	if p.name != string(tm.Table) || p.db != string(tm.Schema) {
 		return false
 	}
@@ -136,11 +150,12 @@ func columnNames(tm *replication.TableMapEvent) []string {
 
 func (s *stream) buildPlan(tm *replication.TableMapEvent) (*tablePlan, error) {
 	p := &tablePlan{
-		name:  string(tm.Table),
-		db:    string(tm.Schema),
-		types: slices.Clone(tm.ColumnType),
-		meta:  slices.Clone(tm.ColumnMeta),
-		names: columnNames(tm),
+		name:   string(tm.Table),
+		db:     string(tm.Schema),
+		types:  slices.Clone(tm.ColumnType),
+		meta:   slices.Clone(tm.ColumnMeta),
+		names:  columnNames(tm),
+		fitted: tm,
 	}
 	k := s.ks
 	if string(tm.Schema) != k.cfg.Database {

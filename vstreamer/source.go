@@ -49,18 +49,18 @@ func (serverSource) open(s *stream, info *serverInfo) (binlogReader, func(), err
 }
 
 // openDump opens a replication connection and starts its dump after the transactions in pos
-// (or at pos's file and offset), at place when it is not nil (see headplace.go). A MySQL
-// dump is read raw and decoded by payloadReader, which hands out a compressed transaction's
-// events as they are decompressed. A dump whose config has a SynchronousEventHandler pushes
-// its events to it from go-mysql's reading goroutine, decoded alike.
+// (or at pos's file and offset), at place when it is not nil (see headplace.go). The dump is
+// read raw and decoded by payloadReader, which hands out a MySQL compressed transaction's
+// events as they are decompressed and decodes a table's repeated TABLE_MAP once. A dump whose
+// config has a SynchronousEventHandler pushes its events to it from go-mysql's reading
+// goroutine, decoded alike.
 func (e *Engine) openDump(cfg replication.BinlogSyncerConfig, pos position.Position, place *headPlace) (binlogReader, func(), error) {
-	raw := cfg.Flavor == mysql.MySQLFlavor
-	cfg.RawModeEnabled = raw
+	cfg.RawModeEnabled = true
 	push := cfg.SynchronousEventHandler
 	if push != nil && place != nil {
 		push = &placeCheckedHandler{next: push, e: e, h: place}
 	}
-	if push != nil && raw {
+	if push != nil {
 		push = &payloadReader{push: push, parser: newParser(cfg), cfg: cfg}
 	}
 	cfg.SynchronousEventHandler = push
@@ -88,10 +88,7 @@ func (e *Engine) openDump(cfg replication.BinlogSyncerConfig, pos position.Posit
 		// wait for the one stopping the dump.
 		return streamer, func() { go syncer.Close() }, nil
 	}
-	var src binlogReader = streamer
-	if raw {
-		src = newPayloadReader(streamer, cfg)
-	}
+	var src binlogReader = newPayloadReader(streamer, cfg)
 	if place != nil {
 		src = &placeChecked{binlogReader: src, e: e, h: place}
 	}
