@@ -56,7 +56,7 @@ func firstGTID(t *testing.T, src binlogReader) (first *replication.BinlogEvent, 
 			first = ev
 		}
 		if g, start, _ := m.Mark(ev); start {
-			return first, g
+			return first, gtidText(g)
 		}
 	}
 }

@@ -19,27 +19,32 @@ type txnMarks struct {
 
 var _ fanout.Marker = (*txnMarks)(nil)
 
-func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid string, start, end bool) {
+func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid fanout.GTID, start, end bool) {
 	switch e := ev.Event.(type) {
 	case *replication.MariadbGTIDEvent:
 		if !e.IsStandalone() {
 			m.inTxn = true
 		}
-		return formatMariaDBGTID(e.GTID), true, false
+		return fanout.GTID{MariaDB: &e.GTID}, true, false
 	case *replication.GTIDEvent:
-		return mysqlGTIDString(e)
+		return mysqlMark(e)
 	case *replication.GtidTaggedLogEvent:
-		return mysqlGTIDString(&e.GTIDEvent)
+		return mysqlMark(&e.GTIDEvent)
 	case *replication.XIDEvent:
 		m.inTxn = false
-		return "", false, true
+		return fanout.GTID{}, false, true
 	case *replication.GenericEvent:
 		if xaOnePhase(ev) {
 			m.inTxn = false
-			return "", false, true
+			return fanout.GTID{}, false, true
 		}
 	case *replication.QueryEvent:
-		return "", false, m.query(string(e.Query))
+		if isBegin(e.Query) {
+			// Every MySQL transaction opens with one: read without the text made a string.
+			m.inTxn = true
+			return fanout.GTID{}, false, false
+		}
+		return fanout.GTID{}, false, m.query(string(e.Query))
 	case *replication.TransactionPayloadEvent:
 		for _, inner := range e.Events {
 			g, s, en := m.Mark(inner)
@@ -52,7 +57,20 @@ func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid string, start, end bo
 	default:
 		// The other events neither start nor end a transaction.
 	}
-	return "", false, false
+	return fanout.GTID{}, false, false
+}
+
+// isBegin reports whether a query event's text is BEGIN, as servers log it to open a
+// transaction.
+func isBegin(q []byte) bool { return string(q) == "BEGIN" }
+
+// mysqlMark is the start of a transaction by its MySQL GTID event; a transaction without a
+// GTID is not marked (the stream fails on it, mysqlGTID).
+func mysqlMark(e *replication.GTIDEvent) (fanout.GTID, bool, bool) {
+	if len(e.SID) != 16 || isZero(e.SID) {
+		return fanout.GTID{}, false, false
+	}
+	return fanout.GTID{MySQL: e}, true, false
 }
 
 // query is what query() and statementDML() do with the transaction.

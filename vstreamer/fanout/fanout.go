@@ -18,7 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
 
 	"github.com/vstream-cdc/vstream/position"
 )
@@ -52,7 +54,35 @@ type OpenFunc func(pos position.Position, push func(*replication.BinlogEvent) er
 // them: the position moves by a transaction's GTID at its end. One Marker reads one dump, in
 // order, and may keep state.
 type Marker interface {
-	Mark(ev *replication.BinlogEvent) (gtid string, start, end bool)
+	Mark(ev *replication.BinlogEvent) (gtid GTID, start, end bool)
+}
+
+// GTID is the GTID of the transaction an event starts, as the event holds it: a MariaDB or a
+// MySQL GTID event's own, by which the position moves without its text written and parsed
+// back (for every transaction of the dump), or Text, for a GTID a Marker found otherwise.
+// The zero GTID is none.
+type GTID struct {
+	MariaDB *mysql.MariadbGTID
+	// MySQL is a GTID event with a 16-byte source uuid.
+	MySQL *replication.GTIDEvent
+	Text  string
+}
+
+// IsZero reports whether g is none.
+func (g GTID) IsZero() bool { return g.MariaDB == nil && g.MySQL == nil && g.Text == "" }
+
+// addTo moves p past the transaction of g.
+func (g GTID) addTo(p *position.Position) error {
+	switch {
+	case g.MariaDB != nil:
+		return p.AddMariaDB(*g.MariaDB)
+	case g.MySQL != nil:
+		var id uuid.UUID
+		copy(id[:], g.MySQL.SID)
+		return p.AddMySQL(id, g.MySQL.Tag, g.MySQL.GNO)
+	default:
+		return p.Update(g.Text)
+	}
 }
 
 // Config bounds the hubs of a pool.

@@ -183,14 +183,14 @@ func (d *dump) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
 // marks ends a transaction at its XID, or its query (a DDL's).
 type marks struct{}
 
-func (marks) Mark(ev *replication.BinlogEvent) (string, bool, bool) {
+func (marks) Mark(ev *replication.BinlogEvent) (GTID, bool, bool) {
 	switch e := ev.Event.(type) {
 	case *replication.MariadbGTIDEvent:
-		return fmt.Sprintf("0-1-%d", e.GTID.SequenceNumber), true, false
+		return GTID{Text: fmt.Sprintf("0-1-%d", e.GTID.SequenceNumber)}, true, false
 	case *replication.XIDEvent, *replication.QueryEvent:
-		return "", false, true
+		return GTID{}, false, true
 	}
-	return "", false, false
+	return GTID{}, false, false
 }
 
 func pos(t *testing.T, seq int) position.Position {

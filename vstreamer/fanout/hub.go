@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/position"
@@ -101,10 +100,7 @@ type hub struct {
 type dumpPlace struct {
 	file string
 	pos  position.Position
-	gtid string
-	// mariadb is the open transaction's GTID, when a MariaDB GTID event opened it: the
-	// position moves by it rather than by gtid parsed back.
-	mariadb *mysql.MariadbGTID
+	gtid GTID
 	// broken is set once a GTID could not be added to pos: no boundary after it can be
 	// trusted.
 	broken bool
@@ -120,27 +116,18 @@ func (d *dumpPlace) advance(ev *replication.BinlogEvent, seq uint64) (starts boo
 	}
 	gtid, start, end := d.marker.Mark(ev)
 	if start {
-		d.gtid, d.mariadb = gtid, nil
-		if e, ok := ev.Event.(*replication.MariadbGTIDEvent); ok && gtid != "" {
-			d.mariadb = &e.GTID
-		}
+		d.gtid = gtid
 	}
 	if !end {
 		return start, nil
 	}
-	if d.gtid != "" && !d.broken {
-		var err error
-		if d.mariadb != nil {
-			err = d.pos.AddMariaDB(*d.mariadb)
-		} else {
-			err = d.pos.Update(d.gtid)
-		}
-		if err != nil {
+	if !d.gtid.IsZero() && !d.broken {
+		if err := d.gtid.addTo(&d.pos); err != nil {
 			// The streams fail on this GTID themselves; no boundary after it can be trusted.
 			d.broken = true
 		}
 	}
-	d.gtid, d.mariadb = "", nil
+	d.gtid = GTID{}
 	if d.broken {
 		return false, nil
 	}
@@ -334,7 +321,7 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	// nothing of an open transaction is sent before its end, and each wake of a stream is
 	// a trip through the scheduler. A long transaction still wakes them every wakeEvery
 	// events, so that they stream it as it comes.
-	if h.held++; !midTransaction(e.typ, h.at.gtid != "") || h.held >= wakeEvery {
+	if h.held++; !midTransaction(e.typ, !h.at.gtid.IsZero()) || h.held >= wakeEvery {
 		h.held = 0
 		h.wake()
 	}
