@@ -37,6 +37,11 @@ type Table struct {
 	DB, Name string
 }
 
+// IsBegin reports whether a binlog query event's text is the BEGIN a server logs to open a
+// transaction (Classify's Begin for it), read as the event holds it: every MySQL transaction
+// has one, and its readers need not make the text a string.
+func IsBegin(q []byte) bool { return string(q) == "BEGIN" }
+
 // Classify reads the kind of a statement and, for DDL and DML, the tables it names. ok is
 // false when a DDL's or DML's tables could not be read; callers then treat it as touching
 // every table.

@@ -137,3 +137,26 @@ func TestKeywords(t *testing.T) {
 		t.Errorf("Keywords = %v, want %v", got, want)
 	}
 }
+
+// TestIsBegin: the BEGIN servers log is read as Classify reads it; any other text is left to
+// Classify.
+func TestIsBegin(t *testing.T) {
+	for _, tc := range []struct {
+		sql  string
+		want bool
+	}{
+		{"BEGIN", true},
+		{"begin", false},
+		{"BEGIN WORK", false},
+		{"XA START 'x'", false},
+		{"COMMIT", false},
+		{"", false},
+	} {
+		if got := IsBegin([]byte(tc.sql)); got != tc.want {
+			t.Errorf("IsBegin(%q) = %v, want %v", tc.sql, got, tc.want)
+		}
+		if kind, _, _ := Classify(tc.sql); tc.want && kind != Begin {
+			t.Errorf("IsBegin(%q) but Classify reads %v", tc.sql, kind)
+		}
+	}
+}

@@ -39,7 +39,7 @@ func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid fanout.GTID, start, e
 			return fanout.GTID{}, false, true
 		}
 	case *replication.QueryEvent:
-		if isBegin(e.Query) {
+		if sqltext.IsBegin(e.Query) {
 			// Every MySQL transaction opens with one: read without the text made a string.
 			m.inTxn = true
 			return fanout.GTID{}, false, false
@@ -59,10 +59,6 @@ func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid fanout.GTID, start, e
 	}
 	return fanout.GTID{}, false, false
 }
-
-// isBegin reports whether a query event's text is BEGIN, as servers log it to open a
-// transaction.
-func isBegin(q []byte) bool { return string(q) == "BEGIN" }
 
 // mysqlMark is the start of a transaction by its MySQL GTID event; a transaction without a
 // GTID is not marked (the stream fails on it, mysqlGTID).

@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/position"
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // These tests drive hubs with a binlog written here: transactions of one GTID event, a few
@@ -180,14 +181,18 @@ func (d *dump) GetEvent(ctx context.Context) (*replication.BinlogEvent, error) {
 	return ev, nil
 }
 
-// marks ends a transaction at its XID, or its query (a DDL's).
+// marks ends a transaction at its XID, or its query (a DDL's) but MySQL's BEGIN.
 type marks struct{}
 
 func (marks) Mark(ev *replication.BinlogEvent) (GTID, bool, bool) {
 	switch e := ev.Event.(type) {
 	case *replication.MariadbGTIDEvent:
 		return GTID{Text: fmt.Sprintf("0-1-%d", e.GTID.SequenceNumber)}, true, false
-	case *replication.XIDEvent, *replication.QueryEvent:
+	case *replication.GTIDEvent:
+		return GTID{MySQL: e}, true, false
+	case *replication.QueryEvent:
+		return GTID{}, false, !sqltext.IsBegin(e.Query)
+	case *replication.XIDEvent:
 		return GTID{}, false, true
 	}
 	return GTID{}, false, false

@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vstream-cdc/vstream/position"
+	"github.com/vstream-cdc/vstream/sqltext"
 )
 
 // entry is one event of a hub's ring, with what its cursors read of it (the event itself only
@@ -321,7 +322,7 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 	// nothing of an open transaction is sent before its end, and each wake of a stream is
 	// a trip through the scheduler. A long transaction still wakes them every wakeEvery
 	// events, so that they stream it as it comes.
-	if h.held++; !midTransaction(e.typ, !h.at.gtid.IsZero()) || h.held >= wakeEvery {
+	if h.held++; !midTransaction(ev, !h.at.gtid.IsZero()) || h.held >= wakeEvery {
 		h.held = 0
 		h.wake()
 	}
@@ -332,16 +333,19 @@ func (h *hub) append(ev *replication.BinlogEvent) *bound {
 // cursors waiting for them.
 const wakeEvery = 32
 
-// midTransaction reports whether an event of type typ, read while a transaction is open
-// (open), is one of its inner events, which cannot end it: a GTID event that opens one, a
+// midTransaction reports whether ev, read while a transaction is open (open), is one of its
+// inner events, which cannot end it: a GTID event that opens one, MySQL's BEGIN after it, a
 // table map, a rows event and what MariaDB and MySQL write beside rows. Every other event
-// (an XID, a query, which may commit, a heartbeat) wakes the cursors, so that a transaction
-// the marker misjudges delays no stream.
-func midTransaction(typ replication.EventType, open bool) bool {
+// (an XID, another query, which may commit, a heartbeat) wakes the cursors, so that a
+// transaction the marker misjudges delays no stream.
+func midTransaction(ev *replication.BinlogEvent, open bool) bool {
 	if !open {
 		return false
 	}
-	switch typ {
+	switch ev.Header.EventType {
+	case replication.QUERY_EVENT:
+		q, ok := ev.Event.(*replication.QueryEvent)
+		return ok && sqltext.IsBegin(q.Query)
 	case replication.MARIADB_GTID_EVENT, replication.GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT,
 		replication.TABLE_MAP_EVENT, replication.MARIADB_ANNOTATE_ROWS_EVENT, replication.ROWS_QUERY_EVENT,
 		replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,

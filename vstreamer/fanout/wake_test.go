@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -39,6 +40,8 @@ func TestWaitingCursorWokenPerTransaction(t *testing.T) {
 	xid := of(replication.XID_EVENT, &replication.XIDEvent{})
 	query := of(replication.QUERY_EVENT, &replication.QueryEvent{Query: []byte("INSERT INTO t VALUES (1)")})
 	heartbeat := of(replication.HEARTBEAT_EVENT, &replication.GenericEvent{})
+	mysqlGTID := of(replication.GTID_EVENT, &replication.GTIDEvent{SID: bytes.Repeat([]byte{0x3e}, 16), GNO: 2})
+	begin := of(replication.QUERY_EVENT, &replication.QueryEvent{Query: []byte("BEGIN")})
 	many := func(n int, ev *replication.BinlogEvent) []*replication.BinlogEvent {
 		out := make([]*replication.BinlogEvent, n)
 		for i := range out {
@@ -57,6 +60,10 @@ func TestWaitingCursorWokenPerTransaction(t *testing.T) {
 			[]bool{false, false, false, false, true}},
 		{"statement inside a transaction may commit it", []*replication.BinlogEvent{gtid(1), query, xid},
 			[]bool{false, true, true}},
+		{"MySQL row transaction: its BEGIN does not wake", []*replication.BinlogEvent{mysqlGTID, begin, tableMap, rows, xid},
+			[]bool{false, false, false, false, true}},
+		{"BEGIN outside a transaction wakes", []*replication.BinlogEvent{begin},
+			[]bool{true}},
 		{"heartbeat between transactions", []*replication.BinlogEvent{heartbeat},
 			[]bool{true}},
 		{"long transaction", append(append([]*replication.BinlogEvent{gtid(1), tableMap}, many(wakeEvery, rows)...), xid),
@@ -66,7 +73,11 @@ func TestWaitingCursorWokenPerTransaction(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := make(feed)
 			p := NewPool(Config{NewMarker: func() Marker { return marks{} }})
-			start, err := position.Parse("MariaDB/0-1-0")
+			at := "MariaDB/0-1-0"
+			if tc.events[0] == mysqlGTID {
+				at = "MySQL56/3e3e3e3e-3e3e-3e3e-3e3e-3e3e3e3e3e3e:1"
+			}
+			start, err := position.Parse(at)
 			if err != nil {
 				t.Fatal(err)
 			}
