@@ -16,7 +16,7 @@ import (
 // mysqlGTID starts a MySQL transaction: an untagged GTID event, or MySQL 8.4's tagged one
 // (GTID_TAGGED_LOG_EVENT, uuid:tag:number), which go-mysql decodes into the same fields.
 func (s *stream) mysqlGTID(e *replication.GTIDEvent) error {
-	if len(e.SID) != 16 || isZero(e.SID) {
+	if !hasGTID(e) {
 		return fmt.Errorf("%w: a transaction without a GTID (ANONYMOUS_GTID_LOG_EVENT) at %s:%d: gtid_mode is no longer ON; the stream needs gtid_mode=ON",
 			ErrServerConfig, s.cursor.binlogFile, s.cursor.binlogPos)
 	}
@@ -26,6 +26,22 @@ func (s *stream) mysqlGTID(e *replication.GTIDEvent) error {
 	s.cursor.enter(id)
 	s.txn = txnSource{originalCommitUs: int64(e.OriginalCommitTimestamp)}
 	return nil
+}
+
+// hasGTID reports whether a MySQL GTID event names its transaction: an ANONYMOUS_GTID_LOG_EVENT
+// (gtid_mode OFF) carries a zero source uuid.
+func hasGTID(e *replication.GTIDEvent) bool { return len(e.SID) == 16 && !isZero(e.SID) }
+
+// mysqlGTIDString is the text of the GTID mysqlGTID reads; false for a transaction without
+// one.
+func mysqlGTIDString(e *replication.GTIDEvent) (string, bool) {
+	if !hasGTID(e) {
+		return "", false
+	}
+	if tag := e.Tag.String(); tag != "" {
+		return formatMySQLTaggedGTID(e.SID, tag, e.GNO), true
+	}
+	return formatMySQLGTID(e.SID, e.GNO), true
 }
 
 // payload streams the events of a compressed transaction (MySQL 8.0.20+ with

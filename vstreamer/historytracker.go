@@ -265,7 +265,7 @@ func (t *historyTracker) handle(ev *replication.BinlogEvent) error {
 // mysqlGTID starts a MySQL transaction. It opens with BEGIN, unless it is a DDL, which
 // commits by itself.
 func (t *historyTracker) mysqlGTID(e *replication.GTIDEvent) error {
-	g, ok, _ := mysqlGTIDString(e)
+	g, ok := mysqlGTIDString(e)
 	if !ok {
 		return fmt.Errorf("%w: schema history: a transaction without a GTID (gtid_mode is no longer ON) after %s", ErrServerConfig, t.pos)
 	}

@@ -63,7 +63,7 @@ func (m *txnMarks) Mark(ev *replication.BinlogEvent) (gtid fanout.GTID, start, e
 // mysqlMark is the start of a transaction by its MySQL GTID event; a transaction without a
 // GTID is not marked (the stream fails on it, mysqlGTID).
 func mysqlMark(e *replication.GTIDEvent) (fanout.GTID, bool, bool) {
-	if len(e.SID) != 16 || isZero(e.SID) {
+	if !hasGTID(e) {
 		return fanout.GTID{}, false, false
 	}
 	return fanout.GTID{MySQL: e}, true, false
@@ -85,16 +85,4 @@ func (m *txnMarks) query(sql string) bool {
 		// A statement inside a transaction is part of it; outside one it commits by itself.
 		return !m.inTxn
 	}
-}
-
-// mysqlGTIDString is the GTID mysqlGTID reads; a transaction without one is not marked (the
-// stream fails on it).
-func mysqlGTIDString(e *replication.GTIDEvent) (string, bool, bool) {
-	if len(e.SID) != 16 || isZero(e.SID) {
-		return "", false, false
-	}
-	if tag := e.Tag.String(); tag != "" {
-		return formatMySQLTaggedGTID(e.SID, tag, e.GNO), true, false
-	}
-	return formatMySQLGTID(e.SID, e.GNO), true, false
 }

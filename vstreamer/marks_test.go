@@ -75,7 +75,7 @@ func gtidText(g fanout.GTID) string {
 	case g.MariaDB != nil:
 		return formatMariaDBGTID(*g.MariaDB)
 	case g.MySQL != nil:
-		s, _, _ := mysqlGTIDString(g.MySQL)
+		s, _ := mysqlGTIDString(g.MySQL)
 		return s
 	}
 	return g.Text
