@@ -30,7 +30,7 @@ import (
 	"github.com/vstream-cdc/vstream/internal/testkit"
 )
 
-// The fan-out benchmark's scale. The defaults are the figures (100 streams, 500
+// The fan-out benchmark's scale. The defaults are the targets' figures (100 streams, 500
 // transactions/s) and keep the run near a minute on two cores.
 var (
 	fanStreams = flag.Int("fanout.streams", 100, "filtered streams, each selecting a table of its own")

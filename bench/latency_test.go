@@ -27,7 +27,7 @@ import (
 	"github.com/vstream-cdc/vstream/internal/testdb"
 )
 
-// The latency benchmark's load: the 500 single-row transactions a second.
+// The latency benchmark's load: the targets' 500 single-row transactions a second.
 var (
 	latTPS      = flag.Int("latency.tps", 500, "single-row transactions per second committed in BenchmarkLatency")
 	latDuration = flag.Duration("latency.duration", 10*time.Second, "how long BenchmarkLatency's writers commit")

@@ -31,27 +31,28 @@ import (
 // afresh for every measurement, and the consumer as another, once with the project's client on
 // the native API (bench/consumer) and once with Vitess's client on the vtgate API
 // (interop/cmd/vtgateconsumer), each beside an anchor that does the same job without vstreamd,
-// measured on the same server in the same run. The workloads are issue 29's, scaled down so
-// that both flavors run in a few minutes on a 2-core machine:
+// measured on the same server in the same run. The full workloads (docs/performance.md) are
+// scaled down by default so that both flavors run in a few minutes on a 2-core machine:
 //   - binlog: 1,000,000/scale rows inserted 100 per transaction, 200,000/scale single-row
 //     UPDATEs, 100,000/scale DELETEs 10 per transaction (-process.scale, 10 by default); the
 //     anchor is bench/binlogreader, go-mysql's BinlogSyncer decoding the same binlog, timed from
 //     process start to exit;
 //   - copy: a 500,000/scale-row table of ~260 bytes of text a row (-process.copy-scale, 2 by
 //     default: at 50,000 rows the stream's start, a fixed cost, weighs on the ratio far more
-//     than in the issue's run); the anchor is bench/chunkreader, go-sql-driver reading it in
+//     than in the full run); the anchor is bench/chunkreader, go-sql-driver reading it in
 //     10,000-row key chunks into sql.RawBytes;
-//   - latency: single-row INSERTs from go-sql-driver at -process.tps for -process.latency (the
-//     issue's 20s cut to 5s); the anchor is a go-mysql reader in the writer's own process,
-//     started at the current GTID. Each round also measures a bare process hop (hopRun): the
+//   - latency: single-row INSERTs from go-sql-driver at -process.tps for -process.latency (5s
+//     by default, 20s in the full run); the anchor is a go-mysql reader in the writer's own
+//     process, started at the current GTID. Each round also measures a bare process hop (hopRun): the
 //     part of the consumer's latency over the anchor's that no vstreamd can remove.
 //
-// The server runs with sync_binlog=0 and innodb_flush_log_at_trx_commit=2, as in the issue.
-// Every figure is reported beside its anchor, with the CPU time of every process: vstreamd's,
-// the consumer's, the anchor's and the database server's. Nothing is asserted about time.
+// The server runs with sync_binlog=0 and innodb_flush_log_at_trx_commit=2, so that its disk
+// flushes do not set the pace. Every figure is reported beside its anchor, with the CPU time
+// of every process: vstreamd's, the consumer's, the anchor's and the database server's.
+// Nothing is asserted about time.
 var (
-	procScale     = flag.Int("process.scale", 10, "BenchmarkProcess/binlog: issue 29's binlog workload divided by this")
-	procCopyScale = flag.Int("process.copy-scale", 2, "BenchmarkProcess/copy: issue 29's 500,000-row table divided by this")
+	procScale     = flag.Int("process.scale", 10, "BenchmarkProcess/binlog: the full binlog workload (1,300,000 row changes) divided by this")
+	procCopyScale = flag.Int("process.copy-scale", 2, "BenchmarkProcess/copy: the full 500,000-row table divided by this")
 	procTPS       = flag.Int("process.tps", 500, "BenchmarkProcess/latency: single-row transactions per second")
 	procLatency   = flag.Duration("process.latency", 5*time.Second, "BenchmarkProcess/latency: how long the writer commits, per consumer")
 	procCompare   = flag.String("process.compare", "", "BenchmarkProcess: a second vstreamd binary (an earlier build, say) whose consumers run in the same rounds, named native-before and vtgate-before")
@@ -147,8 +148,8 @@ func BenchmarkProcess(b *testing.B) {
 	b.Run("latency", w.benchLatency)
 }
 
-// rowSQL is the SELECT list of a benchmark row numbered seq: about 260 bytes of text, as the
-// issue's.
+// rowSQL is the SELECT list of a benchmark row numbered seq: about 260 bytes of text, as an
+// ordinary orders table's.
 const rowSQL = `seq, CONCAT('customer-', seq), seq * 1.25, seq % 17, seq / 3.0,
 	ELT(1 + seq % 3, 'new', 'paid', 'shipped'), '2024-01-02 03:04:05.678', '2024-01-02 03:04:05.678',
 	CONCAT('a note of some length for each order, long enough that the row holds about as much text ',

@@ -43,6 +43,11 @@ func (v *vstreamService) Stream(stream vstreamv1.VStreamService_StreamServer) er
 	if err != nil {
 		return err
 	}
+	// A batch of VEvents is marshalled and none of its events kept (the acks and the snapshot
+	// requests keep a VGTID, never a row), so the engine builds its ROW events in the memory
+	// of those already sent. An encoder may hold events across batches, and the merge of
+	// shards holds them between its sources.
+	req.SendRetainsNothing = enc == nil && sources == nil
 	release, err := v.srv.admit(req)
 	if err != nil {
 		return err

@@ -106,22 +106,24 @@ func TestClusterVtgateFlags(t *testing.T) {
 					}
 				}
 			}
-			// A big transaction (ten statements of 50 rows, 1 MB) on both shards at once.
-			big := func(exec func(...string) error) error {
+			// A big transaction (ten statements of 50 rows, 1 MB) on both shards at once, each
+			// with keys of its own, from first on.
+			big := func(first int, exec func(...string) error) error {
 				stmts := []string{"BEGIN"}
-				for range 10 {
+				for i := range 10 {
 					var vals []string
-					for range 50 {
-						id++
-						vals = append(vals, fmt.Sprintf("(%d, '%s')", id, strings.Repeat("x", 2000)))
+					for j := range 50 {
+						vals = append(vals, fmt.Sprintf("(%d, '%s')", first+i*50+j, strings.Repeat("x", 2000)))
 					}
 					stmts = append(stmts, "INSERT INTO sh VALUES "+strings.Join(vals, ","))
 				}
 				return exec(append(stmts, "COMMIT")...)
 			}
+			first, second := id+1, id+501
+			id += 1000
 			errc := make(chan error, 1)
-			go func() { errc <- big(other.Exec) }()
-			if err := big(func(s ...string) error { testkit.MustExec(t, db, s...); return nil }); err != nil {
+			go func() { errc <- big(second, other.Exec) }()
+			if err := big(first, func(s ...string) error { testkit.MustExec(t, db, s...); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if err := <-errc; err != nil {
