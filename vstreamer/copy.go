@@ -124,7 +124,7 @@ type copier struct {
 	// vitess shapes the copy's events as Vitess's tablets send them (Request.VitessCopy).
 	vitess bool
 	// mems, when the stream's send retains nothing (Request.SendRetainsNothing), holds the
-	// memory of Vitess-shaped packets already sent, for the next packets to reuse.
+	// memory of batches of rows already sent, for the next batches to reuse.
 	mems chan *copyMem
 	// snap is the snapshot of the chunk being read.
 	snap snapshot

@@ -334,3 +334,65 @@ func TestVitessCopyReusesMemory(t *testing.T) {
 		t.Error("no ROW event's memory was reused")
 	}
 }
+
+// TestCopyReusesMemory: with SendRetainsNothing the native copy builds its batches' rows in
+// the memory of rows already sent (their RowChanges come back), and every row still reaches
+// the send as it was read, whether its batch went out from the copy's sending goroutine (a
+// full batch) or with its chunk's end. Small batches and chunks make many of both, and
+// chunks of several tables pass memory from one table's chunks to the next's.
+func TestCopyReusesMemory(t *testing.T) {
+	const n = 3000
+	for _, tbl := range []string{"cr_a", "cr_b"} {
+		testkit.MustExec(t, db, "CREATE TABLE "+tbl+" (id INT PRIMARY KEY, val VARCHAR(64))")
+		var vals []string
+		for i := 1; i <= n; i++ {
+			vals = append(vals, fmt.Sprintf("(%d, '%s %d %s')", i, tbl, i, strings.Repeat("x", i%40)))
+		}
+		testkit.MustExec(t, db, "INSERT INTO "+tbl+" VALUES "+strings.Join(vals, ", "))
+	}
+	e := newEngine(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := map[*binlogdata.RowChange]bool{}
+	reused := 0
+	next := map[string]int{"cr_a": 1, "cr_b": 1}
+	err := e.Stream(ctx, Request{Filter: rules(&binlogdata.Rule{Match: "/cr_.*"}), SendRetainsNothing: true,
+		MaxBatchBytes: 2000, CopyChunkRows: 700}, func(evs []*binlogdata.VEvent) error {
+		for _, ev := range evs {
+			switch ev.Type {
+			case binlogdata.VEventType_ROW:
+				tbl := ev.RowEvent.TableName
+				for _, rc := range ev.RowEvent.RowChanges {
+					if seen[rc] {
+						reused++
+					}
+					seen[rc] = true
+					i := next[tbl]
+					want := fmt.Sprintf("ROW %s +[%d \"%s %d %s\"]", tbl, i, tbl, i, strings.Repeat("x", i%40))
+					one := &binlogdata.VEvent{Type: binlogdata.VEventType_ROW, RowEvent: &binlogdata.RowEvent{
+						TableName: tbl, RowChanges: []*binlogdata.RowChange{rc}}}
+					if got := evtext.Short(one); got != want {
+						return fmt.Errorf("row %d of %s: got %s, want %s", i, tbl, got, want)
+					}
+					next[tbl] = i + 1
+				}
+			case binlogdata.VEventType_COPY_COMPLETED:
+				if ev.LastPKEvent == nil {
+					cancel()
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		t.Fatal(err)
+	}
+	for tbl, i := range next {
+		if i != n+1 {
+			t.Errorf("%s: %d rows sent, want %d", tbl, i-1, n)
+		}
+	}
+	if reused == 0 {
+		t.Error("no RowChange's memory was reused")
+	}
+}

@@ -116,9 +116,9 @@ type chunk struct {
 }
 
 // chunkArenas is the memory a chunk's rows are encoded into. Rows are encoded at the end
-// of the arenas, vals for the values and lens for their lengths, which are replaced (not
-// reused) once their rows are sent: the receiver may still hold the events. slabs hand out
-// the rows' structs.
+// of the arenas, vals for the values and lens for their lengths, which are replaced once
+// their rows are sent (the receiver may still hold the events), or reused when the send
+// keeps nothing (copyMem). slabs hand out the rows' structs.
 type chunkArenas struct {
 	vals  []byte
 	lens  []int64
@@ -217,19 +217,20 @@ func (sl *rowSlabs) rowEvent(rc *binlogdata.RowChange, name, keyspace, shard str
 	return ev
 }
 
-// copyMem is the memory of one Vitess-shaped packet's rows: the arenas of their values and
-// lengths and the slab blocks of their structs and events.
+// copyMem is the memory of one batch's copied rows (a Vitess-shaped packet's, or a native
+// batch's): the arenas of their values and lengths and the slab blocks of their structs and
+// events.
 type copyMem struct {
 	arena  []byte
 	lens   []int64
 	blocks []*slabBlock
 }
 
-// copyMems is how many packets' memory a copy keeps for reuse: one being sent, one waiting
+// copyMems is how many batches' memory a copy keeps for reuse: one being sent, one waiting
 // to be, one being filled.
 const copyMems = 3
 
-// reuseMems makes the chunk's packets reuse the memory of packets already sent
+// reuseMems makes the chunk's batches reuse the memory of batches already sent
 // (Request.SendRetainsNothing), starting with what the copier holds.
 func (k *chunk) reuseMems() {
 	k.mem.slabs.reuse = true
@@ -249,8 +250,8 @@ func (k *chunk) useMem(m *copyMem) {
 	k.spare = m
 }
 
-// handOver takes the memory of the packet being closed, to go with it to the sender, and
-// gives the chunk memory for the next packet: a sent packet's when there is one.
+// handOver takes the memory of the batch being closed, to go with it to the sender, and
+// gives the chunk memory for the next batch: a sent batch's when there is one.
 func (k *chunk) handOver() *copyMem {
 	m := k.spare
 	if m == nil {
@@ -504,9 +505,14 @@ func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
 	full := k.addRow(rc)
 	k.t.setLastPK(k.last)
 	if full {
-		// New buffers for the next rows: the events sent may still be held by the receiver.
-		k.newArenas()
-		return k.flushRows(nil)
+		var mem *copyMem
+		if k.mem.slabs.reuse {
+			mem = k.handOver()
+		} else {
+			// New buffers for the next rows: the events sent may still be held by the receiver.
+			k.newArenas()
+		}
+		return k.flushRows(mem)
 	}
 	return nil
 }
@@ -625,7 +631,10 @@ func (k *chunk) endNative(done bool) error {
 	if s.observer != nil {
 		s.observer.Position(s.cursor.pos.String(), time.Now())
 	}
-	return s.out.flush()
+	err := s.out.flush()
+	// Every row of the chunk has been sent.
+	k.giveBack()
+	return err
 }
 
 // endVitess ends a Vitess-shaped chunk: the open packet closes with the last key read,

@@ -350,10 +350,10 @@ type Request struct {
 	// closes at PacketSize when set, else at MaxBatchBytes when set, else at VitessPacketSize.
 	VitessCopy bool
 	// SendRetainsNothing promises that send keeps no reference to a batch's events once it
-	// returns (it marshals them and is done), so a Vitess-shaped copy reuses the memory of
-	// a packet's rows, its events included, for later packets instead of allocating it
-	// anew: a fresh packet's memory was a third of a copy's CPU, in allocation, clearing
-	// and garbage collection.
+	// returns (it marshals them and is done), so the stream builds later events in the
+	// memory of those sent instead of allocating it anew: the copy a batch's rows (and a
+	// Vitess-shaped packet's ROW events), the binlog its ROW events. Fresh memory for every
+	// batch was a third of a copy's CPU, in allocation, clearing and garbage collection.
 	SendRetainsNothing bool
 	// SkipEmptyTransactions sends nothing for a transaction whose changes the filter leaves
 	// out all of (Vitess sends BEGIN, GTID, COMMIT and VGTID for it). Its position is carried

@@ -141,7 +141,7 @@ func (p *streamPlan) planCopy(req *Request) {
 		// One throttle paces every keyspace's copy: the bound is the stream's.
 		throttle:   newCopyThrottle(req.CopyMaxRowsPerSecond),
 		vitess:     req.VitessCopy,
-		reuse:      req.VitessCopy && req.SendRetainsNothing,
+		reuse:      req.SendRetainsNothing,
 		othersCopy: len(p.keyspaces) > 1,
 	}
 	for _, k := range p.keyspaces {
