@@ -505,14 +505,7 @@ func (k *chunk) emitNative(rc *binlogdata.RowChange) error {
 	full := k.addRow(rc)
 	k.t.setLastPK(k.last)
 	if full {
-		var mem *copyMem
-		if k.mem.slabs.reuse {
-			mem = k.handOver()
-		} else {
-			// New buffers for the next rows: the events sent may still be held by the receiver.
-			k.newArenas()
-		}
-		return k.flushRows(mem)
+		return k.flushRows(k.closeMem())
 	}
 	return nil
 }
@@ -568,15 +561,21 @@ func (k *chunk) emitVitess(rc *binlogdata.RowChange) error {
 	t.setLastPK(k.last)
 	// Vitess's rowstreamer measures a packet by its rows' values.
 	if k.packet += len(qr.Values); k.packet >= s.out.vitessPacket {
-		var mem *copyMem
-		if k.mem.slabs.reuse {
-			mem = k.handOver()
-		} else {
-			k.newArenas()
-		}
+		mem := k.closeMem()
 		k.closePacket()
 		return k.flushRows(mem)
 	}
+	return nil
+}
+
+// closeMem gives the chunk memory for the next batch as the full one closes, and returns the
+// full batch's, to go with it to the sender when batches reuse memory (nil when they do not).
+func (k *chunk) closeMem() *copyMem {
+	if k.mem.slabs.reuse {
+		return k.handOver()
+	}
+	// New buffers for the next rows: the events sent may still be held by the receiver.
+	k.newArenas()
 	return nil
 }
 
