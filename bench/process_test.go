@@ -43,8 +43,9 @@ import (
 //     10,000-row key chunks into sql.RawBytes;
 //   - latency: single-row INSERTs from go-sql-driver at -process.tps for -process.latency (5s
 //     by default, 20s in the full run); the anchor is a go-mysql reader in the writer's own
-//     process, started at the current GTID. Each round also measures a bare process hop (hopRun): the
-//     part of the consumer's latency over the anchor's that no vstreamd can remove.
+//     process, started at the current GTID. Each round also measures a bare process hop
+//     (hopRun): the part of the consumer's latency over the anchor's that no vstreamd can
+//     remove.
 //
 // The server runs with sync_binlog=0 and innodb_flush_log_at_trx_commit=2, so that its disk
 // flushes do not set the pace. Every figure is reported beside its anchor, with the CPU time
